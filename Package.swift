@@ -1,0 +1,108 @@
+// swift-tools-version: 6.1
+import PackageDescription
+
+let package = Package(
+    name: "Vinylogue",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "vinylogue", targets: ["vinylogue"]),
+        .library(name: "VinylogueCore", targets: ["VinylogueCore"]),
+        .library(name: "LastFM", targets: ["LastFM"]),
+        .library(name: "Archive", targets: ["Archive"]),
+        .library(name: "Artwork", targets: ["Artwork"]),
+        .library(name: "VinylogueServer", targets: ["VinylogueServer"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
+        .package(url: "https://github.com/hummingbird-project/swift-mustache.git", from: "2.1.1"),
+        .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
+        .package(url: "https://github.com/x-sheep/swift-property-based.git", from: "2.0.1"),
+    ],
+    targets: [
+        // Values, week arithmetic, chart computation, presenters. Foundation only.
+        .target(name: "VinylogueCore"),
+        // The Last.fm API 2.0 gateway.
+        .target(
+            name: "LastFM",
+            dependencies: [
+                "VinylogueCore",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // SQLite: users, settings, response cache, scrobble archive, importers.
+        .target(
+            name: "Archive",
+            dependencies: [
+                "VinylogueCore",
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ]
+        ),
+        .systemLibrary(name: "CJPEG", path: "Sources/CJPEG"),
+        .systemLibrary(name: "CPNG", path: "Sources/CPNG"),
+        // Album art: fetch, disk cache, JPEG/PNG decoding, colour extraction.
+        .target(
+            name: "Artwork",
+            dependencies: [
+                "VinylogueCore", "CJPEG", "CPNG",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+            ]
+        ),
+        // The web app: Hummingbird routes, Mustache templates, static assets.
+        .target(
+            name: "VinylogueServer",
+            dependencies: [
+                "VinylogueCore", "LastFM", "Archive", "Artwork",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Mustache", package: "swift-mustache"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            resources: [.copy("Templates"), .copy("Public")]
+        ),
+        // A Last.fm-compatible HTTP server for tests and offline demos.
+        .target(
+            name: "LastFMTestServer",
+            dependencies: [
+                "VinylogueCore",
+                .product(name: "Hummingbird", package: "hummingbird"),
+            ],
+            resources: [.copy("Fixtures")]
+        ),
+        .executableTarget(
+            name: "fake-lastfm",
+            dependencies: [
+                "LastFMTestServer",
+                .product(name: "Hummingbird", package: "hummingbird"),
+            ]
+        ),
+        // The command line: commands, terminal views, and the composition root.
+        .target(
+            name: "VinylogueCLI",
+            dependencies: [
+                "VinylogueCore", "LastFM", "Archive", "Artwork", "VinylogueServer",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .executableTarget(name: "vinylogue", dependencies: ["VinylogueCLI"]),
+        .testTarget(
+            name: "VinylogueCoreTests",
+            dependencies: [
+                "VinylogueCore",
+                .product(name: "PropertyBased", package: "swift-property-based"),
+            ]
+        ),
+        .testTarget(
+            name: "LastFMTests",
+            dependencies: ["LastFM", "LastFMTestServer", "VinylogueCore"]
+        ),
+        .testTarget(
+            name: "VinylogueCLITests",
+            dependencies: ["VinylogueCLI", "LastFMTestServer", "VinylogueCore", "vinylogue"]
+        ),
+    ]
+)

@@ -1,0 +1,1 @@
+// The archive arrives with the listening-archive issue.

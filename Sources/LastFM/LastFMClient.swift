@@ -1,0 +1,189 @@
+import Foundation
+import Logging
+import VinylogueCore
+
+/// The Last.fm API 2.0 gateway.
+///
+/// Every request goes through one shared rate limit, identical requests in
+/// flight are joined into one, temporary failures (errors 8, 11, 16, HTTP 5xx,
+/// timeouts) are retried a bounded number of times with exponential backoff,
+/// and every failure arrives as a `SourceError` that says what to do next.
+public final class LastFMClient: ChartSource, UserSource, AlbumSource, Sendable {
+    public let configuration: LastFMConfiguration
+    let transport: LastFMTransport
+    let cache: (any LastFMResponseCache)?
+    let clock: WallClock
+    let logger: Logger
+    let rateLimit: RateLimit
+    let inFlight = InFlightRequests<Data>()
+
+    public init(configuration: LastFMConfiguration, transport: LastFMTransport, cache: (any LastFMResponseCache)? = nil,
+                clock: WallClock, logger: Logger = Logger(label: "vinylogue.lastfm")) {
+        self.configuration = configuration
+        self.transport = transport
+        self.cache = cache
+        self.clock = clock
+        self.logger = logger
+        // A little margin over one second keeps the upstream's view of any
+        // one-second window within the limit despite network jitter.
+        self.rateLimit = RateLimit(limit: configuration.requestsPerSecond, window: .milliseconds(1050))
+    }
+
+    // MARK: - Methods
+
+    public func user(_ user: Username) async throws(SourceError) -> User {
+        let request = LastFMRequest(method: "user.getinfo", parameters: ["user": user.value], subject: .user(user), policy: .days(1))
+        return try await decode(UserInfoResponse.self, request).user.value()
+    }
+
+    /// Everyone `user` follows, all pages.
+    public func friends(of user: Username) async throws(SourceError) -> [User] {
+        var friends: [User] = []
+        var page = 1
+        while true {
+            let request = LastFMRequest(method: "user.getfriends", parameters: ["user": user.value, "limit": "200", "page": String(page)],
+                                        subject: .user(user), policy: .hours(1))
+            let response: FriendsResponse
+            do {
+                response = try await decode(FriendsResponse.self, request)
+            } catch .notFound where page > 1 {
+                break  // Past the last page, Last.fm may answer "no such page".
+            }
+            friends += try (response.friends.user?.items ?? []).map { raw throws(SourceError) in try raw.value() }
+            let total = response.friends.attr?.totalPages?.value ?? 1
+            if page >= total || (response.friends.user?.items.isEmpty ?? true) || page >= 50 { break }
+            page += 1
+        }
+        return friends
+    }
+
+    public func chartList(for user: Username) async throws(SourceError) -> ChartWeekList {
+        let request = LastFMRequest(method: "user.getweeklychartlist", parameters: ["user": user.value], subject: .user(user),
+                                    policy: .untilNextWeekCloses)
+        return try await decode(ChartListResponse.self, request).value()
+    }
+
+    public func chart(for user: Username, kind: ChartKind, week: ChartWeek) async throws(SourceError) -> WeeklyChart {
+        let method = switch kind {
+        case .album: "user.getweeklyalbumchart"
+        case .artist: "user.getweeklyartistchart"
+        case .track: "user.getweeklytrackchart"
+        }
+        // A week that has closed never changes again.
+        let closed = week.toDate <= clock.now
+        let request = LastFMRequest(method: method, parameters: ["user": user.value, "from": String(week.from), "to": String(week.to)],
+                                    subject: .user(user), policy: closed ? .forever : .hours(1))
+        return try await decode(WeeklyChartResponse.self, request).value(user: user, kind: kind, week: week)
+    }
+
+    /// By MusicBrainz id when there is one, else by artist and album name.
+    /// Falls back to the names when Last.fm does not know the id.
+    public func album(artist: String, name: String, mbid: String?, user: Username?) async throws(SourceError) -> AlbumDetail {
+        var common: [String: String] = ["autocorrect": "1"]
+        if let user { common["username"] = user.value }
+        let subject = LastFMRequest.Subject.album(artist: artist, name: name)
+        if let mbid, !mbid.isEmpty {
+            let request = LastFMRequest(method: "album.getinfo", parameters: common.merging(["mbid": mbid]) { a, _ in a }, subject: subject, policy: .days(30))
+            do {
+                return try await decode(AlbumInfoResponse.self, request).value()
+            } catch .notFound {
+                // Fall through to a lookup by name.
+            }
+        }
+        let request = LastFMRequest(method: "album.getinfo", parameters: common.merging(["artist": artist, "album": name]) { a, _ in a },
+                                    subject: subject, policy: .days(30))
+        return try await decode(AlbumInfoResponse.self, request).value()
+    }
+
+    /// One page (up to 200) of `user`'s scrobbles in `[from, to]`, newest
+    /// first; the now-playing track is left out.
+    public func recentTracks(of user: Username, from: Int64? = nil, to: Int64? = nil, page: Int = 1, limit: Int = 200) async throws(SourceError) -> ScrobblePage {
+        var parameters = ["user": user.value, "page": String(page), "limit": String(limit)]
+        if let from { parameters["from"] = String(from) }
+        if let to { parameters["to"] = String(to) }
+        let request = LastFMRequest(method: "user.getrecenttracks", parameters: parameters, subject: .user(user), policy: .never)
+        return try await decode(RecentTracksResponse.self, request).value()
+    }
+
+    // MARK: - Plumbing
+
+    func decode<T: Decodable>(_ type: T.Type, _ request: LastFMRequest) async throws(SourceError) -> T {
+        let body = try await fetch(request)
+        do {
+            return try JSONDecoder().decode(T.self, from: body)
+        } catch {
+            // A well-formed error body is handled in `fetch`; anything else
+            // that does not decode is malformed.
+            logger.warning("could not decode \(request.method): \(error)")
+            throw .malformedResponse(detail: "\(request.method) could not be decoded")
+        }
+    }
+
+    /// The body of a successful response: from the cache when fresh, else
+    /// from Last.fm (joined with an identical request in flight); a stale
+    /// cached body stands in when Last.fm fails for a temporary reason.
+    func fetch(_ request: LastFMRequest) async throws(SourceError) -> Data {
+        guard let key = configuration.apiKey else { throw .missingAPIKey }
+        let cached = await cache?.lookup(request.cacheKey)
+        let now = clock.now
+        if let cached, cached.isFresh(at: now) { return cached.body }
+        let url = request.url(base: configuration.baseURL, apiKey: key)
+        do {
+            let body = try await inFlight.run(url) { [self] in try await self.fetchWithRetries(request, url: url) }
+            if let expiry = request.policy.expiry(after: now) {
+                await cache?.store(body, for: request.cacheKey, expires: expiry)
+            }
+            return body
+        } catch let error as SourceError {
+            if let cached, error.isTemporary {
+                StaleResponses.current?.record(error)
+                logger.notice("serving a stale \(request.method) after: \(error.message)")
+                return cached.body
+            }
+            throw error
+        } catch {
+            throw .transport(detail: String(describing: error))
+        }
+    }
+
+    private func fetchWithRetries(_ request: LastFMRequest, url: String) async throws -> Data {
+        var attempt = 1
+        var delay = configuration.retryBaseDelay
+        while true {
+            do {
+                return try await fetchOnce(request, url: url)
+            } catch let error as SourceError where Self.isRetryable(error) && attempt < configuration.maxAttempts {
+                logger.info("retrying \(request.method) after: \(error.message)")
+                try await Task.sleep(for: delay)
+                attempt += 1
+                delay *= 2
+            }
+        }
+    }
+
+    static func isRetryable(_ error: SourceError) -> Bool {
+        switch error {
+        case .temporarilyUnavailable, .timeout: true
+        default: false
+        }
+    }
+
+    private func fetchOnce(_ request: LastFMRequest, url: String) async throws -> Data {
+        try await rateLimit.waitForTurn()
+        let reply: HTTPReply
+        do {
+            reply = try await transport.get(url, configuration.timeout, configuration.maxResponseBytes)
+        } catch {
+            throw error
+        }
+        if let apiError = try? JSONDecoder().decode(RawError.self, from: reply.body) {
+            throw request.error(code: apiError.error.value, message: apiError.message?.value ?? "")
+        }
+        switch reply.status {
+        case 200..<300: return reply.body
+        case 429: throw SourceError.rateLimited
+        case 500...: throw SourceError.temporarilyUnavailable(detail: "HTTP \(reply.status)")
+        default: throw SourceError.api(code: reply.status, message: "HTTP \(reply.status)")
+        }
+    }
+}

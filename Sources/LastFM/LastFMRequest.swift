@@ -1,0 +1,111 @@
+import Foundation
+import VinylogueCore
+
+/// One API call: method, parameters, what it is about (for error messages)
+/// and how long a successful answer may be kept.
+struct LastFMRequest: Sendable {
+    enum Subject: Sendable {
+        case user(Username)
+        case album(artist: String, name: String)
+    }
+
+    let method: String
+    let parameters: [String: String]
+    let subject: Subject
+    let policy: CachePolicy
+
+    /// Identifies the answer independently of the API key.
+    var cacheKey: String {
+        ([method] + parameters.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }).joined(separator: "&")
+    }
+
+    func url(base: String, apiKey: String) -> String {
+        var all = parameters
+        all["method"] = method
+        all["api_key"] = apiKey
+        all["format"] = "json"
+        let query = all.sorted { $0.key < $1.key }.map { "\($0.key)=\(Self.encode($0.value))" }.joined(separator: "&")
+        return base + "?" + query
+    }
+
+    static let unreserved = CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+
+    static func encode(_ value: String) -> String {
+        value.addingPercentEncoding(withAllowedCharacters: unreserved) ?? value
+    }
+
+    /// The `SourceError` for a Last.fm error code.
+    func error(code: Int, message: String) -> SourceError {
+        switch code {
+        case 6:
+            switch subject {
+            case .user(let user): .notFound(what: "The user “\(user)”")
+            case .album(let artist, let name): .notFound(what: "The album “\(name)” by \(artist)")
+            }
+        case 17:
+            if case .user(let user) = subject { .privateProfile(user: user.value) } else { .privateProfile(user: "This user") }
+        case 10, 26: .invalidAPIKey(code: code)
+        case 29: .rateLimited
+        case 8, 11, 16: .temporarilyUnavailable(detail: message.isEmpty ? "error \(code)" : "error \(code): \(message)")
+        default: .api(code: code, message: message)
+        }
+    }
+}
+
+/// How long a successful answer may be served from the cache.
+public enum CachePolicy: Sendable, Equatable {
+    case never
+    case forever
+    case hours(Int)
+    case days(Int)
+    /// Until the next Last.fm week has closed.
+    case untilNextWeekCloses
+
+    /// The instant the answer expires; `.distantFuture` for `forever`, `nil`
+    /// when it must not be stored.
+    public func expiry(after now: Date) -> Date? {
+        switch self {
+        case .never: nil
+        case .forever: .distantFuture
+        case .hours(let h): now.addingTimeInterval(TimeInterval(h) * 3600)
+        case .days(let d): now.addingTimeInterval(TimeInterval(d) * 86400)
+        case .untilNextWeekCloses:
+            LastFMWeekCalendar.week(containing: Int64(now.timeIntervalSince1970)).toDate
+        }
+    }
+}
+
+/// A stored successful response body.
+public struct CachedResponse: Sendable {
+    public let body: Data
+    public let expires: Date
+    public init(body: Data, expires: Date) {
+        self.body = body
+        self.expires = expires
+    }
+    public func isFresh(at now: Date) -> Bool { now < expires }
+}
+
+/// Keeps successful Last.fm response bodies. Error responses never reach it.
+public protocol LastFMResponseCache: Sendable {
+    func lookup(_ key: String) async -> CachedResponse?
+    func store(_ body: Data, for key: String, expires: Date) async
+}
+
+/// Collects the failures that were papered over with stale cached answers
+/// while building one page, so the page can say so.
+public final class StaleResponses: @unchecked Sendable {
+    @TaskLocal public static var current: StaleResponses?
+
+    private let lock = NSLock()
+    private var errors: [SourceError] = []
+
+    public init() {}
+
+    func record(_ error: SourceError) {
+        lock.withLock { errors.append(error) }
+    }
+
+    /// The failures recorded so far; empty when everything was fresh.
+    public var failures: [SourceError] { lock.withLock { errors } }
+}

@@ -1,0 +1,109 @@
+import Foundation
+import VinylogueCore
+
+extension FakeLastFM {
+    /// Answers for a user whose history is generated.
+    func generatedAnswer(method: String, _ p: [String: String], name: String, history: DemoHistory) -> FakeReply {
+        let now = Int64(clock.now.timeIntervalSince1970)
+        let user = try! Username(name)
+        switch method {
+        case "user.getinfo":
+            return .json(["user": userObject(name: name, playcount: 1000, registered: history.firstWeek.from)])
+        case "user.getfriends":
+            let friends = accountsList().filter { $0.lowercased() != name.lowercased() }
+            return .json(["friends": [
+                "user": friends.count == 1 ? userObject(name: friends[0], playcount: 0, registered: 1_200_000_000) as Any
+                    : friends.map { userObject(name: $0, playcount: 0, registered: 1_200_000_000) },
+                "@attr": ["user": name, "page": "1", "perPage": "50", "totalPages": "1", "total": String(friends.count)],
+            ]])
+        case "user.getweeklychartlist":
+            let weeks = history.chartList(now: now).weeks
+            return .json(["weeklychartlist": [
+                "chart": weeks.map { ["#text": "", "from": String($0.from), "to": String($0.to)] },
+                "@attr": ["user": name],
+            ]])
+        case "user.getweeklyalbumchart", "user.getweeklyartistchart", "user.getweeklytrackchart":
+            guard let from = p["from"].flatMap(Int64.init), let to = p["to"].flatMap(Int64.init) else {
+                return .error(6, "Invalid parameters")
+            }
+            let kind: ChartKind = method.contains("album") ? .album : method.contains("artist") ? .artist : .track
+            var scrobbles: [Scrobble] = []
+            var week = LastFMWeekCalendar.week(containing: from)
+            while week.from < to {
+                scrobbles += history.scrobbles(in: week)
+                week = ChartWeek(from: week.to, to: week.to + LastFMWeekCalendar.weekLength)
+            }
+            let chart = ScrobbleTally.chart(kind, user: user, week: ChartWeek(from: from, to: to), scrobbles: scrobbles)
+            let rows: [[String: Any]] = chart.entries.map { e in
+                var row: [String: Any] = ["@attr": ["rank": String(e.rank)], "playcount": String(e.plays), "mbid": "", "name": e.name,
+                                          "url": "https://www.last.fm/music/\(e.artist)"]
+                if kind != .artist { row["artist"] = ["#text": e.artist, "mbid": ""] }
+                return row
+            }
+            let key = kind.rawValue
+            // Like Last.fm, a one-row chart is an object rather than a list.
+            let list: Any = rows.count == 1 ? rows[0] : rows
+            return .json(["weekly\(key)chart": [key: list, "@attr": ["user": name, "from": String(from), "to": String(to)]]])
+        case "user.getrecenttracks":
+            return recentTracks(p, name: name, history: history, now: now)
+        default:
+            return .error(3, "Invalid Method - No method with that name in this package", status: 400)
+        }
+    }
+
+    func recentTracks(_ p: [String: String], name: String, history: DemoHistory, now: Int64) -> FakeReply {
+        let limit = min(200, max(1, p["limit"].flatMap(Int.init) ?? 50))
+        let page = max(1, p["page"].flatMap(Int.init) ?? 1)
+        let from = p["from"].flatMap(Int64.init) ?? history.firstWeek.from
+        let to = min(p["to"].flatMap(Int64.init) ?? now, now)
+        // Newest first, like Last.fm.
+        var all: [Scrobble] = []
+        var week = LastFMWeekCalendar.week(containing: max(from, history.firstWeek.from))
+        while week.from <= to {
+            all += history.scrobbles(in: week).filter { $0.instant >= from && $0.instant <= to }
+            week = ChartWeek(from: week.to, to: week.to + LastFMWeekCalendar.weekLength)
+        }
+        all.reverse()
+        let totalPages = (all.count + limit - 1) / limit
+        let slice = all.dropFirst((page - 1) * limit).prefix(limit)
+        var tracks: [[String: Any]] = slice.map { s in
+            [
+                "artist": ["#text": s.artist, "mbid": ""], "album": ["#text": s.album, "mbid": ""], "name": s.track, "mbid": "",
+                "streamable": "0", "url": "https://www.last.fm/music/x", "image": [] as [Any],
+                "date": ["uts": String(s.instant), "#text": "\(s.instant)"],
+            ]
+        }
+        if page == 1, p["to"] == nil {
+            // The track playing right now: no date, flagged, and not a scrobble.
+            tracks.insert(["artist": ["#text": "Now Playing Artist", "mbid": ""], "album": ["#text": "Live", "mbid": ""], "name": "Right Now",
+                           "@attr": ["nowplaying": "true"], "image": [] as [Any]], at: 0)
+        }
+        return .json(["recenttracks": [
+            "track": tracks,
+            "@attr": ["user": name, "page": String(page), "perPage": String(limit), "totalPages": String(totalPages), "total": String(all.count)],
+        ]])
+    }
+
+    func accountsList() -> [String] { knownNames() }
+
+    func albumInfo(_ p: [String: String]) -> FakeReply {
+        let artist = p["artist"]?.lowercased(), album = p["album"]?.lowercased(), mbid = p["mbid"]
+        if mbid == "0b2345b3-1984-4e96-b60f-427827b9716a" || (artist == "paramore" && album == "paramore") {
+            return .raw(fixtures.albumInfo)
+        }
+        guard let artistName = p["artist"], let albumName = p["album"], !artistName.isEmpty, !albumName.isEmpty else {
+            return .error(6, "Album not found", status: 404)
+        }
+        // Any other album exists, with a generated description.
+        var body: [String: Any] = [
+            "name": albumName, "artist": artistName, "mbid": "", "url": "https://www.last.fm/music/\(artistName)/\(albumName)",
+            "image": ImageSize.allCases.map { ["size": $0.rawValue, "#text": ""] },
+            "listeners": "1234", "playcount": "56789",
+            "tracks": ["track": ["name": "Only Track", "duration": "200", "@attr": ["rank": "1"], "artist": ["name": artistName]]],
+            "tags": "",
+            "wiki": ["summary": "\(albumName) is an album by \(artistName). <a href=\"https://www.last.fm/music/x\">Read more on Last.fm</a>", "content": ""],
+        ]
+        if p["username"] != nil { body["userplaycount"] = "7" }
+        return .json(["album": body])
+    }
+}

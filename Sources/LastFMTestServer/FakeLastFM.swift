@@ -1,0 +1,152 @@
+import Foundation
+import VinylogueCore
+
+/// The state of a local Last.fm-compatible server: who exists, what it
+/// answers, which faults to inject, and a log of what it was asked.
+///
+/// The user `ybsc` answers with the real captured responses in `Fixtures/`;
+/// generated users answer from a `DemoHistory` with their own seed.
+public actor FakeLastFM {
+    /// A fault to inject into matching requests.
+    public enum Fault: Sendable, Codable, Equatable {
+        /// Last.fm's error body `{"error": code, "message": ...}` with this HTTP status.
+        case apiError(code: Int, status: Int)
+        /// A bare HTTP status with an HTML body, as a proxy in front of Last.fm sends.
+        case httpStatus(Int)
+        /// The real answer, after a delay.
+        case delay(milliseconds: Int)
+        /// The real answer cut off halfway.
+        case truncated
+        /// A body that is not JSON.
+        case malformed
+        /// Valid JSON of the wrong shape.
+        case wrongShape
+        /// A body of this many bytes.
+        case oversized(bytes: Int)
+    }
+
+    /// When and how often a fault applies.
+    public struct FaultRule: Sendable, Codable {
+        public var fault: Fault
+        /// Only this method (any when nil).
+        public var method: String?
+        /// Only this user, case-insensitive (any when nil).
+        public var user: String?
+        /// How many more requests it applies to (forever when nil).
+        public var remaining: Int?
+
+        public init(_ fault: Fault, method: String? = nil, user: String? = nil, times: Int? = nil) {
+            self.fault = fault
+            self.method = method
+            self.user = user
+            self.remaining = times
+        }
+    }
+
+    /// One request as the server saw it.
+    public struct LoggedRequest: Sendable, Codable {
+        public let method: String
+        public let parameters: [String: String]
+        /// Seconds since the server started, when the request arrived.
+        public let received: Double
+        /// Seconds since the server started, when the answer was sent.
+        public var answered: Double?
+    }
+
+    /// A user the fake knows.
+    public enum Account: Sendable {
+        /// Answers from the captured fixtures.
+        case fixtures
+        /// Answers from a generated history.
+        case generated(DemoHistory)
+        /// Exists, but its listening data is private (error 17).
+        case privateProfile
+    }
+
+    let fixtures: Fixtures
+    let clock: WallClock
+    private var accounts: [String: (name: String, account: Account)] = [:]
+    private var rules: [FaultRule] = []
+    private(set) var log: [LoggedRequest] = []
+    private let started = ContinuousClock.now
+    /// The API key the fake accepts; any other gives error 10.
+    public let apiKey: String
+
+    /// A fake with `ybsc` (fixtures), `rj` and `demo` (generated), and
+    /// `hidden` (private).
+    public init(clock: WallClock, apiKey: String = "test-key") throws {
+        self.fixtures = try Fixtures()
+        self.clock = clock
+        self.apiKey = apiKey
+        accounts["ybsc"] = ("ybsc", .fixtures)
+        accounts["rj"] = ("RJ", .generated(DemoHistory(seed: 7, start: 1_136_073_600)))
+        accounts["demo"] = ("demo", .generated(DemoHistory()))
+        accounts["hidden"] = ("hidden", .privateProfile)
+    }
+
+    public func add(user: String, _ account: Account) {
+        accounts[user.lowercased()] = (user, account)
+    }
+
+    public func inject(_ rule: FaultRule) { rules.append(rule) }
+    public func clearFaults() { rules.removeAll() }
+    public func requests() -> [LoggedRequest] { log }
+    public func clearLog() { log.removeAll() }
+
+    func knownNames() -> [String] { accounts.values.map(\.name).sorted() }
+
+    func account(_ name: String?) -> (name: String, account: Account)? {
+        name.flatMap { accounts[$0.lowercased()] }
+    }
+
+    /// Records the request and returns the fault to apply, if any, with the
+    /// request's index in the log.
+    func begin(method: String, parameters: [String: String]) -> (Int, Fault?) {
+        log.append(LoggedRequest(method: method, parameters: parameters, received: elapsed()))
+        let user = parameters["user"] ?? parameters["username"]
+        var fault: Fault?
+        if let index = rules.firstIndex(where: { rule in
+            (rule.method == nil || rule.method == method)
+                && (rule.user == nil || rule.user?.lowercased() == user?.lowercased())
+                && (rule.remaining ?? 1) > 0
+        }) {
+            fault = rules[index].fault
+            if let left = rules[index].remaining { rules[index].remaining = left - 1 }
+        }
+        return (log.count - 1, fault)
+    }
+
+    func end(_ index: Int) {
+        if log.indices.contains(index) { log[index].answered = elapsed() }
+    }
+
+    private func elapsed() -> Double {
+        let d = ContinuousClock.now - started
+        return Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18
+    }
+}
+
+/// The captured responses, loaded from the module's resources.
+struct Fixtures: Sendable {
+    let userInfo: Data
+    let friends: Data
+    let chartList: Data
+    let albumChart: Data
+    let albumInfo: Data
+    /// The week of the captured album chart.
+    static let albumChartWeek = ChartWeek(from: 1_593_950_400, to: 1_594_555_200)
+
+    init() throws {
+        func load(_ name: String) throws -> Data {
+            guard let url = Bundle.module.url(forResource: name, withExtension: "json", subdirectory: "Fixtures") else {
+                throw CocoaError(.fileNoSuchFile, userInfo: [NSFilePathErrorKey: name])
+            }
+            return try Data(contentsOf: url)
+        }
+        userInfo = try load("user.getinfo")
+        friends = try load("user.getfriends")
+        chartList = try load("user.getweeklychartlist")
+        albumChart = try load("user.getweeklyalbumchart")
+        albumInfo = try load("album.getinfo")
+    }
+}

@@ -1,0 +1,77 @@
+import Foundation
+import Hummingbird
+import NIOCore
+
+/// Serves a `FakeLastFM` over real HTTP, speaking Last.fm's protocol at
+/// `/2.0/`, plus a small control API under `/_fake/` for other processes
+/// (browser tests, the command-line tests):
+///
+/// - `POST /_fake/faults` with a JSON `FaultRule` injects a fault;
+/// - `DELETE /_fake/faults` clears them;
+/// - `GET /_fake/requests` lists what was asked.
+public enum FakeLastFMServer {
+    public static func router(for fake: FakeLastFM) -> Router<BasicRequestContext> {
+        let router = Router()
+        let api: @Sendable (Request, BasicRequestContext) async throws -> Response = { request, _ in
+            var parameters: [String: String] = [:]
+            for (key, value) in request.uri.queryParameters {
+                parameters[String(key)] = String(value)
+            }
+            let reply = await fake.answer(parameters)
+            return Response(
+                status: HTTPResponse.Status(code: reply.status),
+                headers: [.contentType: reply.contentType],
+                body: ResponseBody(byteBuffer: ByteBuffer(bytes: reply.body)))
+        }
+        router.get("2.0", use: api)
+        router.get("2.0/", use: api)
+        router.post("_fake/faults") { request, context -> HTTPResponse.Status in
+            let rule = try await request.decode(as: FakeLastFM.FaultRule.self, context: context)
+            await fake.inject(rule)
+            return .noContent
+        }
+        router.delete("_fake/faults") { _, _ -> HTTPResponse.Status in
+            await fake.clearFaults()
+            return .noContent
+        }
+        router.get("_fake/requests") { _, _ -> Response in
+            let data = try JSONEncoder().encode(await fake.requests())
+            return Response(status: .ok, headers: [.contentType: "application/json"], body: ResponseBody(byteBuffer: ByteBuffer(bytes: data)))
+        }
+        return router
+    }
+
+    /// Runs the server on `host`:`port` until cancelled. `port` 0 picks a
+    /// free port; `onRunning` receives the API base URL.
+    public static func run(_ fake: FakeLastFM, host: String = "127.0.0.1", port: Int = 0,
+                           onRunning: @escaping @Sendable (String) async -> Void = { _ in }) async throws {
+        let app = Application(
+            router: router(for: fake),
+            configuration: .init(address: .hostname(host, port: port), serverName: "fake-lastfm"),
+            onServerRunning: { channel in
+                let bound = channel.localAddress?.port ?? port
+                await onRunning("http://\(host):\(bound)/2.0/")
+            },
+            logger: {
+                var logger = Logger(label: "fake-lastfm")
+                logger.logLevel = .warning
+                return logger
+            }()
+        )
+        try await app.run()
+    }
+
+    /// Runs the server for the duration of `body`, which gets the base URL.
+    public static func withRunning<T: Sendable>(_ fake: FakeLastFM, _ body: @Sendable (String) async throws -> T) async throws -> T {
+        let (urls, continuation) = AsyncStream.makeStream(of: String.self)
+        let server = Task {
+            try await run(fake) { url in continuation.yield(url) }
+        }
+        defer { server.cancel() }
+        var iterator = urls.makeAsyncIterator()
+        guard let url = await iterator.next() else { throw CancellationError() }
+        return try await body(url)
+    }
+}
+
+import Logging

@@ -1,0 +1,71 @@
+import AsyncHTTPClient
+import Foundation
+import LastFM
+import Logging
+import VinylogueCore
+
+/// The composition root of the command line: the one place that builds the
+/// object graph (clock, configuration, HTTP client, Last.fm gateway, demo)
+/// from the environment. Commands ask it for what they need.
+public final class Composition: Sendable {
+    public let clock: WallClock
+    public let environment: [String: String]
+    public let lastFMConfiguration: LastFMConfiguration
+    let httpClient: HTTPClient
+    public let lastFM: LastFMClient
+    public let demo: DemoChartSource
+
+    public init(environment: [String: String] = ProcessInfo.processInfo.environment, clock: WallClock = .system) {
+        self.clock = clock
+        self.environment = environment
+        var logger = Logger(label: "vinylogue")
+        logger.logLevel = environment["VINYLOGUE_LOG_LEVEL"].flatMap(Logger.Level.init(rawValue:)) ?? .error
+        lastFMConfiguration = LastFMConfiguration.from(environment: environment)
+        httpClient = HTTPClient(eventLoopGroupProvider: .singleton)
+        lastFM = LastFMClient(configuration: lastFMConfiguration, transport: .live(httpClient), clock: clock, logger: logger)
+        demo = DemoChartSource(clock: clock)
+    }
+
+    /// Runs `body` with a composition and shuts the HTTP client down after.
+    public static func with<T>(_ body: (Composition) async throws -> T) async throws -> T {
+        let composition = Composition()
+        do {
+            let result = try await body(composition)
+            try? await composition.httpClient.shutdown()
+            return result
+        } catch {
+            try? await composition.httpClient.shutdown()
+            throw error
+        }
+    }
+
+    /// The chart source for `user`: the one asked for, else the demo for
+    /// the user `demo` and Last.fm for everyone else.
+    public func chartSource(for user: Username, _ choice: SourceChoice?) -> any ChartSource {
+        switch choice ?? (user == DemoHistory.username ? .demo : .lastfm) {
+        case .demo: demo
+        case .lastfm: lastFM
+        }
+    }
+
+    public func userSource(for user: Username, _ choice: SourceChoice?) -> any UserSource {
+        switch choice ?? (user == DemoHistory.username ? .demo : .lastfm) {
+        case .demo: demo
+        case .lastfm: lastFM
+        }
+    }
+
+    /// The person's time zone: `--time-zone`, else `TZ`, else the system's.
+    public func timeZone(named name: String?) throws -> TimeZone {
+        guard let name else { return TimeZone.current }
+        guard let zone = TimeZone(identifier: name) else {
+            throw CommandFailure("“\(name)” is not a time zone. Use a name such as Europe/Berlin or America/New_York.", exitCode: .usage)
+        }
+        return zone
+    }
+}
+
+/// Where charts come from on the command line.
+public enum SourceChoice: String, Sendable, CaseIterable {
+    case lastfm, demo
+}

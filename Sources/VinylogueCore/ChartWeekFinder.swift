@@ -1,0 +1,74 @@
+import Foundation
+
+/// Finds "this same week, N years ago" in a chart list.
+///
+/// The target instant is now minus N calendar years in the person's time
+/// zone (Feb 29 minus one year is Feb 28, 23:00 stays 23:00 local time); the
+/// chart week is the one in the list that contains that instant.
+public struct ChartWeekFinder: Sendable {
+    public let calendar: Calendar
+
+    /// - Parameter timeZone: the zone whose calendar years are counted.
+    public init(timeZone: TimeZone) {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = timeZone
+        self.calendar = calendar
+    }
+
+    /// The result of looking for a week.
+    public enum Lookup: Sendable, Equatable {
+        /// The list has a week containing the target instant.
+        case found(ChartWeek)
+        /// The target lies inside the user's history, but in a gap.
+        case noChart(target: Date)
+        /// The target lies before the first week or after the last one.
+        case outsideHistory(target: Date)
+    }
+
+    /// `now` moved back `yearsAgo` calendar years.
+    public func target(yearsAgo: Int, from now: Date) -> Date {
+        calendar.date(byAdding: .year, value: -yearsAgo, to: now) ?? now
+    }
+
+    public func lookup(yearsAgo: Int, from now: Date, in list: ChartWeekList) -> Lookup {
+        lookup(instant: target(yearsAgo: yearsAgo, from: now), in: list)
+    }
+
+    public func lookup(instant: Date, in list: ChartWeekList) -> Lookup {
+        if let week = list.week(containing: instant) { return .found(week) }
+        return list.spans(instant) ? .noChart(target: instant) : .outsideHistory(target: instant)
+    }
+
+    /// Whether the year before `yearsAgo` (one more year back) lies within
+    /// the history.
+    public func canMoveBack(from yearsAgo: Int, now: Date, in list: ChartWeekList) -> Bool {
+        list.spans(target(yearsAgo: yearsAgo + 1, from: now))
+    }
+
+    /// Whether one year more recent (`yearsAgo - 1`, never below 1) lies
+    /// within the history.
+    public func canMoveForward(from yearsAgo: Int, now: Date, in list: ChartWeekList) -> Bool {
+        yearsAgo > 1 && list.spans(target(yearsAgo: yearsAgo - 1, from: now))
+    }
+
+    /// Every N >= 1 whose target week has a chart in the list, nearest first.
+    public func yearsWithCharts(now: Date, in list: ChartWeekList) -> [Int] {
+        guard let first = list.earliest else { return [] }
+        var years: [Int] = []
+        var n = 1
+        while true {
+            let t = target(yearsAgo: n, from: now)
+            if t.timeIntervalSince1970 < TimeInterval(first.from) { break }
+            if list.week(containing: t) != nil { years.append(n) }
+            n += 1
+        }
+        return years
+    }
+
+    /// How many calendar years back `instant` lies from `now` (at least 1),
+    /// for pages addressed by date rather than by N.
+    public func yearsAgo(of instant: Date, from now: Date) -> Int {
+        let years = calendar.dateComponents([.year], from: instant, to: now).year ?? 1
+        return max(1, years)
+    }
+}

@@ -1,0 +1,72 @@
+/// Why a source of listening data could not answer.
+///
+/// Every case reads as a sentence a person understands plus the next step to
+/// take; the command line maps each to an exit code and the web app to a page.
+public enum SourceError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// Last.fm error 6: no such user (or album, or artist).
+    case notFound(what: String)
+    /// Last.fm error 17: the profile hides its listening data.
+    case privateProfile(user: String)
+    /// Last.fm errors 10 and 26: the API key is wrong or suspended.
+    case invalidAPIKey(code: Int)
+    /// No key is configured at all.
+    case missingAPIKey
+    /// Last.fm error 29, or HTTP 429.
+    case rateLimited
+    /// Last.fm errors 8, 11, 16, or an HTTP 5xx: worth retrying later.
+    case temporarilyUnavailable(detail: String)
+    /// The request took too long.
+    case timeout
+    /// The network failed: refused, reset, DNS.
+    case transport(detail: String)
+    /// The answer was not what the API documents (truncated, malformed, too big).
+    case malformedResponse(detail: String)
+    /// Any other Last.fm error code.
+    case api(code: Int, message: String)
+    /// A local archive or file could not be read.
+    case storage(detail: String)
+
+    /// What went wrong, in one sentence.
+    public var message: String {
+        switch self {
+        case .notFound(let what): "\(what) was not found on Last.fm."
+        case .privateProfile(let user): "\(user)'s listening history is private on Last.fm."
+        case .invalidAPIKey(let code): "Last.fm rejected the API key (error \(code))."
+        case .missingAPIKey: "No Last.fm API key is configured."
+        case .rateLimited: "Last.fm is rate limiting requests from this API key."
+        case .temporarilyUnavailable(let detail): "Last.fm is temporarily unavailable (\(detail))."
+        case .timeout: "Last.fm did not answer in time."
+        case .transport(let detail): "Could not reach Last.fm (\(detail))."
+        case .malformedResponse(let detail): "Last.fm sent a response Vinylogue could not read (\(detail))."
+        case .api(let code, let message): "Last.fm answered with error \(code): \(message)"
+        case .storage(let detail): "The local archive could not be read (\(detail))."
+        }
+    }
+
+    /// What the person can do about it.
+    public var nextStep: String {
+        switch self {
+        case .notFound: "Check the spelling of the username."
+        case .privateProfile: "Ask them to make their recent listening public in Last.fm's privacy settings."
+        case .invalidAPIKey: "Check LASTFM_API_KEY; a key can be created at https://www.last.fm/api/account/create."
+        case .missingAPIKey:
+            "Create a key at https://www.last.fm/api/account/create and set it with `export LASTFM_API_KEY=yourkey` (or use the demo: `vinylogue chart demo`)."
+        case .rateLimited: "Wait a minute and try again."
+        case .temporarilyUnavailable, .timeout: "Try again in a few minutes."
+        case .transport: "Check the network connection (and LASTFM_API_URL, if set), then try again."
+        case .malformedResponse: "Try again; if it keeps happening, Last.fm may be having problems."
+        case .api: "Try again later."
+        case .storage: "Check that the data directory is readable, or run the import again."
+        }
+    }
+
+    /// Whether repeating the same request later may succeed.
+    public var isTemporary: Bool {
+        switch self {
+        case .temporarilyUnavailable, .timeout, .transport, .rateLimited: true
+        default: false
+        }
+    }
+
+    public var description: String { "\(message) \(nextStep)" }
+}

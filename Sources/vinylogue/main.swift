@@ -1,0 +1,3 @@
+import VinylogueCLI
+
+await VinylogueCommand.main(arguments: Array(CommandLine.arguments.dropFirst()))

@@ -1,1 +1,0 @@
-// The archive arrives with the listening-archive issue.

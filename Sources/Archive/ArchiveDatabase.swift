@@ -1,0 +1,57 @@
+import Foundation
+import GRDB
+import VinylogueCore
+
+/// The one SQLite database under the data directory: favourite users,
+/// settings, the Last.fm response cache, and the scrobble archive.
+///
+/// Opened in WAL mode through a `DatabasePool`, so readers never wait for a
+/// writer; every write is a transaction, so a crash loses at most the
+/// transaction in progress. Schema changes go through `migrator`, one named
+/// migration per change, never edited after it lands.
+public final class ArchiveDatabase: Sendable {
+    public let writer: any DatabaseWriter
+    /// The file, or `nil` for an in-memory database.
+    public let path: String?
+
+    /// Opens (creating when missing) `vinylogue.sqlite` in `directory`.
+    public init(directory: URL) throws(SourceError) {
+        do {
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            let path = directory.appendingPathComponent("vinylogue.sqlite").path
+            var configuration = Configuration()
+            configuration.busyMode = .timeout(10)
+            let pool = try DatabasePool(path: path, configuration: configuration)
+            try Self.migrator.migrate(pool)
+            self.writer = pool
+            self.path = path
+        } catch {
+            throw .storage(detail: "\(directory.path): \(error)")
+        }
+    }
+
+    /// An in-memory database, for tests.
+    public init(inMemory: Void = ()) throws {
+        let queue = try DatabaseQueue()
+        try Self.migrator.migrate(queue)
+        self.writer = queue
+        self.path = nil
+    }
+
+    /// Every schema change, in order. Append; never edit a landed migration.
+    static var migrator: DatabaseMigrator {
+        var migrator = DatabaseMigrator()
+        ListStore.registerMigrations(in: &migrator)
+        return migrator
+    }
+
+    /// The default data directory: `$XDG_DATA_HOME/vinylogue`, else
+    /// `~/.local/share/vinylogue`.
+    public static func defaultDirectory(environment: [String: String]) -> URL {
+        if let xdg = environment["XDG_DATA_HOME"], xdg.hasPrefix("/") {
+            return URL(fileURLWithPath: xdg).appendingPathComponent("vinylogue")
+        }
+        let home = environment["HOME"] ?? NSHomeDirectory()
+        return URL(fileURLWithPath: home).appendingPathComponent(".local/share/vinylogue")
+    }
+}

@@ -21,6 +21,5 @@ while let arg = args.popFirst() {
 
 let fake = try FakeLastFM(clock: .system)
 try await FakeLastFMServer.run(fake, host: host, port: port) { url in
-    print("fake Last.fm listening at \(url) (API key: test-key)")
-    fflush(stdout)
+    FileHandle.standardOutput.write(Data("fake Last.fm listening at \(url) (API key: test-key)\n".utf8))
 }

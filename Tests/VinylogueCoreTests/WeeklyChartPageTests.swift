@@ -1,0 +1,108 @@
+import Foundation
+import Testing
+import VinylogueCore
+
+/// A chart source held in memory.
+struct StubChartSource: ChartSource {
+    var list: ChartWeekList
+    var charts: [ChartWeek: [ChartEntry]] = [:]
+    var failure: SourceError?
+
+    func chartList(for user: Username) async throws(SourceError) -> ChartWeekList {
+        if let failure { throw failure }
+        return list
+    }
+
+    func chart(for user: Username, kind: ChartKind, week: ChartWeek) async throws(SourceError) -> WeeklyChart {
+        WeeklyChart(user: user, kind: kind, week: week, entries: charts[week] ?? [])
+    }
+}
+
+@Suite struct WeeklyChartPageTests {
+    let user = try! Username("ybsc")
+    let captured = ChartWeek(from: 1_593_950_400, to: 1_594_555_200)
+    let now = Date(timeIntervalSince1970: 1_688_800_000)  // Sat 8 Jul 2023
+    var list: ChartWeekList { scriptedList(start: 1_108_296_000, script: Array(repeating: 0, count: 804)) }
+
+    var rows: [ChartEntry] {
+        [ChartEntry(rank: 1, artist: "PUP", name: "Live at The Electric Ballroom", plays: 22),
+         ChartEntry(rank: 2, artist: "CoVet", name: "technicolor", plays: 20),
+         ChartEntry(rank: 3, artist: "Nova Charisma", name: "Exposition I", plays: 1)]
+    }
+
+    @Test func presentsAWeekWithNavigationAndFilter() async {
+        let source = StubChartSource(list: list, charts: [captured: rows])
+        let request = WeeklyChartPage.Request(user: user, selection: .yearsAgo(3), filter: PlayCountFilter(threshold: 1))
+        let page = await WeeklyChartPage.load(request, from: source, now: now)
+        #expect(page.state == .chart)
+        #expect(page.title == "ybsc")
+        #expect(page.week == captured)
+        #expect(page.weekLabel == "Week 28 · Jul 5 – 12, 2020")
+        #expect(page.yearsAgoLabel == "3 years ago")
+        #expect(page.rows.map(\.name) == ["Live at The Electric Ballroom", "technicolor"])
+        #expect(page.rows.map(\.playsLabel) == ["22 plays", "20 plays"])
+        #expect(page.hiddenCount == 1)
+        #expect(page.hiddenText == "1 album with 1 play or fewer is hidden.")
+        #expect(page.previous?.label == "2019" && page.previous?.yearsAgo == 4 && page.previous?.isEnabled == true)
+        #expect(page.next?.label == "2021" && page.next?.yearsAgo == 2 && page.next?.isEnabled == false)  // the list ends in July 2020
+    }
+
+    @Test func anEmptyWeekAndAFilteredOutWeekSaySo() async {
+        let source = StubChartSource(list: list, charts: [:])
+        let empty = await WeeklyChartPage.load(.init(user: user, selection: .yearsAgo(3)), from: source, now: now)
+        #expect(empty.emptyText == "No albums that week.")
+        let filtered = await WeeklyChartPage.load(.init(user: user, selection: .yearsAgo(3), filter: PlayCountFilter(threshold: 32)),
+                                                  from: StubChartSource(list: list, charts: [captured: rows]), now: now)
+        #expect(filtered.emptyText == "No albums played more than 32 plays that week.")
+    }
+
+    @Test func outsideTheHistoryIsANoChartState() async {
+        let source = StubChartSource(list: list)
+        let page = await WeeklyChartPage.load(.init(user: user, selection: .yearsAgo(30)), from: source, now: now)
+        guard case .noChart(let message) = page.state else { Issue.record("expected no chart"); return }
+        #expect(message.contains("starts in 2005"))
+        #expect(page.previous?.isEnabled == false)
+    }
+
+    @Test func aFailureBecomesAPageWithTheSentenceAndNextStep() async {
+        let source = StubChartSource(list: list, failure: .notFound(what: "The user “ybsc”"))
+        let page = await WeeklyChartPage.load(.init(user: user), from: source, now: now)
+        #expect(page.state == .failed(.notFound(what: "The user “ybsc”")))
+        #expect(page.errorText == "The user “ybsc” was not found on Last.fm. Check the spelling of the username.")
+        #expect(page.rows.isEmpty && page.previous == nil)
+    }
+
+    @Test func aDateSelectsTheWeekContainingIt() async {
+        let date = WeekLabels(timeZone: .gmt).parseDay("2020-07-08")!
+        let page = await WeeklyChartPage.load(.init(user: user, selection: .containing(date)),
+                                              from: StubChartSource(list: list, charts: [captured: rows]), now: now)
+        #expect(page.week == captured)
+        #expect(page.rows.first?.name == "Live at The Electric Ballroom")
+        #expect(page.yearsAgo == 2)  // 8 Jul 2020 to 8 Jul 2023 (before 12:00) is two full years
+    }
+}
+
+@Suite struct DemoHistoryTests {
+    @Test func isDeterministicAndBelievable() async throws {
+        let now = Date(timeIntervalSince1970: 1_763_000_000)
+        let a = DemoChartSource(clock: .fixed(now)), b = DemoChartSource(clock: .fixed(now))
+        let list = try await a.chartList(for: DemoHistory.username)
+        #expect(list.weeks.count > 14 * 52)
+        let week = list.weeks[400]
+        let chartA = try await a.chart(for: DemoHistory.username, kind: .album, week: week)
+        let chartB = try await b.chart(for: DemoHistory.username, kind: .album, week: week)
+        #expect(chartA == chartB)
+        #expect(chartA.entries.count > 5)
+        #expect(chartA.entries.contains { $0.plays == 1 })  // single plays for the filter to hide
+        #expect(chartA.entries.first!.plays >= 8)  // something in heavy rotation
+        await #expect(throws: SourceError.self) { try await a.chartList(for: try Username("someone")) }
+    }
+
+    @Test func scrobblesStayInsideTheirWeek() {
+        let history = DemoHistory()
+        for i in stride(from: 0, to: 700, by: 37) {
+            let week = ChartWeek(from: history.firstWeek.from + Int64(i) * 604_800, to: history.firstWeek.from + Int64(i + 1) * 604_800)
+            #expect(history.scrobbles(in: week).allSatisfy { week.contains($0.instant) })
+        }
+    }
+}

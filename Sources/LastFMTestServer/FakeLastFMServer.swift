@@ -24,7 +24,6 @@ public enum FakeLastFMServer {
                 body: ResponseBody(byteBuffer: ByteBuffer(bytes: reply.body)))
         }
         router.get("2.0", use: api)
-        router.get("2.0/", use: api)
         router.post("_fake/faults") { request, context -> HTTPResponse.Status in
             let rule = try await request.decode(as: FakeLastFM.FaultRule.self, context: context)
             await fake.inject(rule)

@@ -53,7 +53,7 @@ public enum FakeLastFMServer {
             },
             logger: {
                 var logger = Logger(label: "fake-lastfm")
-                logger.logLevel = .warning
+                logger.logLevel = .critical
                 return logger
             }()
         )

@@ -1,0 +1,148 @@
+import Foundation
+import LastFMTestServer
+import Testing
+import VinylogueCore
+
+/// What one run of the `vinylogue` binary did.
+struct Run {
+    let status: Int32
+    let stdout: String
+    let stderr: String
+}
+
+/// The built `vinylogue` executable, next to the test bundle.
+func vinylogueBinary() throws -> URL {
+    let here = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+    for candidate in [here, Bundle.main.bundleURL, Bundle.main.bundleURL.deletingLastPathComponent()] {
+        let url = candidate.appendingPathComponent("vinylogue")
+        if FileManager.default.isExecutableFile(atPath: url.path) { return url }
+    }
+    throw CocoaError(.fileNoSuchFile, userInfo: [NSFilePathErrorKey: "vinylogue next to \(here.path)"])
+}
+
+/// Runs `vinylogue` with `arguments` in a clean environment plus `environment`.
+func vinylogue(_ arguments: [String], environment: [String: String] = [:]) async throws -> Run {
+    let process = Process()
+    process.executableURL = try vinylogueBinary()
+    process.arguments = arguments
+    let home = FileManager.default.temporaryDirectory.appendingPathComponent("vinylogue-cli-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: home, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(at: home) }
+    process.environment = ["PATH": "/usr/bin:/bin", "HOME": home.path, "TZ": "UTC", "XDG_DATA_HOME": home.appendingPathComponent("data").path]
+        .merging(environment) { _, new in new }
+    let out = home.appendingPathComponent("stdout"), err = home.appendingPathComponent("stderr")
+    FileManager.default.createFile(atPath: out.path, contents: nil)
+    FileManager.default.createFile(atPath: err.path, contents: nil)
+    process.standardOutput = try FileHandle(forWritingTo: out)
+    process.standardError = try FileHandle(forWritingTo: err)
+    process.standardInput = FileHandle.nullDevice
+    let status: Int32 = try await withCheckedThrowingContinuation { continuation in
+        process.terminationHandler = { continuation.resume(returning: $0.terminationStatus) }
+        do { try process.run() } catch { continuation.resume(throwing: error) }
+    }
+    return Run(status: status, stdout: try String(contentsOf: out, encoding: .utf8), stderr: try String(contentsOf: err, encoding: .utf8))
+}
+
+/// Runs `body` with a fake Last.fm and the environment that points at it.
+func withFakeEnvironment(_ body: @Sendable (FakeLastFM, [String: String]) async throws -> Void) async throws {
+    let fake = try FakeLastFM(clock: .system)
+    try await FakeLastFMServer.withRunning(fake) { url in
+        try await body(fake, ["LASTFM_API_URL": url, "LASTFM_API_KEY": "test-key"])
+    }
+}
+
+@Suite struct ChartCommandTests {
+    @Test func printsTheCapturedWeekAsJSON() async throws {
+        try await withFakeEnvironment { _, env in
+            let run = try await vinylogue(["chart", "ybsc", "--week", "2020-07-08", "--json"], environment: env)
+            #expect(run.status == 0, "\(run.stderr)")
+            let json = try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any])
+            #expect(json["user"] as? String == "ybsc")
+            let week = try #require(json["week"] as? [String: Any])
+            #expect(week["from"] as? Int == 1_593_950_400 && week["to"] as? Int == 1_594_555_200)
+            let entries = try #require(json["entries"] as? [[String: Any]])
+            #expect(entries.count == 13)
+            #expect(entries.map { $0["rank"] as? Int } == Array(1...13))
+            #expect(entries[0]["artist"] as? String == "PUP")
+            #expect(entries[0]["name"] as? String == "Live at The Electric Ballroom")
+            #expect(entries[0]["plays"] as? Int == 22)
+        }
+    }
+
+    @Test func printsATableWithoutColourWhenNotATerminal() async throws {
+        try await withFakeEnvironment { _, env in
+            let run = try await vinylogue(["chart", "ybsc", "--week", "2020-07-08", "--min-plays", "10"], environment: env)
+            #expect(run.status == 0, "\(run.stderr)")
+            #expect(run.stdout.contains("Week 28 · Jul 5 – 12, 2020"))
+            #expect(run.stdout.contains("PUP"))
+            #expect(!run.stdout.contains("Nova Charisma"))  // 3 plays, filtered
+            #expect(run.stdout.contains("4 albums with 10 plays or fewer are hidden."))
+            #expect(!run.stdout.contains("\u{1B}["))
+        }
+    }
+
+    @Test func anUnknownUserExits2() async throws {
+        try await withFakeEnvironment { _, env in
+            let run = try await vinylogue(["chart", "nosuchuser", "--years-ago", "2"], environment: env)
+            #expect(run.status == 2)
+            #expect(run.stderr.contains("not found"))
+            #expect(run.stdout.isEmpty)
+        }
+    }
+
+    @Test func aMissingKeyExits4AndSaysWhereToGetOne() async throws {
+        let run = try await vinylogue(["chart", "ybsc"], environment: ["LASTFM_API_URL": "http://127.0.0.1:9/2.0/"])
+        #expect(run.status == 4)
+        #expect(run.stderr.contains("https://www.last.fm/api/account/create"))
+        #expect(run.stderr.contains("LASTFM_API_KEY"))
+    }
+
+    @Test(arguments: [(11, Int32(3)), (29, 3), (8, 3), (10, 4), (26, 4), (17, 2), (6, 2)])
+    func upstreamErrorsMapToExitCodes(code: Int, exit: Int32) async throws {
+        try await withFakeEnvironment { fake, env in
+            await fake.inject(.init(.apiError(code: code, status: 200)))
+            let run = try await vinylogue(["chart", "ybsc", "--week", "2020-07-08"], environment: env.merging(["LASTFM_REQUESTS_PER_SECOND": "50"]) { $1 })
+            #expect(run.status == exit, "\(run.stderr)")
+            #expect(run.stderr.hasPrefix("vinylogue: "))
+            #expect(!run.stderr.contains("Fatal") && !run.stderr.contains("0x"))
+        }
+    }
+
+    @Test(arguments: [["chart"], ["chart", "ybsc", "--years-ago", "0"], ["chart", "ybsc", "--week", "2020-13-01"],
+                      ["chart", "a!", "--source", "demo"], ["chart", "ybsc", "--kind", "song"], ["nonsense"]])
+    func usageErrorsExit1(arguments: [String]) async throws {
+        let run = try await vinylogue(arguments)
+        #expect(run.status == 1, "\(arguments): \(run.stderr)")
+        #expect(!run.stderr.isEmpty)
+    }
+
+    @Test func theDemoWorksWithoutNetworkOrKey() async throws {
+        let run = try await vinylogue(["chart", "demo", "--years-ago", "3", "--json"])
+        #expect(run.status == 0, "\(run.stderr)")
+        let json = try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any])
+        #expect((json["entries"] as? [Any])?.isEmpty == false)
+        #expect(json["yearsAgo"] as? Int == 3)
+    }
+
+    @Test func yearsListsTheYearsWithACharts() async throws {
+        let run = try await vinylogue(["years", "demo"])
+        #expect(run.status == 0)
+        #expect(run.stdout.contains("1 year ago"))
+        #expect(run.stdout.contains("10 years ago"))
+    }
+
+    @Test func userPrintsTheCanonicalName() async throws {
+        try await withFakeEnvironment { _, env in
+            let run = try await vinylogue(["user", "YBSC"], environment: env)
+            #expect(run.status == 0, "\(run.stderr)")
+            #expect(run.stdout.hasPrefix("ybsc\n"))
+            #expect(run.stdout.contains("Christopher Trott"))
+        }
+    }
+
+    @Test func helpExits0() async throws {
+        let run = try await vinylogue(["--help"])
+        #expect(run.status == 0)
+        #expect(run.stdout.contains("Exit codes"))
+    }
+}

@@ -24,9 +24,7 @@ public final class LastFMClient: ChartSource, UserSource, AlbumSource, Sendable 
         self.cache = cache
         self.clock = clock
         self.logger = logger
-        // A little margin over one second keeps the upstream's view of any
-        // one-second window within the limit despite network jitter.
-        self.rateLimit = RateLimit(limit: configuration.requestsPerSecond, window: .milliseconds(1050))
+        self.rateLimit = RateLimit(limit: configuration.requestsPerSecond, window: .seconds(1))
     }
 
     // MARK: - Methods
@@ -169,13 +167,9 @@ public final class LastFMClient: ChartSource, UserSource, AlbumSource, Sendable 
     }
 
     private func fetchOnce(_ request: LastFMRequest, url: String) async throws -> Data {
-        try await rateLimit.waitForTurn()
-        let reply: HTTPReply
-        do {
-            reply = try await transport.get(url, configuration.timeout, configuration.maxResponseBytes)
-        } catch {
-            throw error
-        }
+        await rateLimit.acquire()
+        defer { rateLimit.release() }
+        let reply = try await transport.get(url, configuration.timeout, configuration.maxResponseBytes)
         if let apiError = try? JSONDecoder().decode(RawError.self, from: reply.body) {
             throw request.error(code: apiError.error.value, message: apiError.message?.value ?? "")
         }

@@ -9,8 +9,8 @@ public struct LastFMConfiguration: Sendable {
     public var apiKey: String?
     /// The API root, ending in `/`.
     public var baseURL: String
-    /// At most this many requests start in any one-second window, shared by
-    /// every caller of one client.
+    /// At most this many requests reach Last.fm in any one-second window,
+    /// shared by every caller of one client.
     public var requestsPerSecond: Int
     /// Attempts per request for temporary failures (8, 11, 16, 5xx, timeouts).
     public var maxAttempts: Int

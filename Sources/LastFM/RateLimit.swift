@@ -1,29 +1,43 @@
-/// A sliding-window rate limit: at most `limit` starts in any `window`.
+/// A rate limit that holds even as the upstream sees it: at most `limit`
+/// requests arrive in any `window`.
 ///
-/// Each caller is given its start time synchronously inside the actor, so
-/// concurrent callers can never both take the same slot while one sleeps.
+/// Each request holds one of `limit` permits from the moment it starts until
+/// `window` after its answer arrived. A request reaches the upstream somewhere
+/// between its start and its answer, so any `limit + 1` arrivals span at
+/// least `window`, however the network delays them.
 actor RateLimit {
-    private let limit: Int
     private let window: Duration
-    private let clock = ContinuousClock()
-    /// Start times handed out, oldest first; only the last `limit` matter.
-    private var starts: [ContinuousClock.Instant] = []
+    private var available: Int
+    private var waiters: [CheckedContinuation<Void, Never>] = []
 
     init(limit: Int, window: Duration) {
-        self.limit = max(1, limit)
         self.window = window
+        self.available = max(1, limit)
     }
 
-    /// Waits until this caller may start a request.
-    func waitForTurn() async throws {
-        let now = clock.now
-        var slot = now
-        if starts.count >= limit {
-            slot = max(now, starts[starts.count - limit] + window)
+    /// Waits for a permit.
+    func acquire() async {
+        if available > 0 {
+            available -= 1
+            return
         }
-        starts.append(slot)
-        if starts.count > limit * 4 { starts.removeFirst(starts.count - limit) }
-        if slot > now { try await clock.sleep(until: slot) }
+        await withCheckedContinuation { waiters.append($0) }
+    }
+
+    /// Gives the permit back `window` after the request finished.
+    nonisolated func release() {
+        Task {
+            try? await Task.sleep(for: window)
+            await self.giveBack()
+        }
+    }
+
+    private func giveBack() {
+        if waiters.isEmpty {
+            available += 1
+        } else {
+            waiters.removeFirst().resume()
+        }
     }
 }
 

@@ -135,3 +135,21 @@ import VinylogueCore
         #expect(page.totalPages == 3 && page.total == 401)
     }
 }
+
+/// The fixtures the fake serves are the shared, captured ones, byte for byte.
+@Suite struct FixtureProvenanceTests {
+    @Test func bundledFixturesMatchTheSharedCaptures() throws {
+        let repo = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let shared = repo.deletingLastPathComponent().appendingPathComponent("shared/fixtures/lastfm")
+        let bundled = repo.appendingPathComponent("Sources/LastFMTestServer/Fixtures")
+        let names = ["album.getinfo", "user.getfriends", "user.getinfo", "user.getweeklyalbumchart", "user.getweeklychartlist"]
+        for name in names {
+            let ours = try Data(contentsOf: bundled.appendingPathComponent("\(name).json"))
+            #expect(!ours.isEmpty)
+            // Beside a checkout (as in CI) the shared captures are the reference.
+            if let theirs = try? Data(contentsOf: shared.appendingPathComponent("\(name).json")) {
+                #expect(ours == theirs, "\(name).json differs from shared/fixtures")
+            }
+        }
+    }
+}

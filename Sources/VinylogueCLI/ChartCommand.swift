@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import VinylogueCore
+import VinylogueServer
 
 extension SourceChoice: ExpressibleByArgument {}
 extension ChartKind: ExpressibleByArgument {}

@@ -1,3 +1,4 @@
+import Archive
 import AsyncHTTPClient
 import Foundation
 import LastFM
@@ -14,16 +15,34 @@ public final class Composition: Sendable {
     let httpClient: HTTPClient
     public let lastFM: LastFMClient
     public let demo: DemoChartSource
+    let logger: Logger
 
     public init(environment: [String: String] = ProcessInfo.processInfo.environment, clock: WallClock = .system) {
         self.clock = clock
         self.environment = environment
         var logger = Logger(label: "vinylogue")
         logger.logLevel = environment["VINYLOGUE_LOG_LEVEL"].flatMap(Logger.Level.init(rawValue:)) ?? .error
+        self.logger = logger
         lastFMConfiguration = LastFMConfiguration.from(environment: environment)
         httpClient = HTTPClient(eventLoopGroupProvider: .singleton)
         lastFM = LastFMClient(configuration: lastFMConfiguration, transport: .live(httpClient), clock: clock, logger: logger)
         demo = DemoChartSource(clock: clock)
+    }
+
+    /// A Last.fm client that keeps answers in `cache` (the web app's).
+    public func lastFMClient(cache: any LastFMResponseCache) -> LastFMClient {
+        LastFMClient(configuration: lastFMConfiguration, transport: .live(httpClient), cache: cache, clock: clock, logger: logger)
+    }
+
+    /// `--data-dir`, else the XDG data directory.
+    public func dataDirectory(_ option: String?) -> URL {
+        if let option, !option.isEmpty { return URL(fileURLWithPath: option, isDirectory: true).standardizedFileURL }
+        return ArchiveDatabase.defaultDirectory(environment: environment)
+    }
+
+    /// `VINYLOGUE_LOG_LEVEL`, else `fallback`.
+    public func logLevel(default fallback: Logger.Level) -> Logger.Level {
+        environment["VINYLOGUE_LOG_LEVEL"].flatMap(Logger.Level.init(rawValue:)) ?? fallback
     }
 
     /// Runs `body` with a composition and shuts the HTTP client down after.

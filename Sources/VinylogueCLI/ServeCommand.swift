@@ -1,0 +1,58 @@
+import Archive
+import ArgumentParser
+import AsyncHTTPClient
+import Foundation
+import Hummingbird
+import LastFM
+import Logging
+import VinylogueCore
+import VinylogueServer
+
+/// `vinylogue serve`: the self-hosted web app.
+struct ServeCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "serve",
+        abstract: "Serve the Vinylogue web app.")
+
+    @Option(help: "The address to listen on.")
+    var host = "127.0.0.1"
+
+    @Option(help: "The port to listen on.")
+    var port = 8080
+
+    @Option(name: .customLong("data-dir"), help: "Where users, settings and caches are kept (default: $XDG_DATA_HOME/vinylogue).")
+    var dataDir: String?
+
+    @Flag(help: "Serve the built-in demo history for the user `demo`, with no key and no network.")
+    var demo = false
+
+    func validate() throws {
+        guard (1...65535).contains(port) else { throw ValidationError("--port must be between 1 and 65535.") }
+    }
+
+    func run() async throws {
+        try await Composition.with { composition in
+            let directory = composition.dataDirectory(dataDir)
+            let database: ArchiveDatabase
+            do {
+                database = try ArchiveDatabase(directory: directory)
+            } catch let error as SourceError {
+                throw CommandFailure("\(error.message) Check that \(directory.path) is writable, or choose another with --data-dir.", exitCode: .configuration)
+            }
+            let lists = ListStore(database)
+            if demo, try await lists.users().isEmpty {
+                try await lists.add(DemoHistory.username)
+            }
+            let client = composition.lastFMClient(cache: SQLiteResponseCache(database, clock: composition.clock))
+            let dependencies = ServerDependencies(
+                clock: composition.clock, lastFM: client, demo: demo ? composition.demo : nil, lists: lists,
+                pages: try await PageRenderer.bundled())
+            var logger = Logger(label: "vinylogue.server")
+            logger.logLevel = composition.logLevel(default: .info)
+            let app = buildApplication(configuration: ServerConfiguration(host: host, port: port, demo: demo),
+                                       dependencies: dependencies, logger: logger)
+            Terminal.standardError.write("Vinylogue is serving at http://\(host):\(port)/ (data in \(directory.path))\n")
+            try await app.runService()
+        }
+    }
+}

@@ -1,0 +1,76 @@
+import Foundation
+import VinylogueCore
+
+/// What `album.mustache` reads for one album as one user heard it.
+struct AlbumPageView {
+    struct Run {
+        var text: String? = nil
+        var em: String? = nil
+        var strong: String? = nil
+        var href: String? = nil
+        var label: String? = nil
+    }
+
+    struct Paragraph { let runs: [Run] }
+
+    var layout: LayoutFields
+
+    let user: String
+    let artist: String
+    let name: String
+    let artURL: String
+    let backURL: String
+    let weekLabel: String
+    let weekPlays: String?
+    let userPlays: String?
+    let listeners: String?
+    let totalPlays: String?
+    let paragraphs: [Paragraph]
+    let hasSummary: Bool
+    let tags: [String]
+    let hasTags: Bool
+    let lastFMURL: String?
+    var errorText: String?
+    var staleNote: String?
+
+    init(user: Username, artist: String, name: String, detail: AlbumDetail?, weekPlays: Int?, weekLabel: String,
+         backURL: String, artURL: String, csrf: String) {
+        layout = LayoutFields(title: "\(name) · \(artist)", csrf: csrf, bodyClass: "album")
+        self.user = user.value
+        self.artist = detail?.artist ?? artist
+        self.name = detail?.name ?? name
+        self.artURL = artURL
+        self.backURL = backURL
+        self.weekLabel = weekLabel
+        self.weekPlays = weekPlays.map(WeekLabels.plays)
+        userPlays = detail?.userPlayCount.map(WeekLabels.plays)
+        listeners = detail.flatMap { $0.listeners > 0 ? Self.grouped($0.listeners) : nil }
+        totalPlays = detail.flatMap { $0.playCount > 0 ? Self.grouped($0.playCount) : nil }
+        paragraphs = (detail?.summary?.paragraphs ?? []).map { runs in
+            Paragraph(runs: runs.map { run in
+                switch run {
+                case .text(let t): Run(text: t)
+                case .emphasis(let t): Run(em: t)
+                case .strong(let t): Run(strong: t)
+                case .link(let t, let href): Run(href: href, label: t)
+                }
+            })
+        }
+        hasSummary = !paragraphs.isEmpty
+        tags = Array((detail?.tags ?? []).prefix(6))
+        hasTags = !tags.isEmpty
+        // Only ever link to an http(s) address.
+        lastFMURL = detail?.url.flatMap { $0.lowercased().hasPrefix("https://") || $0.lowercased().hasPrefix("http://") ? $0 : nil }
+    }
+
+    /// 511055 → "511,055"
+    static func grouped(_ n: Int) -> String {
+        var digits = Array(String(n))
+        var out = ""
+        while digits.count > 3 {
+            out = "," + String(digits.suffix(3)) + out
+            digits.removeLast(3)
+        }
+        return String(digits) + out
+    }
+}

@@ -1,0 +1,83 @@
+import Foundation
+import Hummingbird
+import LastFM
+import VinylogueCore
+
+/// `/u/{user}/album/{artist}/{album}?week=YYYY-MM-DD`: one album, as the user
+/// heard it that week, coloured by its art.
+struct AlbumRoutes: Sendable {
+    typealias Context = BasicRequestContext
+
+    let dependencies: ServerDependencies
+
+    func register(on router: Router<Context>) {
+        router.get("/u/:user/album/:artist/:album") { request, context in try await self.page(request, context) }
+    }
+
+    func page(_ request: Request, _ context: Context) async throws -> Response {
+        let csrf = CSRFProtection.token(for: request)
+        guard let rawUser = context.parameters.get("user"), let user = Username(validating: rawUser),
+              let artist = context.parameters.get("artist")?.removingPercentEncoding, !artist.isEmpty,
+              let name = context.parameters.get("album")?.removingPercentEncoding, !name.isEmpty else {
+            throw PageError.badRequest("That album address is not complete: it needs a user, an artist and an album.")
+        }
+        let settings = try await dependencies.lists.settings()
+        let labels = WeekLabels(timeZone: settings.timeZone)
+        let day = request.uri.queryParameters.get("week").flatMap(labels.parseDay)
+        let mbid = request.uri.queryParameters.get("mbid").flatMap { $0.count == 36 ? $0 : nil }
+
+        let stale = StaleResponses()
+        let albums = dependencies.albums(for: user), charts = dependencies.charts(for: user)
+        var detail: AlbumDetail?
+        var failure: SourceError?
+        var weekPlays: Int?
+        var weekLabel = "this week"
+        var backURL = Paths.chart(user)
+        await StaleResponses.$current.withValue(stale) {
+            do {
+                detail = try await albums.album(artist: artist, name: name, mbid: mbid, user: user)
+            } catch let error as SourceError {
+                failure = error
+            } catch {
+                failure = .transport(detail: String(describing: error))
+            }
+            if let day, let list = try? await charts.chartList(for: user), let week = list.week(containing: day) {
+                weekLabel = labels.label(for: week)
+                backURL = Paths.week(user, day: labels.isoDay(day))
+                let chart = try? await charts.chart(for: user, kind: .album, week: week)
+                weekPlays = chart?.entries.first {
+                    $0.artist.lowercased() == artist.lowercased() && $0.name.lowercased() == name.lowercased()
+                }?.plays
+            }
+        }
+        if case .notFound? = failure {
+            var page = MessagePage(title: "Album not found", heading: "Album not found", csrf: csrf.value,
+                                   message: "Last.fm has no album called “\(name)” by \(artist).")
+            page.linkURL = backURL
+            page.linkLabel = "Back to the chart"
+            return dependencies.pages.response("message", page, status: .notFound)
+        }
+        var view = AlbumPageView(user: user, artist: artist, name: name, detail: detail, weekPlays: weekPlays, weekLabel: weekLabel,
+                                 backURL: backURL, artURL: Paths.cover(user, artist: artist, name: name, mbid: mbid), csrf: csrf.value)
+        view.errorText = failure.map { "Album details are unavailable: \($0.message) \($0.nextStep)" }
+        view.staleNote = stale.failures.first.map { "Showing a saved copy: \($0.message)" }
+        var response = dependencies.pages.response("album", view)
+        response.attach(csrf: csrf)
+        return response
+    }
+}
+
+/// A page with one heading, one sentence and one way on.
+struct MessagePage {
+    var layout: LayoutFields
+    let heading: String
+    let message: String
+    var linkURL: String? = "/"
+    var linkLabel: String? = "Go to your users"
+
+    init(title: String, heading: String, csrf: String, message: String) {
+        layout = LayoutFields(title: title, csrf: csrf)
+        self.heading = heading
+        self.message = message
+    }
+}

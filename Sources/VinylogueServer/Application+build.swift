@@ -1,0 +1,36 @@
+import Foundation
+import Hummingbird
+import Logging
+
+/// Builds the web app: every route, grouped by feature, behind the error
+/// and security middleware.
+public func buildApplication(configuration: ServerConfiguration, dependencies: ServerDependencies,
+                             logger: Logger = Logger(label: "vinylogue.server")) -> some ApplicationProtocol {
+    Application(
+        router: buildRouter(configuration: configuration, dependencies: dependencies),
+        configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "Vinylogue"),
+        logger: logger)
+}
+
+/// The router alone, for tests that drive it without a socket.
+public func buildRouter(configuration: ServerConfiguration, dependencies: ServerDependencies) -> Router<BasicRequestContext> {
+    let router = Router()
+    router.add(middleware: SecurityHeadersMiddleware())
+    router.add(middleware: ErrorPageMiddleware(pages: dependencies.pages))
+    router.get("/healthz") { _, _ in APIResponse.json(Data(#"{"status":"ok"}"#.utf8)) }
+    router.get("/static/:file") { _, context in
+        if context.parameters.get("file") == "placeholder.svg" { return CoverRoutes.placeholder() }
+        return StaticAssets.response(context.parameters.get("file") ?? "")
+    }
+    UsersRoutes(dependencies: dependencies, configuration: configuration).register(on: router)
+    ChartRoutes(dependencies: dependencies).register(on: router)
+    AlbumRoutes(dependencies: dependencies).register(on: router)
+    CoverRoutes(dependencies: dependencies).register(on: router)
+    FeedRoutes(dependencies: dependencies).register(on: router)
+    SettingsRoutes(dependencies: dependencies, configuration: configuration).register(on: router)
+    router.get("/api/users") { _, _ in
+        let users = try await dependencies.lists.users().map { ["name": $0.name, "me": $0.isMe] as [String: Any] }
+        return APIResponse.json(try JSONSerialization.data(withJSONObject: ["users": users], options: [.sortedKeys]))
+    }
+    return router
+}

@@ -1,0 +1,69 @@
+import Foundation
+import VinylogueCore
+
+/// What `chart.mustache` reads: a `WeeklyChartPage` turned into strings and
+/// links for the browser.
+struct ChartPageView {
+    struct Row {
+        let artist: String
+        let name: String
+        let playsLabel: String
+        let artURL: String
+        let albumURL: String
+    }
+
+    struct YearLink {
+        let label: String
+        let url: String
+        let enabled: Bool
+    }
+
+    var layout: LayoutFields
+
+    let user: String
+    let yearsAgoLabel: String
+    let weekLabel: String
+    let previous: YearLink?
+    let next: YearLink?
+    let previousURL: String
+    let nextURL: String
+    let rows: [Row]
+    let hasRows: Bool
+    let emptyText: String?
+    let errorText: String?
+    let hiddenText: String?
+    let retryURL: String
+    var staleNote: String?
+
+    /// - Parameter byDate: whether the page was asked for by date (links
+    ///   then stay dated) rather than by "years ago".
+    init(_ page: WeeklyChartPage, byDate: Bool, selfURL: String, csrf: String, labels: WeekLabels) {
+        let user = page.user
+        func link(_ n: WeeklyChartPage.Neighbour?) -> YearLink? {
+            guard let n else { return nil }
+            let url = byDate ? Paths.week(user, day: labels.isoDay(n.target)) : Paths.chart(user, yearsAgo: n.yearsAgo)
+            return YearLink(label: n.label, url: url, enabled: n.isEnabled)
+        }
+        previous = link(page.previous)
+        next = link(page.next)
+        previousURL = previous.flatMap { $0.enabled ? $0.url : nil } ?? ""
+        nextURL = next.flatMap { $0.enabled ? $0.url : nil } ?? ""
+        layout = LayoutFields(title: "\(user.value) · \(page.yearsAgoLabel)", csrf: csrf, bodyClass: "chart-page",
+                              feedURL: "/u/\(user.value)/feed.atom", prefetchURL: previousURL.isEmpty ? nil : previousURL)
+        self.user = user.value
+        yearsAgoLabel = page.yearsAgoLabel
+        weekLabel = page.weekLabel
+        let day = page.week.map { labels.isoDay($0.fromDate.addingTimeInterval(3600 * 24)) }
+        rows = page.rows.map { row in
+            Row(artist: row.artist, name: row.name, playsLabel: row.playsLabel,
+                artURL: page.kind == .album ? Paths.cover(user, artist: row.artist, name: row.name, mbid: row.entry.mbid) : "/static/placeholder.svg",
+                albumURL: page.kind == .album ? Paths.album(user, artist: row.artist, name: row.name, day: day)
+                    : "https://www.last.fm/music/\(Paths.encode(row.artist))")
+        }
+        hasRows = !rows.isEmpty
+        emptyText = page.emptyText
+        errorText = page.errorText
+        hiddenText = page.hiddenText
+        retryURL = selfURL
+    }
+}

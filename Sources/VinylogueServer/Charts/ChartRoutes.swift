@@ -1,0 +1,138 @@
+import Archive
+import Foundation
+import Hummingbird
+import LastFM
+import VinylogueCore
+
+/// `/u/{user}`, `/u/{user}?years_ago=N`, `/u/{user}/week/{YYYY-MM-DD}` and
+/// the JSON mirror `/api/u/{user}/chart`.
+struct ChartRoutes: Sendable {
+    typealias Context = BasicRequestContext
+
+    let dependencies: ServerDependencies
+
+    func register(on router: Router<Context>) {
+        router.get("/u/:user") { request, context in try await self.page(request, context, day: nil) }
+        router.get("/u/:user/week/:day") { request, context in
+            try await self.page(request, context, day: context.parameters.get("day") ?? "")
+        }
+        router.get("/api/u/:user/chart") { request, context in try await self.json(request, context) }
+    }
+
+    /// What a chart request asks for, read from the path and query.
+    struct Asked {
+        let request: WeeklyChartPage.Request
+        let byDate: Bool
+    }
+
+    func asked(_ request: Request, _ context: Context, day: String?, settings: Settings) throws -> Asked {
+        guard let raw = context.parameters.get("user"), let user = Username(validating: raw) else {
+            throw PageError.badRequest("That is not a Last.fm username: they are 2–15 letters, digits, “_” or “-”, starting with a letter.")
+        }
+        let query = request.uri.queryParameters
+        let zone = settings.timeZone
+        let labels = WeekLabels(timeZone: zone)
+        var selection = WeekSelection.yearsAgo(1)
+        var byDate = false
+        if let day = day ?? query.get("week") {
+            guard let date = labels.parseDay(day) else {
+                throw PageError.badRequest("“\(day)” is not a date. Use the form YYYY-MM-DD, for example 2020-07-08.")
+            }
+            selection = .containing(date)
+            byDate = true
+        } else if let n = query.get("years_ago") {
+            guard let years = Int(n), (1...100).contains(years) else {
+                throw PageError.badRequest("years_ago must be a whole number of years from 1 to 100.")
+            }
+            selection = .yearsAgo(years)
+        }
+        let kind = query.get("kind").flatMap(ChartKind.init(rawValue:)) ?? .album
+        var filter = settings.filter
+        if let min = query.get("min_plays") {
+            guard let value = Int(min), value >= 0 else { throw PageError.badRequest("min_plays must be 0 or more.") }
+            filter = PlayCountFilter(threshold: value)
+        }
+        return Asked(request: .init(user: user, kind: kind, selection: selection, filter: filter, timeZone: zone), byDate: byDate)
+    }
+
+    /// Loads the page, noting any stale answers used.
+    func load(_ asked: Asked) async -> (WeeklyChartPage, [SourceError]) {
+        let stale = StaleResponses()
+        let source = dependencies.charts(for: asked.request.user)
+        let now = dependencies.clock.now
+        let page = await StaleResponses.$current.withValue(stale) {
+            await WeeklyChartPage.load(asked.request, from: source, now: now)
+        }
+        // Warm the cache for the year before, so moving there is instant.
+        if let week = page.previous?.week, page.previous?.isEnabled == true {
+            let request = asked.request
+            Task { _ = try? await source.chart(for: request.user, kind: request.kind, week: week) }
+        }
+        return (page, stale.failures)
+    }
+
+    func page(_ request: Request, _ context: Context, day: String?) async throws -> Response {
+        let csrf = CSRFProtection.token(for: request)
+        let settings = try await dependencies.lists.settings()
+        let asked = try asked(request, context, day: day, settings: settings)
+        let (page, staleFailures) = await load(asked)
+        var view = ChartPageView(page, byDate: asked.byDate, selfURL: request.uri.description, csrf: csrf.value,
+                                 labels: WeekLabels(timeZone: settings.timeZone))
+        if let failure = staleFailures.first {
+            view.staleNote = "Showing a saved copy: \(failure.message)"
+        }
+        var response = dependencies.pages.response("chart", view, status: Self.status(of: page))
+        response.attach(csrf: csrf)
+        return response
+    }
+
+    static func status(of page: WeeklyChartPage) -> HTTPResponse.Status {
+        guard case .failed(let error) = page.state else { return .ok }
+        switch error {
+        case .notFound, .privateProfile: return .notFound
+        case .missingAPIKey, .invalidAPIKey, .storage: return .serviceUnavailable
+        default: return .badGateway
+        }
+    }
+
+    func json(_ request: Request, _ context: Context) async throws -> Response {
+        let settings = try await dependencies.lists.settings()
+        let asked: Asked
+        do {
+            asked = try self.asked(request, context, day: nil, settings: settings)
+        } catch let error as PageError {
+            return APIResponse.error(status: .badRequest, message: error.message)
+        }
+        let (page, _) = await load(asked)
+        switch page.state {
+        case .failed(let error):
+            return APIResponse.error(status: Self.status(of: page), message: "\(error.message) \(error.nextStep)")
+        case .noChart(let message):
+            return APIResponse.error(status: .notFound, message: message)
+        case .chart, .empty:
+            return APIResponse.json(ChartJSONView(page).data())
+        }
+    }
+}
+
+/// A request the server refuses with a sentence.
+enum PageError: Error {
+    case badRequest(String)
+
+    var message: String {
+        switch self { case .badRequest(let m): m }
+    }
+}
+
+/// JSON responses of the `/api/` routes.
+enum APIResponse {
+    static func json(_ data: Data, status: HTTPResponse.Status = .ok) -> Response {
+        Response(status: status, headers: [.contentType: "application/json; charset=utf-8", .cacheControl: "no-cache"],
+                 body: .init(byteBuffer: ByteBuffer(bytes: data)))
+    }
+
+    static func error(status: HTTPResponse.Status, message: String) -> Response {
+        let data = (try? JSONSerialization.data(withJSONObject: ["error": message], options: [.sortedKeys])) ?? Data()
+        return json(data, status: status)
+    }
+}

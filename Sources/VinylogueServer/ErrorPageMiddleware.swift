@@ -1,0 +1,46 @@
+import Hummingbird
+import Logging
+
+/// Turns refusals into pages a person can read: a sentence and a way on.
+/// `/api/` paths get `{"error": "..."}` instead; nothing shows a stack trace.
+struct ErrorPageMiddleware<Context: RequestContext>: RouterMiddleware {
+    let pages: PageRenderer
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        do {
+            return try await next(request, context)
+        } catch let error as PageError {
+            return render(request, status: .badRequest, heading: "That address doesn’t work", message: error.message)
+        } catch let error as HTTPError {
+            let message = error.body ?? Self.sentence(for: error.status)
+            return render(request, status: error.status, heading: Self.heading(for: error.status), message: message)
+        } catch {
+            context.logger.error("request failed: \(error)")
+            return render(request, status: .internalServerError, heading: "Something went wrong",
+                          message: "Vinylogue hit an unexpected problem. Try again; if it keeps happening, check the server’s log.")
+        }
+    }
+
+    func render(_ request: Request, status: HTTPResponse.Status, heading: String, message: String) -> Response {
+        if request.uri.path.hasPrefix("/api/") { return APIResponse.error(status: status, message: message) }
+        let csrf = CSRFProtection.token(for: request)
+        return pages.response("message", MessagePage(title: heading, heading: heading, csrf: csrf.value, message: message), status: status)
+    }
+
+    static func heading(for status: HTTPResponse.Status) -> String {
+        switch status.code {
+        case 404: "Page not found"
+        case 403: "Not allowed"
+        case 413: "Too large"
+        default: "That didn’t work"
+        }
+    }
+
+    static func sentence(for status: HTTPResponse.Status) -> String {
+        switch status.code {
+        case 404: "There is no page at this address. Start again from your users."
+        case 405: "This address doesn’t accept that kind of request."
+        default: "The request could not be handled (\(status.code))."
+        }
+    }
+}

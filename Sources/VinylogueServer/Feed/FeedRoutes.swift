@@ -1,0 +1,118 @@
+import Foundation
+import Hummingbird
+import VinylogueCore
+
+/// `/u/{user}/feed.atom`: "this week, one year ago", a new entry each week —
+/// the notification the original app planned and never shipped.
+struct FeedRoutes: Sendable {
+    typealias Context = BasicRequestContext
+
+    let dependencies: ServerDependencies
+    /// How many recent weeks the feed carries.
+    static var weeks: Int { 4 }
+
+    func register(on router: Router<Context>) {
+        router.get("/u/:user/feed.atom") { request, context in try await self.feed(request, context) }
+    }
+
+    func feed(_ request: Request, _ context: Context) async throws -> Response {
+        guard let raw = context.parameters.get("user"), let user = Username(validating: raw) else {
+            throw PageError.badRequest("That is not a Last.fm username.")
+        }
+        let settings = try await dependencies.lists.settings()
+        let now = dependencies.clock.now
+        let source = dependencies.charts(for: user)
+        let finder = ChartWeekFinder(timeZone: settings.timeZone)
+        let labels = WeekLabels(timeZone: settings.timeZone)
+        let list: ChartWeekList
+        do {
+            list = try await source.chartList(for: user)
+        } catch {
+            return APIResponse.error(status: ChartRoutes.status(of: .build(.init(user: user), now: now, list: .init([]), outcome: .failed(error))),
+                                     message: "\(error.message) \(error.nextStep)")
+        }
+        // One entry per week that has begun recently: the most recent first.
+        let thisWeek = LastFMWeekCalendar.week(containing: Int64(now.timeIntervalSince1970))
+        var entries: [AtomEntry] = []
+        for k in 0..<Self.weeks {
+            let published = Date(timeIntervalSince1970: TimeInterval(thisWeek.from - Int64(k) * LastFMWeekCalendar.weekLength))
+            let moment = published.addingTimeInterval(3600)
+            guard case .found(let week) = finder.lookup(instant: finder.target(yearsAgo: 1, from: moment), in: list) else { continue }
+            guard let chart = try? await source.chart(for: user, kind: .album, week: week) else { continue }
+            let rows = settings.filter.apply(chart.entries).prefix(10)
+            let url = Paths.week(user, day: labels.isoDay(week.fromDate.addingTimeInterval(86400)))
+            let summary = rows.isEmpty ? "No albums that week."
+                : rows.map { "\($0.rank). \($0.artist) – \($0.name) (\(WeekLabels.plays($0.plays)))" }.joined(separator: "\n")
+            entries.append(AtomEntry(id: "tag:vinylogue,2025:\(user.key):\(week.from)",
+                                     title: "\(user.value), one year ago: \(labels.label(for: week))",
+                                     url: url, updated: published, summary: summary))
+        }
+        let base = "http://\(request.head.authority ?? "localhost")"
+        let xml = AtomFeed(id: "tag:vinylogue,2025:\(user.key)", title: "Vinylogue: \(user.value), this week one year ago",
+                           selfURL: base + "/u/\(user.value)/feed.atom", siteURL: base + Paths.chart(user),
+                           updated: entries.first?.updated ?? now, entries: entries.map { $0.absolute(base) }).xml
+        return Response(status: .ok, headers: [.contentType: "application/atom+xml; charset=utf-8", .cacheControl: "max-age=3600"],
+                        body: .init(byteBuffer: ByteBuffer(string: xml)))
+    }
+}
+
+/// One feed entry.
+struct AtomEntry {
+    let id: String
+    let title: String
+    let url: String
+    let updated: Date
+    let summary: String
+
+    func absolute(_ base: String) -> AtomEntry {
+        AtomEntry(id: id, title: title, url: base + url, updated: updated, summary: summary)
+    }
+}
+
+/// An Atom 1.0 document; every piece of text is XML-escaped.
+struct AtomFeed {
+    let id: String
+    let title: String
+    let selfURL: String
+    let siteURL: String
+    let updated: Date
+    let entries: [AtomEntry]
+
+    static func escape(_ s: String) -> String {
+        var out = ""
+        for c in s.unicodeScalars {
+            switch c {
+            case "&": out += "&amp;"
+            case "<": out += "&lt;"
+            case ">": out += "&gt;"
+            case "\"": out += "&quot;"
+            case "'": out += "&apos;"
+            default:
+                // Characters XML 1.0 forbids are dropped.
+                if c.value == 0x9 || c.value == 0xA || c.value == 0xD || (c.value >= 0x20 && c.value != 0xFFFE && c.value != 0xFFFF) {
+                    out.unicodeScalars.append(c)
+                }
+            }
+        }
+        return out
+    }
+
+    static func date(_ d: Date) -> String {
+        let f = ISO8601DateFormatter()
+        f.timeZone = .gmt
+        return f.string(from: d)
+    }
+
+    var xml: String {
+        var x = "<?xml version=\"1.0\" encoding=\"utf-8\"?>\n<feed xmlns=\"http://www.w3.org/2005/Atom\">\n"
+        x += "  <id>\(Self.escape(id))</id>\n  <title>\(Self.escape(title))</title>\n  <updated>\(Self.date(updated))</updated>\n"
+        x += "  <link rel=\"self\" href=\"\(Self.escape(selfURL))\"/>\n  <link href=\"\(Self.escape(siteURL))\"/>\n"
+        x += "  <author><name>Vinylogue</name></author>\n"
+        for e in entries {
+            x += "  <entry>\n    <id>\(Self.escape(e.id))</id>\n    <title>\(Self.escape(e.title))</title>\n"
+            x += "    <updated>\(Self.date(e.updated))</updated>\n    <link href=\"\(Self.escape(e.url))\"/>\n"
+            x += "    <summary type=\"text\">\(Self.escape(e.summary))</summary>\n  </entry>\n"
+        }
+        return x + "</feed>\n"
+    }
+}

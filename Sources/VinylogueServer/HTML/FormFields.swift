@@ -1,0 +1,37 @@
+import Foundation
+import Hummingbird
+
+/// An `application/x-www-form-urlencoded` body, read with a size limit.
+struct FormFields: Sendable {
+    let values: [String: String]
+
+    subscript(_ name: String) -> String? { values[name] }
+
+    init(values: [String: String]) { self.values = values }
+
+    /// Parses `a=1&b=x+y%21`.
+    init(encoded: String) {
+        var values: [String: String] = [:]
+        for pair in encoded.split(separator: "&", omittingEmptySubsequences: true) {
+            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            let decode: (Substring) -> String = {
+                String($0).replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? ""
+            }
+            let key = decode(parts[0])
+            if values[key] == nil { values[key] = parts.count > 1 ? decode(parts[1]) : "" }
+        }
+        self.values = values
+    }
+
+    /// Reads the body of `request`; a body over `limit` bytes is refused with 413.
+    static func read(_ request: Request, limit: Int) async throws -> FormFields {
+        do {
+            let buffer = try await request.body.collect(upTo: limit)
+            return FormFields(encoded: String(buffer: buffer))
+        } catch is NIOTooManyBytesError {
+            throw HTTPError(.contentTooLarge, message: "The form was too large.")
+        }
+    }
+}
+
+import NIOCore

@@ -1,0 +1,44 @@
+import Foundation
+import Hummingbird
+import Mustache
+
+/// Renders the Mustache templates (HTML-escaped by default) inside the
+/// shared layout.
+public struct PageRenderer: Sendable {
+    let library: MustacheLibrary
+    /// Changes whenever the assets do, so browsers can cache them forever.
+    let assetVersion: String
+
+    /// Loads the templates shipped with the module.
+    public static func bundled() async throws -> PageRenderer {
+        guard let directory = Bundle.module.url(forResource: "Templates", withExtension: nil) else {
+            throw CocoaError(.fileNoSuchFile, userInfo: [NSFilePathErrorKey: "Templates"])
+        }
+        let library = try await MustacheLibrary(directory: directory.path)
+        return PageRenderer(library: library, assetVersion: StaticAssets.version)
+    }
+
+    /// The HTML of `template` for `context`; `context` must carry the
+    /// layout's fields (see `LayoutFields`).
+    func html(_ template: String, _ context: Any) -> String {
+        library.render(context, withTemplate: template) ?? "<!doctype html><title>Vinylogue</title><p>Template \(template) is missing.</p>"
+    }
+
+    func response(_ template: String, _ context: Any, status: HTTPResponse.Status = .ok, headers: HTTPFields = [:]) -> Response {
+        var fields = headers
+        fields[.contentType] = "text/html; charset=utf-8"
+        if fields[.cacheControl] == nil { fields[.cacheControl] = "no-cache" }
+        return Response(status: status, headers: fields, body: .init(byteBuffer: ByteBuffer(string: html(template, context))))
+    }
+}
+
+/// Fields every page's layout reads.
+struct LayoutFields {
+    var title: String
+    var csrf: String
+    var assetVersion: String = StaticAssets.version
+    var bodyClass: String = ""
+    var feedURL: String? = nil
+    var prefetchURL: String? = nil
+    var themeURL: String? = nil
+}

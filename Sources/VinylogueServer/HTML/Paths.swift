@@ -1,0 +1,30 @@
+import Foundation
+import VinylogueCore
+
+/// The app's URLs. These are permalinks people share: change with care.
+enum Paths {
+    static let segmentCharacters = CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+
+    /// Percent-encodes one path segment or query value.
+    static func encode(_ value: String) -> String {
+        value.addingPercentEncoding(withAllowedCharacters: segmentCharacters) ?? ""
+    }
+
+    static func chart(_ user: Username, yearsAgo: Int = 1) -> String {
+        yearsAgo == 1 ? "/u/\(user.value)" : "/u/\(user.value)?years_ago=\(yearsAgo)"
+    }
+
+    static func week(_ user: Username, day: String) -> String { "/u/\(user.value)/week/\(day)" }
+
+    static func album(_ user: Username, artist: String, name: String, day: String?) -> String {
+        "/u/\(user.value)/album/\(encode(artist))/\(encode(name))" + (day.map { "?week=\($0)" } ?? "")
+    }
+
+    static func cover(_ user: Username, artist: String, name: String, mbid: String?) -> String {
+        "/u/\(user.value)/cover/\(encode(artist))/\(encode(name))" + (mbid.map { "?mbid=\(encode($0))" } ?? "")
+    }
+
+    static func userAction(_ user: ListedUserName) -> String { "/users/\(user.value)" }
+
+    typealias ListedUserName = Username
+}

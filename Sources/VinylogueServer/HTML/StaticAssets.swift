@@ -1,0 +1,34 @@
+import Foundation
+import Hummingbird
+
+/// The stylesheet and script, loaded once from the module's resources and
+/// served with long cache lifetimes under a versioned URL.
+enum StaticAssets {
+    static let files: [String: (type: String, body: ByteBuffer)] = {
+        var files: [String: (String, ByteBuffer)] = [:]
+        for (name, type) in [("vinylogue.css", "text/css; charset=utf-8"), ("vinylogue.js", "text/javascript; charset=utf-8")] {
+            if let url = Bundle.module.url(forResource: "Public/\(name)", withExtension: nil),
+               let data = try? Data(contentsOf: url) {
+                files[name] = (type, ByteBuffer(bytes: data))
+            }
+        }
+        return files
+    }()
+
+    /// A short fingerprint of the assets' contents.
+    static let version: String = {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for name in files.keys.sorted() {
+            for byte in files[name]!.body.readableBytesView {
+                hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3
+            }
+        }
+        return String(hash, radix: 16)
+    }()
+
+    static func response(_ name: String) -> Response {
+        guard let file = files[name] else { return Response(status: .notFound) }
+        return Response(status: .ok, headers: [.contentType: file.type, .cacheControl: "public, max-age=31536000, immutable"],
+                        body: .init(byteBuffer: file.body))
+    }
+}

@@ -1,0 +1,46 @@
+import Archive
+import VinylogueCore
+
+/// The users list screen: onboarding when nobody is listed, else everyone
+/// in the person's order with their actions.
+struct UsersPage {
+    struct Row {
+        let name: String
+        let key: String
+        let chartURL: String
+        let actionURL: String
+        let isMe: Bool
+        let isFirst: Bool
+        let isLast: Bool
+    }
+
+    var layout: LayoutFields
+    let onboarding: Bool
+    let apiKeyConfigured: Bool
+    let users: [Row]
+    /// The name of "me", when someone is marked so.
+    let me: String?
+    var formError: String?
+    var formValue: String?
+    var notice: String?
+
+    init(users listed: [ListedUser], csrf: String, apiKeyConfigured: Bool) {
+        layout = LayoutFields(title: listed.isEmpty ? "Welcome" : "Users", csrf: csrf)
+        onboarding = listed.isEmpty
+        self.apiKeyConfigured = apiKeyConfigured
+        users = listed.enumerated().map { index, user in
+            Row(name: user.name, key: user.key, chartURL: Paths.chart(user.username), actionURL: Paths.userAction(user.username),
+                isMe: user.isMe, isFirst: index == 0, isLast: index == listed.count - 1)
+        }
+        me = listed.first(where: \.isMe)?.name
+    }
+
+    /// The sentence shown under the form when adding `raw` failed.
+    static func addError(_ raw: String, _ error: SourceError) -> String {
+        switch error {
+        case .notFound: "There is no Last.fm user called “\(raw)”. Check the spelling."
+        case .missingAPIKey: "Adding Last.fm users needs an API key: start the server with LASTFM_API_KEY set (see Settings)."
+        default: "\(error.message) \(error.nextStep)"
+        }
+    }
+}

@@ -1,0 +1,119 @@
+import Archive
+import Hummingbird
+import VinylogueCore
+
+/// `/` and the `/users` actions: add, rename, reorder, remove, mark as me,
+/// and import friends from Last.fm.
+struct UsersRoutes: Sendable {
+    typealias Context = BasicRequestContext
+
+    let dependencies: ServerDependencies
+    let configuration: ServerConfiguration
+
+    func register(on router: Router<Context>) {
+        router.get("/") { request, _ in try await self.list(request) }
+        router.post("/users") { request, _ in try await self.add(request) }
+        router.post("/users/reorder") { request, _ in try await self.reorder(request) }
+        router.post("/users/:user/:action") { request, context in try await self.act(request, context) }
+        router.post("/friends/import") { request, _ in try await self.importFriends(request) }
+    }
+
+    func page(_ request: Request, csrf: String) async throws -> UsersPage {
+        UsersPage(users: try await dependencies.lists.users(), csrf: csrf, apiKeyConfigured: dependencies.apiKeyConfigured)
+    }
+
+    func list(_ request: Request) async throws -> Response {
+        let csrf = CSRFProtection.token(for: request)
+        var page = try await page(request, csrf: csrf.value)
+        if let imported = request.uri.queryParameters.get("imported", as: Int.self) {
+            page.notice = imported == 0 ? "Everyone you follow on Last.fm is already listed."
+                : imported == 1 ? "Added 1 friend from Last.fm." : "Added \(imported) friends from Last.fm."
+        }
+        var response = dependencies.pages.response("users", page)
+        response.attach(csrf: csrf)
+        return response
+    }
+
+    /// Validates `raw` with Last.fm and returns its canonical spelling, or
+    /// the sentence to show.
+    func confirm(_ raw: String) async -> Result<Username, FormProblem> {
+        let name: Username
+        do { name = try Username(raw) } catch { return .failure(FormProblem(error.description)) }
+        do {
+            return .success(try await dependencies.profiles(for: name).user(name).name)
+        } catch {
+            return .failure(FormProblem(UsersPage.addError(raw, error)))
+        }
+    }
+
+    struct FormProblem: Error { let message: String; init(_ m: String) { message = m } }
+
+    func rerender(_ request: Request, form: FormFields, problem: String) async throws -> Response {
+        var page = try await page(request, csrf: form["csrf"] ?? "")
+        page.formError = problem
+        page.formValue = form["username"]
+        return dependencies.pages.response("users", page, status: .unprocessableContent)
+    }
+
+    func add(_ request: Request) async throws -> Response {
+        let form = try await FormFields.read(request, limit: configuration.maxBodyBytes)
+        try CSRFProtection.verify(request, form: form)
+        switch await confirm(form["username"] ?? "") {
+        case .failure(let problem):
+            return try await rerender(request, form: form, problem: problem.message)
+        case .success(let name):
+            try await dependencies.lists.add(name)
+            return .redirect(to: "/", type: .normal)
+        }
+    }
+
+    func act(_ request: Request, _ context: Context) async throws -> Response {
+        let form = try await FormFields.read(request, limit: configuration.maxBodyBytes)
+        try CSRFProtection.verify(request, form: form)
+        guard let raw = context.parameters.get("user"), let user = Username(validating: raw) else {
+            throw HTTPError(.badRequest, message: "That is not a valid username.")
+        }
+        let lists = dependencies.lists
+        switch context.parameters.get("action") {
+        case "move": try await lists.move(user, by: form["direction"] == "up" ? -1 : 1)
+        case "remove": try await lists.remove(user)
+        case "me": try await lists.setMe(user)
+        case "rename":
+            switch await confirm(form["username"] ?? "") {
+            case .failure(let problem):
+                return try await rerender(request, form: form, problem: problem.message)
+            case .success(let name):
+                if try await !lists.rename(user, to: name) {
+                    return try await rerender(request, form: form, problem: "\(name) is already on the list.")
+                }
+            }
+        default:
+            throw HTTPError(.notFound)
+        }
+        return .redirect(to: "/", type: .normal)
+    }
+
+    func reorder(_ request: Request) async throws -> Response {
+        let form = try await FormFields.read(request, limit: configuration.maxBodyBytes)
+        try CSRFProtection.verify(request, form: form)
+        let names = (form["order"] ?? "").split(separator: ",").compactMap { Username(validating: String($0)) }
+        try await dependencies.lists.reorder(names)
+        return Response(status: .noContent)
+    }
+
+    func importFriends(_ request: Request) async throws -> Response {
+        let form = try await FormFields.read(request, limit: configuration.maxBodyBytes)
+        try CSRFProtection.verify(request, form: form)
+        guard let me = try await dependencies.lists.users().first(where: \.isMe)?.username else {
+            return try await rerender(request, form: form, problem: "Add yourself first, then import your friends.")
+        }
+        do {
+            let friends = try await dependencies.profiles(for: me).friends(of: me)
+            let added = try await dependencies.lists.addAll(friends.map(\.name))
+            return .redirect(to: "/?imported=\(added.count)", type: .normal)
+        } catch let error as SourceError {
+            return try await rerender(request, form: FormFields(values: ["csrf": form["csrf"] ?? ""]),
+                                      problem: "Could not import friends: \(error.message) \(error.nextStep)")
+        }
+    }
+}

@@ -101,6 +101,14 @@ let package = Package(
             dependencies: ["LastFM", "LastFMTestServer", "VinylogueCore"]
         ),
         .testTarget(
+            name: "VinylogueServerTests",
+            dependencies: [
+                "VinylogueServer", "LastFMTestServer", "LastFM", "Archive", "VinylogueCore",
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+            ]
+        ),
+        .testTarget(
             name: "VinylogueCLITests",
             dependencies: ["VinylogueCLI", "LastFMTestServer", "VinylogueCore", "vinylogue"]
         ),

@@ -79,6 +79,8 @@ extension FakeLastFM {
             return fixtureAnswer(method: method, p)
         case .generated(let history):
             return generatedAnswer(method: method, p, name: name, history: history)
+        case .scripted(let weeks, let albums):
+            return scriptedAnswer(method: method, p, name: name, weeks: weeks, albums: albums)
         }
     }
 
@@ -108,5 +110,26 @@ extension FakeLastFM {
             "image": ImageSize.allCases.prefix(4).map { ["size": $0.rawValue, "#text": ""] },
             "registered": ["unixtime": String(registered), "#text": registered], "type": "user",
         ]
+    }
+}
+
+extension FakeLastFM {
+    func scriptedAnswer(method: String, _ p: [String: String], name: String, weeks: [ChartWeek], albums: [ChartEntry]) -> FakeReply {
+        switch method {
+        case "user.getinfo":
+            return .json(["user": userObject(name: name, playcount: albums.reduce(0) { $0 + $1.plays }, registered: weeks.first?.from ?? 0)])
+        case "user.getweeklychartlist":
+            return .json(["weeklychartlist": ["chart": weeks.map { ["#text": "", "from": String($0.from), "to": String($0.to)] }, "@attr": ["user": name]]])
+        case "user.getweeklyalbumchart":
+            let rows: [[String: Any]] = albums.map { e in
+                ["@attr": ["rank": String(e.rank)], "playcount": String(e.plays), "mbid": e.mbid ?? "", "name": e.name,
+                 "url": e.url ?? "", "artist": ["#text": e.artist, "mbid": ""]]
+            }
+            return .json(["weeklyalbumchart": ["album": rows, "@attr": ["user": name, "from": p["from"] ?? "", "to": p["to"] ?? ""]]])
+        case "user.getfriends":
+            return .json(["friends": ["user": [] as [Any], "@attr": ["user": name, "page": "1", "totalPages": "0", "total": "0"]]])
+        default:
+            return emptyChart(method: method, p, user: name)
+        }
     }
 }

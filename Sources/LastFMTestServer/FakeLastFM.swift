@@ -61,6 +61,9 @@ public actor FakeLastFM {
         case generated(DemoHistory)
         /// Exists, but its listening data is private (error 17).
         case privateProfile
+        /// The same album chart every week of `weeks` (for hostile names and
+        /// other hand-made cases).
+        case scripted(weeks: [ChartWeek], albums: [ChartEntry])
     }
 
     let fixtures: Fixtures

@@ -31,12 +31,12 @@ struct FeedRoutes: Sendable {
             return APIResponse.error(status: ChartRoutes.status(of: .build(.init(user: user), now: now, list: .init([]), outcome: .failed(error))),
                                      message: "\(error.message) \(error.nextStep)")
         }
-        // One entry per week that has begun recently: the most recent first.
-        let thisWeek = LastFMWeekCalendar.week(containing: Int64(now.timeIntervalSince1970))
+        // One entry per recent week, the newest first: each is that week,
+        // one year earlier, published when the week began.
         var entries: [AtomEntry] = []
         for k in 0..<Self.weeks {
-            let published = Date(timeIntervalSince1970: TimeInterval(thisWeek.from - Int64(k) * LastFMWeekCalendar.weekLength))
-            let moment = published.addingTimeInterval(3600)
+            let moment = now.addingTimeInterval(-TimeInterval(k) * 7 * 86400)
+            let published = LastFMWeekCalendar.week(containing: Int64(moment.timeIntervalSince1970)).fromDate
             guard case .found(let week) = finder.lookup(instant: finder.target(yearsAgo: 1, from: moment), in: list) else { continue }
             guard let chart = try? await source.chart(for: user, kind: .album, week: week) else { continue }
             let rows = settings.filter.apply(chart.entries).prefix(10)

@@ -1,0 +1,160 @@
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+import LastFMTestServer
+import Testing
+import VinylogueCore
+
+@Suite struct ChartPageTests {
+    @Test func theCapturedWeekListsPUPFirst() async throws {
+        try await Harness.run { _, client in
+            let page = try await client.get("/u/ybsc/week/2020-07-08")
+            #expect(page.status == .ok)
+            #expect(page.body.contains("Week 28 · Jul 5 – 12, 2020"))
+            #expect(page.body.containsInOrder(["PUP", "Live at The Electric Ballroom", "22 plays", "CoVet", "technicolor", "20 plays"]))
+            #expect(page.body.contains("Nova Charisma"))
+            // Dated pages link to dated neighbours; the list ends in July 2020.
+            #expect(page.body.contains("href=\"/u/ybsc/week/2019-07-08\""))
+            #expect(page.body.contains("<span class=\"year next\" aria-disabled=\"true\">2021 →</span>"))
+        }
+    }
+
+    @Test func yearsAgoIsRelativeToTheClock() async throws {
+        try await Harness.run { _, client in
+            let page = try await client.get("/u/ybsc?years_ago=3")
+            #expect(page.body.contains("3 years ago"))
+            #expect(page.body.contains("Live at The Electric Ballroom"))
+            #expect(page.body.contains("href=\"/u/ybsc?years_ago=4\""))
+        }
+    }
+
+    @Test func theAPIReturnsTheCLIShape() async throws {
+        try await Harness.run { _, client in
+            let response = try await client.get("/api/u/ybsc/chart?week=2020-07-08")
+            #expect(response.status == .ok)
+            #expect(response.headers[.contentType]?.hasPrefix("application/json") == true)
+            let json = try #require(try JSONSerialization.jsonObject(with: Data(response.body.utf8)) as? [String: Any])
+            let entries = try #require(json["entries"] as? [[String: Any]])
+            #expect(entries.count == 13)
+            #expect(entries.first?["name"] as? String == "Live at The Electric Ballroom")
+            #expect((json["week"] as? [String: Int])?["from"] == 1_593_950_400)
+            let byYears = try await client.get("/api/u/ybsc/chart?years_ago=3")
+            #expect(byYears.body == response.body.replacingOccurrences(of: "\"yearsAgo\" : 2", with: "\"yearsAgo\" : 3"))
+        }
+    }
+
+    @Test func theFilterHidesRowsAndSaysSo() async throws {
+        try await Harness.run { harness, client in
+            let session = try await client.session()
+            let saved = try await client.post("/settings", ["filter": "8", "timezone": "UTC"], session: session)
+            #expect(saved.status == .seeOther)
+            let page = try await client.get("/u/ybsc/week/2020-07-08")
+            #expect(page.body.contains("Against Me!"))  // New Wave, 10 plays
+            #expect(!page.body.contains("Compassion"))  // 8 plays: hidden
+            #expect(!page.body.contains("Exposition I"))
+            #expect(page.body.contains("3 albums with 8 plays or fewer are hidden."))
+            let api = try await client.get("/api/u/ybsc/chart?week=2020-07-08&min_plays=0")
+            #expect(api.body.contains("Exposition I"))
+        }
+    }
+
+    @Test func hostileNamesRenderAsText() async throws {
+        try await Harness.run { harness, client in
+            let week = ChartWeek(from: 1_593_950_400, to: 1_594_555_200)
+            await harness.fake.add(user: "mallory", .scripted(weeks: [week], albums: [
+                ChartEntry(rank: 1, artist: "<script>alert(1)</script>", name: "\"><img src=x onerror=alert(2)>", plays: 9),
+                ChartEntry(rank: 2, artist: "Tom & Jerry's", name: "{{layout.csrf}}", plays: 3),
+            ]))
+            let page = try await client.get("/u/mallory/week/2020-07-08")
+            #expect(page.status == .ok)
+            #expect(!page.body.contains("<script>alert"))
+            #expect(!page.body.contains("<img src=x"))
+            #expect(page.body.contains("&lt;script&gt;alert(1)&lt;/script&gt;"))
+            #expect(page.body.contains("&quot;&gt;&lt;img src=x onerror=alert(2)&gt;"))
+            #expect(page.body.contains("Tom &amp; Jerry&#39;s"))
+            #expect(page.body.contains("{{layout.csrf}}"))  // data is never a template
+            #expect(page.headers[.contentSecurityPolicy]?.contains("script-src 'self'") == true)
+        }
+    }
+
+    @Test func unknownUsersAndBadAddressesGetAPage() async throws {
+        try await Harness.run { _, client in
+            let unknown = try await client.get("/u/nosuchuser")
+            #expect(unknown.status == .notFound)
+            #expect(unknown.body.contains("was not found on Last.fm"))
+            #expect(unknown.body.contains("Try again"))
+            let invalid = try await client.get("/u/%3Cscript%3E")
+            #expect(invalid.status == .badRequest)
+            #expect(invalid.body.contains("is not a Last.fm username") || invalid.body.contains("not a Last.fm username"))
+            let badDate = try await client.get("/u/ybsc/week/2020-02-31")
+            #expect(badDate.status == .badRequest)
+            let badYears = try await client.get("/u/ybsc?years_ago=-2")
+            #expect(badYears.status == .badRequest)
+            let missing = try await client.get("/no/such/page")
+            #expect(missing.status == .notFound)
+            #expect(missing.body.contains("There is no page at this address"))
+        }
+    }
+
+    @Test func anEmptyWeekSaysSo() async throws {
+        try await Harness.run { _, client in
+            let page = try await client.get("/u/ybsc/week/2020-07-01")
+            #expect(page.status == .ok)
+            #expect(page.body.contains("No albums that week."))
+        }
+    }
+
+    @Test func whenLastFMFailsTheSavedCopyIsShownWithANote() async throws {
+        try await Harness.run { harness, client in
+            let first = try await client.get("/u/ybsc?years_ago=3")
+            #expect(first.body.contains("Live at The Electric Ballroom"))
+            // A week later the chart list is due for a refresh, but Last.fm is down.
+            harness.clock.advance(days: 8)
+            await harness.fake.inject(.init(.apiError(code: 11, status: 503)))
+            let later = try await client.get("/u/ybsc/week/2020-07-08")
+            #expect(later.status == .ok)
+            #expect(later.body.contains("Live at The Electric Ballroom"))
+            #expect(later.body.contains("Showing a saved copy: Last.fm is temporarily unavailable"))
+        }
+    }
+
+    @Test func failuresAreNeverCached() async throws {
+        try await Harness.run { harness, client in
+            await harness.fake.inject(.init(.apiError(code: 16, status: 200), times: 1))
+            let failed = try await client.get("/u/ybsc/week/2020-07-08")
+            #expect(failed.status == .badGateway)
+            #expect(failed.body.contains("Try again"))
+            let retried = try await client.get("/u/ybsc/week/2020-07-08")
+            #expect(retried.status == .ok)
+            #expect(retried.body.contains("Live at The Electric Ballroom"))
+        }
+    }
+
+    @Test func pastWeeksAreFetchedOnce() async throws {
+        try await Harness.run { harness, client in
+            _ = try await client.get("/u/ybsc/week/2020-07-08")
+            await harness.fake.clearLog()
+            _ = try await client.get("/u/ybsc/week/2020-07-08")
+            _ = try await client.get("/api/u/ybsc/chart?week=2020-07-08")
+            // The chart list and the closed week both come from the cache.
+            let requests = await harness.fake.requests()
+            #expect(!requests.contains { $0.method == "user.getweeklyalbumchart" && $0.parameters["from"] == "1593950400" })
+            #expect(!requests.contains { $0.method == "user.getweeklychartlist" })
+        }
+    }
+
+    @Test func theYearBeforeIsPrecached() async throws {
+        try await Harness.run { harness, client in
+            let week = ChartWeek(from: 1_593_950_400, to: 1_594_555_200)
+            let before = ChartWeek(from: week.from - 52 * 604_800, to: week.to - 52 * 604_800)
+            await harness.fake.add(user: "prefetch", .scripted(weeks: [before, week], albums: [ChartEntry(rank: 1, artist: "A", name: "B", plays: 2)]))
+            _ = try await client.get("/u/prefetch/week/2020-07-08")
+            var fetched = false
+            for _ in 0..<50 where !fetched {
+                fetched = await harness.fake.requests().contains { $0.method == "user.getweeklyalbumchart" && $0.parameters["from"] == String(before.from) }
+                if !fetched { try await Task.sleep(for: .milliseconds(20)) }
+            }
+            #expect(fetched)
+        }
+    }
+}

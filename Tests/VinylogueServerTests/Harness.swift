@@ -1,0 +1,107 @@
+import Archive
+import AsyncHTTPClient
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+import LastFM
+import LastFMTestServer
+import NIOCore
+import Testing
+import VinylogueCore
+import VinylogueServer
+
+/// A clock the test moves by hand.
+final class TestClock: @unchecked Sendable {
+    private let lock = NSLock()
+    private var current: Date
+    init(_ start: Date) { current = start }
+    var now: Date { lock.withLock { current } }
+    func advance(days: Double) { lock.withLock { current = current.addingTimeInterval(days * 86400) } }
+    var wallClock: WallClock { WallClock { self.now } }
+}
+
+/// 8 July 2023, 09:00 UTC: three years after ybsc's captured week.
+let july2023 = Date(timeIntervalSince1970: 1_688_806_800)
+
+/// The app wired as `serve` wires it, against a fake Last.fm over real HTTP
+/// and an in-memory database.
+struct Harness: Sendable {
+    let fake: FakeLastFM
+    let clock: TestClock
+    let lists: ListStore
+    let database: ArchiveDatabase
+
+    /// A browser session: remembers the CSRF cookie and token.
+    struct Session {
+        var cookie: String = ""
+        var token: String = ""
+    }
+
+    static func run(demo: Bool = false, _ body: @Sendable (Harness, any TestClientProtocol) async throws -> Void) async throws {
+        let clock = TestClock(july2023)
+        let fake = try FakeLastFM(clock: clock.wallClock)
+        let database = try ArchiveDatabase(inMemory: ())
+        let http = HTTPClient(eventLoopGroupProvider: .singleton)
+        do {
+            try await FakeLastFMServer.withRunning(fake) { url in
+                let configuration = LastFMConfiguration(apiKey: "test-key", baseURL: url, requestsPerSecond: 200, maxAttempts: 1)
+                let client = LastFMClient(configuration: configuration, transport: .live(http),
+                                          cache: SQLiteResponseCache(database, clock: clock.wallClock), clock: clock.wallClock)
+                let dependencies = ServerDependencies(clock: clock.wallClock, lastFM: client,
+                                                      demo: demo ? DemoChartSource(clock: clock.wallClock) : nil,
+                                                      lists: ListStore(database), pages: try await PageRenderer.bundled())
+                let app = buildApplication(configuration: ServerConfiguration(demo: demo), dependencies: dependencies)
+                let harness = Harness(fake: fake, clock: clock, lists: ListStore(database), database: database)
+                try await app.test(.router) { client in try await body(harness, client) }
+            }
+            try await http.shutdown()
+        } catch {
+            try? await http.shutdown()
+            throw error
+        }
+    }
+}
+
+extension TestClientProtocol {
+    /// GETs `uri` and returns the status and body text.
+    func get(_ uri: String, session: Session? = nil) async throws -> (status: HTTPResponse.Status, body: String, headers: HTTPFields) {
+        var headers: HTTPFields = [:]
+        if let session, !session.cookie.isEmpty { headers[.cookie] = session.cookie }
+        let response = try await execute(uri: uri, method: .get, headers: headers, body: nil)
+        return (response.status, String(buffer: response.body), response.headers)
+    }
+
+    /// Opens `/settings` to get a CSRF cookie and token, like a browser would.
+    func session() async throws -> Harness.Session {
+        let response = try await execute(uri: "/settings", method: .get, headers: [:], body: nil)
+        let setCookie = try #require(response.headers[.setCookie])
+        let cookie = String(setCookie.prefix { $0 != ";" })
+        let token = String(cookie.split(separator: "=")[1])
+        return Harness.Session(cookie: cookie, token: token)
+    }
+
+    /// POSTs a form with the session's cookie and token.
+    func post(_ uri: String, _ fields: [String: String], session: Harness.Session, token: String? = nil) async throws -> (status: HTTPResponse.Status, body: String, headers: HTTPFields) {
+        var all = fields
+        all["csrf"] = token ?? session.token
+        let body = all.map { "\($0.key)=\($0.value.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "")" }.joined(separator: "&")
+        let response = try await execute(uri: uri, method: .post,
+                                         headers: [.cookie: session.cookie, .contentType: "application/x-www-form-urlencoded"],
+                                         body: ByteBuffer(string: body))
+        return (response.status, String(buffer: response.body), response.headers)
+    }
+}
+
+typealias Session = Harness.Session
+
+extension String {
+    /// Whether `parts` appear in this order.
+    func containsInOrder(_ parts: [String]) -> Bool {
+        var rest = self[...]
+        for part in parts {
+            guard let range = rest.range(of: part) else { return false }
+            rest = rest[range.upperBound...]
+        }
+        return true
+    }
+}

@@ -46,7 +46,7 @@ struct ServeCommand: AsyncParsableCommand {
             let client = composition.lastFMClient(cache: SQLiteResponseCache(database, clock: composition.clock))
             let dependencies = ServerDependencies(
                 clock: composition.clock, lastFM: client, demo: demo ? composition.demo : nil, lists: lists,
-                pages: try await PageRenderer.bundled())
+                settings: try await CurrentSettings(store: lists), pages: try await PageRenderer.bundled())
             var logger = Logger(label: "vinylogue.server")
             logger.logLevel = composition.logLevel(default: .info)
             let app = buildApplication(configuration: ServerConfiguration(host: host, port: port, demo: demo),

@@ -10,10 +10,14 @@ public struct ServerDependencies: Sendable {
     /// The built-in demo, when the server runs with `--demo`.
     public let demo: DemoChartSource?
     public let lists: ListStore
+    public let settings: CurrentSettings
     public let pages: PageRenderer
+    let rendered: RenderedPages
 
     public init(clock: WallClock, lastFM: LastFMClient, demo: DemoChartSource?, lists: ListStore,
-                pages: PageRenderer) {
+                settings: CurrentSettings, pages: PageRenderer) {
+        self.settings = settings
+        self.rendered = RenderedPages(clock: clock)
         self.clock = clock
         self.lastFM = lastFM
         self.demo = demo

@@ -157,4 +157,21 @@ import VinylogueCore
             #expect(fetched)
         }
     }
+
+    @Test func renderedPagesFollowSettingsAndExpire() async throws {
+        try await Harness.run { harness, client in
+            let first = try await client.get("/u/ybsc/week/2020-07-08")
+            #expect(first.body.contains("Exposition I"))
+            let session = try await client.session()
+            _ = try await client.post("/settings", ["filter": "4", "timezone": "UTC"], session: session)
+            let filtered = try await client.get("/u/ybsc/week/2020-07-08")
+            #expect(!filtered.body.contains("Exposition I"))
+            // A "years ago" page follows the clock once its minute is up.
+            let before = try await client.get("/u/ybsc?years_ago=3")
+            #expect(before.body.contains("Week 28"))
+            harness.clock.advance(days: 7)
+            let after = try await client.get("/u/ybsc?years_ago=3")
+            #expect(!after.body.contains("Week 28 ·"))
+        }
+    }
 }

@@ -49,7 +49,8 @@ struct Harness: Sendable {
                                           cache: SQLiteResponseCache(database, clock: clock.wallClock), clock: clock.wallClock)
                 let dependencies = ServerDependencies(clock: clock.wallClock, lastFM: client,
                                                       demo: demo ? DemoChartSource(clock: clock.wallClock) : nil,
-                                                      lists: ListStore(database), pages: try await PageRenderer.bundled())
+                                                      lists: ListStore(database), settings: try await CurrentSettings(store: ListStore(database)),
+                                                      pages: try await PageRenderer.bundled())
                 let app = buildApplication(configuration: ServerConfiguration(demo: demo), dependencies: dependencies)
                 let harness = Harness(fake: fake, clock: clock, lists: ListStore(database), database: database)
                 try await app.test(.router) { client in try await body(harness, client) }

@@ -15,13 +15,12 @@ struct AlbumRoutes: Sendable {
     }
 
     func page(_ request: Request, _ context: Context) async throws -> Response {
-        let csrf = CSRFProtection.token(for: request)
         guard let rawUser = context.parameters.get("user"), let user = Username(validating: rawUser),
               let artist = context.parameters.get("artist")?.removingPercentEncoding, !artist.isEmpty,
               let name = context.parameters.get("album")?.removingPercentEncoding, !name.isEmpty else {
             throw PageError.badRequest("That album address is not complete: it needs a user, an artist and an album.")
         }
-        let settings = try await dependencies.lists.settings()
+        let settings = dependencies.settings.settings
         let labels = WeekLabels(timeZone: settings.timeZone)
         let day = request.uri.queryParameters.get("week").flatMap(labels.parseDay)
         let mbid = request.uri.queryParameters.get("mbid").flatMap { $0.count == 36 ? $0 : nil }
@@ -51,19 +50,17 @@ struct AlbumRoutes: Sendable {
             }
         }
         if case .notFound? = failure {
-            var page = MessagePage(title: "Album not found", heading: "Album not found", csrf: csrf.value,
+            var page = MessagePage(title: "Album not found", heading: "Album not found", csrf: "",
                                    message: "Last.fm has no album called “\(name)” by \(artist).")
             page.linkURL = backURL
             page.linkLabel = "Back to the chart"
             return dependencies.pages.response("message", page, status: .notFound)
         }
         var view = AlbumPageView(user: user, artist: artist, name: name, detail: detail, weekPlays: weekPlays, weekLabel: weekLabel,
-                                 backURL: backURL, artURL: Paths.cover(user, artist: artist, name: name, mbid: mbid), csrf: csrf.value)
+                                 backURL: backURL, artURL: Paths.cover(user, artist: artist, name: name, mbid: mbid), csrf: "")
         view.errorText = failure.map { "Album details are unavailable: \($0.message) \($0.nextStep)" }
         view.staleNote = stale.failures.first.map { "Showing a saved copy: \($0.message)" }
-        var response = dependencies.pages.response("album", view)
-        response.attach(csrf: csrf)
-        return response
+        return dependencies.pages.response("album", view)
     }
 }
 

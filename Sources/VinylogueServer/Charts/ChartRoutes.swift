@@ -72,18 +72,26 @@ struct ChartRoutes: Sendable {
     }
 
     func page(_ request: Request, _ context: Context, day: String?) async throws -> Response {
-        let csrf = CSRFProtection.token(for: request)
-        let settings = try await dependencies.lists.settings()
+        let key = "chart|\(request.uri.description)|\(dependencies.settings.fingerprint)"
+        if let kept = dependencies.rendered.page(key) {
+            return Response(status: kept.status, headers: [.contentType: "text/html; charset=utf-8", .cacheControl: "no-cache"],
+                            body: .init(byteBuffer: kept.body))
+        }
+        let settings = dependencies.settings.settings
         let asked = try asked(request, context, day: day, settings: settings)
         let (page, staleFailures) = await load(asked)
-        var view = ChartPageView(page, byDate: asked.byDate, selfURL: request.uri.description, csrf: csrf.value,
+        var view = ChartPageView(page, byDate: asked.byDate, selfURL: request.uri.description, csrf: "",
                                  labels: WeekLabels(timeZone: settings.timeZone))
         if let failure = staleFailures.first {
             view.staleNote = "Showing a saved copy: \(failure.message)"
         }
-        var response = dependencies.pages.response("chart", view, status: Self.status(of: page))
-        response.attach(csrf: csrf)
-        return response
+        let status = Self.status(of: page)
+        let html = ByteBuffer(string: dependencies.pages.html("chart", view))
+        if status == .ok && staleFailures.isEmpty {
+            dependencies.rendered.keep(key, status: status, body: html)
+        }
+        return Response(status: status, headers: [.contentType: "text/html; charset=utf-8", .cacheControl: "no-cache"],
+                        body: .init(byteBuffer: html))
     }
 
     static func status(of page: WeeklyChartPage) -> HTTPResponse.Status {
@@ -96,7 +104,7 @@ struct ChartRoutes: Sendable {
     }
 
     func json(_ request: Request, _ context: Context) async throws -> Response {
-        let settings = try await dependencies.lists.settings()
+        let settings = dependencies.settings.settings
         let asked: Asked
         do {
             asked = try self.asked(request, context, day: nil, settings: settings)

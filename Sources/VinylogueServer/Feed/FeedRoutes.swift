@@ -19,7 +19,7 @@ struct FeedRoutes: Sendable {
         guard let raw = context.parameters.get("user"), let user = Username(validating: raw) else {
             throw PageError.badRequest("That is not a Last.fm username.")
         }
-        let settings = try await dependencies.lists.settings()
+        let settings = dependencies.settings.settings
         let now = dependencies.clock.now
         let source = dependencies.charts(for: user)
         let finder = ChartWeekFinder(timeZone: settings.timeZone)

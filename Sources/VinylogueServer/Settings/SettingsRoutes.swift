@@ -44,7 +44,7 @@ struct SettingsRoutes: Sendable {
 
     func show(_ request: Request) async throws -> Response {
         let csrf = CSRFProtection.token(for: request)
-        var view = view(try await dependencies.lists.settings(), csrf: csrf.value)
+        var view = view(dependencies.settings.settings, csrf: csrf.value)
         if request.uri.queryParameters.get("saved") != nil { view.notice = "Settings saved." }
         var response = dependencies.pages.response("settings", view)
         response.attach(csrf: csrf)
@@ -54,7 +54,7 @@ struct SettingsRoutes: Sendable {
     func save(_ request: Request) async throws -> Response {
         let form = try await FormFields.read(request, limit: configuration.maxBodyBytes)
         try CSRFProtection.verify(request, form: form)
-        var settings = try await dependencies.lists.settings()
+        var settings = dependencies.settings.settings
         guard let threshold = form["filter"].flatMap(Int.init), PlayCountFilter.choices.contains(threshold) else {
             var view = view(settings, csrf: form["csrf"] ?? "")
             view.formError = "Choose one of the filter values offered."
@@ -68,7 +68,8 @@ struct SettingsRoutes: Sendable {
         }
         settings.filter = PlayCountFilter(threshold: threshold)
         settings.timeZoneIdentifier = zone.isEmpty ? nil : zone
-        try await dependencies.lists.save(settings)
+        try await dependencies.settings.save(settings)
+        dependencies.rendered.removeAll()
         return .redirect(to: "/settings?saved=1", type: .normal)
     }
 }

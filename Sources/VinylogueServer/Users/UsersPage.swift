@@ -33,7 +33,11 @@ struct UsersPage {
                 isMe: user.isMe, isFirst: index == 0, isLast: index == listed.count - 1)
         }
         me = listed.first(where: \.isMe)?.name
+        canImport = apiKeyConfigured && me != nil && me?.lowercased() != DemoHistory.username.key
     }
+
+    /// Whether "import friends" is offered: it needs a key and a real "me".
+    let canImport: Bool
 
     /// The sentence shown under the form when adding `raw` failed.
     static func addError(_ raw: String, _ error: SourceError) -> String {

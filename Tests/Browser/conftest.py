@@ -1,0 +1,364 @@
+"""Fixtures for Vinylogue's browser tests.
+
+Every test gets its own fake Last.fm (`fake-lastfm`) and its own web app
+(`vinylogue serve`) on free ports, with a fresh `--data-dir`, so tests never
+share users, settings, cached answers or injected faults. Both start in well
+under a second. Processes are always stopped at the end of the test, also
+when it fails.
+
+The browser is Debian's Chromium driven by Playwright (Playwright's own
+browser download does not work offline). Every page opened through these
+fixtures fails the test if it shows a JavaScript dialog (alert, confirm,
+prompt) or throws an uncaught JavaScript error, and leaves a full-page
+screenshot in artifacts/screenshots/<test-name>.png.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Browser, BrowserContext, Page, sync_playwright
+
+ROOT = Path(__file__).resolve().parents[2]
+BUILD = Path(os.environ.get("VINYLOGUE_BUILD_DIR", ROOT / ".build" / "debug"))
+VINYLOGUE = BUILD / "vinylogue"
+FAKE_LASTFM = BUILD / "fake-lastfm"
+SCREENSHOTS = ROOT / "artifacts" / "screenshots"
+CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
+API_KEY = "test-key"
+
+# Ms Playwright waits for a selector or a navigation before failing.
+TIMEOUT_MS = 10_000
+
+
+# --------------------------------------------------------------------------
+# Processes
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_for_binary(path: Path, seconds: float = 90) -> Path:
+    """The binaries may be rebuilt underneath us: wait while one is briefly missing."""
+    deadline = time.monotonic() + seconds
+    while not (path.is_file() and os.access(path, os.X_OK)):
+        if time.monotonic() > deadline:
+            pytest.fail(f"{path} is missing; run `swift build` first", pytrace=False)
+        time.sleep(1)
+    return path
+
+
+def http_get(url: str, timeout: float = 2) -> tuple[int, bytes]:
+    try:
+        with urllib.request.urlopen(url, timeout=timeout) as r:
+            return r.status, r.read()
+    except urllib.error.HTTPError as e:
+        return e.code, e.read()
+
+
+@dataclass
+class Server:
+    name: str
+    process: subprocess.Popen
+    log_path: Path
+    base_url: str
+
+    def log(self) -> str:
+        try:
+            return self.log_path.read_text(errors="replace")[-4000:]
+        except OSError:
+            return ""
+
+    def stop(self) -> None:
+        if self.process.poll() is not None:
+            return
+        # Each server runs in its own process group (start_new_session), so
+        # this ends exactly the processes this fixture started.
+        try:
+            os.killpg(self.process.pid, signal.SIGTERM)
+        except ProcessLookupError:
+            return
+        try:
+            self.process.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            try:
+                os.killpg(self.process.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            self.process.wait(timeout=5)
+
+
+def start_server(name: str, binary: Path, args_for_port, ready_url_for_port, env: dict, workdir: Path) -> Server:
+    """Starts `binary` on a free port and waits until `ready_url` answers 200.
+
+    Retries on another port if the process exits early (a port taken between
+    choosing and binding it).
+    """
+    last_log = ""
+    for attempt in range(3):
+        wait_for_binary(binary)
+        port = free_port()
+        log_path = workdir / f"{name}-{port}.log"
+        log = open(log_path, "wb")
+        try:
+            process = subprocess.Popen(
+                [str(binary), *args_for_port(port)],
+                stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                env=env, cwd=workdir, start_new_session=True,
+            )
+        except OSError as e:  # e.g. the binary vanished between the check and exec (being rebuilt)
+            log.close()
+            last_log = str(e)
+            time.sleep(2)
+            continue
+        log.close()
+        server = Server(name, process, log_path, f"http://127.0.0.1:{port}")
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            if process.poll() is not None:
+                break
+            try:
+                status, _ = http_get(ready_url_for_port(port), timeout=1)
+                if status == 200:
+                    return server
+            except (urllib.error.URLError, ConnectionError, TimeoutError, OSError):
+                pass
+            time.sleep(0.05)
+        last_log = server.log()
+        server.stop()
+    raise RuntimeError(f"{name} did not start; its output:\n{last_log}")
+
+
+@dataclass
+class FakeLastFM:
+    server: Server
+
+    @property
+    def api_url(self) -> str:
+        return f"{self.server.base_url}/2.0/"
+
+    def inject(self, fault: dict, method: str | None = None, user: str | None = None, remaining: int | None = None) -> None:
+        """Injects a fault, e.g. `{"apiError": {"code": 11, "status": 503}}` (Swift's Codable enum encoding)."""
+        body = json.dumps({"fault": fault, "method": method, "user": user, "remaining": remaining}).encode()
+        request = urllib.request.Request(f"{self.server.base_url}/_fake/faults", data=body, method="POST",
+                                         headers={"Content-Type": "application/json"})
+        with urllib.request.urlopen(request, timeout=5) as r:
+            assert r.status == 204, f"the fake refused the fault: {r.status}"
+
+    def clear_faults(self) -> None:
+        request = urllib.request.Request(f"{self.server.base_url}/_fake/faults", method="DELETE")
+        with urllib.request.urlopen(request, timeout=5) as r:
+            assert r.status == 204
+
+    def requests(self) -> list[dict]:
+        status, body = http_get(f"{self.server.base_url}/_fake/requests", timeout=5)
+        assert status == 200
+        return json.loads(body)
+
+
+@dataclass
+class App:
+    server: Server
+    fake: FakeLastFM
+    data_dir: Path
+
+    @property
+    def url(self) -> str:
+        return self.server.base_url
+
+    def __call__(self, path: str = "/") -> str:
+        """The absolute URL of `path`."""
+        return self.server.base_url + path
+
+
+@dataclass
+class Stack:
+    """Everything a test started, stopped in reverse order at its end."""
+    workdir: Path
+    servers: list[Server] = field(default_factory=list)
+
+    def fake(self) -> FakeLastFM:
+        server = start_server(
+            "fake-lastfm", FAKE_LASTFM,
+            lambda port: ["--port", str(port), "--host", "127.0.0.1"],
+            lambda port: f"http://127.0.0.1:{port}/_fake/requests",
+            env=dict(os.environ), workdir=self.workdir,
+        )
+        self.servers.append(server)
+        return FakeLastFM(server)
+
+    def app(self, fake: FakeLastFM, *extra_args: str) -> App:
+        data_dir = Path(tempfile.mkdtemp(prefix="data-", dir=self.workdir))
+        env = dict(os.environ)
+        env.update({
+            "LASTFM_API_URL": fake.api_url,
+            "LASTFM_API_KEY": API_KEY,
+            "LASTFM_REQUESTS_PER_SECOND": "50",
+        })
+        server = start_server(
+            "vinylogue", VINYLOGUE,
+            lambda port: ["serve", "--host", "127.0.0.1", "--port", str(port), "--data-dir", str(data_dir), *extra_args],
+            lambda port: f"http://127.0.0.1:{port}/healthz",
+            env=env, workdir=self.workdir,
+        )
+        self.servers.append(server)
+        return App(server, fake, data_dir)
+
+    def stop(self) -> None:
+        for server in reversed(self.servers):
+            server.stop()
+
+
+@pytest.fixture
+def stack(tmp_path):
+    """Starts servers on demand for one test and always stops them."""
+    s = Stack(tmp_path)
+    try:
+        yield s
+    finally:
+        s.stop()
+
+
+@pytest.fixture
+def fake(stack) -> FakeLastFM:
+    return stack.fake()
+
+
+@pytest.fixture
+def app(stack, fake) -> App:
+    """A fresh `vinylogue serve` (empty user list, default settings) against a fresh fake Last.fm."""
+    return stack.app(fake)
+
+
+# --------------------------------------------------------------------------
+# Browser
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _clean_screenshots():
+    if SCREENSHOTS.exists():
+        for png in SCREENSHOTS.glob("*.png"):
+            png.unlink()
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+
+
+@pytest.fixture(scope="session")
+def browser() -> Browser:
+    if not Path(CHROMIUM).exists():
+        pytest.fail(f"{CHROMIUM} is missing: apt-get install chromium (scripts/browser-tests does it)", pytrace=False)
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"], headless=True)
+        try:
+            yield b
+        finally:
+            b.close()
+
+
+def _test_name(request) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "-", request.node.name).strip("-")
+
+
+class Pages:
+    """Opens browser contexts and pages for one test, watching each page for
+    dialogs and uncaught errors, and screenshots the last page at the end."""
+
+    def __init__(self, browser: Browser, name: str):
+        self.browser = browser
+        self.name = name
+        self.contexts: list[BrowserContext] = []
+        self.pages: list[Page] = []
+        self.dialogs: list[str] = []
+        self.page_errors: list[str] = []
+        self.visited: list[str] = []
+
+    def new_page(self, **context_options) -> Page:
+        options = {"viewport": {"width": 1024, "height": 800}, **context_options}
+        context = self.browser.new_context(**options)
+        context.set_default_timeout(TIMEOUT_MS)
+        context.set_default_navigation_timeout(TIMEOUT_MS)
+        self.contexts.append(context)
+        context.on("page", self._watch)
+        page = context.new_page()
+        return page
+
+    def _watch(self, page: Page) -> None:
+        self.pages.append(page)
+
+        def on_dialog(dialog):
+            self.dialogs.append(f"{dialog.type}: {dialog.message!r} on {page.url}")
+            dialog.dismiss()
+
+        page.on("dialog", on_dialog)
+        page.on("pageerror", lambda error: self.page_errors.append(f"{error} on {page.url}"))
+        page.on("framenavigated", lambda frame: self.visited.append(frame.url) if frame == page.main_frame else None)
+
+    def shot(self, page: Page | None = None, suffix: str | None = None) -> Path:
+        page = page or self.pages[-1]
+        path = SCREENSHOTS / (f"{self.name}--{suffix}.png" if suffix else f"{self.name}.png")
+        page.screenshot(path=str(path), full_page=True)
+        return path
+
+    def close(self) -> None:
+        for context in self.contexts:
+            try:
+                context.close()
+            except Exception:
+                pass
+
+
+@pytest.fixture
+def pages(browser, request):
+    p = Pages(browser, _test_name(request))
+    try:
+        yield p
+        # The suite-wide XSS guard: no page visited may ever open a dialog.
+        assert not p.dialogs, f"a JavaScript dialog fired: {p.dialogs}"
+        assert not p.page_errors, f"uncaught JavaScript errors: {p.page_errors}"
+    finally:
+        # The last state of the last page, also when the test failed.
+        if p.pages and not p.pages[-1].is_closed():
+            own = SCREENSHOTS / f"{p.name}.png"
+            try:
+                if not own.exists() or getattr(request.node, "rep_call_failed", True):
+                    p.shot(p.pages[-1])
+            except Exception:
+                pass
+        p.close()
+
+
+@pytest.fixture
+def page(pages) -> Page:
+    """A desktop-sized page (1024×800, light colour scheme) with JavaScript on."""
+    return pages.new_page()
+
+
+@pytest.fixture
+def shot(pages):
+    """shot(page) saves artifacts/screenshots/<test-name>.png; shot(page, "step") saves <test-name>--step.png."""
+    return pages.shot
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    report = outcome.get_result()
+    if report.when == "call":
+        item.rep_call_failed = report.failed
+    elif not hasattr(item, "rep_call_failed"):
+        item.rep_call_failed = report.failed

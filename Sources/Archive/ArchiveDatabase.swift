@@ -42,6 +42,7 @@ public final class ArchiveDatabase: Sendable {
     static var migrator: DatabaseMigrator {
         var migrator = DatabaseMigrator()
         ListStore.registerMigrations(in: &migrator)
+        ScrobbleStore.registerMigrations(in: &migrator)
         return migrator
     }
 

@@ -16,6 +16,9 @@ struct UserOptions: ParsableArguments {
     @Option(name: .customLong("time-zone"), help: "The time zone whose calendar years are counted (default: the system's).")
     var timeZone: String?
 
+    @Option(name: .customLong("data-dir"), help: "The archive's data directory for --source archive (default: $XDG_DATA_HOME/vinylogue).")
+    var dataDir: String?
+
     func username() throws -> Username {
         do { return try Username(user) } catch {
             throw CommandFailure("“\(user)” is not a valid Last.fm username: \(error.description)", exitCode: .usage)
@@ -67,7 +70,7 @@ struct ChartCommand: AsyncParsableCommand {
             }
             let request = WeeklyChartPage.Request(user: user, kind: kind, selection: selection,
                                                   filter: PlayCountFilter(threshold: minPlays), timeZone: zone)
-            let page = await WeeklyChartPage.load(request, from: composition.chartSource(for: user, options.source), now: composition.clock.now)
+            let page = await WeeklyChartPage.load(request, from: composition.chartSource(for: user, options.source, dataDir: options.dataDir), now: composition.clock.now)
             try Self.print(page, json: json, environment: composition.environment)
         }
     }
@@ -107,7 +110,7 @@ struct YearsCommand: AsyncParsableCommand {
             let zone = try composition.timeZone(named: options.timeZone)
             let list: ChartWeekList
             do {
-                list = try await composition.chartSource(for: user, options.source).chartList(for: user)
+                list = try await composition.chartSource(for: user, options.source, dataDir: options.dataDir).chartList(for: user)
             } catch let error as SourceError {
                 throw CommandFailure(error)
             }

@@ -12,7 +12,7 @@ public struct VinylogueCommand: AsyncParsableCommand {
             3 upstream failure (Last.fm down, rate limited, unreadable answer), \
             4 configuration (for example a missing LASTFM_API_KEY).
             """,
-        subcommands: [ChartCommand.self, YearsCommand.self, UserCommand.self]
+        subcommands: [ChartCommand.self, YearsCommand.self, UserCommand.self, ImportCommand.self, SyncCommand.self, HistoryCommand.self, BenchCommand.self]
     )
 
     public init() {}

@@ -23,8 +23,6 @@ public struct ArchiveUser: Codable, Sendable, Hashable, FetchableRecord, Persist
     public var name: String
 
     enum CodingKeys: String, CodingKey { case id, nameKey = "name_key", name }
-
-    public mutating func didInsert(_ inserted: InsertionSuccess) { id = inserted.rowID }
 }
 
 /// One archived scrobble row, as stored.
@@ -134,9 +132,8 @@ public struct ScrobbleStore: Sendable {
 
     static func ensureUserID(of user: Username, in db: Database) throws -> Int64 {
         if let id = try userID(of: user, in: db) { return id }
-        var record = ArchiveUser(id: nil, nameKey: user.key, name: user.value)
-        try record.insert(db)
-        return record.id!
+        try ArchiveUser(id: nil, nameKey: user.key, name: user.value).insert(db)
+        return db.lastInsertedRowID
     }
 
     // MARK: - Writing
@@ -190,8 +187,12 @@ public struct ScrobbleStore: Sendable {
     private static func bind(_ text: String?, _ index: Int32, _ handle: OpaquePointer?) {
         guard var text else { sqlite3_bind_null(handle, index); return }
         text.withUTF8 { bytes in
-            _ = bytes.withMemoryRebound(to: CChar.self) { chars in
-                sqlite3_bind_text(handle, index, chars.baseAddress ?? "", Int32(chars.count), transient)
+            if let base = bytes.baseAddress {
+                _ = base.withMemoryRebound(to: CChar.self, capacity: bytes.count) { chars in
+                    sqlite3_bind_text(handle, index, chars, Int32(bytes.count), transient)
+                }
+            } else {
+                _ = sqlite3_bind_text(handle, index, "", 0, transient)
             }
         }
     }

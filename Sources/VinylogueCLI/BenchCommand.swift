@@ -99,7 +99,7 @@ struct BenchExport {
     let end: Int64
 
     func write(to url: URL) throws {
-        FileManager.default.createFile(atPath: url.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: url.path, contents: nil)
         let handle = try FileHandle(forWritingTo: url)
         defer { try? handle.close() }
         var rng = SplitMix64(seed: 42)

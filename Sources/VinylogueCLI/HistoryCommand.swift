@@ -39,7 +39,7 @@ struct HistoryCommand: AsyncParsableCommand {
                 try composition.fillDemo(for: username, in: store)
                 result = try await ArchiveChartSource(store: store)
                     .everyYear(for: username, kind: kind, limit: limit, now: composition.clock.now, timeZone: zone)
-            } catch {
+            } catch let error as SourceError {
                 throw CommandFailure(error)
             }
             let labels = WeekLabels(timeZone: zone)

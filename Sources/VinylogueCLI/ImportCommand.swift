@@ -44,7 +44,7 @@ struct ImportCommand: AsyncParsableCommand {
                     bar.update(fraction, "\(grouped(p.imported)) imported, \(grouped(p.duplicates)) duplicates, \(grouped(p.rejected)) rejected")
                 }
                 bar.finish()
-            } catch {
+            } catch let error as SourceError {
                 throw CommandFailure(error)
             }
             Terminal.standardOutput.write(Self.report(summary, user: username))
@@ -96,7 +96,7 @@ struct SyncCommand: AsyncParsableCommand {
                 await bar.finish()
                 Terminal.standardOutput.write("Synced \(user): \(grouped(summary.imported)) new scrobbles from \(summary.pages) pages"
                     + (summary.duplicates > 0 ? " (\(grouped(summary.duplicates)) already archived)" : "") + ".\n")
-            } catch {
+            } catch let error as SourceError {
                 throw CommandFailure(error)
             }
         }

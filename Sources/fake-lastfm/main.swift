@@ -22,5 +22,5 @@ while let arg = args.popFirst() {
 let fake = try FakeLastFM(clock: .system)
 try await FakeLastFMServer.run(fake, host: host, port: port) { url in
     print("fake Last.fm listening at \(url) (API key: test-key)")
-    fflush(stdout)
+    fflush(nil)  // all streams; naming `stdout` is an error under Swift 6 concurrency checking
 }

@@ -6,7 +6,7 @@ import VinylogueCore
 @Suite struct ImportFormatTests {
     @Test func headerlessLastFMCSVWithQuotingAndBrokenLines() throws {
         let dir = try TemporaryDirectory()
-        let path = try dir.file("scrobbles.csv", """
+        let path = try dir.file("scrobbles.csv", #"""
             Radiohead,OK Computer,Airbag,31 Jan 2020 18:25
             "Crosby, Stills & Nash",Déjà Vu,"Carry On",01 Feb 2020 09:05
             "The ""Band""",,Intro,29 Feb 2020 23:59
@@ -16,7 +16,7 @@ import VinylogueCore
             Fine,Album,Track,not a date
 
             Last,One,Song,1 Mar 2020 00:00
-            """)
+            """#)
         let store = try dir.store()
         let summary = try ScrobbleImporter(store: store).importFile(at: path, for: alice)
         #expect(summary.format == .lastFMCSV)
@@ -42,14 +42,14 @@ import VinylogueCore
 
     @Test func lastFMCSVWithHeaderKeepsMBIDs() throws {
         let dir = try TemporaryDirectory()
-        let path = try dir.file("export.csv", """
+        let path = try dir.file("export.csv", #"""
             uts,utc_time,artist,artist_mbid,album,album_mbid,track,track_mbid
             1580495100,"31 Jan 2020, 18:25",Radiohead,a74b1b7f-71a5-4011-9441-d0b5e4122711,OK Computer,b1392450-e666-3926-a536-22c65f834433,Airbag,1c4a8f85-4bdb-4b1e-9a3a-0a7c7d5d0f4b
             1580495400,"31 Jan 2020, 18:30",Radiohead,,"OK Computer",,"Paranoid Android",
             soon,"31 Jan 2020, 18:35",Radiohead,,OK Computer,,Subterranean Homesick Alien,
             1580495700,"31 Jan 2020, 18:35",Radiohead,,OK Computer,,
             1580495900,"31 Jan 2020, 18:35"x,Radiohead,,OK Computer,,Exit Music,
-            """)
+            """#)
         let store = try dir.store()
         let summary = try ScrobbleImporter(store: store).importFile(at: path, for: alice)
         #expect(summary.format == .lastFMCSVWithHeader)
@@ -67,7 +67,7 @@ import VinylogueCore
     @Test func listenBrainzJSONArrayStreamsAndReportsBadElements() throws {
         let dir = try TemporaryDirectory()
         // The shape of a ListenBrainz user export (listens.json).
-        let path = try dir.file("listens.json", """
+        let path = try dir.file("listens.json", #"""
             [
               {
                 "listened_at": 1580495100,
@@ -85,10 +85,10 @@ import VinylogueCore
               },
               {"listened_at": 1580495400, "track_metadata": {"artist_name": "Portishead", "release_name": "Dummy"}},
               {"listened_at": 1580495700, "track_metadata": {"artist_name": "Portishead", "track_name": "Roads", tru}},
-              {"listened_at": "2020-01-31T18:40:00Z", "track_metadata": {"artist_name": "Massive Attack", "track_name": "Teardrop, \\"live\\""}},
+              {"listened_at": "2020-01-31T18:40:00Z", "track_metadata": {"artist_name": "Massive Attack", "track_name": "Teardrop, \"live\""}},
               {"track_metadata": {"artist_name": "Nobody", "track_name": "Nothing"}}
             ]
-            """)
+            """#)
         let store = try dir.store()
         let summary = try ScrobbleImporter(store: store).importFile(at: path, for: alice)
         #expect(summary.format == .listenBrainzJSON)
@@ -106,10 +106,10 @@ import VinylogueCore
 
     @Test func truncatedJSONArrayKeepsWhatCameBefore() throws {
         let dir = try TemporaryDirectory()
-        let path = try dir.file("cut.json", """
+        let path = try dir.file("cut.json", #"""
             [{"listened_at": 1580495100, "track_metadata": {"artist_name": "A", "track_name": "One"}},
              {"listened_at": 1580495400, "track_metadata": {"artist_name": "A", "track_name": "Tw
-            """)
+            """#)
         let store = try dir.store()
         let summary = try ScrobbleImporter(store: store).importFile(at: path, for: alice)
         #expect(summary.imported == 1)
@@ -120,12 +120,12 @@ import VinylogueCore
 
     @Test func listenBrainzJSONLines() throws {
         let dir = try TemporaryDirectory()
-        let path = try dir.file("2020-01.jsonl", """
+        let path = try dir.file("2020-01.jsonl", #"""
             {"listened_at": 1580495100, "track_metadata": {"artist_name": "Björk", "release_name": "Homogenic", "track_name": "Jóga", "mbid_mapping": {"recording_mbid": "rec-1", "release_mbid": "rel-1", "artist_mbids": ["art-1"]}}}
             {"listened_at": 1580495400, "track_metadata": {"artist_name": "Björk", "release_name": "Homogenic", "track_name": "Bachelorette"
             {"listened_at": 1580495700, "track_metadata": {"artist_name": "Björk", "release_name": "Homogenic", "track_name": "Hunter"}}
             [1, 2]
-            """)
+            """#)
         let store = try dir.store()
         let summary = try ScrobbleImporter(store: store).importFile(at: path, for: alice)
         #expect(summary.format == .listenBrainzJSONLines)
@@ -139,7 +139,7 @@ import VinylogueCore
     @Test func spotifyExtendedHistoryCountsOnlyRealPlays() throws {
         let dir = try TemporaryDirectory()
         // Field names as in Spotify's "Extended streaming history" ReadMe.
-        let path = try dir.file("Streaming_History_Audio_2020.json", """
+        let path = try dir.file("Streaming_History_Audio_2020.json", #"""
             [
             {"ts": "2020-01-31T18:28:21Z", "platform": "android", "ms_played": 201000, "conn_country": "DE",
              "master_metadata_track_name": "Glory Box", "master_metadata_album_artist_name": "Portishead",
@@ -156,7 +156,7 @@ import VinylogueCore
             {"ts": "2020-01-31T20:00:00Z", "ms_played": 30000, "master_metadata_track_name": "Roads",
              "master_metadata_album_artist_name": "Portishead", "master_metadata_album_album_name": "Dummy"}
             ]
-            """)
+            """#)
         let store = try dir.store()
         let summary = try ScrobbleImporter(store: store).importFile(at: path, for: alice)
         #expect(summary.format == .spotifyJSON)

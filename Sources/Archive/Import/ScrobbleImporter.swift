@@ -39,6 +39,8 @@ public struct ImportSummary: Sendable, Hashable {
     public var rejectedCount = 0
     /// The first `ScrobbleImporter.rejectionsKept` rejected lines, in file order.
     public var rejected: [RejectedLine] = []
+
+    public init() {}
 }
 
 /// How far an import has got, for a progress bar.
@@ -73,7 +75,7 @@ public struct ScrobbleImporter: Sendable {
     public func importFile(at path: String, for user: Username,
                            progress: (ImportProgress) -> Void = { _ in }) throws(SourceError) -> ImportSummary {
         do {
-            return try importing(path, user, progress)
+            return try withoutActuallyEscaping(progress) { progress in try importing(path, user, progress) }
         } catch let error as SourceError {
             throw error
         } catch {
@@ -81,7 +83,7 @@ public struct ScrobbleImporter: Sendable {
         }
     }
 
-    private func importing(_ path: String, _ user: Username, _ progress: (ImportProgress) -> Void) throws -> ImportSummary {
+    private func importing(_ path: String, _ user: Username, _ progress: @escaping (ImportProgress) -> Void) throws -> ImportSummary {
         var chunks = try FileChunks(path: path)
         defer { chunks.close() }
         guard let first = try chunks.next() else {

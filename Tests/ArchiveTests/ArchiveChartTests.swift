@@ -9,7 +9,8 @@ import VinylogueCore
     /// casings, as a Last.fm CSV export of our own making (newest first).
     static func madeUpExport() -> (scrobbles: [Scrobble], weeks: [ChartWeek]) {
         let history = DemoHistory(seed: 99, start: 1_400_000_000)
-        let weeks = (0..<12).map { ChartWeek(from: history.firstWeek.from + Int64($0) * LastFMWeekCalendar.weekLength,
+        // From the fifth week on: the first weeks of a history are still empty.
+        let weeks = (4..<16).map { ChartWeek(from: history.firstWeek.from + Int64($0) * LastFMWeekCalendar.weekLength,
                                              to: history.firstWeek.to + Int64($0) * LastFMWeekCalendar.weekLength) }
         var rng = SplitMix64(seed: 5)
         var scrobbles: [Scrobble] = []

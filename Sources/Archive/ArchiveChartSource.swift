@@ -17,10 +17,14 @@ public struct ArchiveChartSource: ChartSource {
 
     public init(database: ArchiveDatabase) { self.store = ScrobbleStore(database: database) }
 
+    static func nothingArchived(_ user: Username) -> SourceError {
+        .storage(detail: "nothing is archived for “\(user)”; run `vinylogue sync \(user)` or `vinylogue import FILE --user \(user)` first")
+    }
+
     /// Every Last.fm week from the one holding the user's first archived
     /// scrobble to the one holding the last.
     public func chartList(for user: Username) async throws(SourceError) -> ChartWeekList {
-        guard let span = try store.span(for: user) else { throw .notFound(what: "The user “\(user)” in the local archive") }
+        guard let span = try store.span(for: user) else { throw Self.nothingArchived(user) }
         let first = LastFMWeekCalendar.week(containing: span.lowerBound)
         let last = LastFMWeekCalendar.week(containing: span.upperBound)
         return ChartWeekList(LastFMWeekCalendar.weeks(from: first.from, closedBy: last.to))
@@ -31,7 +35,7 @@ public struct ArchiveChartSource: ChartSource {
             guard let id = try ScrobbleStore.userID(of: user, in: db) else { return nil }
             return try Self.charts(kind, user: user, userID: id, weeks: [week], in: db)
         }
-        guard let chart = charts?.first else { throw .notFound(what: "The user “\(user)” in the local archive") }
+        guard let chart = charts?.first else { throw Self.nothingArchived(user) }
         return chart
     }
 

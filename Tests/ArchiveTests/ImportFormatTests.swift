@@ -206,3 +206,37 @@ import VinylogueCore
         }
     }
 }
+
+@Suite struct ImportEdgeTests {
+    @Test func bracketsAndQuotesInsideJSONStringsAndCRLFLines() throws {
+        let dir = try TemporaryDirectory()
+        let json = "[\r\n" + #"""
+            {"listened_at": 1580495100, "track_metadata": {"artist_name": "A ] B", "release_name": "{Live}", "track_name": "Say \"[hi]\", \\o/"}},
+            {"listened_at": 1580495400, "track_metadata": {"artist_name": "C", "track_name": "D", "additional_info": {"tags": [["x"], {"y": "]"}]}}}
+            ]
+            """#.replacingOccurrences(of: "\n", with: "\r\n")
+        let path = try dir.file("nested.json", json)
+        let store = try dir.store()
+        let summary = try ScrobbleImporter(store: store).importFile(at: path, for: alice)
+        #expect(summary.imported == 2 && summary.rejectedCount == 0)
+        let all = try store.scrobbles(for: alice, from: 0, to: .max)
+        #expect(all.first == Scrobble(instant: 1_580_495_100, artist: "A ] B", album: "{Live}", track: #"Say "[hi]", \o/"#))
+
+        let csv = try dir.file("crlf.csv", "Artist,Album,Track,31 Jan 2020 18:25\r\nArtist,Album,Track 2,31 Jan 2020 18:29\r\n")
+        let csvSummary = try ScrobbleImporter(store: store).importFile(at: csv, for: alice)
+        #expect(csvSummary.imported == 2)
+        #expect(try store.scrobbles(for: alice, from: 1_580_495_340, to: 1_580_495_341).first?.track == "Track 2")
+    }
+
+    @Test func timestampsParseOnlyRealDates() {
+        #expect(Timestamps.lastFMExportDate("31 Jan 2020 18:25") == 1_580_495_100)
+        #expect(Timestamps.lastFMExportDate("1 Mar 2020, 00:00") == 1_583_020_800)
+        #expect(Timestamps.lastFMExportDate("29 Feb 2019 10:00") == nil)
+        #expect(Timestamps.lastFMExportDate("31 Foo 2020 18:25") == nil)
+        #expect(Timestamps.lastFMExportDate("31 Jan 2020 25:00") == nil)
+        #expect(Timestamps.iso8601("2020-01-31T18:25:00Z") == 1_580_495_100)
+        #expect(Timestamps.iso8601("2020-01-31T19:25:00.250+01:00") == 1_580_495_100)
+        #expect(Timestamps.iso8601("2020-01-31") == nil)
+        #expect(Timestamps.unix(year: 1970, month: 1, day: 1, hour: 0, minute: 0, second: 0) == 0)
+    }
+}

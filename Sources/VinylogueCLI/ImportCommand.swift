@@ -48,6 +48,10 @@ struct ImportCommand: AsyncParsableCommand {
                 throw CommandFailure(error)
             }
             Terminal.standardOutput.write(Self.report(summary, user: username))
+            if summary.imported + summary.duplicates == 0, summary.rejectedCount > 0 {
+                throw CommandFailure("No scrobbles could be read from “\(file)”. Check that it is a Last.fm CSV export, "
+                    + "a ListenBrainz listens export or a Spotify extended streaming history file.", exitCode: .noData)
+            }
         }
     }
 

@@ -5,6 +5,8 @@ import VinylogueCore
 /// The kinds of export file the importer reads, recognised from the content.
 public enum ExportFormat: String, Sendable, Hashable {
     /// Last.fm scrobble export without a header: `artist,album,track,date`.
+    /// Its dates have minute resolution, so two plays of one track by one
+    /// artist in the same minute share a dedupe key and count once.
     case lastFMCSV = "Last.fm CSV export (artist,album,track,date)"
     /// Last.fm scrobble export with the header `uts,utc_time,artist,artist_mbid,album,album_mbid,track,track_mbid`.
     case lastFMCSVWithHeader = "Last.fm CSV export (uts,utc_time,artist,…)"

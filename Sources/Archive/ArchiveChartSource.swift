@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import GRDBSQLite
 import VinylogueCore
 
 /// Weekly charts computed from the local scrobble archive, with the same
@@ -40,43 +41,83 @@ public struct ArchiveChartSource: ChartSource {
     }
 
     /// The charts of `kind` for several weeks in one query.
+    ///
+    /// SQLite only walks the primary key's (user, instant) ranges, with no
+    /// sorting; the rows are counted per exact spelling in Swift (a
+    /// dictionary of a few hundred keys), and the groups are then merged
+    /// case-insensitively by `ScrobbleTally.Tally`. A group's MusicBrainz id
+    /// is that of its earliest play that has one, and groups are fed to the
+    /// tally in that order, so the id chosen is the one a time-ordered
+    /// `ScrobbleTally` pass would choose.
     static func charts(_ kind: ChartKind, user: Username, userID: Int64, weeks: [ChartWeek], in db: Database) throws -> [WeeklyChart] {
         guard !weeks.isEmpty else { return [] }
-        let (columns, albumFilter) = switch kind {
-        case .album: ("s.artist, s.album, s.album_mbid", "AND s.album <> ''")
-        case .artist: ("s.artist, '', s.artist_mbid", "")
-        case .track: ("s.artist, s.track, s.track_mbid", "")
+        let (name, mbid, albumFilter) = switch kind {
+        case .album: ("s.album", "s.album_mbid", "AND s.album <> ''")
+        case .artist: ("''", "s.artist_mbid", "")
+        case .track: ("s.track", "s.track_mbid", "")
         }
-        // One row per (week, exact spelling, mbid), in order of first play,
-        // so the Tally sees mbids in the same order a time-ordered scan would.
         let values = weeks.map { _ in "(?, ?, ?)" }.joined(separator: ", ")
-        let sql = """
+        let statement = try db.cachedStatement(sql: """
             WITH w(n, f, t) AS (VALUES \(values))
-            SELECT w.n, \(columns), COUNT(*), MIN(s.instant) AS first
+            SELECT w.n, s.instant, s.artist, \(name), \(mbid)
             FROM w JOIN scrobble s ON s.user_id = ? AND s.instant >= w.f AND s.instant < w.t \(albumFilter)
-            GROUP BY w.n, \(columns)
-            ORDER BY w.n, first
-            """
-        var arguments: [any DatabaseValueConvertible] = []
-        for (n, week) in weeks.enumerated() { arguments += [n, week.from, week.to] }
-        arguments.append(userID)
-        var tallies = weeks.map { _ in ScrobbleTally.Tally(kind: kind) }
-        let rows = try Row.fetchCursor(db, sql: sql, arguments: StatementArguments(arguments))
-        while let row = try rows.next() {
-            let n: Int = row[0]
-            let artist: String = row[1]
-            let name: String = row[2]
-            let mbid: String? = row[3]
-            let plays: Int = row[4]
-            switch kind {
-            case .album: tallies[n].add(artist: artist, album: name, track: "", mbid: mbid, plays: plays)
-            case .artist: tallies[n].add(artist: artist, album: "", track: "", mbid: mbid, plays: plays)
-            case .track: tallies[n].add(artist: artist, album: "", track: name, mbid: mbid, plays: plays)
+            """)
+        let handle = statement.sqliteStatement
+        sqlite3_reset(handle)
+        for (n, week) in weeks.enumerated() {
+            sqlite3_bind_int64(handle, Int32(3 * n + 1), Int64(n))
+            sqlite3_bind_int64(handle, Int32(3 * n + 2), week.from)
+            sqlite3_bind_int64(handle, Int32(3 * n + 3), week.to)
+        }
+        sqlite3_bind_int64(handle, Int32(3 * weeks.count + 1), userID)
+        defer { sqlite3_reset(handle) }
+
+        var groups = [[Spelling: Group]](repeating: [:], count: weeks.count)
+        var code = sqlite3_step(handle)
+        while code == SQLITE_ROW {
+            let n = Int(sqlite3_column_int64(handle, 0))
+            let instant = sqlite3_column_int64(handle, 1)
+            let key = Spelling(artist: Self.text(handle, 2), name: Self.text(handle, 3))
+            groups[n][key, default: Group()].plays += 1
+            if sqlite3_column_type(handle, 4) != SQLITE_NULL, instant < groups[n][key]!.mbidInstant {
+                groups[n][key]!.mbid = Self.text(handle, 4)
+                groups[n][key]!.mbidInstant = instant
             }
+            code = sqlite3_step(handle)
         }
-        return zip(weeks, tallies).map { week, tally in
-            WeeklyChart(user: user, kind: kind, week: week, entries: tally.ranked())
+        guard code == SQLITE_DONE else {
+            throw DatabaseError(resultCode: ResultCode(rawValue: code), message: String(cString: sqlite3_errmsg(db.sqliteConnection)))
         }
+        return zip(weeks, groups).map { week, groups in
+            var tally = ScrobbleTally.Tally(kind: kind)
+            let ordered = groups.sorted { a, b in
+                (a.value.mbidInstant, a.key.artist, a.key.name) < (b.value.mbidInstant, b.key.artist, b.key.name)
+            }
+            for (key, group) in ordered {
+                switch kind {
+                case .album: tally.add(artist: key.artist, album: key.name, track: "", mbid: group.mbid, plays: group.plays)
+                case .artist: tally.add(artist: key.artist, album: "", track: "", mbid: group.mbid, plays: group.plays)
+                case .track: tally.add(artist: key.artist, album: "", track: key.name, mbid: group.mbid, plays: group.plays)
+                }
+            }
+            return WeeklyChart(user: user, kind: kind, week: week, entries: tally.ranked())
+        }
+    }
+
+    private struct Spelling: Hashable {
+        let artist: String
+        let name: String
+    }
+
+    private struct Group {
+        var plays = 0
+        var mbid: String?
+        var mbidInstant = Int64.max
+    }
+
+    private static func text(_ handle: OpaquePointer?, _ column: Int32) -> String {
+        guard let bytes = sqlite3_column_text(handle, column) else { return "" }
+        return String(decoding: UnsafeBufferPointer(start: bytes, count: Int(sqlite3_column_bytes(handle, column))), as: UTF8.self)
     }
 }
 

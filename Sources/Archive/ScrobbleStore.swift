@@ -127,7 +127,7 @@ public struct ScrobbleStore: Sendable {
     }
 
     static func userID(of user: Username, in db: Database) throws -> Int64? {
-        try Int64.fetchOne(db, sql: "SELECT id FROM archive_user WHERE name_key = ?", arguments: [user.key])
+        try Int64.fetchOne(db.cachedStatement(sql: "SELECT id FROM archive_user WHERE name_key = ?"), arguments: [user.key])
     }
 
     static func ensureUserID(of user: Username, in db: Database) throws -> Int64 {

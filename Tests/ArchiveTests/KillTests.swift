@@ -32,7 +32,7 @@ import VinylogueCore
     static func importProcess(_ binary: URL, file: String, dataDir: URL) throws -> Process {
         let process = Process()
         process.executableURL = binary
-        process.arguments = ["import", file, "--user", "alice", "--data-dir", dataDir.path, "--batch-size", "2000"]
+        process.arguments = ["import", file, "--user", "alice", "--data-dir", dataDir.path, "--batch-size", "500"]
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         try process.run()
@@ -44,7 +44,7 @@ import VinylogueCore
         let dir = try TemporaryDirectory()
         // A generated export, newest first like Last.fm's.
         let history = DemoHistory(seed: 21, start: 1_300_000_000)
-        let weeks = LastFMWeekCalendar.weeks(from: history.firstWeek.from, closedBy: history.firstWeek.from + 160 * LastFMWeekCalendar.weekLength)
+        let weeks = LastFMWeekCalendar.weeks(from: history.firstWeek.from, closedBy: history.firstWeek.from + 520 * LastFMWeekCalendar.weekLength)
         let scrobbles = weeks.flatMap { history.scrobbles(in: $0) }
         var text = csvHeader + "\n"
         for s in scrobbles.reversed() { text += csvLine(s) + "\n" }
@@ -55,9 +55,20 @@ import VinylogueCore
         var rng = SplitMix64(seed: UInt64(Date().timeIntervalSince1970))
         var interrupted = 0
         var counts: [Int] = []
-        for _ in 0..<5 {
+        for round in 0..<7 {
             let process = try Self.importProcess(binary, file: file, dataDir: killed)
-            try await Task.sleep(for: .milliseconds(40 + Int(rng.next() % 400)))
+            if round < 4 {
+                // At a random moment...
+                try await Task.sleep(for: .milliseconds(20 + Int(rng.next() % 400)))
+            } else {
+                // ...and right after a new batch has committed.
+                let before = try store.count(for: alice)
+                let deadline = ContinuousClock.now + .seconds(10)
+                while try store.count(for: alice) == before, process.isRunning, ContinuousClock.now < deadline {
+                    try await Task.sleep(for: .milliseconds(2))
+                }
+                try await Task.sleep(for: .milliseconds(Int(rng.next() % 20)))
+            }
             if process.isRunning { interrupted += 1 }
             kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()

@@ -95,7 +95,7 @@ public struct ScrobbleImporter: Sendable {
             return summary
         }
         let userID = try store.write { db in try ScrobbleStore.ensureUserID(of: user, in: db) }
-        var run = Run(store: store, userID: userID, batchSize: batchSize, totalBytes: chunks.totalBytes, progress: progress)
+        var run = Run(writer: BatchWriter(store: store, userID: userID), batchSize: batchSize, totalBytes: chunks.totalBytes, progress: progress)
 
         switch Self.firstSignificantByte(first) {
         case UInt8(ascii: "["):
@@ -130,7 +130,7 @@ public struct ScrobbleImporter: Sendable {
                 }
             }
         }
-        try run.flush()
+        try run.finish()
         return run.summary
     }
 
@@ -152,8 +152,7 @@ public struct ScrobbleImporter: Sendable {
 
     /// The state of one import: the batch being filled and the running summary.
     struct Run {
-        let store: ScrobbleStore
-        let userID: Int64
+        let writer: BatchWriter
         let batchSize: Int
         let totalBytes: Int64
         let progress: (ImportProgress) -> Void
@@ -161,14 +160,14 @@ public struct ScrobbleImporter: Sendable {
         var bytesRead: Int64 = 0
         var batch: [(Scrobble, ScrobbleOrigin)] = []
 
-        mutating func handle(_ event: JSONArraySplitter.Event) throws(SourceError) {
+        mutating func handle(_ event: JSONArraySplitter.Event) throws {
             switch event {
             case .element(let bytes, let line): try handle(ListenObjects.outcome(bytes), line: line)
             case .problem(let reason, let line): reject(line, reason)
             }
         }
 
-        mutating func handle(_ outcome: ListenObjects.Outcome, line: Int) throws(SourceError) {
+        mutating func handle(_ outcome: ListenObjects.Outcome, line: Int) throws {
             switch outcome {
             case .scrobble(let scrobble, let origin):
                 if summary.format == nil || summary.format == .jsonArray {
@@ -180,7 +179,7 @@ public struct ScrobbleImporter: Sendable {
             }
         }
 
-        mutating func add(_ scrobble: Scrobble, origin: ScrobbleOrigin) throws(SourceError) {
+        mutating func add(_ scrobble: Scrobble, origin: ScrobbleOrigin) throws {
             batch.append((scrobble, origin))
             if batch.count >= batchSize { try flush() }
         }
@@ -190,13 +189,63 @@ public struct ScrobbleImporter: Sendable {
             if summary.rejected.count < ScrobbleImporter.rejectionsKept { summary.rejected.append(RejectedLine(line: line, reason: reason)) }
         }
 
-        /// Stores the batch in one transaction.
-        mutating func flush() throws(SourceError) {
+        /// Hands the batch to the writer thread (one transaction per batch),
+        /// so parsing the next batch overlaps with storing this one.
+        mutating func flush() throws {
             if !batch.isEmpty {
-                let batch = self.batch, userID = self.userID
+                try writer.submit(batch)
+                batch.removeAll(keepingCapacity: true)
+            }
+            let counts = writer.counts
+            summary.imported = counts.inserted
+            summary.duplicates = counts.duplicates
+            progress(ImportProgress(bytesRead: bytesRead, totalBytes: totalBytes, imported: counts.inserted,
+                                    duplicates: counts.duplicates, rejected: summary.rejectedCount))
+        }
+
+        /// Waits for every batch to be stored.
+        mutating func finish() throws {
+            try flush()
+            let counts = try writer.finish()
+            summary.imported = counts.inserted
+            summary.duplicates = counts.duplicates
+        }
+    }
+}
+
+/// Stores batches on a background queue, in submission order, at most two
+/// in flight (so memory stays bounded); the first failure stops the import.
+final class BatchWriter: @unchecked Sendable {
+    private let store: ScrobbleStore
+    private let userID: Int64
+    private let queue = DispatchQueue(label: "vinylogue.import.writer")
+    private let slots = DispatchSemaphore(value: 2)
+    private let lock = NSLock()
+    private var stored = InsertCounts()
+    private var failure: (any Error)?
+
+    init(store: ScrobbleStore, userID: Int64) {
+        self.store = store
+        self.userID = userID
+    }
+
+    /// Counts of the batches stored so far.
+    var counts: InsertCounts { lock.withLock { stored } }
+
+    func submit(_ batch: [(Scrobble, ScrobbleOrigin)]) throws {
+        slots.wait()
+        if let failure = lock.withLock({ self.failure }) {
+            slots.signal()
+            throw failure
+        }
+        queue.async { [self] in
+            defer { slots.signal() }
+            guard lock.withLock({ failure == nil }) else { return }
+            do {
+                let userID = self.userID
                 let counts = try store.write { db in
                     var counts = InsertCounts()
-                    // Runs of one origin share a statement execution loop.
+                    // Runs of one origin share one statement loop.
                     var start = batch.startIndex
                     while start < batch.endIndex {
                         let origin = batch[start].1
@@ -206,12 +255,19 @@ public struct ScrobbleImporter: Sendable {
                     }
                     return counts
                 }
-                summary.imported += counts.inserted
-                summary.duplicates += counts.duplicates
-                self.batch.removeAll(keepingCapacity: true)
+                lock.withLock { stored += counts }
+            } catch {
+                lock.withLock { failure = error }
             }
-            progress(ImportProgress(bytesRead: bytesRead, totalBytes: totalBytes, imported: summary.imported,
-                                    duplicates: summary.duplicates, rejected: summary.rejectedCount))
+        }
+    }
+
+    /// Waits for the queue to drain; throws the first failure.
+    func finish() throws -> InsertCounts {
+        queue.sync {}
+        return try lock.withLock {
+            if let failure { throw failure }
+            return stored
         }
     }
 }

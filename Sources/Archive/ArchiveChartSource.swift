@@ -32,7 +32,9 @@ public struct ArchiveChartSource: ChartSource {
     }
 
     public func chart(for user: Username, kind: ChartKind, week: ChartWeek) async throws(SourceError) -> WeeklyChart {
-        let charts = try store.read { db -> [WeeklyChart]? in
+        // Each statement reads a consistent snapshot on its own; skipping
+        // the explicit read transaction saves a BEGIN/COMMIT per chart.
+        let charts = try store.unsafeRead { db -> [WeeklyChart]? in
             guard let id = try ScrobbleStore.userID(of: user, in: db) else { return nil }
             return try Self.charts(kind, user: user, userID: id, weeks: [week], in: db)
         }
@@ -73,26 +75,34 @@ public struct ArchiveChartSource: ChartSource {
         defer { sqlite3_reset(handle) }
 
         var groups = [[Spelling: Group]](repeating: [:], count: weeks.count)
+        // Rows arrive week by week; count into a local dictionary (one hash
+        // lookup per row) and store it when the week changes.
+        var current: [Spelling: Group] = [:]
+        current.reserveCapacity(256)
+        var currentWeek = -1
         var code = sqlite3_step(handle)
         while code == SQLITE_ROW {
             let n = Int(sqlite3_column_int64(handle, 0))
-            let instant = sqlite3_column_int64(handle, 1)
-            let key = Spelling(artist: Self.text(handle, 2), name: Self.text(handle, 3))
-            groups[n][key, default: Group()].plays += 1
-            if sqlite3_column_type(handle, 4) != SQLITE_NULL, instant < groups[n][key]!.mbidInstant {
-                groups[n][key]!.mbid = Self.text(handle, 4)
-                groups[n][key]!.mbidInstant = instant
+            if n != currentWeek {
+                if currentWeek >= 0 { groups[currentWeek].merge(current) { a, b in a.merged(with: b) } }
+                current.removeAll(keepingCapacity: true)
+                currentWeek = n
             }
+            let instant = sqlite3_column_int64(handle, 1)
+            let hasMBID = sqlite3_column_type(handle, 4) != SQLITE_NULL
+            Self.count(&current[Spelling(artist: Self.text(handle, 2), name: Self.text(handle, 3)), default: Group()],
+                       instant: instant, mbid: hasMBID ? { Self.text(handle, 4) } : nil)
             code = sqlite3_step(handle)
         }
+        if currentWeek >= 0 { groups[currentWeek].merge(current) { a, b in a.merged(with: b) } }
         guard code == SQLITE_DONE else {
             throw DatabaseError(resultCode: ResultCode(rawValue: code), message: String(cString: sqlite3_errmsg(db.sqliteConnection)))
         }
         return zip(weeks, groups).map { week, groups in
             var tally = ScrobbleTally.Tally(kind: kind)
-            let ordered = groups.sorted { a, b in
-                (a.value.mbidInstant, a.key.artist, a.key.name) < (b.value.mbidInstant, b.key.artist, b.key.name)
-            }
+            // Only groups with an id need ordering (their earliest play
+            // decides whose id a merged group shows); plays add up in any order.
+            let ordered = groups.sorted { $0.value.mbidInstant < $1.value.mbidInstant }
             for (key, group) in ordered {
                 switch kind {
                 case .album: tally.add(artist: key.artist, album: key.name, track: "", mbid: group.mbid, plays: group.plays)
@@ -113,6 +123,20 @@ public struct ArchiveChartSource: ChartSource {
         var plays = 0
         var mbid: String?
         var mbidInstant = Int64.max
+
+        func merged(with other: Group) -> Group {
+            var result = mbidInstant <= other.mbidInstant ? self : other
+            result.plays = plays + other.plays
+            return result
+        }
+    }
+
+    private static func count(_ group: inout Group, instant: Int64, mbid: (() -> String)?) {
+        group.plays += 1
+        if let mbid, instant < group.mbidInstant {
+            group.mbid = mbid()
+            group.mbidInstant = instant
+        }
     }
 
     private static func text(_ handle: OpaquePointer?, _ column: Int32) -> String {

@@ -242,6 +242,12 @@ public struct ScrobbleStore: Sendable {
         do { return try database.writer.read(body) } catch { throw .storage(detail: "\(error)") }
     }
 
+    /// A read outside an explicit transaction: for single-statement reads
+    /// where a snapshot across statements does not matter.
+    func unsafeRead<T>(_ body: (Database) throws -> T) throws(SourceError) -> T {
+        do { return try database.writer.unsafeRead(body) } catch { throw .storage(detail: "\(error)") }
+    }
+
     func write<T>(_ body: (Database) throws -> T) throws(SourceError) -> T {
         do { return try database.writer.write(body) } catch { throw .storage(detail: "\(error)") }
     }

@@ -193,6 +193,10 @@ public struct ScrobbleImporter: Sendable {
         /// so parsing the next batch overlaps with storing this one.
         mutating func flush() throws {
             if !batch.isEmpty {
+                // Exports run newest first; inserting each batch in ascending
+                // order lets SQLite fill B-tree pages instead of splitting
+                // them half empty at every step.
+                batch.sort { $0.0.instant < $1.0.instant }
                 try writer.submit(batch)
                 batch.removeAll(keepingCapacity: true)
             }

@@ -147,39 +147,55 @@ public struct ScrobbleStore: Sendable {
         }
     }
 
+    /// Rows per multi-row `INSERT`: one statement step stores this many.
+    static let rowsPerStatement = 64
+
     /// Inserts inside the caller's transaction, through the connection's
-    /// cached prepared statement, binding values with the SQLite C API
-    /// (GRDB's argument arrays would allocate per row).
+    /// cached prepared statements, binding values with the SQLite C API
+    /// (GRDB's argument arrays would allocate per row). Rows go in groups of
+    /// `rowsPerStatement` per statement execution (with the user id and
+    /// origin written into the SQL), which roughly halves SQLite's per-row
+    /// overhead on bulk imports; each ignored row is a duplicate.
     static func insert(_ scrobbles: some Collection<Scrobble>, userID: Int64, origin: ScrobbleOrigin, in db: Database) throws -> InsertCounts {
-        let statement = try db.cachedStatement(sql: """
-            INSERT OR IGNORE INTO scrobble (user_id, instant, artist, track, album, artist_mbid, album_mbid, track_mbid, source)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
-            """)
-        let handle = statement.sqliteStatement
-        let connection = db.sqliteConnection
         var counts = InsertCounts()
-        for s in scrobbles {
+        var rest = scrobbles[...]
+        while !rest.isEmpty {
+            let size = rest.count >= rowsPerStatement ? rowsPerStatement : 1
+            let group = rest.prefix(size)
+            rest = rest.dropFirst(size)
+            let statement = try db.cachedStatement(sql: insertSQL(rows: size, userID: userID, origin: origin))
+            let handle = statement.sqliteStatement
+            let connection = db.sqliteConnection
             sqlite3_reset(handle)
-            sqlite3_bind_int64(handle, 1, userID)
-            sqlite3_bind_int64(handle, 2, s.instant)
-            bind(s.artist, 3, handle)
-            bind(s.track, 4, handle)
-            bind(s.album, 5, handle)
-            bind(s.artistMBID, 6, handle)
-            bind(s.albumMBID, 7, handle)
-            bind(s.trackMBID, 8, handle)
-            sqlite3_bind_int64(handle, 9, Int64(origin.rawValue))
+            var index: Int32 = 1
+            for s in group {
+                sqlite3_bind_int64(handle, index, s.instant)
+                bind(s.artist, index + 1, handle)
+                bind(s.track, index + 2, handle)
+                bind(s.album, index + 3, handle)
+                bind(s.artistMBID, index + 4, handle)
+                bind(s.albumMBID, index + 5, handle)
+                bind(s.trackMBID, index + 6, handle)
+                index += 7
+            }
             let code = sqlite3_step(handle)
             guard code == SQLITE_DONE else {
                 let message = String(cString: sqlite3_errmsg(connection))
                 sqlite3_reset(handle)
                 throw DatabaseError(resultCode: ResultCode(rawValue: code), message: message)
             }
-            if sqlite3_changes(connection) > 0 { counts.inserted += 1 } else { counts.duplicates += 1 }
+            let inserted = Int(sqlite3_changes(connection))
+            counts.inserted += inserted
+            counts.duplicates += size - inserted
+            sqlite3_reset(handle)
         }
-        sqlite3_reset(handle)
-        sqlite3_clear_bindings(handle)
         return counts
+    }
+
+    static func insertSQL(rows: Int, userID: Int64, origin: ScrobbleOrigin) -> String {
+        let row = "(\(userID), ?, ?, ?, ?, ?, ?, ?, \(origin.rawValue))"
+        return "INSERT OR IGNORE INTO scrobble (user_id, instant, artist, track, album, artist_mbid, album_mbid, track_mbid, source) VALUES "
+            + Array(repeating: row, count: rows).joined(separator: ", ")
     }
 
     private static let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)

@@ -108,7 +108,7 @@ let package = Package(
         .testTarget(
             name: "ArchiveTests",
             dependencies: [
-                "Archive", "VinylogueCore", "LastFM", "LastFMTestServer", "vinylogue",
+                "Archive", "VinylogueCore", "LastFM", "LastFMTestServer", "vinylogue", "fake-lastfm",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]

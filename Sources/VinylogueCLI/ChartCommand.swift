@@ -10,7 +10,7 @@ struct UserOptions: ParsableArguments {
     @Argument(help: "A Last.fm username (the user `demo` is built in).")
     var user: String
 
-    @Option(help: "Where to read listening data: \(SourceChoice.allCases.map(\.rawValue).joined(separator: ", ")). Default: demo for `demo`, else lastfm.")
+    @Option(help: "Where to read listening data: \(SourceChoice.allCases.map(\.rawValue).joined(separator: ", ")). Default: archive for `demo`, else lastfm.")
     var source: SourceChoice?
 
     @Option(name: .customLong("time-zone"), help: "The time zone whose calendar years are counted (default: the system's).")

@@ -39,8 +39,9 @@ public final class Composition: Sendable {
         }
     }
 
-    /// The chart source for `user`: the one asked for, else the demo for
-    /// the user `demo` and Last.fm for everyone else.
+    /// The chart source for `user`: the one asked for, else the archive
+    /// (filled with the generated demo history) for the user `demo` and
+    /// Last.fm for everyone else.
     public func chartSource(for user: Username, _ choice: SourceChoice?, dataDir: String? = nil) -> any ChartSource {
         switch choice ?? (user == DemoHistory.username ? .archive : .lastfm) {
         case .demo: demo

@@ -53,7 +53,8 @@ public struct SyncSummary: Sendable, Hashable {
 ///
 /// Why it cannot leave a hole: a sync fixes its bounds once, `from` = the
 /// newest archived instant + 1 and `to` = now, and records them with the
-/// page count in `sync_state`. Last.fm pages newest first, so with fixed
+/// page count in `sync_state` ("archived" meaning scrobbles that came
+/// from Last.fm: a sync or a Last.fm export). Last.fm pages newest first, so with fixed
 /// bounds page N is the oldest slice; the sync walks from page N down to
 /// page 1, and each page's scrobbles and the advanced page number commit in
 /// one transaction. Until the last page commits, the state row says where
@@ -85,7 +86,12 @@ public struct ScrobbleSync: Sendable {
         var summary = SyncSummary()
         let (userID, saved, newest) = try store.write { db in
             let id = try ScrobbleStore.ensureUserID(of: user, in: db)
-            return (id, try SyncState.fetchOne(db, key: id), try ScrobbleStore.span(userID: id, in: db)?.upperBound)
+            // Only Last.fm's own scrobbles (synced or from its export) say
+            // how far Last.fm has been copied; a newer Spotify or
+            // ListenBrainz import must not make the sync skip anything.
+            let newest = try Int64.fetchOne(db, sql: "SELECT MAX(instant) FROM scrobble WHERE user_id = ? AND source IN (?, ?)",
+                                            arguments: [id, ScrobbleOrigin.lastFMSync.rawValue, ScrobbleOrigin.lastFMExport.rawValue])
+            return (id, try SyncState.fetchOne(db, key: id), newest)
         }
         var state: SyncState
         var firstPage: ScrobblePage?

@@ -39,6 +39,7 @@ let package = Package(
             dependencies: [
                 "VinylogueCore",
                 .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "GRDBSQLite", package: "GRDB.swift"),
             ]
         ),
         .systemLibrary(name: "CJPEG", path: "Sources/CJPEG"),
@@ -111,6 +112,14 @@ let package = Package(
         .testTarget(
             name: "VinylogueCLITests",
             dependencies: ["VinylogueCLI", "LastFMTestServer", "VinylogueCore", "vinylogue"]
+        ),
+        .testTarget(
+            name: "ArchiveTests",
+            dependencies: [
+                "Archive", "VinylogueCore", "LastFM", "LastFMTestServer", "vinylogue", "fake-lastfm",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ]
         ),
     ]
 )

@@ -43,6 +43,7 @@ public final class ArchiveDatabase: Sendable {
         var migrator = DatabaseMigrator()
         ListStore.registerMigrations(in: &migrator)
         ResponseCacheTable.registerMigrations(in: &migrator)
+        ScrobbleStore.registerMigrations(in: &migrator)
         return migrator
     }
 

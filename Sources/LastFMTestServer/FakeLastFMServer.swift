@@ -23,6 +23,8 @@ public enum FakeLastFMServer {
                 headers: [.contentType: reply.contentType],
                 body: ResponseBody(byteBuffer: ByteBuffer(bytes: reply.body)))
         }
+        // Hummingbird 2 treats "2.0" and "2.0/" as one path (registering
+        // both traps with "GET already has a handler"); this serves both.
         router.get("2.0", use: api)
         router.post("_fake/faults") { request, context -> HTTPResponse.Status in
             let rule = try await request.decode(as: FakeLastFM.FaultRule.self, context: context)

@@ -58,12 +58,14 @@ public final class Composition: Sendable {
         }
     }
 
-    /// The chart source for `user`: the one asked for, else the demo for
-    /// the user `demo` and Last.fm for everyone else.
-    public func chartSource(for user: Username, _ choice: SourceChoice?) -> any ChartSource {
-        switch choice ?? (user == DemoHistory.username ? .demo : .lastfm) {
+    /// The chart source for `user`: the one asked for, else the archive
+    /// (filled with the generated demo history) for the user `demo` and
+    /// Last.fm for everyone else.
+    public func chartSource(for user: Username, _ choice: SourceChoice?, dataDir: String? = nil) -> any ChartSource {
+        switch choice ?? (user == DemoHistory.username ? .archive : .lastfm) {
         case .demo: demo
         case .lastfm: lastFM
+        case .archive: archiveChartSource(for: user, dataDir: dataDir)
         }
     }
 
@@ -71,6 +73,7 @@ public final class Composition: Sendable {
         switch choice ?? (user == DemoHistory.username ? .demo : .lastfm) {
         case .demo: demo
         case .lastfm: lastFM
+        case .archive: user == DemoHistory.username ? demo : lastFM
         }
     }
 
@@ -86,5 +89,5 @@ public final class Composition: Sendable {
 
 /// Where charts come from on the command line.
 public enum SourceChoice: String, Sendable, CaseIterable {
-    case lastfm, demo
+    case lastfm, demo, archive
 }

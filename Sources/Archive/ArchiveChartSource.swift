@@ -1,0 +1,189 @@
+import Foundation
+import GRDB
+import GRDBSQLite
+import VinylogueCore
+
+/// Weekly charts computed from the local scrobble archive, with the same
+/// semantics as `ScrobbleTally` (and so as Last.fm).
+///
+/// SQLite groups a week's rows by exact spelling (a range scan of the
+/// table's primary key, which starts with user and instant); the few
+/// resulting groups are then merged case-insensitively by
+/// `ScrobbleTally.Tally`, so Unicode case folding is Swift's, not SQLite's
+/// ASCII-only `lower()`.
+public struct ArchiveChartSource: ChartSource {
+    public let store: ScrobbleStore
+
+    public init(store: ScrobbleStore) { self.store = store }
+
+    public init(database: ArchiveDatabase) { self.store = ScrobbleStore(database: database) }
+
+    static func nothingArchived(_ user: Username) -> SourceError {
+        .storage(detail: "nothing is archived for “\(user)”; run `vinylogue sync \(user)` or `vinylogue import FILE --user \(user)` first")
+    }
+
+    /// Every Last.fm week from the one holding the user's first archived
+    /// scrobble to the one holding the last.
+    public func chartList(for user: Username) async throws(SourceError) -> ChartWeekList {
+        guard let span = try store.span(for: user) else { throw Self.nothingArchived(user) }
+        let first = LastFMWeekCalendar.week(containing: span.lowerBound)
+        let last = LastFMWeekCalendar.week(containing: span.upperBound)
+        return ChartWeekList(LastFMWeekCalendar.weeks(from: first.from, closedBy: last.to))
+    }
+
+    public func chart(for user: Username, kind: ChartKind, week: ChartWeek) async throws(SourceError) -> WeeklyChart {
+        // Each statement reads a consistent snapshot on its own; skipping
+        // the explicit read transaction saves a BEGIN/COMMIT per chart.
+        let charts = try store.unsafeRead { db -> [WeeklyChart]? in
+            guard let id = try ScrobbleStore.userID(of: user, in: db) else { return nil }
+            return try Self.charts(kind, user: user, userID: id, weeks: [week], in: db)
+        }
+        guard let chart = charts?.first else { throw Self.nothingArchived(user) }
+        return chart
+    }
+
+    /// The charts of `kind` for several weeks in one query.
+    ///
+    /// SQLite only walks the primary key's (user, instant) ranges, with no
+    /// sorting; the rows are counted per exact spelling in Swift (a
+    /// dictionary of a few hundred keys), and the groups are then merged
+    /// case-insensitively by `ScrobbleTally.Tally`. A group's MusicBrainz id
+    /// is that of its earliest play that has one, and groups are fed to the
+    /// tally in that order, so the id chosen is the one a time-ordered
+    /// `ScrobbleTally` pass would choose.
+    static func charts(_ kind: ChartKind, user: Username, userID: Int64, weeks: [ChartWeek], in db: Database) throws -> [WeeklyChart] {
+        guard !weeks.isEmpty else { return [] }
+        let (name, mbid, albumFilter) = switch kind {
+        case .album: ("s.album", "s.album_mbid", "AND s.album <> ''")
+        case .artist: ("''", "s.artist_mbid", "")
+        case .track: ("s.track", "s.track_mbid", "")
+        }
+        let values = weeks.map { _ in "(?, ?, ?)" }.joined(separator: ", ")
+        let statement = try db.cachedStatement(sql: """
+            WITH w(n, f, t) AS (VALUES \(values))
+            SELECT w.n, s.instant, s.artist, \(name), \(mbid)
+            FROM w JOIN scrobble s ON s.user_id = ? AND s.instant >= w.f AND s.instant < w.t \(albumFilter)
+            """)
+        let handle = statement.sqliteStatement
+        sqlite3_reset(handle)
+        for (n, week) in weeks.enumerated() {
+            sqlite3_bind_int64(handle, Int32(3 * n + 1), Int64(n))
+            sqlite3_bind_int64(handle, Int32(3 * n + 2), week.from)
+            sqlite3_bind_int64(handle, Int32(3 * n + 3), week.to)
+        }
+        sqlite3_bind_int64(handle, Int32(3 * weeks.count + 1), userID)
+        defer { sqlite3_reset(handle) }
+
+        var groups = [[Spelling: Group]](repeating: [:], count: weeks.count)
+        // Rows arrive week by week; count into a local dictionary (one hash
+        // lookup per row) and store it when the week changes.
+        var current: [Spelling: Group] = [:]
+        current.reserveCapacity(256)
+        var currentWeek = -1
+        var code = sqlite3_step(handle)
+        while code == SQLITE_ROW {
+            let n = Int(sqlite3_column_int64(handle, 0))
+            if n != currentWeek {
+                if currentWeek >= 0 { groups[currentWeek].merge(current) { a, b in a.merged(with: b) } }
+                current.removeAll(keepingCapacity: true)
+                currentWeek = n
+            }
+            let instant = sqlite3_column_int64(handle, 1)
+            let hasMBID = sqlite3_column_type(handle, 4) != SQLITE_NULL
+            Self.count(&current[Spelling(artist: Self.text(handle, 2), name: Self.text(handle, 3)), default: Group()],
+                       instant: instant, mbid: hasMBID ? { Self.text(handle, 4) } : nil)
+            code = sqlite3_step(handle)
+        }
+        if currentWeek >= 0 { groups[currentWeek].merge(current) { a, b in a.merged(with: b) } }
+        guard code == SQLITE_DONE else {
+            throw DatabaseError(resultCode: ResultCode(rawValue: code), message: String(cString: sqlite3_errmsg(db.sqliteConnection)))
+        }
+        return zip(weeks, groups).map { week, groups in
+            var tally = ScrobbleTally.Tally(kind: kind)
+            // Only groups with an id need ordering (their earliest play
+            // decides whose id a merged group shows); plays add up in any order.
+            let ordered = groups.sorted { $0.value.mbidInstant < $1.value.mbidInstant }
+            for (key, group) in ordered {
+                switch kind {
+                case .album: tally.add(artist: key.artist, album: key.name, track: "", mbid: group.mbid, plays: group.plays)
+                case .artist: tally.add(artist: key.artist, album: "", track: "", mbid: group.mbid, plays: group.plays)
+                case .track: tally.add(artist: key.artist, album: "", track: key.name, mbid: group.mbid, plays: group.plays)
+                }
+            }
+            return WeeklyChart(user: user, kind: kind, week: week, entries: tally.ranked())
+        }
+    }
+
+    private struct Spelling: Hashable {
+        let artist: String
+        let name: String
+    }
+
+    private struct Group {
+        var plays = 0
+        var mbid: String?
+        var mbidInstant = Int64.max
+
+        func merged(with other: Group) -> Group {
+            var result = mbidInstant <= other.mbidInstant ? self : other
+            result.plays = plays + other.plays
+            return result
+        }
+    }
+
+    private static func count(_ group: inout Group, instant: Int64, mbid: (() -> String)?) {
+        group.plays += 1
+        if let mbid, instant < group.mbidInstant {
+            group.mbid = mbid()
+            group.mbidInstant = instant
+        }
+    }
+
+    private static func text(_ handle: OpaquePointer?, _ column: Int32) -> String {
+        guard let bytes = sqlite3_column_text(handle, column) else { return "" }
+        return String(decoding: UnsafeBufferPointer(start: bytes, count: Int(sqlite3_column_bytes(handle, column))), as: UTF8.self)
+    }
+}
+
+/// "This week in every year": for each earlier year with a chart, the top
+/// rows of the week N years ago, from the archive in one query.
+public struct EveryYearChart: Sendable, Hashable {
+    /// One earlier year.
+    public struct Year: Sendable, Hashable {
+        public let yearsAgo: Int
+        public let week: ChartWeek
+        /// The top rows (at most the limit asked for), rank order.
+        public let entries: [ChartEntry]
+        /// All rows of the week before the limit.
+        public let totalEntries: Int
+    }
+
+    public let user: Username
+    public let kind: ChartKind
+    /// Nearest year first; years whose week has no scrobbles are left out.
+    public let years: [Year]
+}
+
+extension ArchiveChartSource {
+    /// The top `limit` rows of `kind` for this same week in every earlier
+    /// year of `user`'s archive, as seen from `now` in `timeZone`.
+    public func everyYear(for user: Username, kind: ChartKind = .album, limit: Int = 5, now: Date,
+                          timeZone: TimeZone) async throws(SourceError) -> EveryYearChart {
+        let list = try await chartList(for: user)
+        let finder = ChartWeekFinder(timeZone: timeZone)
+        var wanted: [(Int, ChartWeek)] = []
+        for n in finder.yearsWithCharts(now: now, in: list) {
+            if let week = list.week(containing: finder.target(yearsAgo: n, from: now)) { wanted.append((n, week)) }
+        }
+        let charts = try store.read { db -> [WeeklyChart] in
+            guard let id = try ScrobbleStore.userID(of: user, in: db) else { return [] }
+            return try Self.charts(kind, user: user, userID: id, weeks: wanted.map(\.1), in: db)
+        }
+        let years = zip(wanted, charts).compactMap { pair, chart -> EveryYearChart.Year? in
+            guard !chart.entries.isEmpty else { return nil }
+            return EveryYearChart.Year(yearsAgo: pair.0, week: pair.1, entries: Array(chart.entries.prefix(max(0, limit))),
+                                       totalEntries: chart.entries.count)
+        }
+        return EveryYearChart(user: user, kind: kind, years: years)
+    }
+}

@@ -1,0 +1,133 @@
+/// Cuts a top-level JSON array into its elements as bytes arrive, without
+/// holding more than one element: the streaming half of a JSON array import.
+///
+/// It tracks only strings, escapes and bracket depth; each element's bytes
+/// are then decoded on their own, so one malformed element is reported and
+/// the next one still imports.
+struct JSONArraySplitter {
+    enum Event {
+        /// One element's bytes and the line it starts on.
+        case element([UInt8], line: Int)
+        /// A problem with the array's structure, at a line.
+        case problem(String, line: Int)
+    }
+
+    private enum State { case beforeArray, expectElement, inElement, afterElement, done }
+
+    private var state = State.beforeArray
+    private var line = 1
+    private var element: [UInt8] = []
+    private var elementLine = 1
+    private var depth = 0
+    private var inString = false
+    private var escaped = false
+    private var reportedTrailing = false
+    private var sawComma = false
+    static let maxElementBytes = 1 << 24
+
+    mutating func feed(_ chunk: [UInt8], _ emit: (Event) throws -> Void) rethrows {
+        for byte in chunk {
+            if byte == UInt8(ascii: "\n") { line += 1 }
+            switch state {
+            case .beforeArray:
+                if Self.isSpace(byte) || byte == 0xEF || byte == 0xBB || byte == 0xBF { continue }
+                if byte == UInt8(ascii: "[") { state = .expectElement; continue }
+                try emit(.problem("the file is not a JSON array", line: line))
+                state = .done
+            case .expectElement, .afterElement:
+                if Self.isSpace(byte) { continue }
+                if byte == UInt8(ascii: "]") {
+                    if state == .expectElement, sawComma { try emit(.problem("trailing comma before the end of the array", line: line)) }
+                    state = .done
+                    continue
+                }
+                if byte == UInt8(ascii: ",") {
+                    if state == .expectElement { try emit(.problem("empty element", line: line)) }
+                    state = .expectElement
+                    sawComma = true
+                    continue
+                }
+                if state == .afterElement {
+                    try emit(.problem("missing comma between elements", line: line))
+                }
+                startElement(byte)
+            case .inElement:
+                if inString {
+                    if escaped { escaped = false } else if byte == UInt8(ascii: "\\") { escaped = true } else if byte == UInt8(ascii: "\"") { inString = false }
+                    append(byte)
+                    continue
+                }
+                switch byte {
+                case UInt8(ascii: "\""): inString = true; append(byte)
+                case UInt8(ascii: "{"), UInt8(ascii: "["): depth += 1; append(byte)
+                case UInt8(ascii: "}"), UInt8(ascii: "]"):
+                    if depth == 0 {
+                        // The closing bracket of the whole array.
+                        try finishElement(emit)
+                        state = .done
+                        continue
+                    }
+                    depth -= 1
+                    append(byte)
+                    if depth == 0 { try finishElement(emit); state = .afterElement }
+                case UInt8(ascii: ",") where depth == 0:
+                    try finishElement(emit)
+                    state = .expectElement
+                    sawComma = true
+                default:
+                    append(byte)
+                }
+            case .done:
+                if !Self.isSpace(byte), !reportedTrailing {
+                    reportedTrailing = true
+                    try emit(.problem("text after the end of the JSON array", line: line))
+                }
+            }
+        }
+    }
+
+    /// Reports an array left open at the end of the file.
+    mutating func finish(_ emit: (Event) throws -> Void) rethrows {
+        switch state {
+        case .done: return
+        case .beforeArray: try emit(.problem("the file is empty", line: line))
+        case .inElement:
+            try emit(.problem("the file ends inside an element (unterminated string or object)", line: elementLine))
+        case .expectElement, .afterElement:
+            try emit(.problem("the file ends before the JSON array is closed", line: line))
+        }
+        state = .done
+    }
+
+    private mutating func startElement(_ byte: UInt8) {
+        state = .inElement
+        element.removeAll(keepingCapacity: true)
+        elementLine = line
+        depth = 0
+        inString = false
+        escaped = false
+        switch byte {
+        case UInt8(ascii: "\""): inString = true
+        case UInt8(ascii: "{"), UInt8(ascii: "["): depth = 1
+        default: break
+        }
+        element.append(byte)
+    }
+
+    private mutating func append(_ byte: UInt8) {
+        if element.count < Self.maxElementBytes { element.append(byte) }
+    }
+
+    private mutating func finishElement(_ emit: (Event) throws -> Void) rethrows {
+        if element.count >= Self.maxElementBytes {
+            try emit(.problem("element larger than \(Self.maxElementBytes) bytes", line: elementLine))
+        } else {
+            try emit(.element(element, line: elementLine))
+        }
+        element.removeAll(keepingCapacity: true)
+    }
+
+    static func isSpace(_ byte: UInt8) -> Bool {
+        byte == 0x20 || byte == 0x0A || byte == 0x0D || byte == 0x09
+    }
+}

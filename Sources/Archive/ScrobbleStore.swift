@@ -1,0 +1,270 @@
+import Foundation
+import GRDB
+import GRDBSQLite
+import VinylogueCore
+
+/// Where an archived scrobble came from.
+public enum ScrobbleOrigin: Int, Sendable, Codable, CaseIterable {
+    case lastFMSync = 1
+    case lastFMExport = 2
+    case listenBrainz = 3
+    case spotify = 4
+    case demo = 5
+}
+
+/// A person whose scrobbles are archived. Scrobble rows carry this small
+/// integer instead of repeating the username.
+public struct ArchiveUser: Codable, Sendable, Hashable, FetchableRecord, PersistableRecord {
+    public static let databaseTableName = "archive_user"
+    public var id: Int64?
+    /// `Username.key`: the case-folded name, unique.
+    public var nameKey: String
+    /// The name as first written.
+    public var name: String
+
+    enum CodingKeys: String, CodingKey { case id, nameKey = "name_key", name }
+}
+
+/// One archived scrobble row, as stored.
+///
+/// The table is `WITHOUT ROWID` with the dedupe key (user, instant, artist,
+/// track) as its primary key: the key is the unique index, and rows are
+/// clustered by user and time, so a week's rows are one contiguous range
+/// of the table itself (a covering scan with no second index to maintain).
+public struct ArchivedScrobble: Codable, Sendable, Hashable, FetchableRecord, PersistableRecord {
+    public static let databaseTableName = "scrobble"
+    public var userID: Int64
+    public var instant: Int64
+    public var artist: String
+    public var track: String
+    public var album: String
+    public var artistMBID: String?
+    public var albumMBID: String?
+    public var trackMBID: String?
+    public var origin: ScrobbleOrigin
+
+    enum CodingKeys: String, CodingKey {
+        case userID = "user_id", instant, artist, track, album
+        case artistMBID = "artist_mbid", albumMBID = "album_mbid", trackMBID = "track_mbid", origin = "source"
+    }
+
+    /// The value this row stores.
+    public var scrobble: Scrobble {
+        Scrobble(instant: instant, artist: artist, album: album, track: track, artistMBID: artistMBID, albumMBID: albumMBID, trackMBID: trackMBID)
+    }
+}
+
+/// How a batch of inserts went.
+public struct InsertCounts: Sendable, Hashable {
+    public var inserted = 0
+    /// Rows whose dedupe key was already archived.
+    public var duplicates = 0
+
+    public init(inserted: Int = 0, duplicates: Int = 0) {
+        self.inserted = inserted
+        self.duplicates = duplicates
+    }
+
+    public static func += (lhs: inout InsertCounts, rhs: InsertCounts) {
+        lhs.inserted += rhs.inserted
+        lhs.duplicates += rhs.duplicates
+    }
+}
+
+/// The scrobble archive: per-user scrobbles in the shared database.
+///
+/// Writes are batched, one transaction per batch, through one prepared
+/// `INSERT OR IGNORE`; a batch is either all stored or not at all, and
+/// storing the same scrobble twice is a counted no-op.
+public struct ScrobbleStore: Sendable {
+    public let database: ArchiveDatabase
+
+    public init(database: ArchiveDatabase) { self.database = database }
+
+    static func registerMigrations(in migrator: inout DatabaseMigrator) {
+        migrator.registerMigration("scrobble archive v1") { db in
+            try db.execute(sql: """
+                CREATE TABLE archive_user (
+                    id INTEGER PRIMARY KEY,
+                    name_key TEXT NOT NULL UNIQUE,
+                    name TEXT NOT NULL
+                );
+                CREATE TABLE scrobble (
+                    user_id INTEGER NOT NULL REFERENCES archive_user(id) ON DELETE CASCADE,
+                    instant INTEGER NOT NULL,
+                    artist TEXT NOT NULL,
+                    track TEXT NOT NULL,
+                    album TEXT NOT NULL,
+                    artist_mbid TEXT,
+                    album_mbid TEXT,
+                    track_mbid TEXT,
+                    source INTEGER NOT NULL,
+                    PRIMARY KEY (user_id, instant, artist, track)
+                ) WITHOUT ROWID;
+                CREATE TABLE sync_state (
+                    user_id INTEGER PRIMARY KEY REFERENCES archive_user(id) ON DELETE CASCADE,
+                    from_instant INTEGER NOT NULL,
+                    to_instant INTEGER NOT NULL,
+                    next_page INTEGER NOT NULL,
+                    total_pages INTEGER NOT NULL,
+                    page_size INTEGER NOT NULL
+                );
+                CREATE TABLE generated_history (
+                    user_id INTEGER PRIMARY KEY REFERENCES archive_user(id) ON DELETE CASCADE,
+                    seed INTEGER NOT NULL,
+                    first_week INTEGER NOT NULL,
+                    generated_through INTEGER NOT NULL
+                );
+                """)
+        }
+    }
+
+    // MARK: - Users
+
+    /// The archive's id for `user`, or `nil` when nothing was ever stored.
+    public func userID(of user: Username) throws(SourceError) -> Int64? {
+        try read { db in try Self.userID(of: user, in: db) }
+    }
+
+    static func userID(of user: Username, in db: Database) throws -> Int64? {
+        try Int64.fetchOne(db.cachedStatement(sql: "SELECT id FROM archive_user WHERE name_key = ?"), arguments: [user.key])
+    }
+
+    static func ensureUserID(of user: Username, in db: Database) throws -> Int64 {
+        if let id = try userID(of: user, in: db) { return id }
+        try ArchiveUser(id: nil, nameKey: user.key, name: user.value).insert(db)
+        return db.lastInsertedRowID
+    }
+
+    // MARK: - Writing
+
+    /// Stores `scrobbles` for `user` in one transaction.
+    @discardableResult
+    public func insert(_ scrobbles: some Collection<Scrobble>, for user: Username, origin: ScrobbleOrigin) throws(SourceError) -> InsertCounts {
+        try write { db in
+            let id = try Self.ensureUserID(of: user, in: db)
+            return try Self.insert(scrobbles, userID: id, origin: origin, in: db)
+        }
+    }
+
+    /// Rows per multi-row `INSERT`: one statement step stores this many.
+    static let rowsPerStatement = 64
+
+    /// Inserts inside the caller's transaction, through the connection's
+    /// cached prepared statements, binding values with the SQLite C API
+    /// (GRDB's argument arrays would allocate per row). Rows go in groups of
+    /// `rowsPerStatement` per statement execution (with the user id and
+    /// origin written into the SQL), which roughly halves SQLite's per-row
+    /// overhead on bulk imports; each ignored row is a duplicate.
+    static func insert(_ scrobbles: some Collection<Scrobble>, userID: Int64, origin: ScrobbleOrigin, in db: Database) throws -> InsertCounts {
+        var counts = InsertCounts()
+        var rest = scrobbles[...]
+        while !rest.isEmpty {
+            let size = rest.count >= rowsPerStatement ? rowsPerStatement : 1
+            let group = rest.prefix(size)
+            rest = rest.dropFirst(size)
+            let statement = try db.cachedStatement(sql: insertSQL(rows: size, userID: userID, origin: origin))
+            let handle = statement.sqliteStatement
+            let connection = db.sqliteConnection
+            sqlite3_reset(handle)
+            var index: Int32 = 1
+            for s in group {
+                sqlite3_bind_int64(handle, index, s.instant)
+                bind(s.artist, index + 1, handle)
+                bind(s.track, index + 2, handle)
+                bind(s.album, index + 3, handle)
+                bind(s.artistMBID, index + 4, handle)
+                bind(s.albumMBID, index + 5, handle)
+                bind(s.trackMBID, index + 6, handle)
+                index += 7
+            }
+            let code = sqlite3_step(handle)
+            guard code == SQLITE_DONE else {
+                let message = String(cString: sqlite3_errmsg(connection))
+                sqlite3_reset(handle)
+                throw DatabaseError(resultCode: ResultCode(rawValue: code), message: message)
+            }
+            let inserted = Int(sqlite3_changes(connection))
+            counts.inserted += inserted
+            counts.duplicates += size - inserted
+            sqlite3_reset(handle)
+        }
+        return counts
+    }
+
+    static func insertSQL(rows: Int, userID: Int64, origin: ScrobbleOrigin) -> String {
+        let row = "(\(userID), ?, ?, ?, ?, ?, ?, ?, \(origin.rawValue))"
+        return "INSERT OR IGNORE INTO scrobble (user_id, instant, artist, track, album, artist_mbid, album_mbid, track_mbid, source) VALUES "
+            + Array(repeating: row, count: rows).joined(separator: ", ")
+    }
+
+    private static let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
+
+    private static func bind(_ text: String?, _ index: Int32, _ handle: OpaquePointer?) {
+        guard var text else { sqlite3_bind_null(handle, index); return }
+        text.withUTF8 { bytes in
+            if let base = bytes.baseAddress {
+                _ = base.withMemoryRebound(to: CChar.self, capacity: bytes.count) { chars in
+                    sqlite3_bind_text(handle, index, chars, Int32(bytes.count), transient)
+                }
+            } else {
+                _ = sqlite3_bind_text(handle, index, "", 0, transient)
+            }
+        }
+    }
+
+    // MARK: - Reading
+
+    /// How many scrobbles are archived for `user`.
+    public func count(for user: Username) throws(SourceError) -> Int {
+        try read { db in
+            guard let id = try Self.userID(of: user, in: db) else { return 0 }
+            return try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM scrobble WHERE user_id = ?", arguments: [id]) ?? 0
+        }
+    }
+
+    /// The first and last archived instants of `user`, if any.
+    public func span(for user: Username) throws(SourceError) -> ClosedRange<Int64>? {
+        try read { db in
+            guard let id = try Self.userID(of: user, in: db) else { return nil }
+            return try Self.span(userID: id, in: db)
+        }
+    }
+
+    static func span(userID: Int64, in db: Database) throws -> ClosedRange<Int64>? {
+        // Two index seeks: MIN and MAX on the primary key's second column
+        // with the first one fixed.
+        let first = try Int64.fetchOne(db, sql: "SELECT MIN(instant) FROM scrobble WHERE user_id = ?", arguments: [userID])
+        let last = try Int64.fetchOne(db, sql: "SELECT MAX(instant) FROM scrobble WHERE user_id = ?", arguments: [userID])
+        guard let first, let last else { return nil }
+        return first...last
+    }
+
+    /// Every archived scrobble of `user` in `[from, to)`, in time order.
+    public func scrobbles(for user: Username, from: Int64, to: Int64) throws(SourceError) -> [Scrobble] {
+        try read { db in
+            guard let id = try Self.userID(of: user, in: db) else { return [] }
+            return try ArchivedScrobble
+                .filter(sql: "user_id = ? AND instant >= ? AND instant < ?", arguments: [id, from, to])
+                .order(sql: "instant, artist, track")
+                .fetchAll(db)
+                .map(\.scrobble)
+        }
+    }
+
+    // MARK: - Plumbing
+
+    func read<T>(_ body: (Database) throws -> T) throws(SourceError) -> T {
+        do { return try database.writer.read(body) } catch { throw .storage(detail: "\(error)") }
+    }
+
+    /// A read outside an explicit transaction: for single-statement reads
+    /// where a snapshot across statements does not matter.
+    func unsafeRead<T>(_ body: (Database) throws -> T) throws(SourceError) -> T {
+        do { return try database.writer.unsafeRead(body) } catch { throw .storage(detail: "\(error)") }
+    }
+
+    func write<T>(_ body: (Database) throws -> T) throws(SourceError) -> T {
+        do { return try database.writer.write(body) } catch { throw .storage(detail: "\(error)") }
+    }
+}

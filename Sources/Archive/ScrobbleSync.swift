@@ -1,0 +1,145 @@
+import Foundation
+import GRDB
+import VinylogueCore
+
+/// The one Last.fm call a sync needs: a page of a user's scrobbles in
+/// `[from, to]`, newest first, without the now-playing entry. The live
+/// value wraps `LastFMClient.recentTracks`; tests may pass anything.
+public struct RecentTracksGateway: Sendable {
+    public let page: @Sendable (_ user: Username, _ from: Int64?, _ to: Int64?, _ page: Int, _ limit: Int) async throws(SourceError) -> ScrobblePage
+
+    public init(page: @escaping @Sendable (_ user: Username, _ from: Int64?, _ to: Int64?, _ page: Int, _ limit: Int) async throws(SourceError) -> ScrobblePage) {
+        self.page = page
+    }
+}
+
+/// A sync in progress, as stored: the fixed bounds it downloads and the
+/// next page to fetch. Its row exists only while a sync is unfinished.
+public struct SyncState: Codable, Sendable, Hashable, FetchableRecord, PersistableRecord {
+    public static let databaseTableName = "sync_state"
+    public var userID: Int64
+    /// Inclusive bounds, Unix seconds.
+    public var fromInstant: Int64
+    public var toInstant: Int64
+    /// Pages are walked from `totalPages` down to 1; this one is next.
+    public var nextPage: Int
+    public var totalPages: Int
+    public var pageSize: Int
+
+    enum CodingKeys: String, CodingKey {
+        case userID = "user_id", fromInstant = "from_instant", toInstant = "to_instant"
+        case nextPage = "next_page", totalPages = "total_pages", pageSize = "page_size"
+    }
+}
+
+/// How far a sync has got.
+public struct SyncProgress: Sendable, Hashable {
+    public let pagesDone: Int
+    public let totalPages: Int
+    public let imported: Int
+    public let duplicates: Int
+}
+
+/// What a sync did.
+public struct SyncSummary: Sendable, Hashable {
+    public var imported = 0
+    public var duplicates = 0
+    public var pages = 0
+    /// Whether it continued an interrupted sync.
+    public var resumed = false
+}
+
+/// Downloads a user's new scrobbles from Last.fm into the archive.
+///
+/// Why it cannot leave a hole: a sync fixes its bounds once, `from` = the
+/// newest archived instant + 1 and `to` = now, and records them with the
+/// page count in `sync_state` ("archived" meaning scrobbles that came
+/// from Last.fm: a sync or a Last.fm export). Last.fm pages newest first, so with fixed
+/// bounds page N is the oldest slice; the sync walks from page N down to
+/// page 1, and each page's scrobbles and the advanced page number commit in
+/// one transaction. Until the last page commits, the state row says where
+/// to carry on, and the next run resumes there instead of computing a new
+/// `from` from the (by then partly filled) archive. Re-fetching a page
+/// after a crash only meets the dedupe key.
+public struct ScrobbleSync: Sendable {
+    public let store: ScrobbleStore
+    public let gateway: RecentTracksGateway
+    public let clock: WallClock
+    public var pageSize: Int
+
+    public init(store: ScrobbleStore, gateway: RecentTracksGateway, clock: WallClock, pageSize: Int = 200) {
+        self.store = store
+        self.gateway = gateway
+        self.clock = clock
+        self.pageSize = pageSize
+    }
+
+    /// The unfinished sync of `user`, if any.
+    public func pending(for user: Username) throws(SourceError) -> SyncState? {
+        try store.read { db in
+            guard let id = try ScrobbleStore.userID(of: user, in: db) else { return nil }
+            return try SyncState.fetchOne(db, key: id)
+        }
+    }
+
+    public func sync(_ user: Username, progress: @Sendable (SyncProgress) async -> Void = { _ in }) async throws(SourceError) -> SyncSummary {
+        var summary = SyncSummary()
+        let (userID, saved, newest) = try store.write { db in
+            let id = try ScrobbleStore.ensureUserID(of: user, in: db)
+            // Only Last.fm's own scrobbles (synced or from its export) say
+            // how far Last.fm has been copied; a newer Spotify or
+            // ListenBrainz import must not make the sync skip anything.
+            let newest = try Int64.fetchOne(db, sql: "SELECT MAX(instant) FROM scrobble WHERE user_id = ? AND source IN (?, ?)",
+                                            arguments: [id, ScrobbleOrigin.lastFMSync.rawValue, ScrobbleOrigin.lastFMExport.rawValue])
+            return (id, try SyncState.fetchOne(db, key: id), newest)
+        }
+        var state: SyncState
+        var firstPage: ScrobblePage?
+        if let saved {
+            state = saved
+            summary.resumed = true
+        } else {
+            let from = newest.map { $0 + 1 } ?? 0
+            let to = Int64(clock.now.timeIntervalSince1970.rounded(.down))
+            guard from <= to else { return summary }
+            let page = try await gateway.page(user, from, to, 1, pageSize)
+            firstPage = page
+            state = SyncState(userID: userID, fromInstant: from, toInstant: to, nextPage: max(1, page.totalPages),
+                              totalPages: max(1, page.totalPages), pageSize: pageSize)
+            if state.totalPages > 1 {
+                let record = state
+                try store.write { db in try record.insert(db) }
+            }
+        }
+
+        while state.nextPage >= 1 {
+            let number = state.nextPage
+            let page: ScrobblePage
+            if number == 1, let firstPage {
+                page = firstPage
+            } else {
+                page = try await gateway.page(user, state.fromInstant, state.toInstant, number, state.pageSize)
+            }
+            // Only scrobbles inside the fixed bounds (the upstream should
+            // already guarantee it).
+            let scrobbles = page.scrobbles.filter { $0.instant >= state.fromInstant && $0.instant <= state.toInstant }
+            state.nextPage = number - 1
+            let next = state
+            let counts = try store.write { db in
+                let counts = try ScrobbleStore.insert(scrobbles, userID: userID, origin: .lastFMSync, in: db)
+                if next.nextPage >= 1 {
+                    try next.save(db)
+                } else {
+                    _ = try SyncState.deleteOne(db, key: userID)
+                }
+                return counts
+            }
+            summary.imported += counts.inserted
+            summary.duplicates += counts.duplicates
+            summary.pages += 1
+            await progress(SyncProgress(pagesDone: state.totalPages - state.nextPage, totalPages: state.totalPages,
+                                        imported: summary.imported, duplicates: summary.duplicates))
+        }
+        return summary
+    }
+}

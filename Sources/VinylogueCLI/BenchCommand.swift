@@ -1,0 +1,127 @@
+import ArgumentParser
+import Archive
+import Foundation
+import VinylogueCore
+
+/// `vinylogue bench`: measures the archive on a generated export.
+struct BenchCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "bench",
+        abstract: "Benchmark the archive: import, weekly chart latency, every-year query, peak memory.")
+
+    @Option(help: "Scrobbles in the generated export.")
+    var scrobbles = 1_000_000
+
+    @Option(name: .customLong("data-dir"), help: "Where to put the benchmark archive (default: a new temporary directory).")
+    var dataDir: String?
+
+    func run() async throws {
+        guard scrobbles > 0 else { throw ValidationError("--scrobbles must be positive.") }
+        let temp = FileManager.default.temporaryDirectory.appendingPathComponent("vinylogue-bench-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: temp, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: temp) }
+        let user = try Username("bench")
+        let csv = temp.appendingPathComponent("scrobbles.csv")
+        let span: Int64 = 15 * 365 * 86_400
+        let end: Int64 = 1_760_000_000
+        try BenchExport(count: scrobbles, start: end - span, end: end).write(to: csv)
+        let size = (try? FileManager.default.attributesOfItem(atPath: csv.path)[.size] as? Int) ?? 0
+        print("Generated \(grouped(scrobbles)) scrobbles (\(size / 1_000_000) MB CSV) over 15 years.")
+
+        let directory = dataDir.map { URL(fileURLWithPath: $0) } ?? temp.appendingPathComponent("data")
+        let store: ScrobbleStore
+        do { store = ScrobbleStore(database: try ArchiveDatabase(directory: directory)) } catch { throw CommandFailure(error) }
+
+        let clock = ContinuousClock()
+        var summary = ImportSummary()
+        let importTime = try clock.measure {
+            summary = try ScrobbleImporter(store: store).importFile(at: csv.path, for: user)
+        }
+        let seconds = Self.seconds(importTime)
+        print("Import: \(grouped(summary.imported)) scrobbles (\(grouped(summary.duplicates)) duplicates, \(summary.rejectedCount) rejected) "
+            + "in \(Self.format(seconds, 2)) s, \(grouped(Int(Double(summary.imported) / seconds))) scrobbles/s")
+
+        let source = ArchiveChartSource(store: store)
+        let list = try await source.chartList(for: user)
+        var latencies: [Double] = []
+        for round in 0..<3 {
+            for week in list.weeks {
+                let start = clock.now
+                let chart = try await source.chart(for: user, kind: .album, week: week)
+                let elapsed = Self.seconds(clock.now - start)
+                precondition(chart.week == week)
+                if round > 0 { latencies.append(elapsed * 1000) }
+            }
+        }
+        latencies.sort()
+        print("Weekly album chart over \(list.weeks.count) weeks (×2): p50 \(Self.format(Self.percentile(latencies, 0.5), 3)) ms, "
+            + "p99 \(Self.format(Self.percentile(latencies, 0.99), 3)) ms")
+
+        var everyYear: [Double] = []
+        var years = 0
+        let now = Date(timeIntervalSince1970: TimeInterval(end))
+        for _ in 0..<20 {
+            let start = clock.now
+            let result = try await source.everyYear(for: user, limit: 5, now: now, timeZone: .gmt)
+            everyYear.append(Self.seconds(clock.now - start) * 1000)
+            years = result.years.count
+        }
+        everyYear.sort()
+        print("Every-year query (\(years) years, top 5): p50 \(Self.format(Self.percentile(everyYear, 0.5), 2)) ms, "
+            + "max \(Self.format(everyYear.last ?? 0, 2)) ms")
+        print("Peak memory (VmHWM): \(Self.peakMemory() ?? "unknown")")
+    }
+
+    static func seconds(_ d: Duration) -> Double {
+        Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18
+    }
+
+    static func percentile(_ sorted: [Double], _ p: Double) -> Double {
+        guard !sorted.isEmpty else { return 0 }
+        return sorted[min(sorted.count - 1, Int(Double(sorted.count - 1) * p))]
+    }
+
+    static func format(_ value: Double, _ digits: Int) -> String { String(format: "%.\(digits)f", value) }
+
+    /// The process's peak resident set, from /proc/self/status.
+    static func peakMemory() -> String? {
+        guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return nil }
+        return status.split(separator: "\n").first { $0.hasPrefix("VmHWM:") }
+            .map { $0.dropFirst(6).trimmingCharacters(in: .whitespaces) }
+    }
+}
+
+/// A generated Last.fm CSV export (with the uts header), newest first like
+/// the real thing: a catalogue of albums played with a skewed popularity.
+struct BenchExport {
+    let count: Int
+    let start: Int64
+    let end: Int64
+
+    func write(to url: URL) throws {
+        _ = FileManager.default.createFile(atPath: url.path, contents: nil)
+        let handle = try FileHandle(forWritingTo: url)
+        defer { try? handle.close() }
+        var rng = SplitMix64(seed: 42)
+        let albums = (0..<4000).map { i in (artist: "Artist \(i % 1500)", album: "Album \(i)", mbid: i % 3 == 0 ? "" : "mbid-\(i)") }
+        var buffer = "uts,utc_time,artist,artist_mbid,album,album_mbid,track,track_mbid\n"
+        let step = Double(end - start) / Double(count)
+        var albumIndex = 0
+        for i in 0..<count {
+            let instant = end - Int64(Double(i) * step) - Int64(rng.next() % UInt64(max(1, step)))
+            // Albums are played in sessions: usually the next track of the same album.
+            if rng.next() % 10 == 0 {
+                let r = rng.unit()
+                albumIndex = Int(r * r * Double(albums.count))
+            }
+            let album = albums[albumIndex]
+            let track = Int(rng.next() % 12) + 1
+            buffer += "\(instant),\"01 Jan 2020, 00:00\",\(album.artist),,\"\(album.album)\",\(album.mbid),Track \(track),\n"
+            if buffer.utf8.count > 1 << 20 {
+                handle.write(Data(buffer.utf8))
+                buffer.removeAll(keepingCapacity: true)
+            }
+        }
+        handle.write(Data(buffer.utf8))
+    }
+}

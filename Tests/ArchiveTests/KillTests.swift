@@ -1,0 +1,172 @@
+import Foundation
+import Testing
+import VinylogueCore
+@testable import Archive
+
+/// An import killed with SIGKILL at random moments, then run to the end,
+/// leaves exactly what a clean import leaves.
+@Suite struct KillTests {
+    /// The `vinylogue` executable built alongside this test bundle.
+    static func executable(_ name: String = "vinylogue", filePath: String = #filePath) throws -> URL {
+        let fm = FileManager.default
+        var candidates: [URL] = []
+        let testBinary = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
+        for base in [Bundle.main.bundleURL, testBinary.deletingLastPathComponent(), testBinary.deletingLastPathComponent().deletingLastPathComponent()] {
+            candidates.append(base.appendingPathComponent(name))
+        }
+        // Else search the package's scratch directories.
+        var root = URL(fileURLWithPath: filePath).deletingLastPathComponent()
+        while root.path != "/", !fm.fileExists(atPath: root.appendingPathComponent("Package.swift").path) {
+            root = root.deletingLastPathComponent()
+        }
+        let scratch = (try? fm.contentsOfDirectory(atPath: root.path)) ?? []
+        for dir in scratch.filter({ $0.hasPrefix(".build") }).sorted() {
+            candidates.append(root.appendingPathComponent(dir).appendingPathComponent("debug/\(name)"))
+        }
+        guard let found = candidates.first(where: { fm.isExecutableFile(atPath: $0.path) && !$0.hasDirectoryPath }) else {
+            throw CocoaError(.fileNoSuchFile, userInfo: [NSFilePathErrorKey: candidates.map(\.path).joined(separator: ", ")])
+        }
+        return found
+    }
+
+    static func importProcess(_ binary: URL, file: String, dataDir: URL) throws -> Process {
+        let process = Process()
+        process.executableURL = binary
+        process.arguments = ["import", file, "--user", "alice", "--data-dir", dataDir.path, "--batch-size", "500"]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        return process
+    }
+
+    @Test func killedImportsLoseAndDuplicateNothing() async throws {
+        let binary = try Self.executable()
+        let dir = try TemporaryDirectory()
+        // A generated export, newest first like Last.fm's.
+        let history = DemoHistory(seed: 21, start: 1_300_000_000)
+        let weeks = LastFMWeekCalendar.weeks(from: history.firstWeek.from, closedBy: history.firstWeek.from + 520 * LastFMWeekCalendar.weekLength)
+        let scrobbles = weeks.flatMap { history.scrobbles(in: $0) }
+        var text = csvHeader + "\n"
+        for s in scrobbles.reversed() { text += csvLine(s) + "\n" }
+        let file = try dir.file("export.csv", text)
+
+        let killed = dir.url.appendingPathComponent("killed")
+        let store = try ScrobbleStore(database: ArchiveDatabase(directory: killed))
+        var rng = SplitMix64(seed: UInt64(Date().timeIntervalSince1970))
+        var interrupted = 0
+        var counts: [Int] = []
+        for round in 0..<7 {
+            let process = try Self.importProcess(binary, file: file, dataDir: killed)
+            if round < 4 {
+                // At a random moment...
+                try await Task.sleep(for: .milliseconds(20 + Int(rng.next() % 400)))
+            } else {
+                // ...and right after a new batch has committed.
+                let before = try store.count(for: alice)
+                let deadline = ContinuousClock.now + .seconds(10)
+                while try store.count(for: alice) == before, process.isRunning, ContinuousClock.now < deadline {
+                    try await Task.sleep(for: .milliseconds(2))
+                }
+                try await Task.sleep(for: .milliseconds(Int(rng.next() % 20)))
+            }
+            if process.isRunning { interrupted += 1 }
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+            let count = try store.count(for: alice)
+            // Committed batches survive each kill; later runs only add.
+            #expect(count >= (counts.last ?? 0))
+            #expect(count <= scrobbles.count)
+            counts.append(count)
+        }
+        #expect(interrupted >= 1)
+        // At least one kill landed mid-import, with some batches committed.
+        #expect(counts.contains { $0 > 0 && $0 < scrobbles.count })
+
+        let finish = try Self.importProcess(binary, file: file, dataDir: killed)
+        finish.waitUntilExit()
+        #expect(finish.terminationStatus == 0)
+
+        let clean = try dir.store("clean")
+        let summary = try ScrobbleImporter(store: clean).importFile(at: file, for: alice)
+        #expect(summary.imported == scrobbles.count)
+        #expect(try store.count(for: alice) == scrobbles.count)
+        #expect(try store.scrobbles(for: alice, from: 0, to: .max) == clean.scrobbles(for: alice, from: 0, to: .max))
+        let killedSource = ArchiveChartSource(store: store), cleanSource = ArchiveChartSource(store: clean)
+        for week in weeks {
+            #expect(try await killedSource.chart(for: alice, kind: .album, week: week)
+                == cleanSource.chart(for: alice, kind: .album, week: week))
+        }
+    }
+
+    @Test func killedSyncsLoseAndDuplicateNothing() async throws {
+        let dir = try TemporaryDirectory()
+        // The fake's clock stops a year into rj's history: ~60 pages.
+        let fakeNow: Int64 = 1_136_073_600 + 365 * 86_400
+        let server = Process()
+        server.executableURL = try Self.executable("fake-lastfm")
+        server.arguments = ["--port", "0", "--now", String(fakeNow)]
+        let output = Pipe()
+        server.standardOutput = output
+        server.standardError = FileHandle.nullDevice
+        try server.run()
+        defer { kill(server.processIdentifier, SIGKILL); server.waitUntilExit() }
+        var banner = Data()
+        while !banner.contains(UInt8(ascii: "\n")) {
+            let more = output.fileHandleForReading.availableData
+            if more.isEmpty { break }
+            banner += more
+        }
+        let line = String(decoding: banner, as: UTF8.self)
+        let url = try #require(line.split(separator: " ").first { $0.hasPrefix("http://") }.map(String.init))
+
+        let binary = try Self.executable()
+        let data = dir.url.appendingPathComponent("data")
+        let store = try ScrobbleStore(database: ArchiveDatabase(directory: data))
+        func syncProcess() throws -> Process {
+            let process = Process()
+            process.executableURL = binary
+            process.arguments = ["sync", "rj", "--data-dir", data.path]
+            var environment = ProcessInfo.processInfo.environment
+            environment["LASTFM_API_URL"] = url
+            environment["LASTFM_API_KEY"] = "test-key"
+            environment["LASTFM_REQUESTS_PER_SECOND"] = "50"
+            process.environment = environment
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            return process
+        }
+        let rj = try Username("rj")
+        var rng = SplitMix64(seed: UInt64(Date().timeIntervalSince1970))
+        var partial = 0
+        for _ in 0..<4 {
+            let process = try syncProcess()
+            // Kill right after a page commits, or a little later.
+            let before = try store.count(for: rj)
+            let deadline = ContinuousClock.now + .seconds(20)
+            while try store.count(for: rj) == before, process.isRunning, ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(2))
+            }
+            try await Task.sleep(for: .milliseconds(Int(rng.next() % 30)))
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+            let count = try store.count(for: rj)
+            #expect(count >= before)
+            if count > 0, try ScrobbleSync(store: store, gateway: RecentTracksGateway { _, _, _, _, _ throws(SourceError) in
+                throw .timeout
+            }, clock: .system).pending(for: rj) != nil { partial += 1 }
+        }
+        #expect(partial >= 1)
+        let finish = try syncProcess()
+        finish.waitUntilExit()
+        #expect(finish.terminationStatus == 0)
+
+        let history = DemoHistory(seed: 7, start: 1_136_073_600)
+        let expected = LastFMWeekCalendar.weeks(from: history.firstWeek.from, closedBy: fakeNow + LastFMWeekCalendar.weekLength)
+            .flatMap { history.scrobbles(in: $0) }
+            .filter { $0.instant <= fakeNow }
+        let archived = try store.scrobbles(for: rj, from: 0, to: .max)
+        #expect(archived.count == expected.count)
+        #expect(Set(archived) == Set(expected))
+    }
+}

@@ -1,0 +1,51 @@
+import Foundation
+import GRDB
+import Testing
+import VinylogueCore
+@testable import Archive
+
+/// A fresh data directory under the system's temporary directory.
+struct TemporaryDirectory: ~Copyable {
+    let url: URL
+
+    init() throws {
+        url = FileManager.default.temporaryDirectory.appendingPathComponent("vinylogue-archive-tests-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    }
+
+    deinit { try? FileManager.default.removeItem(at: url) }
+
+    func file(_ name: String, _ contents: String) throws -> String {
+        let path = url.appendingPathComponent(name).path
+        try contents.write(toFile: path, atomically: true, encoding: .utf8)
+        return path
+    }
+
+    func store(_ name: String = "data") throws -> ScrobbleStore {
+        ScrobbleStore(database: try ArchiveDatabase(directory: url.appendingPathComponent(name)))
+    }
+}
+
+let alice = try! Username("alice")
+
+/// An independent count of an album chart: plays per lowercased
+/// (artist, album), albums without a name left out.
+func independentAlbumCounts(_ scrobbles: [Scrobble], in week: ChartWeek) -> [String: Int] {
+    var counts: [String: Int] = [:]
+    for s in scrobbles where week.contains(s.instant) && !s.album.isEmpty {
+        counts[s.artist.lowercased() + " / " + s.album.lowercased(), default: 0] += 1
+    }
+    return counts
+}
+
+func counts(of chart: WeeklyChart) -> [String: Int] {
+    Dictionary(uniqueKeysWithValues: chart.entries.map { ($0.artist.lowercased() + " / " + $0.name.lowercased(), $0.plays) })
+}
+
+/// A Last.fm CSV line (with the uts header layout), quoting every text field.
+func csvLine(_ s: Scrobble) -> String {
+    func q(_ text: String?) -> String { "\"" + (text ?? "").replacingOccurrences(of: "\"", with: "\"\"") + "\"" }
+    return "\(s.instant),\(q("x")),\(q(s.artist)),\(q(s.artistMBID)),\(q(s.album)),\(q(s.albumMBID)),\(q(s.track)),\(q(s.trackMBID))"
+}
+
+let csvHeader = "uts,utc_time,artist,artist_mbid,album,album_mbid,track,track_mbid"

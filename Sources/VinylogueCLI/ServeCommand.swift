@@ -40,13 +40,20 @@ struct ServeCommand: AsyncParsableCommand {
                 throw CommandFailure("\(error.message) Check that \(directory.path) is writable, or choose another with --data-dir.", exitCode: .configuration)
             }
             let lists = ListStore(database)
-            if demo, try await lists.users().isEmpty {
-                try await lists.add(DemoHistory.username)
+            let archive = ScrobbleStore(database: database)
+            if demo {
+                if try await lists.users().isEmpty { try await lists.add(DemoHistory.username) }
+                // The demo is charted from the archive, like an imported history.
+                do {
+                    try GeneratedHistory(history: composition.demo.history, store: archive).fill(now: composition.clock.now)
+                } catch let error as SourceError {
+                    throw CommandFailure(error)
+                }
             }
             let client = composition.lastFMClient(cache: SQLiteResponseCache(database, clock: composition.clock))
             let dependencies = ServerDependencies(
                 clock: composition.clock, lastFM: client, demo: demo ? composition.demo : nil, lists: lists,
-                settings: try await CurrentSettings(store: lists), pages: try await PageRenderer.bundled())
+                settings: try await CurrentSettings(store: lists), pages: try await PageRenderer.bundled(), archive: archive)
             var logger = Logger(label: "vinylogue.server")
             logger.logLevel = composition.logLevel(default: .info)
             let app = buildApplication(configuration: ServerConfiguration(host: host, port: port, demo: demo),

@@ -24,6 +24,7 @@ public func buildRouter(configuration: ServerConfiguration, dependencies: Server
     }
     UsersRoutes(dependencies: dependencies, configuration: configuration).register(on: router)
     ChartRoutes(dependencies: dependencies).register(on: router)
+    HistoryRoutes(dependencies: dependencies).register(on: router)
     AlbumRoutes(dependencies: dependencies).register(on: router)
     CoverRoutes(dependencies: dependencies).register(on: router)
     FeedRoutes(dependencies: dependencies).register(on: router)

@@ -10,12 +10,16 @@ public struct ServerDependencies: Sendable {
     /// The built-in demo, when the server runs with `--demo`.
     public let demo: DemoChartSource?
     public let lists: ListStore
+    /// The local scrobble archive; users with scrobbles there are charted
+    /// from it, offline.
+    public let archive: ScrobbleStore?
     public let settings: CurrentSettings
     public let pages: PageRenderer
     let rendered: RenderedPages
 
     public init(clock: WallClock, lastFM: LastFMClient, demo: DemoChartSource?, lists: ListStore,
-                settings: CurrentSettings, pages: PageRenderer) {
+                settings: CurrentSettings, pages: PageRenderer, archive: ScrobbleStore? = nil) {
+        self.archive = archive
         self.settings = settings
         self.rendered = RenderedPages(clock: clock)
         self.clock = clock
@@ -29,8 +33,16 @@ public struct ServerDependencies: Sendable {
 
     func isDemo(_ user: Username) -> Bool { demo != nil && user == DemoHistory.username }
 
-    /// Where `user`'s charts come from.
+    /// The archive's view of `user`, when the archive holds their scrobbles.
+    func archived(_ user: Username) -> ArchiveChartSource? {
+        guard let archive, (try? archive.userID(of: user)) ?? nil != nil else { return nil }
+        return ArchiveChartSource(store: archive)
+    }
+
+    /// Where `user`'s charts come from: the archive when it has them, else
+    /// the demo or Last.fm.
     func charts(for user: Username) -> any ChartSource {
+        if let archived = archived(user) { return archived }
         if isDemo(user), let demo { return demo }
         return lastFM
     }

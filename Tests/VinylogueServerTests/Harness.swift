@@ -50,7 +50,7 @@ struct Harness: Sendable {
                 let dependencies = ServerDependencies(clock: clock.wallClock, lastFM: client,
                                                       demo: demo ? DemoChartSource(clock: clock.wallClock) : nil,
                                                       lists: ListStore(database), settings: try await CurrentSettings(store: ListStore(database)),
-                                                      pages: try await PageRenderer.bundled())
+                                                      pages: try await PageRenderer.bundled(), archive: ScrobbleStore(database: database))
                 let app = buildApplication(configuration: ServerConfiguration(demo: demo), dependencies: dependencies)
                 let harness = Harness(fake: fake, clock: clock, lists: ListStore(database), database: database)
                 try await app.test(.router) { client in try await body(harness, client) }

@@ -1,0 +1,52 @@
+import Archive
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+import Testing
+import VinylogueCore
+
+@Suite struct ArchiveServingTests {
+    /// Scrobbles of the week 5–12 July 2020 for a user Last.fm has never heard of.
+    func fill(_ harness: Harness, user: Username) throws {
+        let week = ChartWeek(from: 1_593_950_400, to: 1_594_555_200)
+        var scrobbles: [Scrobble] = []
+        for i in 0..<5 { scrobbles.append(Scrobble(instant: week.from + Int64(i) * 600, artist: "Local Artist", album: "Offline Album", track: "T\(i)")) }
+        scrobbles.append(Scrobble(instant: week.from + 9000, artist: "local artist", album: "OFFLINE ALBUM", track: "T9"))
+        scrobbles.append(Scrobble(instant: week.from - 364 * 86400 + 60, artist: "Older", album: "Last Year", track: "X"))
+        try ScrobbleStore(database: harness.database).insert(scrobbles, for: user, origin: .lastFMExport)
+    }
+
+    @Test func archivedUsersAreChartedOffline() async throws {
+        try await Harness.run { harness, client in
+            let user = try Username("offliner")
+            try fill(harness, user: user)
+            let page = try await client.get("/u/offliner/week/2020-07-08")
+            #expect(page.status == .ok)
+            #expect(page.body.containsInOrder(["Local Artist", "Offline Album", "6 plays"]))
+            #expect(await harness.fake.requests().isEmpty)
+            let api = try await client.get("/api/u/offliner/chart?week=2020-07-08")
+            #expect(api.body.contains("\"plays\" : 6"))
+        }
+    }
+
+    @Test func historyShowsEveryYearFromTheArchive() async throws {
+        try await Harness.run { harness, client in
+            try fill(harness, user: try Username("offliner"))
+            let page = try await client.get("/u/offliner/history")
+            #expect(page.status == .ok)
+            #expect(page.body.containsInOrder(["3 years ago", "Offline Album", "4 years ago", "Last Year"]))
+            #expect(await harness.fake.requests().isEmpty)
+        }
+    }
+
+    @Test func historyWorksFromLastFMToo() async throws {
+        try await Harness.run { _, client in
+            let page = try await client.get("/u/ybsc/history")
+            #expect(page.status == .ok)
+            #expect(page.body.containsInOrder(["3 years ago", "Week 28 · Jul 5 – 12, 2020", "PUP", "Live at The Electric Ballroom"]))
+            #expect(page.body.contains("and 8 more"))
+            let unknown = try await client.get("/u/nosuchuser/history")
+            #expect(unknown.status == .notFound)
+        }
+    }
+}

@@ -39,6 +39,17 @@ import VinylogueCore
         return process
     }
 
+    /// Waits until `count` grows (a transaction committed), then stops the
+    /// process with SIGSTOP; the caller kills it.
+    static func stopAfterNextCommit(_ process: Process, count: () throws -> Int) async throws {
+        let before = try count()
+        let deadline = ContinuousClock.now + .seconds(30)
+        while try count() == before, process.isRunning, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(1))
+        }
+        kill(process.processIdentifier, SIGSTOP)
+    }
+
     @Test func killedImportsLoseAndDuplicateNothing() async throws {
         let binary = try Self.executable()
         let dir = try TemporaryDirectory()
@@ -61,13 +72,10 @@ import VinylogueCore
                 // At a random moment...
                 try await Task.sleep(for: .milliseconds(20 + Int(rng.next() % 400)))
             } else {
-                // ...and right after a new batch has committed.
-                let before = try store.count(for: alice)
-                let deadline = ContinuousClock.now + .seconds(10)
-                while try store.count(for: alice) == before, process.isRunning, ContinuousClock.now < deadline {
-                    try await Task.sleep(for: .milliseconds(2))
-                }
-                try await Task.sleep(for: .milliseconds(Int(rng.next() % 20)))
+                // ...and right after a new batch has committed: freeze the
+                // process at once (SIGSTOP) so a fast machine cannot finish
+                // the import between our look and the kill.
+                try await Self.stopAfterNextCommit(process) { try store.count(for: alice) }
             }
             if process.isRunning { interrupted += 1 }
             kill(process.processIdentifier, SIGKILL)
@@ -143,11 +151,8 @@ import VinylogueCore
             let process = try syncProcess()
             // Kill right after a page commits, or a little later.
             let before = try store.count(for: rj)
-            let deadline = ContinuousClock.now + .seconds(20)
-            while try store.count(for: rj) == before, process.isRunning, ContinuousClock.now < deadline {
-                try await Task.sleep(for: .milliseconds(2))
-            }
-            try await Task.sleep(for: .milliseconds(Int(rng.next() % 30)))
+            if rng.next() % 2 == 0 { try await Task.sleep(for: .milliseconds(Int(rng.next() % 30))) }
+            try await Self.stopAfterNextCommit(process) { try store.count(for: rj) }
             kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()
             let count = try store.count(for: rj)

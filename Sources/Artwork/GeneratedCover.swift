@@ -1,4 +1,3 @@
-import CImageCodecs
 import Foundation
 import VinylogueCore
 
@@ -34,15 +33,7 @@ public struct GeneratedCover: Sendable, Hashable {
 
     /// The cover as PNG bytes.
     public func pngData() throws(ArtworkError) -> Data {
-        let grid = render()
-        var out: UnsafeMutablePointer<UInt8>?
-        var length = 0
-        let status = grid.rgb.withUnsafeBufferPointer {
-            cic_encode_png_rgb($0.baseAddress, UInt32(grid.width), UInt32(grid.height), &out, &length)
-        }
-        defer { cic_free(out) }
-        guard status == Int32(CIC_OK.rawValue), let out else { throw .encodingFailed }
-        return Data(bytes: out, count: length)
+        try ImageEncoding.png(render())
     }
 
     /// The cover's pixels.

@@ -15,7 +15,9 @@ public struct RGB: Sendable, Hashable, Codable, CustomStringConvertible {
     /// Parses `#rrggbb` (case-insensitive).
     public init?(hex: String) {
         let digits = hex.utf8
+        // UInt32(_:radix:) alone would accept a sign: "#+1a2b3".
         guard digits.count == 7, digits.first == UInt8(ascii: "#"),
+              hex.dropFirst().allSatisfy(\.isHexDigit),
               let value = UInt32(hex.dropFirst(), radix: 16)
         else { return nil }
         self.init(red: UInt8(value >> 16 & 0xFF), green: UInt8(value >> 8 & 0xFF), blue: UInt8(value & 0xFF))

@@ -42,13 +42,17 @@ let package = Package(
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
             ]
         ),
-        .systemLibrary(name: "CJPEG", path: "Sources/CJPEG"),
-        .systemLibrary(name: "CPNG", path: "Sources/CPNG"),
+        // libjpeg / libpng behind a small C layer: libjpeg reports errors by
+        // exit() or longjmp, which Swift cannot catch, so C turns them into codes.
+        .target(
+            name: "CImageCodecs",
+            linkerSettings: [.linkedLibrary("jpeg"), .linkedLibrary("png16")]
+        ),
         // Album art: fetch, disk cache, JPEG/PNG decoding, colour extraction.
         .target(
             name: "Artwork",
             dependencies: [
-                "VinylogueCore", "CJPEG", "CPNG",
+                "VinylogueCore", "CImageCodecs",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ]
         ),
@@ -101,6 +105,7 @@ let package = Package(
             name: "LastFMTests",
             dependencies: ["LastFM", "LastFMTestServer", "VinylogueCore"]
         ),
+        .testTarget(name: "ArtworkTests", dependencies: ["Artwork", "VinylogueCore"]),
         .testTarget(
             name: "VinylogueServerTests",
             dependencies: [

@@ -1,0 +1,76 @@
+import Foundation
+
+/// The files behind `ArtworkStore`: `<root>/<size>/<hash>.<ext>` for the bytes
+/// and `<root>/<size>/<hash>.<ext>.colours.json` for their palette.
+///
+/// Every write goes to a temporary file in the same directory and is then
+/// renamed over the target, so a reader (or a crash) sees the old file or the
+/// new one, never half of one.
+struct ArtworkDiskCache: Sendable {
+    let root: URL
+
+    /// Bump when `ColourExtraction` changes, so old palettes are recomputed.
+    static let coloursVersion = 1
+
+    private struct ColoursFile: Codable {
+        let version: Int
+        let colours: AlbumColours
+    }
+
+    func imageURL(_ address: ArtworkAddress) -> URL {
+        root.appendingPathComponent(address.size.rawValue, isDirectory: true)
+            .appendingPathComponent(address.fileName, isDirectory: false)
+    }
+
+    func coloursURL(_ address: ArtworkAddress) -> URL {
+        root.appendingPathComponent(address.size.rawValue, isDirectory: true)
+            .appendingPathComponent(address.fileName + ".colours.json", isDirectory: false)
+    }
+
+    /// The stored bytes, if present and still an image.
+    func bytes(for address: ArtworkAddress) -> (Data, ImageFormat)? {
+        guard let data = try? Data(contentsOf: imageURL(address)),
+              let format = ImageFormat(sniffing: data)
+        else { return nil }
+        return (data, format)
+    }
+
+    func colours(for address: ArtworkAddress) -> AlbumColours? {
+        guard let data = try? Data(contentsOf: coloursURL(address)),
+              let file = try? JSONDecoder().decode(ColoursFile.self, from: data),
+              file.version == Self.coloursVersion
+        else { return nil }
+        return file.colours
+    }
+
+    func store(bytes: Data, for address: ArtworkAddress) throws {
+        try Self.writeAtomically(bytes, to: imageURL(address))
+    }
+
+    func store(colours: AlbumColours, for address: ArtworkAddress) throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        let data = try encoder.encode(ColoursFile(version: Self.coloursVersion, colours: colours))
+        try Self.writeAtomically(data, to: coloursURL(address))
+    }
+
+    /// Writes `data` to a temporary sibling of `url`, then renames it into place.
+    static func writeAtomically(_ data: Data, to url: URL) throws {
+        let directory = url.deletingLastPathComponent()
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        // Hidden and unique, so concurrent writers never share a temp file and
+        // nothing globbing for images picks it up.
+        let temporary = directory.appendingPathComponent(".\(url.lastPathComponent).\(UUID().uuidString).tmp")
+        do {
+            try data.write(to: temporary)
+            // rename(2) replaces the target in one step; FileManager.moveItem
+            // would refuse an existing target.
+            guard rename(temporary.path, url.path) == 0 else {
+                throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: url.path])
+            }
+        } catch {
+            try? FileManager.default.removeItem(at: temporary)
+            throw error
+        }
+    }
+}

@@ -1,0 +1,138 @@
+import Foundation
+
+/// One image ready to serve: its bytes, what they are, and its palette.
+public struct StoredArtwork: Sendable, Hashable {
+    public let address: ArtworkAddress
+    public let bytes: Data
+    /// Sniffed from the bytes, never taken from the URL or upstream headers.
+    public let format: ImageFormat
+    public let colours: AlbumColours
+
+    /// The HTTP Content-Type for `bytes`.
+    public var contentType: String { format.contentType }
+}
+
+/// Album art on disk, fetched from upstream only on a miss.
+///
+/// - Identical requests in flight share one fetch.
+/// - Only 2xx bodies whose bytes sniff as an image are written; error pages,
+///   404s and oversize bodies are never cached.
+/// - Colours are computed once per image and kept in a sidecar file.
+/// - `.demo` addresses are drawn by `GeneratedCover` (names looked up in the
+///   `DemoCoverCatalogue`) and never touch the network.
+public actor ArtworkStore {
+    /// Computes a palette from image bytes; injectable so tests can count calls.
+    public typealias ColourReading = @Sendable (Data) -> AlbumColours
+
+    private let loader: Loader
+    private var inFlight: [ArtworkAddress: Task<Result<StoredArtwork, ArtworkError>, Never>] = [:]
+
+    /// - Parameters:
+    ///   - dataDirectory: files go under `<dataDirectory>/art/`.
+    ///   - imageBase: the Last.fm image root URLs are rebuilt from.
+    public init(
+        dataDirectory: URL,
+        upstream: ArtworkUpstream,
+        imageBase: String = ArtworkAddress.lastFMImageBase,
+        demoCovers: DemoCoverCatalogue = DemoCoverCatalogue(),
+        maxBytes: Int = ArtworkUpstream.defaultMaxBytes,
+        colourReading: @escaping ColourReading = { ColourExtraction().colours(fromImage: $0) }
+    ) {
+        loader = Loader(
+            cache: ArtworkDiskCache(root: dataDirectory.appendingPathComponent("art", isDirectory: true)),
+            upstream: upstream, imageBase: imageBase, demoCovers: demoCovers,
+            maxBytes: maxBytes, colourReading: colourReading
+        )
+    }
+
+    /// The image and its colours, from disk or, on a miss, from upstream.
+    public func image(for address: ArtworkAddress) async throws(ArtworkError) -> StoredArtwork {
+        if let running = inFlight[address] {
+            return try await running.value.get()
+        }
+        // Detached so that one caller going away does not cancel the fetch
+        // the others are waiting on, and so decoding runs off this actor.
+        let loader = self.loader
+        let task = Task.detached { await loader.load(address) }
+        inFlight[address] = task
+        let result = await task.value
+        // Only the request that started the task clears it, and only if a
+        // newer one has not taken its place meanwhile.
+        if inFlight[address] == task { inFlight[address] = nil }
+        return try result.get()
+    }
+
+    /// The colours for an image, from the sidecar when present, otherwise
+    /// by loading (and so possibly fetching) the image once.
+    public func colours(for address: ArtworkAddress) async throws(ArtworkError) -> AlbumColours {
+        if let colours = loader.cache.colours(for: address) { return colours }
+        return try await image(for: address).colours
+    }
+
+    /// Colours already on disk; never fetches. For rendering a page without
+    /// waiting on the network.
+    public nonisolated func storedColours(for address: ArtworkAddress) -> AlbumColours? {
+        loader.cache.colours(for: address)
+    }
+}
+
+extension ArtworkStore {
+    /// The work behind one `image(for:)`, free of actor state so it can run
+    /// concurrently for different addresses.
+    struct Loader: Sendable {
+        let cache: ArtworkDiskCache
+        let upstream: ArtworkUpstream
+        let imageBase: String
+        let demoCovers: DemoCoverCatalogue
+        let maxBytes: Int
+        let colourReading: ArtworkStore.ColourReading
+
+        func load(_ address: ArtworkAddress) async -> Result<StoredArtwork, ArtworkError> {
+            do throws(ArtworkError) {
+                if let cached = cache.bytes(for: address) {
+                    return .success(finish(address, cached.0, cached.1, alreadyStored: true))
+                }
+                let bytes = try await obtain(address)
+                guard let format = ImageFormat(sniffing: bytes) else { throw .notAnImage }
+                // A failed cache write still serves the image; the next
+                // request simply tries again.
+                try? cache.store(bytes: bytes, for: address)
+                return .success(finish(address, bytes, format, alreadyStored: false))
+            } catch {
+                return .failure(error)
+            }
+        }
+
+        private func finish(_ address: ArtworkAddress, _ bytes: Data, _ format: ImageFormat, alreadyStored: Bool) -> StoredArtwork {
+            if alreadyStored, let colours = cache.colours(for: address) {
+                return StoredArtwork(address: address, bytes: bytes, format: format, colours: colours)
+            }
+            let colours = colourReading(bytes)
+            try? cache.store(colours: colours, for: address)
+            return StoredArtwork(address: address, bytes: bytes, format: format, colours: colours)
+        }
+
+        private func obtain(_ address: ArtworkAddress) async throws(ArtworkError) -> Data {
+            if address.isGenerated {
+                guard let cover = demoCovers.cover(for: address) else { throw .notFound }
+                return try cover.pngData()
+            }
+            guard let url = address.upstreamURL(imageBase: imageBase) else { throw .notFound }
+            let reply: (status: Int, body: Data)
+            do {
+                reply = try await upstream.fetch(url)
+            } catch let error as ArtworkError {
+                throw error
+            } catch {
+                throw .unreachable(String(describing: error))
+            }
+            switch reply.status {
+            case 200..<300: break
+            case 404, 410: throw .notFound
+            default: throw .upstreamStatus(reply.status)
+            }
+            guard reply.body.count <= maxBytes else { throw .tooLarge }
+            return reply.body
+        }
+    }
+}

@@ -1,0 +1,138 @@
+import Foundation
+import VinylogueCore
+
+/// A cover drawn from an album's names, for offline demo albums that have no
+/// Last.fm art. The same (artist, album) always gives the same PNG bytes.
+///
+/// The design is picked and coloured by a `SplitMix64` seeded from a
+/// `NameHash` of the names: one of four layouts (bands, rings, sunset,
+/// split) in a dark or light ground with two accents related by hue.
+public struct GeneratedCover: Sendable, Hashable {
+    public let artist: String
+    public let album: String
+
+    /// Covers are square, this many pixels a side.
+    public static let side = 300
+
+    public init(artist: String, album: String) {
+        self.artist = artist
+        self.album = album
+    }
+
+    /// Case and surrounding spaces do not make a different album, as on Last.fm.
+    var key: String {
+        func normal(_ s: String) -> String { s.trimmingCharacters(in: .whitespacesAndNewlines).lowercased() }
+        // U+0000 cannot occur in a name, so ("ab", "c") and ("a", "bc") differ.
+        return normal(artist) + "\u{0}" + normal(album)
+    }
+
+    /// `/art/demo/<hash>.png`.
+    public var address: ArtworkAddress {
+        ArtworkAddress(size: .demo, hash: NameHash(key).hex, ext: .png)!
+    }
+
+    /// The cover as PNG bytes.
+    public func pngData() throws(ArtworkError) -> Data {
+        try ImageEncoding.png(render())
+    }
+
+    /// The cover's pixels.
+    public func render() -> PixelGrid {
+        let design = Design(seed: NameHash(key).seed)
+        let side = Self.side
+        var rgb = [UInt8](repeating: 0, count: side * side * 3)
+        // 2×2 supersampling smooths circle edges.
+        let offsets: [Double] = [0.25, 0.75]
+        for y in 0..<side {
+            for x in 0..<side {
+                var sum = SIMD3<Double>(repeating: 0)
+                for dy in offsets {
+                    for dx in offsets {
+                        sum += design.colour(atX: (Double(x) + dx) / Double(side), y: (Double(y) + dy) / Double(side))
+                    }
+                }
+                let c = RGB(unit: sum.x / 4, sum.y / 4, sum.z / 4)
+                let i = (y * side + x) * 3
+                rgb[i] = c.red; rgb[i + 1] = c.green; rgb[i + 2] = c.blue
+            }
+        }
+        return PixelGrid(width: side, height: side, rgb: rgb)!
+    }
+}
+
+/// The drawing itself: a layout and its colours, evaluated per point in a
+/// unit square (y grows downwards).
+private struct Design {
+    enum Layout: CaseIterable { case bands, rings, sunset, split }
+
+    let layout: Layout
+    let ground: SIMD3<Double>
+    let groundShade: SIMD3<Double>
+    let accent: SIMD3<Double>
+    let second: SIMD3<Double>
+    let centre: SIMD2<Double>
+    let radius: Double
+    let count: Int
+    let angle: Double
+    let cuts: [Double]
+
+    init(seed: UInt64) {
+        var dice = SplitMix64(seed: seed)
+        layout = Layout.allCases[Int(dice.next() % UInt64(Layout.allCases.count))]
+        let hue = dice.unit() * 360
+        let dark = dice.unit() < 0.6
+        // Accents sit at a pleasing distance on the wheel: complement, split
+        // complement or a near neighbour.
+        let offsets: [Double] = [180, 150, 210, 35, -35]
+        let accentHue = hue + offsets[Int(dice.next() % UInt64(offsets.count))]
+        func vector(_ c: RGB) -> SIMD3<Double> { SIMD3(Double(c.red), Double(c.green), Double(c.blue)) / 255 }
+        if dark {
+            ground = vector(RGB(hue: hue, saturation: 0.35 + dice.unit() * 0.3, lightness: 0.14 + dice.unit() * 0.1))
+            groundShade = vector(RGB(hue: hue + 20, saturation: 0.4, lightness: 0.08))
+        } else {
+            ground = vector(RGB(hue: hue, saturation: 0.25 + dice.unit() * 0.2, lightness: 0.84 + dice.unit() * 0.06))
+            groundShade = vector(RGB(hue: hue - 15, saturation: 0.3, lightness: 0.72))
+        }
+        accent = vector(RGB(hue: accentHue, saturation: 0.6 + dice.unit() * 0.25, lightness: 0.5 + dice.unit() * 0.1))
+        second = vector(RGB(hue: hue, saturation: 0.5 + dice.unit() * 0.3, lightness: dark ? 0.62 : 0.38))
+        centre = SIMD2(0.3 + dice.unit() * 0.4, 0.3 + dice.unit() * 0.4)
+        radius = 0.18 + dice.unit() * 0.17
+        count = 3 + Int(dice.next() % 5)
+        angle = (dice.unit() - 0.5) * .pi * 0.6
+        cuts = (0..<8).map { _ in dice.unit() }.sorted()
+    }
+
+    func colour(atX x: Double, y: Double) -> SIMD3<Double> {
+        // Every layout sits on a soft vertical gradient.
+        let base = ground + (groundShade - ground) * (y * 0.8)
+        let point = SIMD2(x, y)
+        let distance = ((point - centre) * (point - centre)).sum().squareRoot()
+        switch layout {
+        case .bands:
+            // Stripes of uneven width in the lower part, colours alternating.
+            let top = 0.45 + cuts[0] * 0.2
+            guard y > top else { return base }
+            let band = Int((y - top) / (1 - top) * Double(count * 2))
+            if band % 2 == 1 { return base }
+            return band % 4 == 0 ? accent : second
+        case .rings:
+            guard distance < radius * 2 else { return base }
+            let ring = Int(distance / (radius * 2) * Double(count * 2))
+            if ring % 2 == 1 { return base }
+            return ring == 0 ? second : accent
+        case .sunset:
+            // A sun cut by horizontal gaps that thicken towards its base.
+            guard distance < radius * 1.4 else { return base }
+            let fromTop = (y - (centre.y - radius * 1.4)) / (radius * 2.8)
+            let gap = fromTop > 0.5 && (fromTop * Double(count * 3)).truncatingRemainder(dividingBy: 1) < (fromTop - 0.5) * 1.2
+            if gap { return base }
+            return accent + (second - accent) * fromTop
+        case .split:
+            // A tilted edge divides the square; a small disc rides the edge.
+            let edge = 0.5 + (x - 0.5) * tan(angle)
+            let small = ((point - SIMD2(centre.x, edge)) * (point - SIMD2(centre.x, edge))).sum().squareRoot()
+            if small < radius * 0.45 { return second }
+            return y > edge ? accent + (groundShade - accent) * ((y - edge) * 0.9) : base
+        }
+    }
+}

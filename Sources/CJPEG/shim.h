@@ -1,3 +1,0 @@
-#include <stdio.h>
-#include <stddef.h>
-#include <jpeglib.h>

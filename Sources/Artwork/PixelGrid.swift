@@ -17,7 +17,10 @@ public struct PixelGrid: Sendable, Hashable {
     public init(width: Int, height: Int, filledWith colour: RGB) {
         self.width = max(1, width)
         self.height = max(1, height)
-        rgb = Array([colour.red, colour.green, colour.blue].lazy.cycled(times: self.width * self.height))
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(self.width * self.height * 3)
+        for _ in 0..<(self.width * self.height) { bytes += [colour.red, colour.green, colour.blue] }
+        rgb = bytes
     }
 
     /// The pixel at (x, y).
@@ -29,14 +32,5 @@ public struct PixelGrid: Sendable, Hashable {
     /// Every pixel, row by row.
     public var pixels: [RGB] {
         stride(from: 0, to: rgb.count, by: 3).map { RGB(red: rgb[$0], green: rgb[$0 + 1], blue: rgb[$0 + 2]) }
-    }
-}
-
-extension Collection {
-    fileprivate func cycled(times: Int) -> [Element] {
-        var result: [Element] = []
-        result.reserveCapacity(count * times)
-        for _ in 0..<times { result.append(contentsOf: self) }
-        return result
     }
 }

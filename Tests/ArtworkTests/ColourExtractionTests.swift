@@ -101,7 +101,7 @@ struct ColourExtractionTests {
     @Test func coloursEncodeAsHex() throws {
         let colours = extraction.palette(background: RGB(hex: "#1a2b3c")!)
         let json = String(decoding: try JSONEncoder().encode(colours), as: UTF8.self)
-        #expect(json.contains(#""background":"#1a2b3c""#))
+        #expect(json.contains(##""background":"#1a2b3c""##))
         #expect(try JSONDecoder().decode(AlbumColours.self, from: Data(json.utf8)) == colours)
     }
 }

@@ -71,7 +71,7 @@ let package = Package(
         .target(
             name: "LastFMTestServer",
             dependencies: [
-                "VinylogueCore",
+                "VinylogueCore", "Artwork",
                 .product(name: "Hummingbird", package: "hummingbird"),
             ],
             resources: [.copy("Fixtures")]
@@ -109,7 +109,7 @@ let package = Package(
         .testTarget(
             name: "VinylogueServerTests",
             dependencies: [
-                "VinylogueServer", "LastFMTestServer", "LastFM", "Archive", "VinylogueCore",
+                "VinylogueServer", "LastFMTestServer", "LastFM", "Archive", "Artwork", "VinylogueCore",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ]

@@ -1,3 +1,4 @@
+import Artwork
 import Foundation
 import VinylogueCore
 
@@ -97,7 +98,7 @@ extension FakeLastFM {
         // Any other album exists, with a generated description.
         var body: [String: Any] = [
             "name": albumName, "artist": artistName, "mbid": "", "url": "https://www.last.fm/music/\(artistName)/\(albumName)",
-            "image": ImageSize.allCases.map { ["size": $0.rawValue, "#text": ""] },
+            "image": Self.images(hash: NameHash(artistName.lowercased() + "\u{1F}" + albumName.lowercased()).hex),
             "listeners": "1234", "playcount": "56789",
             "tracks": ["track": ["name": "Only Track", "duration": "200", "@attr": ["rank": "1"], "artist": ["name": artistName]]],
             "tags": "",
@@ -105,5 +106,23 @@ extension FakeLastFM {
         ]
         if p["username"] != nil { body["userplaycount"] = "7" }
         return .json(["album": body])
+    }
+}
+
+extension FakeLastFM {
+    static let imageSizes = [("small", "34s"), ("medium", "64s"), ("large", "174s"), ("extralarge", "300x300")]
+
+    /// Image URLs in Last.fm's shape for an album whose art has `hash`.
+    static func images(hash: String) -> [[String: String]] {
+        imageSizes.map { ["size": $0.0, "#text": "https://lastfm.freetls.fastly.net/i/u/\($0.1)/\(hash).png"] }
+    }
+
+    /// The image Last.fm's host would serve at `/i/u/{size}/{file}`: a
+    /// generated cover for any 32-hex name.
+    func image(size: String, file: String) -> Data? {
+        let hash = file.split(separator: ".").first.map(String.init) ?? ""
+        guard hash.count == 32, hash.allSatisfy(\.isHexDigit) else { return nil }
+        imageLog.append(file)
+        return try? GeneratedCover(artist: hash, album: size).pngData()
     }
 }

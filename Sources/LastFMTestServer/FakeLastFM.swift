@@ -71,6 +71,8 @@ public actor FakeLastFM {
     private var accounts: [String: (name: String, account: Account)] = [:]
     private var rules: [FaultRule] = []
     private(set) var log: [LoggedRequest] = []
+    /// Image files served, in order.
+    var imageLog: [String] = []
     private let started = ContinuousClock.now
     /// The API key the fake accepts; any other gives error 10.
     public let apiKey: String
@@ -94,6 +96,7 @@ public actor FakeLastFM {
     public func inject(_ rule: FaultRule) { rules.append(rule) }
     public func clearFaults() { rules.removeAll() }
     public func requests() -> [LoggedRequest] { log }
+    public func imagesServed() -> [String] { imageLog }
     public func clearLog() { log.removeAll() }
 
     func knownNames() -> [String] { accounts.values.map(\.name).sorted() }

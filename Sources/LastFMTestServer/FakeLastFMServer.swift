@@ -26,6 +26,13 @@ public enum FakeLastFMServer {
         // Hummingbird 2 treats "2.0" and "2.0/" as one path (registering
         // both traps with "GET already has a handler"); this serves both.
         router.get("2.0", use: api)
+        // Album art, as Last.fm's image host serves it: a generated cover
+        // for any well-formed address.
+        router.get("i/u/:size/:file") { _, context -> Response in
+            guard let size = context.parameters.get("size"), let file = context.parameters.get("file"),
+                  let png = await fake.image(size: size, file: file) else { return Response(status: .notFound) }
+            return Response(status: .ok, headers: [.contentType: "image/png"], body: ResponseBody(byteBuffer: ByteBuffer(bytes: png)))
+        }
         router.post("_fake/faults") { request, context -> HTTPResponse.Status in
             let rule = try await request.decode(as: FakeLastFM.FaultRule.self, context: context)
             await fake.inject(rule)

@@ -1,4 +1,5 @@
 import Archive
+import Artwork
 import ArgumentParser
 import AsyncHTTPClient
 import Foundation
@@ -51,9 +52,17 @@ struct ServeCommand: AsyncParsableCommand {
                 }
             }
             let client = composition.lastFMClient(cache: SQLiteResponseCache(database, clock: composition.clock))
+            let demoCovers = DemoCoverCatalogue()
+            if demo {
+                for album in composition.demo.history.catalog.albums { demoCovers.register(artist: album.artist, album: album.name) }
+            }
+            let artwork = ArtworkStore(dataDirectory: directory, upstream: .live(composition.httpClient),
+                                       imageBase: composition.environment["LASTFM_IMAGE_URL"] ?? ArtworkAddress.lastFMImageBase,
+                                       demoCovers: demoCovers)
             let dependencies = ServerDependencies(
                 clock: composition.clock, lastFM: client, demo: demo ? composition.demo : nil, lists: lists,
-                settings: try await CurrentSettings(store: lists), pages: try await PageRenderer.bundled(), archive: archive)
+                settings: try await CurrentSettings(store: lists), pages: try await PageRenderer.bundled(),
+                artwork: artwork, demoCovers: demoCovers, archive: archive)
             var logger = Logger(label: "vinylogue.server")
             logger.logLevel = composition.logLevel(default: .info)
             let app = buildApplication(configuration: ServerConfiguration(host: host, port: port, demo: demo),

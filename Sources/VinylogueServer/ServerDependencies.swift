@@ -1,4 +1,5 @@
 import Archive
+import Artwork
 import Foundation
 import LastFM
 import VinylogueCore
@@ -14,11 +15,18 @@ public struct ServerDependencies: Sendable {
     /// from it, offline.
     public let archive: ScrobbleStore?
     public let settings: CurrentSettings
+    /// Album art on disk, fetched only from Last.fm's image host.
+    public let artwork: ArtworkStore
+    /// The demo's generated covers.
+    public let demoCovers: DemoCoverCatalogue
     public let pages: PageRenderer
     let rendered: RenderedPages
 
     public init(clock: WallClock, lastFM: LastFMClient, demo: DemoChartSource?, lists: ListStore,
-                settings: CurrentSettings, pages: PageRenderer, archive: ScrobbleStore? = nil) {
+                settings: CurrentSettings, pages: PageRenderer, artwork: ArtworkStore, demoCovers: DemoCoverCatalogue,
+                archive: ScrobbleStore? = nil) {
+        self.artwork = artwork
+        self.demoCovers = demoCovers
         self.archive = archive
         self.settings = settings
         self.rendered = RenderedPages(clock: clock)

@@ -1,4 +1,5 @@
 import Archive
+import Artwork
 import AsyncHTTPClient
 import Foundation
 import Hummingbird
@@ -43,6 +44,10 @@ struct Harness: Sendable {
         let database = try ArchiveDatabase(inMemory: ())
         let http = HTTPClient(eventLoopGroupProvider: .singleton)
         do {
+            let artDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("vinylogue-art-\(UUID().uuidString)")
+            defer { try? FileManager.default.removeItem(at: artDirectory) }
+            let demoCovers = DemoCoverCatalogue()
+            let upstream = ArtworkUpstream.live(http)
             try await FakeLastFMServer.withRunning(fake) { url in
                 let configuration = LastFMConfiguration(apiKey: "test-key", baseURL: url, requestsPerSecond: 200, maxAttempts: 1)
                 let client = LastFMClient(configuration: configuration, transport: .live(http),
@@ -50,7 +55,10 @@ struct Harness: Sendable {
                 let dependencies = ServerDependencies(clock: clock.wallClock, lastFM: client,
                                                       demo: demo ? DemoChartSource(clock: clock.wallClock) : nil,
                                                       lists: ListStore(database), settings: try await CurrentSettings(store: ListStore(database)),
-                                                      pages: try await PageRenderer.bundled(), archive: ScrobbleStore(database: database))
+                                                      pages: try await PageRenderer.bundled(),
+                                                      artwork: ArtworkStore(dataDirectory: artDirectory, upstream: upstream, imageBase: url.replacingOccurrences(of: "2.0/", with: "i/u/"),
+                                                                            demoCovers: demoCovers),
+                                                      demoCovers: demoCovers, archive: ScrobbleStore(database: database))
                 let app = buildApplication(configuration: ServerConfiguration(demo: demo), dependencies: dependencies)
                 let harness = Harness(fake: fake, clock: clock, lists: ListStore(database), database: database)
                 try await app.test(.router) { client in try await body(harness, client) }

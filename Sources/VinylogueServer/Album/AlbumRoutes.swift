@@ -1,3 +1,4 @@
+import Artwork
 import Foundation
 import Hummingbird
 import LastFM
@@ -56,8 +57,13 @@ struct AlbumRoutes: Sendable {
             page.linkLabel = "Back to the chart"
             return dependencies.pages.response("message", page, status: .notFound)
         }
+        // The cover, and the page's colours taken from it (computed once per image).
+        let covers = CoverRoutes(dependencies: dependencies)
+        let address = await covers.address(user: user, artist: artist, name: name, mbid: mbid)
+        let colours: AlbumColours? = if let address { try? await dependencies.artwork.colours(for: address) } else { nil }
         var view = AlbumPageView(user: user, artist: artist, name: name, detail: detail, weekPlays: weekPlays, weekLabel: weekLabel,
-                                 backURL: backURL, artURL: Paths.cover(user, artist: artist, name: name, mbid: mbid), csrf: "")
+                                 backURL: backURL, artURL: address?.localPath ?? "/static/placeholder.svg", csrf: "")
+        view.layout.themeURL = colours.map(CoverRoutes.themePath)
         view.errorText = failure.map { "Album details are unavailable: \($0.message) \($0.nextStep)" }
         view.staleNote = stale.failures.first.map { "Showing a saved copy: \($0.message)" }
         return dependencies.pages.response("album", view)

@@ -1,27 +1,92 @@
+import Artwork
 import Foundation
 import Hummingbird
 import VinylogueCore
 
-/// `/u/{user}/cover/{artist}/{album}`: the album's art, found lazily through
-/// album details and served from our own origin.
+/// Album art, served from our own origin:
+///
+/// - `/u/{user}/cover/{artist}/{album}` finds the album's image through its
+///   details (cached 30 days) and redirects to its `/art/` address; the
+///   demo's albums get generated covers; no image means the placeholder.
+/// - `/art/{size}/{hash}.{ext}` serves the image from the disk cache,
+///   fetching it on a miss only from Last.fm's image host (the address is
+///   rebuilt from its parts, so no request can name another URL).
+/// - `/theme/{bg}/{text}/{secondary}.css` is the album page's palette.
 struct CoverRoutes: Sendable {
     typealias Context = BasicRequestContext
-
     let dependencies: ServerDependencies
 
     func register(on router: Router<Context>) {
-        router.get("/u/:user/cover/:artist/:album") { _, _ in Self.placeholder() }
+        router.get("/u/:user/cover/:artist/:album") { request, context in try await self.cover(request, context) }
+        router.get("/art/:size/:file") { _, context in try await self.art(context) }
+        router.get("/theme/:bg/:text/:secondary") { _, context in Self.theme(context) }
+    }
+
+    /// The `/art/` address of an album's cover, or `nil` when it has none.
+    func address(user: Username, artist: String, name: String, mbid: String?) async -> ArtworkAddress? {
+        if dependencies.isDemo(user) {
+            return dependencies.demoCovers.register(artist: artist, album: name)
+        }
+        guard let detail = try? await dependencies.lastFM.album(artist: artist, name: name, mbid: mbid, user: nil) else { return nil }
+        let candidates = [detail.images[.extralarge], detail.images[.mega], detail.largestImage].compactMap { $0 }
+        return candidates.lazy.compactMap { ArtworkAddress(lastFMURL: $0) }.first
+    }
+
+    func cover(_ request: Request, _ context: Context) async throws -> Response {
+        guard let raw = context.parameters.get("user"), let user = Username(validating: raw),
+              let artist = context.parameters.get("artist")?.removingPercentEncoding,
+              let name = context.parameters.get("album")?.removingPercentEncoding else {
+            return Self.placeholder()
+        }
+        let mbid = request.uri.queryParameters.get("mbid").flatMap { $0.count == 36 ? $0 : nil }
+        guard let address = await address(user: user, artist: artist, name: name, mbid: mbid) else {
+            // Try again later: the album may gain art, or Last.fm may be back.
+            return Response(status: .found, headers: [.location: "/static/placeholder.svg", .cacheControl: "max-age=600"])
+        }
+        return Response(status: .found, headers: [.location: address.localPath, .cacheControl: "public, max-age=86400"])
+    }
+
+    func art(_ context: Context) async throws -> Response {
+        guard let size = context.parameters.get("size"), let file = context.parameters.get("file"),
+              let address = ArtworkAddress(routeSize: size, fileName: file) else {
+            throw HTTPError(.notFound)
+        }
+        do {
+            let image = try await dependencies.artwork.image(for: address)
+            return Response(status: .ok, headers: [.contentType: image.contentType, .cacheControl: "public, max-age=31536000, immutable"],
+                            body: .init(byteBuffer: ByteBuffer(bytes: image.bytes)))
+        } catch {
+            return Response(status: .found, headers: [.location: "/static/placeholder.svg", .cacheControl: "max-age=600"])
+        }
+    }
+
+    static func theme(_ context: Context) -> Response {
+        let parts = [context.parameters.get("bg"), context.parameters.get("text"),
+                     context.parameters.get("secondary").map { $0.hasSuffix(".css") ? String($0.dropLast(4)) : $0 }]
+        let hex = parts.compactMap { $0 }.filter { $0.count == 6 && $0.allSatisfy(\.isHexDigit) }
+        guard hex.count == 3 else { return Response(status: .notFound) }
+        let css = ":root { --album-bg: #\(hex[0]); --album-fg: #\(hex[1]); --album-muted: #\(hex[2]); }\n"
+        return Response(status: .ok, headers: [.contentType: "text/css; charset=utf-8", .cacheControl: "public, max-age=31536000, immutable"],
+                        body: .init(byteBuffer: ByteBuffer(string: css)))
+    }
+
+    /// The `/theme/` stylesheet address for `colours`.
+    static func themePath(_ colours: AlbumColours) -> String {
+        func hex(_ c: RGB) -> String { String(format: "%02x%02x%02x", c.red, c.green, c.blue) }
+        return "/theme/\(hex(colours.background))/\(hex(colours.text))/\(hex(colours.secondaryText)).css"
     }
 
     /// A neutral square shown while art loads or when there is none.
     static func placeholder() -> Response {
         Response(status: .ok, headers: [.contentType: "image/svg+xml", .cacheControl: "public, max-age=86400"],
-                 body: .init(byteBuffer: ByteBuffer(string: Self.placeholderSVG)))
+                 body: .init(byteBuffer: ByteBuffer(string: placeholderSVG)))
     }
 
-    static let placeholderSVG = """
+    static var placeholderSVG: String {
+        """
         <svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 64 64"><rect width="64" height="64" fill="#8a857c" opacity=".35"/>\
         <circle cx="32" cy="32" r="18" fill="none" stroke="#8a857c" stroke-width="2" opacity=".6"/>\
         <circle cx="32" cy="32" r="4" fill="#8a857c" opacity=".6"/></svg>
         """
+    }
 }

@@ -59,7 +59,9 @@ struct ImageDecodingTests {
     func truncatedFilesAreTypedErrors(format: ImageFormat) {
         let grid = TestImages.grid(width: 80, height: 80) { x, y in RGB(red: UInt8(x * 3), green: UInt8(y * 3), blue: UInt8((x * y) % 256)) }
         let whole = format == .png ? TestImages.png(grid) : TestImages.jpeg(grid)
-        for cut in [1, 3, 8, 20, 100, whole.count / 2, whole.count - 10] where cut < whole.count {
+        // A PNG cut only inside its 12-byte IEND trailer still holds the whole
+        // image (libpng decodes it), so the last cut reaches into the data.
+        for cut in [1, 3, 8, 20, 100, whole.count / 2, whole.count - 16] where cut < whole.count {
             #expect(throws: ImageDecodingError.self, "cut at \(cut)") { try decoding.pixels(from: whole.prefix(cut)) }
         }
     }

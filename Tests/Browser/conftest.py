@@ -203,11 +203,13 @@ class Stack:
         self.servers.append(server)
         return FakeLastFM(server)
 
-    def app(self, fake: FakeLastFM, *extra_args: str) -> App:
-        data_dir = Path(tempfile.mkdtemp(prefix="data-", dir=self.workdir))
+    def app(self, fake: FakeLastFM, *extra_args: str, data_dir: Path | None = None) -> App:
+        """Starts `vinylogue serve` with a fresh data directory, or with `data_dir` (to restart on the same data)."""
+        data_dir = data_dir or Path(tempfile.mkdtemp(prefix="data-", dir=self.workdir))
         env = dict(os.environ)
         env.update({
             "LASTFM_API_URL": fake.api_url,
+            "LASTFM_IMAGE_URL": fake.api_url.replace("/2.0/", "/i/u/"),
             "LASTFM_API_KEY": API_KEY,
             "LASTFM_REQUESTS_PER_SECOND": "50",
         })
@@ -219,6 +221,11 @@ class Stack:
         )
         self.servers.append(server)
         return App(server, fake, data_dir)
+
+    def restart(self, app: App) -> App:
+        """Stops `app` and starts a new server on the same data directory (nothing kept in memory survives)."""
+        app.server.stop()
+        return self.app(app.fake, data_dir=app.data_dir)
 
     def stop(self) -> None:
         for server in reversed(self.servers):

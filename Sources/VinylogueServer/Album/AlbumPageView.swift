@@ -35,7 +35,7 @@ struct AlbumPageView {
 
     init(user: Username, artist: String, name: String, detail: AlbumDetail?, weekPlays: Int?, weekLabel: String,
          backURL: String, artURL: String, csrf: String) {
-        layout = LayoutFields(title: "\(name) · \(artist)", csrf: csrf, bodyClass: "album")
+        layout = LayoutFields(title: "\(name) · \(artist)", csrf: csrf, bodyClass: "album-theme")
         self.user = user.value
         self.artist = detail?.artist ?? artist
         self.name = detail?.name ?? name

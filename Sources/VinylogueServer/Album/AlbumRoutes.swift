@@ -60,13 +60,34 @@ struct AlbumRoutes: Sendable {
         // The cover, and the page's colours taken from it (computed once per image).
         let covers = CoverRoutes(dependencies: dependencies)
         let address = await covers.address(user: user, artist: artist, name: name, mbid: mbid)
-        let colours: AlbumColours? = if let address { try? await dependencies.artwork.colours(for: address) } else { nil }
+        let colours: AlbumColours? = if let address { await colours(for: address) } else { nil }
         var view = AlbumPageView(user: user, artist: artist, name: name, detail: detail, weekPlays: weekPlays, weekLabel: weekLabel,
                                  backURL: backURL, artURL: address?.localPath ?? "/static/placeholder.svg", csrf: "")
         view.layout.themeURL = colours.map(CoverRoutes.themePath)
         view.errorText = failure.map { "Album details are unavailable: \($0.message) \($0.nextStep)" }
         view.staleNote = stale.failures.first.map { "Showing a saved copy: \($0.message)" }
         return dependencies.pages.response("album", view)
+    }
+}
+
+extension AlbumRoutes {
+    /// The palette of the art at `address`: from disk at once when known,
+    /// else fetched, but the page waits at most `patience` (the fetch goes on,
+    /// and the next visit is coloured).
+    func colours(for address: ArtworkAddress, patience: Duration = .milliseconds(1500)) async -> AlbumColours? {
+        if let stored = dependencies.artwork.storedColours(for: address) { return stored }
+        let artwork = dependencies.artwork
+        let fetch = Task { try? await artwork.colours(for: address) }
+        return await withTaskGroup(of: AlbumColours?.self) { group in
+            group.addTask { await fetch.value }
+            group.addTask {
+                try? await Task.sleep(for: patience)
+                return nil
+            }
+            let first = await group.next() ?? nil
+            group.cancelAll()
+            return first
+        }
     }
 }
 

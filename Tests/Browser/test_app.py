@@ -416,6 +416,14 @@ def test_odd_and_hostile_names_in_the_add_form(page, app, shot):
     assert listed_users(page) == ["ybsc", "RJ", "hidden"]
     shot(page)
 
+    # Short enough to pass the length check: the character check refuses it, as text.
+    page.get_by_label("Add a friend").fill("a<i>x</i>")
+    page.get_by_role("button", name="Add", exact=True).click()
+    expect(page.get_by_role("alert")).to_be_visible()
+    expect(page.get_by_label("Add a friend")).to_have_value("a<i>x</i>")
+    assert page.locator("main i").count() == 0
+    assert listed_users(page) == ["ybsc", "RJ", "hidden"]
+
     page.get_by_role("link", name="hidden").click()
     expect(page.locator(".error-state")).to_contain_text("private")
 

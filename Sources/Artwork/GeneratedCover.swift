@@ -31,15 +31,15 @@ public struct GeneratedCover: Sendable, Hashable {
         ArtworkAddress(size: .demo, hash: NameHash(key).hex, ext: .png)!
     }
 
-    /// The cover as PNG bytes.
-    public func pngData() throws(ArtworkError) -> Data {
-        try ImageEncoding.png(render())
+    /// The cover as PNG bytes, `side` pixels square.
+    public func pngData(side: Int = Self.side) throws(ArtworkError) -> Data {
+        try ImageEncoding.png(render(side: side))
     }
 
-    /// The cover's pixels.
-    public func render() -> PixelGrid {
+    /// The cover's pixels. The design is drawn in a unit square, so any side
+    /// gives the same picture at another resolution.
+    public func render(side: Int = Self.side) -> PixelGrid {
         let design = Design(seed: NameHash(key).seed)
-        let side = Self.side
         var rgb = [UInt8](repeating: 0, count: side * side * 3)
         // 2×2 supersampling smooths circle edges.
         let offsets: [Double] = [0.25, 0.75]

@@ -174,14 +174,30 @@ extension WeeklyChartPage {
         }
         let week = list.week(containing: target)
 
-        func neighbour(_ delta: Int) -> Neighbour? {
-            guard case .failed = outcome else {
-                let t = finder.calendar.date(byAdding: .year, value: delta, to: target) ?? target
-                let n = yearsAgo - delta
-                let enabled = list.spans(t) && n >= 1 && t <= now
-                return Neighbour(label: String(labels.year(of: t)), yearsAgo: n, target: t, week: list.week(containing: t), isEnabled: enabled)
+        /// The link one year back (`direction` -1) or forward (+1). Years
+        /// outside the user's history are skipped, so that from a year after
+        /// the history ended "back" leads straight to the latest year with
+        /// charts; the link is disabled when no such year lies that way.
+        func neighbour(_ direction: Int) -> Neighbour? {
+            if case .failed = outcome { return nil }
+            func step(_ k: Int) -> (t: Date, n: Int) {
+                (finder.calendar.date(byAdding: .year, value: direction * k, to: target) ?? target, yearsAgo - direction * k)
             }
-            return nil
+            let adjacent = step(1)
+            var k = 1
+            while k <= 200, let first = list.earliest, let last = list.latest {
+                let (t, n) = step(k)
+                guard n >= 1, t <= now else { break }
+                if list.spans(t) {
+                    return Neighbour(label: String(labels.year(of: t)), yearsAgo: n, target: t, week: list.week(containing: t), isEnabled: true)
+                }
+                // Outside the history: keep going only towards it.
+                let towardsHistory = direction < 0 ? t >= last.toDate : t < first.fromDate
+                guard towardsHistory else { break }
+                k += 1
+            }
+            return Neighbour(label: String(labels.year(of: adjacent.t)), yearsAgo: adjacent.n, target: adjacent.t,
+                             week: list.week(containing: adjacent.t), isEnabled: false)
         }
 
         var rows: [Row] = []

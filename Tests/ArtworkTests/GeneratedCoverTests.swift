@@ -39,12 +39,13 @@ struct GeneratedCoverTests {
         var backgrounds = Set<RGB>()
         for i in 0..<24 {
             let cover = GeneratedCover(artist: "Artist \(i)", album: "Album \(i)")
-            let colours = ColourExtraction().colours(fromImage: try cover.pngData())
+            // The design is resolution-independent; a small render keeps the debug build quick.
+            let colours = ColourExtraction().colours(fromImage: try cover.pngData(side: 96))
             #expect(!colours.isFallback)
             #expect(contrastRatio(colours.text, colours.background) >= 4.5)
             backgrounds.insert(colours.background)
             // More than one colour on every cover: it is a design, not a swatch.
-            let grid = cover.render()
+            let grid = cover.render(side: 96)
             #expect(Set(grid.pixels).count > 2)
         }
         #expect(backgrounds.count > 12)

@@ -64,6 +64,35 @@ struct StubChartSource: ChartSource {
         #expect(page.previous?.isEnabled == false)
     }
 
+    /// A history that ended years ago (the fixture's list stops in July 2020):
+    /// from "1 year ago" in 2026, "back" skips the empty years and lands on
+    /// 2020, the latest year with charts; "forward" stays disabled.
+    @Test func backFromAfterTheHistoryEndedLeadsToItsLatestYear() async {
+        let later = Date(timeIntervalSince1970: 1_783_512_000)  // Wed 8 Jul 2026, 12:00 UTC
+        let page = await WeeklyChartPage.load(.init(user: user, selection: .yearsAgo(1)),
+                                              from: StubChartSource(list: list, charts: [captured: rows]), now: later)
+        guard case .noChart(let message) = page.state else { Issue.record("expected no chart"); return }
+        #expect(message.contains("no charts after Jul 12, 2020"))
+        #expect(page.previous?.isEnabled == true)
+        #expect(page.previous?.label == "2020" && page.previous?.yearsAgo == 6)
+        #expect(page.previous?.week == captured)
+        #expect(page.next?.isEnabled == false)
+        // Following the link shows the chart and navigation continues year by year.
+        let there = await WeeklyChartPage.load(.init(user: user, selection: .yearsAgo(6)),
+                                               from: StubChartSource(list: list, charts: [captured: rows]), now: later)
+        #expect(there.state == .chart && there.week == captured)
+        #expect(there.previous?.label == "2019" && there.previous?.isEnabled == true)
+        #expect(there.next?.isEnabled == false)
+    }
+
+    /// Before the history starts, "forward" skips ahead to its first year.
+    @Test func forwardFromBeforeTheHistoryLeadsToItsFirstYear() async {
+        let page = await WeeklyChartPage.load(.init(user: user, selection: .yearsAgo(22)), from: StubChartSource(list: list), now: now)
+        #expect(page.previous?.isEnabled == false)
+        #expect(page.next?.isEnabled == true)
+        #expect(page.next?.label == "2005" && page.next?.yearsAgo == 18)
+    }
+
     @Test func aFailureBecomesAPageWithTheSentenceAndNextStep() async {
         let source = StubChartSource(list: list, failure: .notFound(what: "The user “ybsc”"))
         let page = await WeeklyChartPage.load(.init(user: user), from: source, now: now)

@@ -140,7 +140,7 @@ public final class LastFMClient: ChartSource, UserSource, AlbumSource, Sendable 
             }
             throw error
         } catch {
-            throw .transport(detail: String(describing: error))
+            throw .transport(detail: networkFailure(error))
         }
     }
 
@@ -161,7 +161,7 @@ public final class LastFMClient: ChartSource, UserSource, AlbumSource, Sendable 
 
     static func isRetryable(_ error: SourceError) -> Bool {
         switch error {
-        case .temporarilyUnavailable, .timeout: true
+        case .temporarilyUnavailable, .timeout, .transport: true
         default: false
         }
     }

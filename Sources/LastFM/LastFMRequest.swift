@@ -34,6 +34,19 @@ struct LastFMRequest: Sendable {
         value.addingPercentEncoding(withAllowedCharacters: unreserved) ?? value
     }
 
+    /// Last.fm's own wording, shortened to fit inside our sentence: its
+    /// messages often run "Service Offline - This service is temporarily
+    /// offline. Try again later", and the next step is ours to give.
+    static func reason(_ message: String) -> String? {
+        var text = message.trimmingCharacters(in: .whitespacesAndNewlines)
+        if let dash = text.range(of: " - ") { text = String(text[..<dash.lowerBound]) }
+        if let stop = text.range(of: ". ") { text = String(text[..<stop.lowerBound]) }
+        text = text.trimmingCharacters(in: CharacterSet(charactersIn: ". ").union(.whitespacesAndNewlines))
+        // "Error 13" says nothing the code does not.
+        guard !text.isEmpty, text.range(of: #"^[Ee]rror \d+$"#, options: .regularExpression) == nil else { return nil }
+        return text.count > 120 ? String(text.prefix(119)) + "…" : text
+    }
+
     /// The `SourceError` for a Last.fm error code.
     func error(code: Int, message: String) -> SourceError {
         switch code {
@@ -46,8 +59,9 @@ struct LastFMRequest: Sendable {
             if case .user(let user) = subject { .privateProfile(user: user.value) } else { .privateProfile(user: "This user") }
         case 10, 26: .invalidAPIKey(code: code)
         case 29: .rateLimited
-        case 8, 11, 16: .temporarilyUnavailable(detail: message.isEmpty ? "error \(code)" : "error \(code): \(message)")
-        default: .api(code: code, message: message)
+        case 8, 11, 16:
+            .temporarilyUnavailable(detail: Self.reason(message).map { "error \(code), “\($0)”" } ?? "error \(code)")
+        default: .api(code: code, message: Self.reason(message) ?? "")
         }
     }
 }

@@ -22,6 +22,18 @@ public struct LastFMTransport: Sendable {
         self.get = get
     }
 
+    /// An HTTP client configured for talking to Last.fm and its image hosts:
+    /// a refused or failed connection fails the request at once (the client's
+    /// own retries and backoff take it from there) instead of AsyncHTTPClient
+    /// retrying the connection silently until the request's deadline, which
+    /// made an unreachable Last.fm cost a full timeout per request.
+    public static func makeHTTPClient() -> HTTPClient {
+        var configuration = HTTPClient.Configuration()
+        configuration.connectionPool.retryConnectionEstablishment = false
+        configuration.timeout.connect = .seconds(5)
+        return HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+    }
+
     /// GETs over `client`, mapping AsyncHTTPClient's errors to `SourceError`.
     public static func live(_ client: HTTPClient, userAgent: String = "Vinylogue/1.0") -> LastFMTransport {
         LastFMTransport { url, timeout, maxBytes throws(SourceError) in
@@ -36,12 +48,29 @@ public struct LastFMTransport: Sendable {
                 throw .timeout
             } catch is NIOTooManyBytesError {
                 throw .malformedResponse(detail: "the response was larger than \(maxBytes / 1024) KiB")
-            } catch let error as HTTPClientError {
-                throw .transport(detail: String(describing: error))
             } catch {
-                throw .transport(detail: String(describing: error))
+                throw .transport(detail: networkFailure(error))
             }
         }
     }
 }
 
+
+/// A short phrase for a network failure, for the sentence a person reads
+/// ("Could not reach Last.fm (the connection was refused)."). The raw error
+/// is rarely meaningful to them; the phrase names the kind of failure.
+func networkFailure(_ error: any Error) -> String {
+    let raw = String(describing: error)
+    let lower = raw.lowercased()
+    if lower.contains("refused") { return "the connection was refused" }
+    if lower.contains("reset") || lower.contains("remoteconnectionclosed") || lower.contains("eof") { return "the connection was closed unexpectedly" }
+    if lower.contains("unresolved") || lower.contains("resolve") || lower.contains("name or service") || lower.contains("nodename") || lower.contains("dns") {
+        return "the host name could not be found"
+    }
+    if lower.contains("unreachable") { return "the network is unreachable" }
+    if lower.contains("ssl") || lower.contains("tls") || lower.contains("certificate") || lower.contains("handshake") {
+        return "a secure connection could not be set up"
+    }
+    if lower.contains("invalidurl") || lower.contains("emptyhost") || lower.contains("unsupportedscheme") { return "the address is not a valid http(s) URL" }
+    return "a network error"
+}

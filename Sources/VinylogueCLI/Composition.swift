@@ -24,7 +24,7 @@ public final class Composition: Sendable {
         logger.logLevel = environment["VINYLOGUE_LOG_LEVEL"].flatMap(Logger.Level.init(rawValue:)) ?? .error
         self.logger = logger
         lastFMConfiguration = LastFMConfiguration.from(environment: environment)
-        httpClient = HTTPClient(eventLoopGroupProvider: .singleton)
+        httpClient = LastFMTransport.makeHTTPClient()
         lastFM = LastFMClient(configuration: lastFMConfiguration, transport: .live(httpClient), clock: clock, logger: logger)
         demo = DemoChartSource(clock: clock)
     }

@@ -38,7 +38,7 @@ public enum SourceError: Error, Sendable, Hashable, CustomStringConvertible {
         case .timeout: "Last.fm did not answer in time."
         case .transport(let detail): "Could not reach Last.fm (\(detail))."
         case .malformedResponse(let detail): "Last.fm sent a response Vinylogue could not read (\(detail))."
-        case .api(let code, let message): "Last.fm refused the request (error \(code): \(message.isEmpty ? "no reason given" : message))."
+        case .api(let code, let message): "Last.fm refused the request (error \(code)\(message.isEmpty ? "" : ", “\(message)”"))."
         case .storage(let detail): "The local archive could not be read (\(detail))."
         }
     }

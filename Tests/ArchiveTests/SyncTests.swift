@@ -24,7 +24,7 @@ import VinylogueCore
     static func withSync(_ store: ScrobbleStore, clock: WallClock,
                          _ body: @Sendable (FakeLastFM, ScrobbleSync) async throws -> Void) async throws {
         let fake = try FakeLastFM(clock: clock)
-        let http = HTTPClient(eventLoopGroupProvider: .singleton)
+        let http = LastFMTransport.makeHTTPClient()
         do {
             try await FakeLastFMServer.withRunning(fake) { url in
                 let configuration = LastFMConfiguration(apiKey: "test-key", baseURL: url, requestsPerSecond: 50, retryBaseDelay: .milliseconds(10))

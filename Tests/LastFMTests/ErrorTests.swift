@@ -18,10 +18,10 @@ import VinylogueCore
         (10, SourceError.invalidAPIKey(code: 10)),
         (26, SourceError.invalidAPIKey(code: 26)),
         (29, SourceError.rateLimited),
-        (8, SourceError.temporarilyUnavailable(detail: "error 8: Operation failed - Most likely the backend service failed. Please try again.")),
-        (11, SourceError.temporarilyUnavailable(detail: "error 11: Service Offline - This service is temporarily offline. Try again later.")),
-        (16, SourceError.temporarilyUnavailable(detail: "error 16: There was a temporary error processing your request. Please try again")),
-        (13, SourceError.api(code: 13, message: "Error 13")),
+        (8, SourceError.temporarilyUnavailable(detail: "error 8, “Operation failed”")),
+        (11, SourceError.temporarilyUnavailable(detail: "error 11, “Service Offline”")),
+        (16, SourceError.temporarilyUnavailable(detail: "error 16, “There was a temporary error processing your request”")),
+        (13, SourceError.api(code: 13, message: "")),
     ])
     func errorCodes(code: Int, expected: SourceError) async throws {
         for status in [200, 400] {
@@ -30,9 +30,17 @@ import VinylogueCore
                 await #expect(throws: expected) { try await client.chartList(for: ybsc) }
             }
         }
-        // Every message is a sentence with a next step.
+        // Every message is a sentence with a next step, and Last.fm's own
+        // "try again" does not repeat ours.
         #expect(expected.message.hasSuffix("."))
         #expect(!expected.nextStep.isEmpty)
+        #expect(expected.description.lowercased().components(separatedBy: "try again").count <= 2, "\(expected.description)")
+    }
+
+    @Test func lastFMsOwnWordingIsShortenedIntoOurSentence() {
+        #expect(SourceError.temporarilyUnavailable(detail: "error 11, “Service Offline”").description
+            == "Last.fm is temporarily unavailable (error 11, “Service Offline”). Try again in a few minutes.")
+        #expect(SourceError.api(code: 13, message: "").message == "Last.fm refused the request (error 13).")
     }
 
     @Test func aPrivateProfileSaysSo() async throws {
@@ -130,16 +138,22 @@ import VinylogueCore
         }
     }
 
-    @Test func anUnreachableServerIsATransportError() async throws {
+    /// A refused connection fails at once, in words, and is retried by the
+    /// client like any temporary failure — it used to wait out the whole
+    /// request timeout inside AsyncHTTPClient (the time limit catches that,
+    /// since the timeout here is ten minutes).
+    @Test(.timeLimit(.minutes(1))) func anUnreachableServerIsATransportError() async throws {
         let http = HTTPClientForTests()
         // Port 9 (discard) on loopback: nothing listens there.
-        let client = LastFMClient(configuration: .init(apiKey: "k", baseURL: "http://127.0.0.1:9/2.0/", maxAttempts: 1),
+        let client = LastFMClient(configuration: .init(apiKey: "k", baseURL: "http://127.0.0.1:9/2.0/", maxAttempts: 2,
+                                                       retryBaseDelay: .milliseconds(10), timeout: .seconds(600)),
                                   transport: .live(http.client), clock: .fixed(fixedNow))
         do {
             _ = try await client.user(ybsc)
             Issue.record("expected a failure")
         } catch {
-            guard case .transport = error else { Issue.record("unexpected \(error)"); return }
+            #expect(error == .transport(detail: "the connection was refused"))
+            #expect(error.message == "Could not reach Last.fm (the connection was refused).")
             #expect(error.nextStep.contains("network"))
         }
         try await http.client.shutdown()
@@ -150,5 +164,5 @@ import AsyncHTTPClient
 
 /// An HTTP client the test shuts down itself.
 struct HTTPClientForTests {
-    let client = HTTPClient(eventLoopGroupProvider: .singleton)
+    let client = LastFMTransport.makeHTTPClient()
 }

@@ -18,7 +18,7 @@ func withFakeLastFM<T: Sendable>(
     _ body: @Sendable (FakeLastFM, LastFMClient) async throws -> T
 ) async throws -> T {
     let fake = try FakeLastFM(clock: .fixed(fixedNow))
-    let http = HTTPClient(eventLoopGroupProvider: .singleton)
+    let http = LastFMTransport.makeHTTPClient()
     do {
         let result = try await FakeLastFMServer.withRunning(fake) { url in
             let configuration = LastFMConfiguration(apiKey: "test-key", baseURL: url, requestsPerSecond: requestsPerSecond,

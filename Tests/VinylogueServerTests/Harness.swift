@@ -42,7 +42,7 @@ struct Harness: Sendable {
         let clock = TestClock(july2023)
         let fake = try FakeLastFM(clock: clock.wallClock)
         let database = try ArchiveDatabase(inMemory: ())
-        let http = HTTPClient(eventLoopGroupProvider: .singleton)
+        let http = LastFMTransport.makeHTTPClient()
         do {
             let artDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("vinylogue-art-\(UUID().uuidString)")
             defer { try? FileManager.default.removeItem(at: artDirectory) }

@@ -126,6 +126,14 @@ public struct ScrobbleStore: Sendable {
         try read { db in try Self.userID(of: user, in: db) }
     }
 
+    /// The name as the archive stores it, or `nil` when nothing was ever stored.
+    public func storedName(of user: Username) throws(SourceError) -> Username? {
+        try read { db in
+            try String.fetchOne(db.cachedStatement(sql: "SELECT name FROM archive_user WHERE name_key = ?"), arguments: [user.key])
+                .flatMap(Username.init(validating:))
+        }
+    }
+
     static func userID(of user: Username, in db: Database) throws -> Int64? {
         try Int64.fetchOne(db.cachedStatement(sql: "SELECT id FROM archive_user WHERE name_key = ?"), arguments: [user.key])
     }

@@ -17,6 +17,7 @@ public func buildRouter(configuration: ServerConfiguration, dependencies: Server
     let router = Router()
     router.add(middleware: SecurityHeadersMiddleware())
     router.add(middleware: ErrorPageMiddleware(pages: dependencies.pages))
+    router.add(middleware: CanonicalUserPathMiddleware(dependencies: dependencies))
     router.get("/healthz") { _, _ in APIResponse.json(Data(#"{"status":"ok"}"#.utf8)) }
     router.get("/static/:file") { _, context in
         if context.parameters.get("file") == "placeholder.svg" { return CoverRoutes.placeholder() }

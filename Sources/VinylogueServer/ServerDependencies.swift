@@ -21,6 +21,7 @@ public struct ServerDependencies: Sendable {
     public let demoCovers: DemoCoverCatalogue
     public let pages: PageRenderer
     let rendered: RenderedPages
+    let canonicalNames = CanonicalNames()
 
     public init(clock: WallClock, lastFM: LastFMClient, demo: DemoChartSource?, lists: ListStore,
                 settings: CurrentSettings, pages: PageRenderer, artwork: ArtworkStore, demoCovers: DemoCoverCatalogue,

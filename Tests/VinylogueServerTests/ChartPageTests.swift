@@ -19,6 +19,33 @@ import VinylogueCore
         }
     }
 
+    /// One address per user: another casing redirects to Last.fm's spelling
+    /// (rj is "RJ" there), keeping the rest of the path and the query, so the
+    /// page is rendered and cached once.
+    @Test func anyCasingRedirectsToLastFMsSpelling() async throws {
+        try await Harness.run { harness, client in
+            let lower = try await client.get("/u/rj/week/2020-07-08?kind=artist")
+            #expect(lower.status == .found)
+            #expect(lower.headers[.location] == "/u/RJ/week/2020-07-08?kind=artist")
+            let album = try await client.get("/u/Rj/album/Some%20Artist/Some%20Album")
+            #expect(album.headers[.location] == "/u/RJ/album/Some%20Artist/Some%20Album")
+            let canonical = try await client.get("/u/RJ/week/2020-07-08?kind=artist")
+            #expect(canonical.status == .ok)
+            #expect(canonical.body.contains("<h1") && canonical.body.contains("RJ"))
+            // Learned once: later requests need no further user.getinfo.
+            let asked = await harness.fake.requests().filter { $0.method == "user.getinfo" }.count
+            _ = try await client.get("/u/rJ")
+            #expect(await harness.fake.requests().filter { $0.method == "user.getinfo" }.count == asked)
+            // A name Last.fm does not know is not redirected; the page says so.
+            let unknown = try await client.get("/u/Nobody")
+            #expect(unknown.status == .notFound)
+            // The demo user and listed users resolve without Last.fm.
+            let session = try await client.session()
+            _ = try await client.post("/users", ["name": "ybsc"], session: session)
+            #expect(try await client.get("/u/YBSC").headers[.location] == "/u/ybsc")
+        }
+    }
+
     @Test func yearsAgoIsRelativeToTheClock() async throws {
         try await Harness.run { _, client in
             let page = try await client.get("/u/ybsc?years_ago=3")
@@ -120,7 +147,7 @@ import VinylogueCore
 
     @Test func failuresAreNeverCached() async throws {
         try await Harness.run { harness, client in
-            await harness.fake.inject(.init(.apiError(code: 16, status: 200), times: 1))
+            await harness.fake.inject(.init(.apiError(code: 16, status: 200), method: "user.getweeklychartlist", times: 1))
             let failed = try await client.get("/u/ybsc/week/2020-07-08")
             #expect(failed.status == .badGateway)
             #expect(failed.body.contains("Try again"))

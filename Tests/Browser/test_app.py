@@ -9,6 +9,7 @@ histories up to now, so they have years on both sides of any past week.
 
 from __future__ import annotations
 
+import datetime
 import re
 import time
 
@@ -163,6 +164,26 @@ def test_year_links_move_a_year(page, app, shot):
     page.locator("#next-year").click()
     expect(page).to_have_url(app(YBSC_WEEK))
     expect(rows(page)).to_have_count(13)
+
+
+def test_a_history_that_ended_leads_back_to_its_last_year(page, app, shot):
+    # ybsc's charts end in July 2020; "1 year ago" is after that.
+    page.goto(app("/u/ybsc"))
+    expect(page.locator(".empty-state")).to_contain_text("no charts after Jul 12, 2020")
+    expect(page.locator("#next-year")).to_have_count(0)
+    today = datetime.date.today()
+    year = today.year - 1
+    while datetime.date(year, today.month, min(today.day, 28)) >= datetime.date(2020, 7, 12):
+        year -= 1
+    # "Back" skips the empty years, and the empty state offers the same way on.
+    expect(page.locator("#prev-year")).to_have_text(f"← {year}")
+    expect(page.locator(".way-on a")).to_have_text(f"See this week in {year}")
+    shot(page)
+    page.locator(".way-on a").click()
+    expect(page).to_have_url(app(f"/u/ybsc?years_ago={today.year - year}"))
+    expect(page.locator(".week-label")).to_contain_text(str(year))
+    expect(page.locator(".way-on")).to_have_count(0)
+    expect(page.locator("#prev-year")).to_have_text(f"← {year - 1}")
 
 
 def test_arrow_keys_move_a_year(page, app, shot):

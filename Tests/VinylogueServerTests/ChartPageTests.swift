@@ -115,6 +115,11 @@ import VinylogueCore
             #expect(invalid.body.contains("is not a Last.fm username") || invalid.body.contains("not a Last.fm username"))
             let badDate = try await client.get("/u/ybsc/week/2020-02-31")
             #expect(badDate.status == .badRequest)
+            // The date is echoed as the person typed it, decoded, escaped and cut short.
+            let spaced = try await client.get("/u/ybsc/week/8%20July%202020")
+            #expect(spaced.body.contains("“8 July 2020” is not a date"))
+            let marked = try await client.get("/u/ybsc/week/%3Cb%3E" + String(repeating: "9", count: 200))
+            #expect(marked.body.contains("“&lt;b&gt;" + String(repeating: "9", count: 36) + "…” is not a date"))
             let badYears = try await client.get("/u/ybsc?years_ago=-2")
             #expect(badYears.status == .badRequest)
             let missing = try await client.get("/no/such/page")

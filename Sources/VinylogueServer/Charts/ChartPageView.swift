@@ -34,6 +34,8 @@ struct ChartPageView {
     let hiddenText: String?
     let retryURL: String
     var staleNote: String?
+    /// Outside the user's history: the nearest year with charts, as a way on.
+    let wayOn: YearLink?
 
     /// - Parameter byDate: whether the page was asked for by date (links
     ///   then stay dated) rather than by "years ago".
@@ -65,5 +67,10 @@ struct ChartPageView {
         errorText = page.errorText
         hiddenText = page.hiddenText
         retryURL = selfURL
+        if case .noChart = page.state {
+            wayOn = [previous, next].compactMap { $0 }.first { $0.enabled }
+        } else {
+            wayOn = nil
+        }
     }
 }

@@ -14,7 +14,9 @@ struct ChartRoutes: Sendable {
     func register(on router: Router<Context>) {
         router.get("/u/:user") { request, context in try await self.page(request, context, day: nil) }
         router.get("/u/:user/week/:day") { request, context in
-            try await self.page(request, context, day: context.parameters.get("day") ?? "")
+            // Path parameters arrive percent-encoded; the date is read (and echoed) decoded.
+            let raw = context.parameters.get("day") ?? ""
+            return try await self.page(request, context, day: raw.removingPercentEncoding ?? raw)
         }
         router.get("/api/u/:user/chart") { request, context in try await self.json(request, context) }
     }
@@ -36,7 +38,8 @@ struct ChartRoutes: Sendable {
         var byDate = false
         if let day = day ?? query.get("week") {
             guard let date = labels.parseDay(day) else {
-                throw PageError.badRequest("“\(day)” is not a date. Use the form YYYY-MM-DD, for example 2020-07-08.")
+                let shown = day.count > 40 ? day.prefix(39) + "…" : day[...]
+                throw PageError.badRequest("“\(shown)” is not a date. Use the form YYYY-MM-DD, for example 2020-07-08.")
             }
             selection = .containing(date)
             byDate = true

@@ -52,7 +52,7 @@ public struct SyncSummary: Sendable, Hashable {
 /// Downloads a user's new scrobbles from Last.fm into the archive.
 ///
 /// Why it cannot leave a hole: a sync fixes its bounds once, `from` = the
-/// newest archived instant + 1 and `to` = now, and records them with the
+/// newest archived instant + 1 minus `lateWindow` and `to` = now, and records them with the
 /// page count in `sync_state` ("archived" meaning scrobbles that came
 /// from Last.fm: a sync or a Last.fm export). Last.fm pages newest first, so with fixed
 /// bounds page N is the oldest slice; the sync walks from page N down to
@@ -61,17 +61,32 @@ public struct SyncSummary: Sendable, Hashable {
 /// to carry on, and the next run resumes there instead of computing a new
 /// `from` from the (by then partly filled) archive. Re-fetching a page
 /// after a crash only meets the dedupe key.
+///
+/// Why `lateWindow`: Last.fm accepts scrobbles timestamped up to two weeks
+/// in the past (a phone or a player that was offline submits them later),
+/// so a scrobble older than the newest archived one can still appear. Each
+/// sync therefore looks again at the last two weeks before the newest
+/// archived scrobble; what it finds again only meets the dedupe key. The same
+/// overlap picks up a late scrobble that shifted Last.fm's pages while an
+/// earlier sync was walking them.
 public struct ScrobbleSync: Sendable {
     public let store: ScrobbleStore
     public let gateway: RecentTracksGateway
     public let clock: WallClock
     public var pageSize: Int
+    /// How far back before the newest archived scrobble each sync looks again.
+    public var lateWindow: Int64
 
-    public init(store: ScrobbleStore, gateway: RecentTracksGateway, clock: WallClock, pageSize: Int = 200) {
+    /// Last.fm's limit for submitting a scrobble late: 14 days.
+    public static let lastFMLateScrobbleLimit: Int64 = 14 * 86_400
+
+    public init(store: ScrobbleStore, gateway: RecentTracksGateway, clock: WallClock, pageSize: Int = 200,
+                lateWindow: Int64 = ScrobbleSync.lastFMLateScrobbleLimit) {
         self.store = store
         self.gateway = gateway
         self.clock = clock
         self.pageSize = pageSize
+        self.lateWindow = lateWindow
     }
 
     /// The unfinished sync of `user`, if any.
@@ -99,7 +114,7 @@ public struct ScrobbleSync: Sendable {
             state = saved
             summary.resumed = true
         } else {
-            let from = newest.map { $0 + 1 } ?? 0
+            let from = newest.map { max(0, $0 + 1 - lateWindow) } ?? 0
             let to = Int64(clock.now.timeIntervalSince1970.rounded(.down))
             guard from <= to else { return summary }
             let page = try await gateway.page(user, from, to, 1, pageSize)

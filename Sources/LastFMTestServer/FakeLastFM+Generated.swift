@@ -64,7 +64,8 @@ extension FakeLastFM {
             all += history.scrobbles(in: week).filter { $0.instant >= from && $0.instant <= to }
             week = ChartWeek(from: week.to, to: week.to + LastFMWeekCalendar.weekLength)
         }
-        all.reverse()
+        all += (lateScrobbles[name.lowercased()] ?? []).filter { $0.instant >= from && $0.instant <= to }
+        all.sort { $0.instant > $1.instant }
         let totalPages = (all.count + limit - 1) / limit
         let slice = all.dropFirst((page - 1) * limit).prefix(limit)
         var tracks: [[String: Any]] = slice.map { s in

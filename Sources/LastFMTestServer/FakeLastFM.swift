@@ -93,6 +93,15 @@ public actor FakeLastFM {
         accounts[user.lowercased()] = (user, account)
     }
 
+    /// Scrobbles submitted after the fact (Last.fm takes them up to two weeks
+    /// late), by user key; a generated user's recent tracks include them.
+    private(set) var lateScrobbles: [String: [Scrobble]] = [:]
+
+    /// Adds a scrobble to `user`'s history now, whatever its timestamp.
+    public func scrobbleLate(_ scrobble: Scrobble, for user: String) {
+        lateScrobbles[user.lowercased(), default: []].append(scrobble)
+    }
+
     public func inject(_ rule: FaultRule) { rules.append(rule) }
     public func clearFaults() { rules.removeAll() }
     public func requests() -> [LoggedRequest] { log }

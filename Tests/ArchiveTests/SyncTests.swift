@@ -88,13 +88,16 @@ import VinylogueCore
             #expect(archived.count == expected.count)
             #expect(Set(archived) == Set(expected))
 
-            // Nothing new: one request from the newest archived instant + 1.
+            // Nothing new: it looks again only at the two weeks before the
+            // newest archived scrobble (Last.fm's window for late scrobbles).
             await fake.clearLog()
             let again = try await sync.sync(Self.rj)
             #expect(again.imported == 0)
+            let from = expected.map(\.instant).max()! + 1 - 14 * 86_400
+            #expect(again.duplicates == expected.filter { $0.instant >= from }.count)
             let last = await fake.requests().filter { $0.method == "user.getrecenttracks" }
-            #expect(last.count == 1)
-            #expect(last.first?.parameters["from"] == String(expected.map(\.instant).max()! + 1))
+            #expect(last.allSatisfy { $0.parameters["from"] == String(from) })
+            #expect(last.count == (again.duplicates + 199) / 200)
         }
     }
 
@@ -109,9 +112,11 @@ import VinylogueCore
             let first = try await sync.sync(Self.rj)
             #expect(first.imported == Self.expected(until: Int64(early.timeIntervalSince1970)).count)
         }
+        let firstNewest = Self.expected(until: Int64(early.timeIntervalSince1970)).map(\.instant).max()!
         try await Self.withSync(store, clock: .fixed(Self.now)) { _, sync in
             let second = try await sync.sync(Self.rj)
-            #expect(second.duplicates == 0)
+            // Only the late-scrobble window is seen again.
+            #expect(second.duplicates == Self.expected(until: firstNewest).filter { $0.instant > firstNewest - 14 * 86_400 }.count)
             #expect(second.imported > 0)
         }
         let expected = Self.expected(until: Int64(Self.now.timeIntervalSince1970))
@@ -120,5 +125,26 @@ import VinylogueCore
         let week = LastFMWeekCalendar.week(containing: 1_136_073_600 + 60 * 86_400)
         let chart = try await ArchiveChartSource(store: store).chart(for: Self.rj, kind: .album, week: week)
         #expect(chart == ScrobbleTally.chart(.album, user: Self.rj, week: week, scrobbles: expected))
+    }
+
+    /// A scrobble submitted days late, older than the newest one archived,
+    /// is picked up by the next sync (it used to be skipped for good).
+    @Test func aLateScrobbleIsPickedUpByTheNextSync() async throws {
+        let dir = try TemporaryDirectory()
+        let store = try dir.store()
+        let clock = WallClock.fixed(Self.now)
+        let end = Int64(Self.now.timeIntervalSince1970)
+        try await Self.withSync(store, clock: clock) { fake, sync in
+            _ = try await sync.sync(Self.rj)
+            let before = try store.count(for: Self.rj)
+            #expect(before == Self.expected(until: end).count)
+            // Played offline five days ago, submitted only now.
+            let late = Scrobble(instant: end - 5 * 86_400 + 17, artist: "The Offline Band", album: "Airplane Mode", track: "Roaming")
+            await fake.scrobbleLate(late, for: "rj")
+            let next = try await sync.sync(Self.rj)
+            #expect(next.imported == 1)
+            #expect(try store.count(for: Self.rj) == before + 1)
+            #expect(try store.scrobbles(for: Self.rj, from: late.instant, to: late.instant + 1).map(\.artist).contains("The Offline Band"))
+        }
     }
 }

@@ -8,6 +8,14 @@ import Foundation
 /// new one, never half of one.
 struct ArtworkDiskCache: Sendable {
     let root: URL
+    let budget: ArtworkDiskBudget
+
+    init(root: URL, maxBytes: Int64? = nil) {
+        self.root = root
+        budget = ArtworkDiskBudget(limit: maxBytes)
+    }
+
+    static let coloursSuffix = ".colours.json"
 
     /// Bump when `ColourExtraction` changes, so old palettes are recomputed.
     static let coloursVersion = 1
@@ -24,14 +32,17 @@ struct ArtworkDiskCache: Sendable {
 
     func coloursURL(_ address: ArtworkAddress) -> URL {
         root.appendingPathComponent(address.size.rawValue, isDirectory: true)
-            .appendingPathComponent(address.fileName + ".colours.json", isDirectory: false)
+            .appendingPathComponent(address.fileName + Self.coloursSuffix, isDirectory: false)
     }
 
-    /// The stored bytes, if present and still an image.
+    /// The stored bytes, if present and still an image. Marks the image
+    /// as used, for the size limit.
     func bytes(for address: ArtworkAddress) -> (Data, ImageFormat)? {
-        guard let data = try? Data(contentsOf: imageURL(address)),
+        let url = imageURL(address)
+        guard let data = try? Data(contentsOf: url),
               let format = ImageFormat(sniffing: data)
         else { return nil }
+        ArtworkDiskBudget.touch(url)
         return (data, format)
     }
 
@@ -45,6 +56,7 @@ struct ArtworkDiskCache: Sendable {
 
     func store(bytes: Data, for address: ArtworkAddress) throws {
         try Self.writeAtomically(bytes, to: imageURL(address))
+        budget.wrote(bytes.count, under: root)
     }
 
     func store(colours: AlbumColours, for address: ArtworkAddress) throws {
@@ -52,6 +64,7 @@ struct ArtworkDiskCache: Sendable {
         encoder.outputFormatting = [.sortedKeys]
         let data = try encoder.encode(ColoursFile(version: Self.coloursVersion, colours: colours))
         try Self.writeAtomically(data, to: coloursURL(address))
+        budget.wrote(data.count, under: root)
     }
 
     /// Writes `data` to a temporary sibling of `url`, then renames it into place.

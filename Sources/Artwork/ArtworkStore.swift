@@ -25,21 +25,27 @@ public actor ArtworkStore {
     public typealias ColourReading = @Sendable (Data) -> AlbumColours
 
     private let loader: Loader
+
+    /// 1 GiB: some 30,000 covers at Last.fm's 300 px size.
+    public static let defaultMaxDiskBytes: Int64 = 1 << 30
     private var inFlight: [ArtworkAddress: Task<Result<StoredArtwork, ArtworkError>, Never>] = [:]
 
     /// - Parameters:
     ///   - dataDirectory: files go under `<dataDirectory>/art/`.
     ///   - imageBase: the Last.fm image root URLs are rebuilt from.
+    ///   - maxDiskBytes: how large `art/` may grow before the images used
+    ///     least recently are removed (nil: no limit).
     public init(
         dataDirectory: URL,
         upstream: ArtworkUpstream,
         imageBase: String = ArtworkAddress.lastFMImageBase,
         demoCovers: DemoCoverCatalogue = DemoCoverCatalogue(),
         maxBytes: Int = ArtworkUpstream.defaultMaxBytes,
+        maxDiskBytes: Int64? = ArtworkStore.defaultMaxDiskBytes,
         colourReading: @escaping ColourReading = { ColourExtraction().colours(fromImage: $0) }
     ) {
         loader = Loader(
-            cache: ArtworkDiskCache(root: dataDirectory.appendingPathComponent("art", isDirectory: true)),
+            cache: ArtworkDiskCache(root: dataDirectory.appendingPathComponent("art", isDirectory: true), maxBytes: maxDiskBytes),
             upstream: upstream, imageBase: imageBase, demoCovers: demoCovers,
             maxBytes: maxBytes, colourReading: colourReading
         )

@@ -27,8 +27,12 @@ struct ServeCommand: AsyncParsableCommand {
     @Flag(help: "Serve the built-in demo history for the user `demo`, with no key and no network.")
     var demo = false
 
+    @Option(name: .customLong("art-cache-mb"), help: "How many megabytes of album art to keep on disk; the least recently shown go first (0: no limit).")
+    var artCacheMegabytes = Int(ArtworkStore.defaultMaxDiskBytes >> 20)
+
     func validate() throws {
         guard (1...65535).contains(port) else { throw ValidationError("--port must be between 1 and 65535.") }
+        guard artCacheMegabytes >= 0 else { throw ValidationError("--art-cache-mb must be 0 (no limit) or more.") }
     }
 
     func run() async throws {
@@ -58,7 +62,8 @@ struct ServeCommand: AsyncParsableCommand {
             }
             let artwork = ArtworkStore(dataDirectory: directory, upstream: .live(composition.httpClient),
                                        imageBase: composition.environment["LASTFM_IMAGE_URL"] ?? ArtworkAddress.lastFMImageBase,
-                                       demoCovers: demoCovers)
+                                       demoCovers: demoCovers,
+                                       maxDiskBytes: artCacheMegabytes == 0 ? nil : Int64(artCacheMegabytes) << 20)
             let dependencies = ServerDependencies(
                 clock: composition.clock, lastFM: client, demo: demo ? composition.demo : nil, lists: lists,
                 settings: try await CurrentSettings(store: lists), pages: try await PageRenderer.bundled(),

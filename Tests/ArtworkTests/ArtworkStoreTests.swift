@@ -195,4 +195,53 @@ struct ArtworkStoreTests {
         await #expect(throws: ArtworkError.notFound) { try await store.image(for: unknown) }
         #expect(host.count == 0)
     }
+
+    /// The art directory stays under its limit: the covers shown least
+    /// recently go first (with their palettes), and come back on demand.
+    @Test func theDiskCacheKeepsToItsLimitEvictingTheLeastRecentlyShown() async throws {
+        let addresses = (1...5).map { i in
+            ArtworkAddress(lastFMURL: "https://lastfm.freetls.fastly.net/i/u/300x300/\(String(repeating: String(i), count: 32)).png")!
+        }
+        let image = TestImages.png(TestImages.solid(TestImages.red))
+        let host = FakeImageHost(replies: Dictionary(uniqueKeysWithValues: addresses.map { (url($0), (200, image)) }))
+        // What one cover costs on disk: its bytes and its palette.
+        let probe = directory.appendingPathComponent("probe")
+        _ = try await ArtworkStore(dataDirectory: probe, upstream: host.upstream, imageBase: base, maxDiskBytes: nil).image(for: addresses[0])
+        let perCover = ArtworkDiskBudget.files(under: probe.appendingPathComponent("art")).reduce(0) { $0 + $1.size }
+        #expect(perCover > Int64(image.count))
+
+        let limit = perCover * 9 / 2  // room for four and a half covers
+        let limited = directory.appendingPathComponent("limited")
+        let store = ArtworkStore(dataDirectory: limited, upstream: host.upstream, imageBase: base, maxDiskBytes: limit)
+        func onDisk() -> Set<String> {
+            Set(ArtworkDiskBudget.files(under: limited.appendingPathComponent("art")).map { $0.url.lastPathComponent })
+        }
+        for address in addresses.prefix(4) {
+            _ = try await store.image(for: address)
+            try await Task.sleep(for: .milliseconds(15))
+        }
+        #expect(onDisk().count == 8)
+        // Cover 1 is shown again, so cover 2 is now the one shown least recently.
+        let fetched = host.count
+        _ = try await store.image(for: addresses[0])
+        #expect(host.count == fetched)
+        try await Task.sleep(for: .milliseconds(15))
+        _ = try await store.image(for: addresses[4])
+
+        let kept = onDisk()
+        let total = ArtworkDiskBudget.files(under: limited.appendingPathComponent("art")).reduce(0) { $0 + $1.size }
+        #expect(total <= limit)
+        #expect(kept.count < 10)
+        for i in [0, 3, 4] {
+            #expect(kept.contains(addresses[i].fileName) && kept.contains(addresses[i].fileName + ".colours.json"), "cover \(i + 1) kept")
+        }
+        for i in [1] {
+            #expect(!kept.contains(addresses[i].fileName) && !kept.contains(addresses[i].fileName + ".colours.json"), "cover \(i + 1) evicted")
+        }
+        // An evicted cover is fetched again when asked for.
+        let before = host.count
+        let again = try await store.image(for: addresses[1])
+        #expect(again.bytes == image)
+        #expect(host.count == before + 1)
+    }
 }

@@ -182,7 +182,8 @@ import VinylogueCore
             await harness.fake.add(user: "prefetch", .scripted(weeks: [before, week], albums: [ChartEntry(rank: 1, artist: "A", name: "B", plays: 2)]))
             _ = try await client.get("/u/prefetch/week/2020-07-08")
             var fetched = false
-            for _ in 0..<50 where !fetched {
+            // Polled for up to 30 s: a fully loaded test run can delay the background task.
+            for _ in 0..<1500 where !fetched {
                 fetched = await harness.fake.requests().contains { $0.method == "user.getweeklyalbumchart" && $0.parameters["from"] == String(before.from) }
                 if !fetched { try await Task.sleep(for: .milliseconds(20)) }
             }

@@ -12,6 +12,9 @@ import VinylogueCore
 final class CanonicalNames: @unchecked Sendable {
     private let lock = NSLock()
     private var names: [String: Username] = [:]
+    /// The spellings in `names`, for the common case of a request that
+    /// already uses Last.fm's spelling (one set lookup, no parsing).
+    private var spellings: Set<String> = []
     private let capacity: Int
 
     init(capacity: Int = 10_000) {
@@ -22,10 +25,20 @@ final class CanonicalNames: @unchecked Sendable {
         lock.withLock { names[user.key] }
     }
 
+    /// Whether `raw` is a spelling already known to be Last.fm's.
+    func isCanonical(_ raw: Substring) -> Bool {
+        lock.withLock { spellings.contains(String(raw)) }
+    }
+
     func remember(_ name: Username) {
         lock.withLock {
-            if names.count >= capacity { names.removeAll(keepingCapacity: true) }
+            if names.count >= capacity {
+                names.removeAll(keepingCapacity: true)
+                spellings.removeAll(keepingCapacity: true)
+            }
+            if let old = names[name.key] { spellings.remove(old.value) }
             names[name.key] = name
+            spellings.insert(name.value)
         }
     }
 }
@@ -60,7 +73,8 @@ struct CanonicalUserPathMiddleware<Context: RequestContext>: RouterMiddleware {
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         guard request.method == .get || request.method == .head,
               let (raw, rest) = Self.userSegment(of: request.uri.path),
-              let user = Username(validating: raw),
+              !dependencies.canonicalNames.isCanonical(raw),
+              let user = Username(validating: String(raw)),
               let canonical = await dependencies.canonicalName(of: user),
               canonical.value != raw
         else { return try await next(request, context) }
@@ -70,12 +84,12 @@ struct CanonicalUserPathMiddleware<Context: RequestContext>: RouterMiddleware {
     }
 
     /// "/u/RJ/week/2020-07-08" → ("RJ", "/week/2020-07-08").
-    static func userSegment(of path: String) -> (String, Substring)? {
+    static func userSegment(of path: String) -> (Substring, Substring)? {
         guard path.hasPrefix("/u/") else { return nil }
         let afterPrefix = path.dropFirst(3)
         let end = afterPrefix.firstIndex(of: "/") ?? afterPrefix.endIndex
         let segment = afterPrefix[..<end]
         guard !segment.isEmpty else { return nil }
-        return (String(segment), afterPrefix[end...])
+        return (segment, afterPrefix[end...])
     }
 }

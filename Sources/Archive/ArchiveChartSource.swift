@@ -19,7 +19,7 @@ public struct ArchiveChartSource: ChartSource {
     public init(database: ArchiveDatabase) { self.store = ScrobbleStore(database: database) }
 
     static func nothingArchived(_ user: Username) -> SourceError {
-        .storage(detail: "nothing is archived for “\(user)”; run `vinylogue sync \(user)` or `vinylogue import FILE --user \(user)` first")
+        .notArchived(user: user.value)
     }
 
     /// Every Last.fm week from the one holding the user's first archived

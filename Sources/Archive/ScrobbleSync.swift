@@ -99,8 +99,8 @@ public struct ScrobbleSync: Sendable {
 
     public func sync(_ user: Username, progress: @Sendable (SyncProgress) async -> Void = { _ in }) async throws(SourceError) -> SyncSummary {
         var summary = SyncSummary()
-        let (userID, saved, newest) = try store.write { db in
-            let id = try ScrobbleStore.ensureUserID(of: user, in: db)
+        let (existingID, saved, newest): (Int64?, SyncState?, Int64?) = try store.read { db in
+            guard let id = try ScrobbleStore.userID(of: user, in: db) else { return (nil, nil, nil) }
             // Only Last.fm's own scrobbles (synced or from its export) say
             // how far Last.fm has been copied; a newer Spotify or
             // ListenBrainz import must not make the sync skip anything.
@@ -110,15 +110,24 @@ public struct ScrobbleSync: Sendable {
         }
         var state: SyncState
         var firstPage: ScrobblePage?
-        if let saved {
+        let userID: Int64
+        if let saved, let existingID {
             state = saved
+            userID = existingID
             summary.resumed = true
         } else {
             let from = newest.map { max(0, $0 + 1 - lateWindow) } ?? 0
             let to = Int64(clock.now.timeIntervalSince1970.rounded(.down))
             guard from <= to else { return summary }
+            // Asked before anything is written: a user Last.fm does not know
+            // (a typo) leaves no empty archive behind to shadow their charts.
             let page = try await gateway.page(user, from, to, 1, pageSize)
             firstPage = page
+            if let existingID {
+                userID = existingID
+            } else {
+                userID = try store.write { db in try ScrobbleStore.ensureUserID(of: user, in: db) }
+            }
             state = SyncState(userID: userID, fromInstant: from, toInstant: to, nextPage: max(1, page.totalPages),
                               totalPages: max(1, page.totalPages), pageSize: pageSize)
             if state.totalPages > 1 {

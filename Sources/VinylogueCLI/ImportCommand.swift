@@ -89,6 +89,9 @@ struct SyncCommand: AsyncParsableCommand {
             do {
                 let store = try composition.openArchive(dataDir: dataDir)
                 let sync = ScrobbleSync(store: store, gateway: composition.recentTracksGateway, clock: composition.clock)
+                // Checked first: an unknown name fails with "not found" before
+                // anything is stored, and a new archive takes Last.fm's spelling.
+                let username = try await composition.lastFM.user(username).name
                 if let pending = try sync.pending(for: username) {
                     Terminal.standardError.write("Resuming the interrupted sync at page \(pending.nextPage) of \(pending.totalPages).\n")
                 }
@@ -98,7 +101,7 @@ struct SyncCommand: AsyncParsableCommand {
                                      "page \(p.pagesDone)/\(p.totalPages), \(grouped(p.imported)) new scrobbles")
                 }
                 await bar.finish()
-                Terminal.standardOutput.write("Synced \(user): \(grouped(summary.imported)) new scrobbles from \(summary.pages) pages"
+                Terminal.standardOutput.write("Synced \(username): \(grouped(summary.imported)) new scrobbles from \(summary.pages) pages"
                     + (summary.duplicates > 0 ? " (\(grouped(summary.duplicates)) already archived)" : "") + ".\n")
             } catch let error as SourceError {
                 throw CommandFailure(error)

@@ -25,6 +25,8 @@ public enum SourceError: Error, Sendable, Hashable, CustomStringConvertible {
     case api(code: Int, message: String)
     /// A local archive or file could not be read.
     case storage(detail: String)
+    /// The local archive holds nothing for this user.
+    case notArchived(user: String)
 
     /// What went wrong, in one sentence.
     public var message: String {
@@ -40,6 +42,7 @@ public enum SourceError: Error, Sendable, Hashable, CustomStringConvertible {
         case .malformedResponse(let detail): "Last.fm sent a response Vinylogue could not read (\(detail))."
         case .api(let code, let message): "Last.fm refused the request (error \(code)\(message.isEmpty ? "" : ", “\(message)”"))."
         case .storage(let detail): "The local archive could not be read (\(detail))."
+        case .notArchived(let user): "Nothing is archived for “\(user)” yet."
         }
     }
 
@@ -57,6 +60,7 @@ public enum SourceError: Error, Sendable, Hashable, CustomStringConvertible {
         case .malformedResponse: "Try again; if it keeps happening, Last.fm may be having problems."
         case .api: "Try again later."
         case .storage: "Check that the data directory is readable, or run the import again."
+        case .notArchived(let user): "Run `vinylogue sync \(user)` or `vinylogue import FILE --user \(user)` first."
         }
     }
 

@@ -147,4 +147,16 @@ import VinylogueCore
             #expect(try store.scrobbles(for: Self.rj, from: late.instant, to: late.instant + 1).map(\.artist).contains("The Offline Band"))
         }
     }
+
+    /// A name Last.fm does not know fails with "not found" and leaves nothing
+    /// behind: an empty archive would otherwise shadow the user's charts.
+    @Test func anUnknownUserLeavesNoArchiveBehind() async throws {
+        let dir = try TemporaryDirectory()
+        let store = try dir.store()
+        let typo = try Username("rjj")
+        try await Self.withSync(store, clock: .fixed(Self.now)) { _, sync in
+            await #expect(throws: SourceError.notFound(what: "The user “rjj”")) { try await sync.sync(typo) }
+        }
+        #expect(try store.userID(of: typo) == nil)
+    }
 }

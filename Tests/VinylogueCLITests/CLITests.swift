@@ -90,6 +90,21 @@ func withFakeEnvironment(_ body: @Sendable (FakeLastFM, [String: String]) async 
         }
     }
 
+    @Test func syncingAnUnknownUserExits2AndStoresNothing() async throws {
+        try await withFakeEnvironment { fake, env in
+            let data = FileManager.default.temporaryDirectory.appendingPathComponent("vinylogue-sync-\(UUID().uuidString)")
+            defer { try? FileManager.default.removeItem(at: data) }
+            let run = try await vinylogue(["sync", "nosuchuser", "--data-dir", data.path], environment: env)
+            #expect(run.status == 2)
+            #expect(run.stderr.contains("The user “nosuchuser” was not found on Last.fm."))
+            #expect(await fake.requests().allSatisfy { $0.method == "user.getinfo" })
+            // Nothing was archived under that name.
+            let chart = try await vinylogue(["chart", "nosuchuser", "--source", "archive", "--data-dir", data.path], environment: env)
+            #expect(chart.status == 2)
+            #expect(chart.stderr.contains("Nothing is archived for “nosuchuser” yet. Run `vinylogue sync nosuchuser`"))
+        }
+    }
+
     @Test func aMissingKeyExits4AndSaysWhereToGetOne() async throws {
         let run = try await vinylogue(["chart", "ybsc"], environment: ["LASTFM_API_URL": "http://127.0.0.1:9/2.0/"])
         #expect(run.status == 4)

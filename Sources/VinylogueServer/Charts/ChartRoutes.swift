@@ -100,7 +100,7 @@ struct ChartRoutes: Sendable {
     static func status(of page: WeeklyChartPage) -> HTTPResponse.Status {
         guard case .failed(let error) = page.state else { return .ok }
         switch error {
-        case .notFound, .privateProfile: return .notFound
+        case .notFound, .privateProfile, .notArchived: return .notFound
         case .missingAPIKey, .invalidAPIKey, .storage: return .serviceUnavailable
         default: return .badGateway
         }

@@ -170,6 +170,13 @@ import VinylogueCore
             #expect(feed.body.contains("1. PUP – Live at The Electric Ballroom (22 plays)"))
             #expect(feed.body.components(separatedBy: "<entry>").count - 1 == 4)
             #expect(feed.body.contains("<title>ybsc, one year ago: Week 28 · Jul 5 – 12, 2020</title>"))
+            // Any number of years back: from 8 July 2023, three years.
+            harness.clock.advance(days: 730)
+            let three = try await client.get("/u/ybsc/feed.atom?years_ago=3")
+            #expect(three.body.contains("<title>ybsc, 3 years ago: Week 28 · Jul 5 – 12, 2020</title>"))
+            #expect(three.body.contains("<title>Vinylogue: ybsc, this week 3 years ago</title>"))
+            #expect(three.body.contains("/u/ybsc/feed.atom?years_ago=3"))
+            #expect(try await client.get("/u/ybsc/feed.atom?years_ago=0").status == .badRequest)
         }
     }
 

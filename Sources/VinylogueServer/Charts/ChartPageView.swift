@@ -51,7 +51,7 @@ struct ChartPageView {
         previousURL = previous.flatMap { $0.enabled ? $0.url : nil } ?? ""
         nextURL = next.flatMap { $0.enabled ? $0.url : nil } ?? ""
         layout = LayoutFields(title: "\(user.value) · \(page.yearsAgoLabel)", csrf: csrf, bodyClass: "chart-page",
-                              feedURL: "/u/\(user.value)/feed.atom", prefetchURL: previousURL.isEmpty ? nil : previousURL)
+                              feedURL: "/u/\(user.value)/feed.atom" + (page.yearsAgo > 1 && !byDate ? "?years_ago=\(page.yearsAgo)" : ""), prefetchURL: previousURL.isEmpty ? nil : previousURL)
         self.user = user.value
         yearsAgoLabel = page.yearsAgoLabel
         weekLabel = page.weekLabel

@@ -4,6 +4,7 @@ import VinylogueCore
 
 /// `/u/{user}/feed.atom`: "this week, one year ago", a new entry each week —
 /// the notification the original app planned and never shipped.
+/// `?years_ago=N` makes it N years instead.
 struct FeedRoutes: Sendable {
     typealias Context = BasicRequestContext
 
@@ -19,6 +20,14 @@ struct FeedRoutes: Sendable {
         guard let raw = context.parameters.get("user"), let user = Username(validating: raw) else {
             throw PageError.badRequest("That is not a Last.fm username.")
         }
+        var yearsAgo = 1
+        if let n = request.uri.queryParameters.get("years_ago") {
+            guard let years = Int(n), (1...100).contains(years) else {
+                throw PageError.badRequest("years_ago must be a whole number of years from 1 to 100.")
+            }
+            yearsAgo = years
+        }
+        let ago = WeekLabels.yearsAgo(yearsAgo)
         let settings = dependencies.settings.settings
         let now = dependencies.clock.now
         let source = dependencies.charts(for: user)
@@ -32,24 +41,26 @@ struct FeedRoutes: Sendable {
                                      message: "\(error.message) \(error.nextStep)")
         }
         // One entry per recent week, the newest first: each is that week,
-        // one year earlier, published when the week began.
+        // N years earlier, published when the week began.
         var entries: [AtomEntry] = []
         for k in 0..<Self.weeks {
             let moment = now.addingTimeInterval(-TimeInterval(k) * 7 * 86400)
             let published = LastFMWeekCalendar.week(containing: Int64(moment.timeIntervalSince1970)).fromDate
-            guard case .found(let week) = finder.lookup(instant: finder.target(yearsAgo: 1, from: moment), in: list) else { continue }
+            guard case .found(let week) = finder.lookup(instant: finder.target(yearsAgo: yearsAgo, from: moment), in: list) else { continue }
             guard let chart = try? await source.chart(for: user, kind: .album, week: week) else { continue }
             let rows = settings.filter.apply(chart.entries).prefix(10)
             let url = Paths.week(user, day: labels.isoDay(week.fromDate.addingTimeInterval(86400)))
             let summary = rows.isEmpty ? "No albums that week."
                 : rows.map { "\($0.rank). \($0.artist) – \($0.name) (\(WeekLabels.plays($0.plays)))" }.joined(separator: "\n")
             entries.append(AtomEntry(id: "tag:vinylogue,2025:\(user.key):\(week.from)",
-                                     title: "\(user.value), one year ago: \(labels.label(for: week))",
+                                     title: "\(user.value), \(yearsAgo == 1 ? "one year ago" : ago): \(labels.label(for: week))",
                                      url: url, updated: published, summary: summary))
         }
         let base = "http://\(request.head.authority ?? "localhost")"
-        let xml = AtomFeed(id: "tag:vinylogue,2025:\(user.key)", title: "Vinylogue: \(user.value), this week one year ago",
-                           selfURL: base + "/u/\(user.value)/feed.atom", siteURL: base + Paths.chart(user),
+        let query = yearsAgo == 1 ? "" : "?years_ago=\(yearsAgo)"
+        let xml = AtomFeed(id: "tag:vinylogue,2025:\(user.key)\(yearsAgo == 1 ? "" : ":\(yearsAgo)")",
+                           title: "Vinylogue: \(user.value), this week \(yearsAgo == 1 ? "one year ago" : ago)",
+                           selfURL: base + "/u/\(user.value)/feed.atom\(query)", siteURL: base + Paths.chart(user, yearsAgo: yearsAgo),
                            updated: entries.first?.updated ?? now, entries: entries.map { $0.absolute(base) }).xml
         return Response(status: .ok, headers: [.contentType: "application/atom+xml; charset=utf-8", .cacheControl: "max-age=3600"],
                         body: .init(byteBuffer: ByteBuffer(string: xml)))

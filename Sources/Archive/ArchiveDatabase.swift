@@ -18,7 +18,11 @@ public final class ArchiveDatabase: Sendable {
     public init(directory: URL) throws(SourceError) {
         do {
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-            let path = directory.appendingPathComponent("vinylogue.sqlite").path
+        } catch {
+            throw .storage(detail: "\(directory.path) could not be created: \(Self.obstacle(to: directory) ?? Self.reason(error))")
+        }
+        let path = directory.appendingPathComponent("vinylogue.sqlite").path
+        do {
             var configuration = Configuration()
             configuration.busyMode = .timeout(10)
             let pool = try DatabasePool(path: path, configuration: configuration)
@@ -26,8 +30,36 @@ public final class ArchiveDatabase: Sendable {
             self.writer = pool
             self.path = path
         } catch {
-            throw .storage(detail: "\(directory.path): \(error)")
+            throw .storage(detail: "\(path): \(Self.reason(error))")
         }
+    }
+
+    /// Why a directory cannot be made, when the path itself says: an
+    /// ancestor that is a file, or one that may not be written to.
+    static func obstacle(to directory: URL) -> String? {
+        var ancestor = directory.standardizedFileURL
+        while ancestor.path != "/" {
+            var isDirectory: ObjCBool = false
+            if FileManager.default.fileExists(atPath: ancestor.path, isDirectory: &isDirectory) {
+                if !isDirectory.boolValue { return "\(ancestor.path) is a file, not a directory" }
+                if !FileManager.default.isWritableFile(atPath: ancestor.path) { return "\(ancestor.path) may not be written to" }
+                return nil
+            }
+            ancestor.deleteLastPathComponent()
+        }
+        return nil
+    }
+
+    /// The operating system's or SQLite's own words for `error`, without
+    /// Foundation's dump of its user-info dictionary.
+    static func reason(_ error: any Error) -> String {
+        if let database = error as? DatabaseError { return database.message ?? "SQLite error \(database.resultCode.rawValue)" }
+        var current: NSError? = error as NSError
+        while let nsError = current {
+            if nsError.domain == NSPOSIXErrorDomain { return String(cString: strerror(Int32(nsError.code))) }
+            current = nsError.userInfo[NSUnderlyingErrorKey] as? NSError
+        }
+        return (error as NSError).localizedDescription
     }
 
     /// An in-memory database, for tests.

@@ -6,6 +6,7 @@ import Foundation
 import Hummingbird
 import LastFM
 import Logging
+import NIOCore
 import VinylogueCore
 import VinylogueServer
 
@@ -73,7 +74,18 @@ struct ServeCommand: AsyncParsableCommand {
             let app = buildApplication(configuration: ServerConfiguration(host: host, port: port, demo: demo),
                                        dependencies: dependencies, logger: logger)
             Terminal.standardError.write("Vinylogue is serving at http://\(host):\(port)/ (data in \(directory.path))\n")
-            try await app.runService()
+            do {
+                try await app.runService()
+            } catch let error as IOError where error.errnoCode == EADDRINUSE {
+                throw CommandFailure("Port \(port) on \(host) is already in use. Stop the program using it, or choose another port with --port.",
+                                     exitCode: .configuration)
+            } catch let error as IOError where error.errnoCode == EACCES {
+                throw CommandFailure("Vinylogue may not listen on port \(port) (ports below 1024 need extra privileges). Choose another with --port, for example --port 8080.",
+                                     exitCode: .configuration)
+            } catch let error as IOError where error.errnoCode == EADDRNOTAVAIL {
+                throw CommandFailure("\(host) is not an address of this machine. Use --host 127.0.0.1 (this machine only) or --host 0.0.0.0 (every network).",
+                                     exitCode: .configuration)
+            }
         }
     }
 }

@@ -41,7 +41,7 @@ public enum SourceError: Error, Sendable, Hashable, CustomStringConvertible {
         case .transport(let detail): "Could not reach Last.fm (\(detail))."
         case .malformedResponse(let detail): "Last.fm sent a response Vinylogue could not read (\(detail))."
         case .api(let code, let message): "Last.fm refused the request (error \(code)\(message.isEmpty ? "" : ", “\(message)”"))."
-        case .storage(let detail): "The local archive could not be read (\(detail))."
+        case .storage(let detail): "The local archive could not be opened or read (\(detail))."
         case .notArchived(let user): "Nothing is archived for “\(user)” yet."
         }
     }
@@ -59,7 +59,7 @@ public enum SourceError: Error, Sendable, Hashable, CustomStringConvertible {
         case .transport: "Check the network connection (and LASTFM_API_URL, if set), then try again."
         case .malformedResponse: "Try again; if it keeps happening, Last.fm may be having problems."
         case .api: "Try again later."
-        case .storage: "Check that the data directory is readable, or run the import again."
+        case .storage: "Check that the data directory (--data-dir) is a readable and writable folder, or run the import again."
         case .notArchived(let user): "Run `vinylogue sync \(user)` or `vinylogue import FILE --user \(user)` first."
         }
     }

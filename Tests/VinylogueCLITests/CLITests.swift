@@ -105,6 +105,38 @@ func withFakeEnvironment(_ body: @Sendable (FakeLastFM, [String: String]) async 
         }
     }
 
+    /// `serve` on a port another program holds says so and exits 4.
+    @Test func servingOnABusyPortSaysSo() async throws {
+        try await withFakeEnvironment { _, env in
+            // The fake Last.fm is listening on this port.
+            let port = try #require(URL(string: env["LASTFM_API_URL"]!)?.port)
+            let data = FileManager.default.temporaryDirectory.appendingPathComponent("vinylogue-port-\(UUID().uuidString)")
+            defer { try? FileManager.default.removeItem(at: data) }
+            let run = try await vinylogue(["serve", "--port", String(port), "--data-dir", data.path], environment: env)
+            #expect(run.status == 4)
+            #expect(run.stderr.contains("Port \(port) on 127.0.0.1 is already in use. Stop the program using it, or choose another port with --port."))
+        }
+    }
+
+    /// A data directory whose database is not SQLite is reported in plain
+    /// words and left exactly as it was.
+    @Test func aDamagedDatabaseIsReportedAndLeftAlone() async throws {
+        let data = FileManager.default.temporaryDirectory.appendingPathComponent("vinylogue-damaged-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: data, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: data) }
+        let file = data.appendingPathComponent("vinylogue.sqlite")
+        let garbage = Data((0..<8192).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ 3) })
+        try garbage.write(to: file)
+        let run = try await vinylogue(["chart", "demo", "--data-dir", data.path])
+        #expect(run.status != 0)
+        #expect(run.stderr.contains("file is not a database"), "\(run.stderr)")
+        #expect(!run.stderr.contains("NSCocoaErrorDomain") && !run.stderr.contains("UserInfo"))
+        #expect(try Data(contentsOf: file) == garbage)
+        let blocked = try await vinylogue(["chart", "demo", "--data-dir", file.appendingPathComponent("inside").path])
+        #expect(blocked.stderr.contains("could not be created: "), "\(blocked.stderr)")
+        #expect(!blocked.stderr.contains("NSCocoaErrorDomain"))
+    }
+
     @Test func aMissingKeyExits4AndSaysWhereToGetOne() async throws {
         let run = try await vinylogue(["chart", "ybsc"], environment: ["LASTFM_API_URL": "http://127.0.0.1:9/2.0/"])
         #expect(run.status == 4)

@@ -32,6 +32,8 @@ let package = Package(
                 "VinylogueCore",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
             ]
         ),
         // SQLite: users, settings, response cache, scrobble archive, importers.

@@ -126,10 +126,15 @@ public struct ScrobbleStore: Sendable {
         try read { db in try Self.userID(of: user, in: db) }
     }
 
-    /// The name as the archive stores it, or `nil` when nothing was ever stored.
+    /// The name as the archive stores it, when the archive holds at least
+    /// one scrobble for `user`; `nil` otherwise. A user row alone (a sync
+    /// that failed before its first page was stored) does not count.
     public func storedName(of user: Username) throws(SourceError) -> Username? {
-        try read { db in
-            try String.fetchOne(db.cachedStatement(sql: "SELECT name FROM archive_user WHERE name_key = ?"), arguments: [user.key])
+        try unsafeRead { db in
+            try String.fetchOne(db.cachedStatement(sql: """
+                SELECT u.name FROM archive_user u
+                WHERE u.name_key = ? AND EXISTS (SELECT 1 FROM scrobble s WHERE s.user_id = u.id)
+                """), arguments: [user.key])
                 .flatMap(Username.init(validating:))
         }
     }

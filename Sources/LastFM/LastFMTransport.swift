@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import Foundation
 import NIOCore
+import NIOPosix
 import VinylogueCore
 
 /// What one HTTP GET returned.
@@ -57,20 +58,36 @@ public struct LastFMTransport: Sendable {
 
 
 /// A short phrase for a network failure, for the sentence a person reads
-/// ("Could not reach Last.fm (the connection was refused)."). The raw error
-/// is rarely meaningful to them; the phrase names the kind of failure.
+/// ("Could not reach Last.fm (the connection was refused)."). Decided by the
+/// error's type and errno, never by its text (which names the host).
 func networkFailure(_ error: any Error) -> String {
-    let raw = String(describing: error)
-    let lower = raw.lowercased()
-    if lower.contains("refused") { return "the connection was refused" }
-    if lower.contains("reset") || lower.contains("remoteconnectionclosed") || lower.contains("eof") { return "the connection was closed unexpectedly" }
-    if lower.contains("unresolved") || lower.contains("resolve") || lower.contains("name or service") || lower.contains("nodename") || lower.contains("dns") {
+    switch error {
+    case let io as IOError:
+        return networkFailure(errno: io.errnoCode)
+    case let connection as NIOConnectionError:
+        if let failure = connection.connectionErrors.first { return networkFailure(failure.error) }
+        if connection.dnsAError != nil || connection.dnsAAAAError != nil { return "the host name could not be found" }
+        return "no connection could be made"
+    case is SocketAddressError:
         return "the host name could not be found"
+    case let http as HTTPClientError:
+        if http == .remoteConnectionClosed { return "the connection was closed unexpectedly" }
+        if [HTTPClientError.invalidURL, .emptyHost, .emptyScheme].contains(http) { return "the address is not a valid http(s) URL" }
+        if String(describing: http).hasPrefix("HTTPClientError.unsupportedScheme") { return "the address is not a valid http(s) URL" }
+        return "a network error"
+    default:
+        let type = String(reflecting: Swift.type(of: error))
+        if type.contains("SSL") || type.contains("TLS") { return "a secure connection could not be set up" }
+        return "a network error"
     }
-    if lower.contains("unreachable") { return "the network is unreachable" }
-    if lower.contains("ssl") || lower.contains("tls") || lower.contains("certificate") || lower.contains("handshake") {
-        return "a secure connection could not be set up"
+}
+
+private func networkFailure(errno code: CInt) -> String {
+    switch code {
+    case ECONNREFUSED: "the connection was refused"
+    case ECONNRESET, EPIPE, ECONNABORTED: "the connection was closed unexpectedly"
+    case ENETUNREACH, EHOSTUNREACH: "the network is unreachable"
+    case ETIMEDOUT: "the connection timed out"
+    default: "a network error (\(String(cString: strerror(code))))"
     }
-    if lower.contains("invalidurl") || lower.contains("emptyhost") || lower.contains("unsupportedscheme") { return "the address is not a valid http(s) URL" }
-    return "a network error"
 }

@@ -178,16 +178,26 @@ extension WeeklyChartPage {
         /// outside the user's history are skipped, so that from a year after
         /// the history ended "back" leads straight to the latest year with
         /// charts; the link is disabled when no such year lies that way.
+        /// Years-ago pages step by whole years from `now` (so a link lands on
+        /// exactly the page it names, Feb 29 included); dated pages step from
+        /// their date and may reach the current year, and "back" from a date
+        /// in the future keeps going until it reaches the past.
+        let dated: Bool = if case .containing = request.selection { true } else { false }
         func neighbour(_ direction: Int) -> Neighbour? {
             if case .failed = outcome { return nil }
             func step(_ k: Int) -> (t: Date, n: Int) {
-                (finder.calendar.date(byAdding: .year, value: direction * k, to: target) ?? target, yearsAgo - direction * k)
+                let n = yearsAgo - direction * k
+                if !dated, n >= 1 { return (finder.target(yearsAgo: n, from: now), n) }
+                return (finder.calendar.date(byAdding: .year, value: direction * k, to: target) ?? target, n)
             }
             let adjacent = step(1)
             var k = 1
             while k <= 200, let first = list.earliest, let last = list.latest {
                 let (t, n) = step(k)
-                guard n >= 1, t <= now else { break }
+                guard t <= now, dated || n >= 1 else {
+                    if direction < 0 { k += 1; continue }
+                    break
+                }
                 if list.spans(t) {
                     return Neighbour(label: String(labels.year(of: t)), yearsAgo: n, target: t, week: list.week(containing: t), isEnabled: true)
                 }

@@ -42,9 +42,10 @@ public struct ServerDependencies: Sendable {
 
     func isDemo(_ user: Username) -> Bool { demo != nil && user == DemoHistory.username }
 
-    /// The archive's view of `user`, when the archive holds their scrobbles.
+    /// The archive's view of `user`, when the archive holds their scrobbles
+    /// (at least one: an empty user row must not hide their Last.fm charts).
     func archived(_ user: Username) -> ArchiveChartSource? {
-        guard let archive, (try? archive.userID(of: user)) ?? nil != nil else { return nil }
+        guard let archive, (try? archive.storedName(of: user)) ?? nil != nil else { return nil }
         return ArchiveChartSource(store: archive)
     }
 

@@ -93,6 +93,36 @@ struct StubChartSource: ChartSource {
         #expect(page.next?.label == "2005" && page.next?.yearsAgo == 18)
     }
 
+    /// A dated page in the future leads back to the history; a dated page a
+    /// year ago leads forward to this year's week.
+    @Test func datedPagesReachThePresentAndComeBackFromTheFuture() async {
+        let future = WeekLabels(timeZone: .gmt).parseDay("2030-07-08")!
+        let page = await WeeklyChartPage.load(.init(user: user, selection: .containing(future)),
+                                              from: StubChartSource(list: list, charts: [captured: rows]), now: now)
+        #expect(page.previous?.isEnabled == true && page.previous?.label == "2020")
+        #expect(page.previous?.week == captured)
+        #expect(page.next?.isEnabled == false)
+
+        // A history that runs up to now: from a date a year ago, forward is this year.
+        let current = scriptedList(start: 1_108_296_000, script: Array(repeating: 0, count: 1_000))
+        let lastYear = WeekLabels(timeZone: .gmt).parseDay("2022-07-07")!
+        let dated = await WeeklyChartPage.load(.init(user: user, selection: .containing(lastYear)), from: StubChartSource(list: current), now: now)
+        #expect(dated.next?.isEnabled == true && dated.next?.label == "2023", "\(String(describing: dated.next)) \(dated.target)")
+    }
+
+    /// On Feb 29 every year link lands on exactly the page it names: the
+    /// link from N years ago to N+1 targets what the N+1 page targets.
+    @Test func yearLinksAgreeWithTheirPagesOnALeapDay() {
+        let leapDay = Date(timeIntervalSince1970: 1_835_440_200)  // Tue 29 Feb 2028, 12:30 UTC
+        let long = scriptedList(start: 1_108_296_000, script: Array(repeating: 0, count: 1_200))
+        for n in 1...8 {
+            let page = WeeklyChartPage.build(.init(user: user, selection: .yearsAgo(n)), now: leapDay, list: long, outcome: .noWeek)
+            let older = WeeklyChartPage.build(.init(user: user, selection: .yearsAgo(n + 1)), now: leapDay, list: long, outcome: .noWeek)
+            #expect(page.previous?.target == older.target, "from \(n) years ago")
+            #expect(older.next?.target == page.target, "back from \(n + 1) years ago")
+        }
+    }
+
     @Test func aFailureBecomesAPageWithTheSentenceAndNextStep() async {
         let source = StubChartSource(list: list, failure: .notFound(what: "The user “ybsc”"))
         let page = await WeeklyChartPage.load(.init(user: user), from: source, now: now)

@@ -29,6 +29,17 @@ import VinylogueCore
         }
     }
 
+    /// A user row without scrobbles (a sync that failed before storing its
+    /// first page) must not hide the user's Last.fm charts.
+    @Test func anEmptyArchiveEntryDoesNotShadowLastFM() async throws {
+        try await Harness.run { harness, client in
+            try ScrobbleStore(database: harness.database).insert([], for: try Username("ybsc"), origin: .lastFMSync)
+            let page = try await client.get("/u/ybsc/week/2020-07-08")
+            #expect(page.status == .ok)
+            #expect(page.body.containsInOrder(["PUP", "Live at The Electric Ballroom", "22 plays"]))
+        }
+    }
+
     @Test func historyShowsEveryYearFromTheArchive() async throws {
         try await Harness.run { harness, client in
             try fill(harness, user: try Username("offliner"))

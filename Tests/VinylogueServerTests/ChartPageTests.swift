@@ -36,13 +36,28 @@ import VinylogueCore
             let asked = await harness.fake.requests().filter { $0.method == "user.getinfo" }.count
             _ = try await client.get("/u/rJ")
             #expect(await harness.fake.requests().filter { $0.method == "user.getinfo" }.count == asked)
-            // A name Last.fm does not know is not redirected; the page says so.
+            // A name Last.fm does not know is not redirected; the page says so,
+            // and the failed lookup is not repeated on the next request.
             let unknown = try await client.get("/u/Nobody")
             #expect(unknown.status == .notFound)
+            let lookups = await harness.fake.requests().filter { $0.method == "user.getinfo" }.count
+            _ = try await client.get("/u/Nobody")
+            #expect(await harness.fake.requests().filter { $0.method == "user.getinfo" }.count == lookups)
             // The demo user and listed users resolve without Last.fm.
             let session = try await client.session()
             _ = try await client.post("/users", ["name": "ybsc"], session: session)
             #expect(try await client.get("/u/YBSC").headers[.location] == "/u/ybsc")
+        }
+    }
+
+    /// A Last.fm that is slow to answer user.getinfo does not hold the page
+    /// up: the page is served under the address asked for.
+    @Test func aSlowNameLookupDoesNotHoldThePageUp() async throws {
+        try await Harness.run { harness, client in
+            await harness.fake.inject(.init(.delay(milliseconds: 8_000), method: "user.getinfo"))
+            let page = try await client.get("/u/rj/week/2020-07-08")
+            #expect(page.status == .ok)
+            #expect(page.body.contains("2020"))
         }
     }
 

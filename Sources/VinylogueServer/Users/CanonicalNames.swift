@@ -15,6 +15,8 @@ final class CanonicalNames: @unchecked Sendable {
     /// The spellings in `names`, for the common case of a request that
     /// already uses Last.fm's spelling (one set lookup, no parsing).
     private var spellings: Set<String> = []
+    /// Names whose lookup failed, until when not to ask again.
+    private var failures: [String: Date] = [:]
     private let capacity: Int
 
     init(capacity: Int = 10_000) {
@@ -28,6 +30,22 @@ final class CanonicalNames: @unchecked Sendable {
     /// Whether `raw` is a spelling already known to be Last.fm's.
     func isCanonical(_ raw: Substring) -> Bool {
         lock.withLock { spellings.contains(String(raw)) }
+    }
+
+    /// Whether a lookup of `user` failed recently enough not to repeat it.
+    func failedRecently(_ user: Username, at now: Date) -> Bool {
+        lock.withLock {
+            guard let until = failures[user.key] else { return false }
+            if until <= now { failures[user.key] = nil }
+            return until > now
+        }
+    }
+
+    func rememberFailure(_ user: Username, until: Date) {
+        lock.withLock {
+            if failures.count >= capacity { failures.removeAll(keepingCapacity: true) }
+            failures[user.key] = until
+        }
     }
 
     func remember(_ name: Username) {
@@ -47,7 +65,9 @@ extension ServerDependencies {
     /// `user` as Last.fm spells it, or nil when that cannot be learned now
     /// (an unknown user, or Last.fm unreachable with nothing cached).
     func canonicalName(of user: Username) async -> Username? {
-        if let known = canonicalNames.remembered(user) { return known }
+        let names = canonicalNames
+        if let known = names.remembered(user) { return known }
+        if names.failedRecently(user, at: clock.now) { return nil }
         var found: Username?
         if isDemo(user) {
             found = DemoHistory.username
@@ -56,11 +76,45 @@ extension ServerDependencies {
         } else if let archive, let stored = try? archive.storedName(of: user) {
             // Archived users are served offline: no Last.fm for them.
             found = stored
-        } else if let profile = try? await profiles(for: user).user(user) {
-            found = profile.name
         }
-        if let found { canonicalNames.remember(found) }
-        return found
+        if let found {
+            names.remember(found)
+            return found
+        }
+        return await askLastFM(for: user)
+    }
+
+    /// How long a page waits for `user.getinfo` before going on without a
+    /// redirect; the lookup carries on and is remembered when it ends.
+    static let canonicalLookupPatience: Duration = .seconds(2)
+    /// How long a failed lookup (unknown user, Last.fm down) is not repeated.
+    static let canonicalLookupRetryAfter: TimeInterval = 300
+
+    /// `user.getinfo`, waited for at most `canonicalLookupPatience`, so a
+    /// slow or unreachable Last.fm never holds a page up twice (here and
+    /// again when the page loads its chart).
+    private func askLastFM(for user: Username) async -> Username? {
+        let names = canonicalNames, clock = self.clock, profiles = self.profiles(for: user)
+        let lookup = Task { () -> Username? in
+            do {
+                let name = try await profiles.user(user).name
+                names.remember(name)
+                return name
+            } catch {
+                names.rememberFailure(user, until: clock.now.addingTimeInterval(Self.canonicalLookupRetryAfter))
+                return nil
+            }
+        }
+        return await withTaskGroup(of: Username?.self) { group in
+            group.addTask { await lookup.value }
+            group.addTask {
+                try? await Task.sleep(for: Self.canonicalLookupPatience)
+                return nil
+            }
+            let first = await group.next() ?? nil
+            group.cancelAll()
+            return first
+        }
     }
 }
 

@@ -18,6 +18,9 @@ final class ArtworkDiskBudget: @unchecked Sendable {
     private let lock = NSLock()
     private var used: Int64?
     private var pruning = false
+    /// Bytes written while a prune was listing and deleting files, added to
+    /// the total it counts so they are not forgotten.
+    private var writtenDuringPrune: Int64 = 0
 
     init(limit: Int64?) {
         self.limit = limit
@@ -26,14 +29,18 @@ final class ArtworkDiskBudget: @unchecked Sendable {
     /// Notes `bytes` written under `root`, and prunes when over the limit.
     func wrote(_ bytes: Int, under root: URL) {
         guard let limit else { return }
+        // The first write after start-up counts what is already there,
+        // outside the lock (it walks the whole directory).
+        if lock.withLock({ used == nil }) {
+            let counted = Self.files(under: root).reduce(0) { $0 + $1.size }
+            lock.withLock { if used == nil { used = counted - Int64(bytes) } }
+        }
         let mustPrune: Bool = lock.withLock {
-            if let current = used {
-                used = current + Int64(bytes)
-            } else {
-                used = Self.files(under: root).reduce(0) { $0 + $1.size }
-            }
+            used = (used ?? 0) + Int64(bytes)
+            if pruning { writtenDuringPrune += Int64(bytes) }
             guard let total = used, total > limit, !pruning else { return false }
             pruning = true
+            writtenDuringPrune = 0
             return true
         }
         if mustPrune { prune(root, down: limit * 8 / 10) }
@@ -46,25 +53,27 @@ final class ArtworkDiskBudget: @unchecked Sendable {
 
     private func prune(_ root: URL, down target: Int64) {
         // An image and its sidecar go together, dated by the image.
-        var groups: [String: (files: [URL], size: Int64, used: Date)] = [:]
+        var groups: [String: (files: [(URL, Int64)], used: Date)] = [:]
         var total: Int64 = 0
         for file in Self.files(under: root) {
             total += file.size
             let path = file.url.path
-            let key = path.hasSuffix(ArtworkDiskCache.coloursSuffix) ? String(path.dropLast(ArtworkDiskCache.coloursSuffix.count)) : path
-            var group = groups[key] ?? ([], 0, .distantPast)
-            group.files.append(file.url)
-            group.size += file.size
-            if !path.hasSuffix(ArtworkDiskCache.coloursSuffix) { group.used = file.modified }
+            let isSidecar = path.hasSuffix(ArtworkDiskCache.coloursSuffix)
+            let key = isSidecar ? String(path.dropLast(ArtworkDiskCache.coloursSuffix.count)) : path
+            var group = groups[key] ?? ([], .distantPast)
+            group.files.append((file.url, file.size))
+            if !isSidecar { group.used = file.modified }
             groups[key] = group
         }
         for group in groups.values.sorted(by: { $0.used < $1.used }) {
             guard total > target else { break }
-            for url in group.files { try? FileManager.default.removeItem(at: url) }
-            total -= group.size
+            for (url, size) in group.files where (try? FileManager.default.removeItem(at: url)) != nil {
+                total -= size
+            }
         }
         lock.withLock {
-            used = total
+            used = total + writtenDuringPrune
+            writtenDuringPrune = 0
             pruning = false
         }
     }

@@ -22,10 +22,27 @@ public struct ServerDependencies: Sendable {
     public let pages: PageRenderer
     let rendered: RenderedPages
     let canonicalNames = CanonicalNames()
+    /// How long pages wait for slow upstream work they can do without.
+    public struct Patience: Sendable {
+        /// For Last.fm's spelling of a name, before serving without a redirect.
+        public var nameLookup: Duration
+        /// For an album's colours, before serving the page in house colours.
+        public var albumColours: Duration
+
+        public init(nameLookup: Duration = .seconds(2), albumColours: Duration = .milliseconds(1500)) {
+            self.nameLookup = nameLookup
+            self.albumColours = albumColours
+        }
+    }
+
+    /// The work itself always carries on in the background, so the next
+    /// visit gets the redirect or the colours.
+    let patience: Patience
 
     public init(clock: WallClock, lastFM: LastFMClient, demo: DemoChartSource?, lists: ListStore,
                 settings: CurrentSettings, pages: PageRenderer, artwork: ArtworkStore, demoCovers: DemoCoverCatalogue,
-                archive: ScrobbleStore? = nil) {
+                archive: ScrobbleStore? = nil, patience: Patience = Patience()) {
+        self.patience = patience
         self.artwork = artwork
         self.demoCovers = demoCovers
         self.archive = archive

@@ -53,7 +53,7 @@ import VinylogueCore
     /// A Last.fm that is slow to answer user.getinfo does not hold the page
     /// up: the page is served under the address asked for.
     @Test func aSlowNameLookupDoesNotHoldThePageUp() async throws {
-        try await Harness.run { harness, client in
+        try await Harness.run(patience: .init(nameLookup: .milliseconds(100), albumColours: .seconds(120))) { harness, client in
             await harness.fake.inject(.init(.delay(milliseconds: 8_000), method: "user.getinfo"))
             let page = try await client.get("/u/rj/week/2020-07-08")
             #expect(page.status == .ok)

@@ -38,7 +38,10 @@ struct Harness: Sendable {
         var token: String = ""
     }
 
-    static func run(demo: Bool = false, _ body: @Sendable (Harness, any TestClientProtocol) async throws -> Void) async throws {
+    /// - Parameter patience: how long pages wait for work they can do
+    ///   without; long by default, so a loaded test run never gives up early.
+    static func run(demo: Bool = false, patience: ServerDependencies.Patience = .init(nameLookup: .seconds(120), albumColours: .seconds(120)),
+                    _ body: @Sendable (Harness, any TestClientProtocol) async throws -> Void) async throws {
         let clock = TestClock(july2023)
         let fake = try FakeLastFM(clock: clock.wallClock)
         let database = try ArchiveDatabase(inMemory: ())
@@ -58,7 +61,8 @@ struct Harness: Sendable {
                                                       pages: try await PageRenderer.bundled(),
                                                       artwork: ArtworkStore(dataDirectory: artDirectory, upstream: upstream, imageBase: url.replacingOccurrences(of: "2.0/", with: "i/u/"),
                                                                             demoCovers: demoCovers),
-                                                      demoCovers: demoCovers, archive: ScrobbleStore(database: database))
+                                                      demoCovers: demoCovers, archive: ScrobbleStore(database: database),
+                                                      patience: patience)
                 let app = buildApplication(configuration: ServerConfiguration(demo: demo), dependencies: dependencies)
                 let harness = Harness(fake: fake, clock: clock, lists: ListStore(database), database: database)
                 try await app.test(.router) { client in try await body(harness, client) }

@@ -72,11 +72,11 @@ struct AlbumRoutes: Sendable {
 
 extension AlbumRoutes {
     /// The palette of the art at `address`: from disk at once when known,
-    /// else fetched, but the page waits at most `patience` (the fetch goes on,
+    /// else fetched, but the page waits at most `patience.albumColours` (the fetch goes on,
     /// and the next visit is coloured).
-    func colours(for address: ArtworkAddress, patience: Duration = .milliseconds(1500)) async -> AlbumColours? {
+    func colours(for address: ArtworkAddress) async -> AlbumColours? {
         if let stored = dependencies.artwork.storedColours(for: address) { return stored }
-        let artwork = dependencies.artwork
+        let artwork = dependencies.artwork, patience = dependencies.patience.albumColours
         let fetch = Task { try? await artwork.colours(for: address) }
         return await withTaskGroup(of: AlbumColours?.self) { group in
             group.addTask { await fetch.value }

@@ -84,17 +84,14 @@ extension ServerDependencies {
         return await askLastFM(for: user)
     }
 
-    /// How long a page waits for `user.getinfo` before going on without a
-    /// redirect; the lookup carries on and is remembered when it ends.
-    static let canonicalLookupPatience: Duration = .seconds(2)
     /// How long a failed lookup (unknown user, Last.fm down) is not repeated.
     static let canonicalLookupRetryAfter: TimeInterval = 300
 
-    /// `user.getinfo`, waited for at most `canonicalLookupPatience`, so a
+    /// `user.getinfo`, waited for at most `patience.nameLookup`, so a
     /// slow or unreachable Last.fm never holds a page up twice (here and
     /// again when the page loads its chart).
     private func askLastFM(for user: Username) async -> Username? {
-        let names = canonicalNames, clock = self.clock, profiles = self.profiles(for: user)
+        let names = canonicalNames, clock = self.clock, profiles = self.profiles(for: user), patience = self.patience.nameLookup
         let lookup = Task { () -> Username? in
             do {
                 let name = try await profiles.user(user).name
@@ -108,7 +105,7 @@ extension ServerDependencies {
         return await withTaskGroup(of: Username?.self) { group in
             group.addTask { await lookup.value }
             group.addTask {
-                try? await Task.sleep(for: Self.canonicalLookupPatience)
+                try? await Task.sleep(for: patience)
                 return nil
             }
             let first = await group.next() ?? nil

@@ -78,16 +78,7 @@ extension AlbumRoutes {
         if let stored = dependencies.artwork.storedColours(for: address) { return stored }
         let artwork = dependencies.artwork, patience = dependencies.patience.albumColours
         let fetch = Task { try? await artwork.colours(for: address) }
-        return await withTaskGroup(of: AlbumColours?.self) { group in
-            group.addTask { await fetch.value }
-            group.addTask {
-                try? await Task.sleep(for: patience)
-                return nil
-            }
-            let first = await group.next() ?? nil
-            group.cancelAll()
-            return first
-        }
+        return await ServerDependencies.Patience.wait(atMost: patience, for: fetch)
     }
 }
 

@@ -102,16 +102,7 @@ extension ServerDependencies {
                 return nil
             }
         }
-        return await withTaskGroup(of: Username?.self) { group in
-            group.addTask { await lookup.value }
-            group.addTask {
-                try? await Task.sleep(for: patience)
-                return nil
-            }
-            let first = await group.next() ?? nil
-            group.cancelAll()
-            return first
-        }
+        return await ServerDependencies.Patience.wait(atMost: patience, for: lookup)
     }
 }
 

@@ -25,16 +25,15 @@ public struct ArchiveChartSource: ChartSource {
     /// Every Last.fm week from the one holding the user's first archived
     /// scrobble to the one holding the last.
     public func chartList(for user: Username) async throws(SourceError) -> ChartWeekList {
-        guard let span = try store.span(for: user) else { throw Self.nothingArchived(user) }
+        guard let span = try await store.span(for: user) else { throw Self.nothingArchived(user) }
         let first = LastFMWeekCalendar.week(containing: span.lowerBound)
         let last = LastFMWeekCalendar.week(containing: span.upperBound)
         return ChartWeekList(LastFMWeekCalendar.weeks(from: first.from, closedBy: last.to))
     }
 
     public func chart(for user: Username, kind: ChartKind, week: ChartWeek) async throws(SourceError) -> WeeklyChart {
-        // Each statement reads a consistent snapshot on its own; skipping
-        // the explicit read transaction saves a BEGIN/COMMIT per chart.
-        let charts = try store.unsafeRead { db -> [WeeklyChart]? in
+        // Each statement reads a consistent snapshot on its own.
+        let charts = try await store.unsafeReadAsync { db -> [WeeklyChart]? in
             guard let id = try ScrobbleStore.userID(of: user, in: db) else { return nil }
             return try Self.charts(kind, user: user, userID: id, weeks: [week], in: db)
         }
@@ -175,9 +174,10 @@ extension ArchiveChartSource {
         for n in finder.yearsWithCharts(now: now, in: list) {
             if let week = list.week(containing: finder.target(yearsAgo: n, from: now)) { wanted.append((n, week)) }
         }
-        let charts = try store.read { db -> [WeeklyChart] in
+        let weeks = wanted.map(\.1)
+        let charts = try await store.readAsync { db -> [WeeklyChart] in
             guard let id = try ScrobbleStore.userID(of: user, in: db) else { return [] }
-            return try Self.charts(kind, user: user, userID: id, weeks: wanted.map(\.1), in: db)
+            return try Self.charts(kind, user: user, userID: id, weeks: weeks, in: db)
         }
         let years = zip(wanted, charts).compactMap { pair, chart -> EveryYearChart.Year? in
             guard !chart.entries.isEmpty else { return nil }

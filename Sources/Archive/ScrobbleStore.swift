@@ -129,8 +129,12 @@ public struct ScrobbleStore: Sendable {
     /// The name as the archive stores it, when the archive holds at least
     /// one scrobble for `user`; `nil` otherwise. A user row alone (a sync
     /// that failed before its first page was stored) does not count.
-    public func storedName(of user: Username) throws(SourceError) -> Username? {
-        try unsafeRead { db in
+    ///
+    /// Awaits GRDB's own reader queue: a synchronous read here blocked the
+    /// cooperative pool's threads while every pooled reader was taken, and
+    /// with two cores about ten concurrent pages deadlocked the server.
+    public func storedName(of user: Username) async throws(SourceError) -> Username? {
+        try await readAsync { db in
             try String.fetchOne(db.cachedStatement(sql: """
                 SELECT u.name FROM archive_user u
                 WHERE u.name_key = ? AND EXISTS (SELECT 1 FROM scrobble s WHERE s.user_id = u.id)
@@ -237,8 +241,8 @@ public struct ScrobbleStore: Sendable {
     }
 
     /// The first and last archived instants of `user`, if any.
-    public func span(for user: Username) throws(SourceError) -> ClosedRange<Int64>? {
-        try read { db in
+    public func span(for user: Username) async throws(SourceError) -> ClosedRange<Int64>? {
+        try await readAsync { db in
             guard let id = try Self.userID(of: user, in: db) else { return nil }
             return try Self.span(userID: id, in: db)
         }
@@ -271,10 +275,18 @@ public struct ScrobbleStore: Sendable {
         do { return try database.writer.read(body) } catch { throw .storage(detail: "\(error)") }
     }
 
-    /// A read outside an explicit transaction: for single-statement reads
-    /// where a snapshot across statements does not matter.
-    func unsafeRead<T>(_ body: (Database) throws -> T) throws(SourceError) -> T {
-        do { return try database.writer.unsafeRead(body) } catch { throw .storage(detail: "\(error)") }
+    /// A read outside an explicit transaction, awaited: for single-statement
+    /// reads where a snapshot across statements does not matter (it saves a
+    /// BEGIN/COMMIT per chart).
+    func unsafeReadAsync<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws(SourceError) -> T {
+        do { return try await database.writer.unsafeRead(body) } catch { throw .storage(detail: "\(error)") }
+    }
+
+    /// A read on GRDB's reader queue, awaited: what async callers (the web
+    /// app above all) must use, so a busy database never holds one of Swift's
+    /// few cooperative threads.
+    func readAsync<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws(SourceError) -> T {
+        do { return try await database.writer.read(body) } catch { throw .storage(detail: "\(error)") }
     }
 
     func write<T>(_ body: (Database) throws -> T) throws(SourceError) -> T {

@@ -31,7 +31,7 @@ public final class LastFMClient: ChartSource, UserSource, AlbumSource, Sendable 
 
     public func user(_ user: Username) async throws(SourceError) -> User {
         let request = LastFMRequest(method: "user.getinfo", parameters: ["user": user.value], subject: .user(user), policy: .days(1))
-        return try await decode(UserInfoResponse.self, request).user.value()
+        return try await answer(UserInfoResponse.self, request) { raw throws(SourceError) in try raw.user.value() }
     }
 
     /// Everyone `user` follows, all pages.
@@ -58,7 +58,7 @@ public final class LastFMClient: ChartSource, UserSource, AlbumSource, Sendable 
     public func chartList(for user: Username) async throws(SourceError) -> ChartWeekList {
         let request = LastFMRequest(method: "user.getweeklychartlist", parameters: ["user": user.value], subject: .user(user),
                                     policy: .untilNextWeekCloses)
-        return try await decode(ChartListResponse.self, request).value()
+        return try await answer(ChartListResponse.self, request) { raw throws(SourceError) in try raw.value() }
     }
 
     public func chart(for user: Username, kind: ChartKind, week: ChartWeek) async throws(SourceError) -> WeeklyChart {
@@ -71,7 +71,7 @@ public final class LastFMClient: ChartSource, UserSource, AlbumSource, Sendable 
         let closed = week.toDate <= clock.now
         let request = LastFMRequest(method: method, parameters: ["user": user.value, "from": String(week.from), "to": String(week.to)],
                                     subject: .user(user), policy: closed ? .forever : .hours(1))
-        return try await decode(WeeklyChartResponse.self, request).value(user: user, kind: kind, week: week)
+        return try await answer(WeeklyChartResponse.self, request) { raw throws(SourceError) in try raw.value(user: user, kind: kind, week: week) }
     }
 
     /// By MusicBrainz id when there is one, else by artist and album name.
@@ -83,14 +83,14 @@ public final class LastFMClient: ChartSource, UserSource, AlbumSource, Sendable 
         if let mbid, !mbid.isEmpty {
             let request = LastFMRequest(method: "album.getinfo", parameters: common.merging(["mbid": mbid]) { a, _ in a }, subject: subject, policy: .days(30))
             do {
-                return try await decode(AlbumInfoResponse.self, request).value()
+                return try await answer(AlbumInfoResponse.self, request) { raw throws(SourceError) in try raw.value() }
             } catch .notFound {
                 // Fall through to a lookup by name.
             }
         }
         let request = LastFMRequest(method: "album.getinfo", parameters: common.merging(["artist": artist, "album": name]) { a, _ in a },
                                     subject: subject, policy: .days(30))
-        return try await decode(AlbumInfoResponse.self, request).value()
+        return try await answer(AlbumInfoResponse.self, request) { raw throws(SourceError) in try raw.value() }
     }
 
     /// One page (up to 200) of `user`'s scrobbles in `[from, to]`, newest
@@ -100,43 +100,55 @@ public final class LastFMClient: ChartSource, UserSource, AlbumSource, Sendable 
         if let from { parameters["from"] = String(from) }
         if let to { parameters["to"] = String(to) }
         let request = LastFMRequest(method: "user.getrecenttracks", parameters: parameters, subject: .user(user), policy: .never)
-        return try await decode(RecentTracksResponse.self, request).value()
+        return try await answer(RecentTracksResponse.self, request) { raw throws(SourceError) in try raw.value() }
     }
 
     // MARK: - Plumbing
 
     func decode<T: Decodable>(_ type: T.Type, _ request: LastFMRequest) async throws(SourceError) -> T {
-        let body = try await fetch(request)
+        try await answer(type, request) { raw throws(SourceError) in raw }
+    }
+
+    /// `body` decoded as `R`; a body that does not decode is malformed (a
+    /// well-formed error body is handled in `fetchOnce`).
+    func decodeBody<R: Decodable>(_ type: R.Type, _ body: Data, _ request: LastFMRequest) throws(SourceError) -> R {
         do {
-            return try JSONDecoder().decode(T.self, from: body)
+            return try JSONDecoder().decode(R.self, from: body)
         } catch {
-            // A well-formed error body is handled in `fetch`; anything else
-            // that does not decode is malformed.
             logger.warning("could not decode \(request.method): \(error)")
             throw .malformedResponse(detail: "\(request.method) could not be decoded")
         }
     }
 
-    /// The body of a successful response: from the cache when fresh, else
+    /// The value of a successful response: from the cache when fresh, else
     /// from Last.fm (joined with an identical request in flight); a stale
-    /// cached body stands in when Last.fm fails for a temporary reason.
-    func fetch(_ request: LastFMRequest) async throws(SourceError) -> Data {
+    /// cached copy stands in when Last.fm fails for a temporary reason.
+    ///
+    /// A body is stored only once it has decoded and converted to its value,
+    /// so a truncated or wrong-shaped answer never enters the cache and never
+    /// replaces a good copy; a stored body that no longer converts (written
+    /// before this rule) counts as absent.
+    func answer<R: Decodable, T>(_ type: R.Type, _ request: LastFMRequest,
+                                 _ convert: (R) throws(SourceError) -> T) async throws(SourceError) -> T {
         guard let key = configuration.apiKey else { throw .missingAPIKey }
         let cached = await cache?.lookup(request.cacheKey)
+        var saved: (entry: CachedResponse, value: T)?
+        if let cached, let value = try? convert(decodeBody(R.self, cached.body, request)) { saved = (cached, value) }
         let now = clock.now
-        if let cached, cached.isFresh(at: now) { return cached.body }
+        if let saved, saved.entry.isFresh(at: now) { return saved.value }
         let url = request.url(base: configuration.baseURL, apiKey: key)
         do {
             let body = try await inFlight.run(url) { [self] in try await self.fetchWithRetries(request, url: url) }
+            let value = try convert(decodeBody(R.self, body, request))
             if let expiry = request.policy.expiry(after: now) {
                 await cache?.store(body, for: request.cacheKey, expires: expiry)
             }
-            return body
+            return value
         } catch let error as SourceError {
-            if let cached, error.isTemporary {
+            if let saved, error.isTemporary {
                 StaleResponses.current?.record(error)
                 logger.notice("serving a stale \(request.method) after: \(error.message)")
-                return cached.body
+                return saved.value
             }
             throw error
         } catch {

@@ -67,7 +67,7 @@ struct ServeCommand: AsyncParsableCommand {
                                        maxDiskBytes: artCacheMegabytes == 0 ? nil : Int64(artCacheMegabytes) << 20)
             let dependencies = ServerDependencies(
                 clock: composition.clock, lastFM: client, demo: demo ? composition.demo : nil, lists: lists,
-                settings: try await CurrentSettings(store: lists), pages: try await PageRenderer.bundled(),
+                settings: try await CurrentSettings(store: lists, clock: composition.clock), pages: try await PageRenderer.bundled(),
                 artwork: artwork, demoCovers: demoCovers, archive: archive)
             var logger = Logger(label: "vinylogue.server")
             logger.logLevel = composition.logLevel(default: .info)

@@ -64,10 +64,12 @@ public enum SourceError: Error, Sendable, Hashable, CustomStringConvertible {
         }
     }
 
-    /// Whether repeating the same request later may succeed.
+    /// Whether repeating the same request later may succeed. A truncated,
+    /// malformed or oversized answer is a failure of the moment like any
+    /// other, so a saved copy stands in for it.
     public var isTemporary: Bool {
         switch self {
-        case .temporarilyUnavailable, .timeout, .transport, .rateLimited: true
+        case .temporarilyUnavailable, .timeout, .transport, .rateLimited, .malformedResponse: true
         default: false
         }
     }

@@ -14,7 +14,8 @@ public func buildApplication(configuration: ServerConfiguration, dependencies: S
 
 /// The router alone, for tests that drive it without a socket.
 public func buildRouter(configuration: ServerConfiguration, dependencies: ServerDependencies) -> Router<BasicRequestContext> {
-    let router = Router()
+    // HEAD answers every GET route with its headers alone (it was 404).
+    let router = Router(options: .autoGenerateHeadEndpoints)
     router.add(middleware: SecurityHeadersMiddleware())
     router.add(middleware: ErrorPageMiddleware(pages: dependencies.pages))
     router.add(middleware: CanonicalUserPathMiddleware(dependencies: dependencies))

@@ -61,15 +61,15 @@ public struct ServerDependencies: Sendable {
 
     /// The archive's view of `user`, when the archive holds their scrobbles
     /// (at least one: an empty user row must not hide their Last.fm charts).
-    func archived(_ user: Username) -> ArchiveChartSource? {
-        guard let archive, (try? archive.storedName(of: user)) ?? nil != nil else { return nil }
+    func archived(_ user: Username) async -> ArchiveChartSource? {
+        guard let archive, (try? await archive.storedName(of: user)) ?? nil != nil else { return nil }
         return ArchiveChartSource(store: archive)
     }
 
     /// Where `user`'s charts come from: the archive when it has them, else
     /// the demo or Last.fm.
-    func charts(for user: Username) -> any ChartSource {
-        if let archived = archived(user) { return archived }
+    func charts(for user: Username) async -> any ChartSource {
+        if let archived = await archived(user) { return archived }
         if isDemo(user), let demo { return demo }
         return lastFM
     }

@@ -5,7 +5,7 @@ import VinylogueCore
 @testable import Archive
 
 @Suite struct StoreTests {
-    @Test func duplicatesInsideOneBatchAndAcrossBatchesAreCountedNotStored() throws {
+    @Test func duplicatesInsideOneBatchAndAcrossBatchesAreCountedNotStored() async throws {
         let dir = try TemporaryDirectory()
         let store = try dir.store()
         let unique = (0..<150).map { Scrobble(instant: 1_600_000_000 + Int64($0), artist: "A", album: "B", track: "T\($0 % 7)") }
@@ -23,8 +23,8 @@ import VinylogueCore
         let bob = try Username("Bob")
         #expect(try store.insert(unique.prefix(10), for: bob, origin: .demo).inserted == 10)
         #expect(try store.count(for: Username("BOB")) == 10)
-        #expect(try store.span(for: alice) == 1_600_000_000...1_600_000_149)
-        let origins = try store.database.writer.read { db in
+        #expect(try await store.span(for: alice) == 1_600_000_000...1_600_000_149)
+        let origins = try await store.database.writer.read { db in
             try ArchivedScrobble.filter(sql: "user_id = 1").fetchAll(db).map(\.origin)
         }
         #expect(Set(origins) == [.lastFMExport])

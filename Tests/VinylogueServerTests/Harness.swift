@@ -57,7 +57,7 @@ struct Harness: Sendable {
                                           cache: SQLiteResponseCache(database, clock: clock.wallClock), clock: clock.wallClock)
                 let dependencies = ServerDependencies(clock: clock.wallClock, lastFM: client,
                                                       demo: demo ? DemoChartSource(clock: clock.wallClock) : nil,
-                                                      lists: ListStore(database), settings: try await CurrentSettings(store: ListStore(database)),
+                                                      lists: ListStore(database), settings: try await CurrentSettings(store: ListStore(database), clock: clock.wallClock),
                                                       pages: try await PageRenderer.bundled(),
                                                       artwork: ArtworkStore(dataDirectory: artDirectory, upstream: upstream, imageBase: url.replacingOccurrences(of: "2.0/", with: "i/u/"),
                                                                             demoCovers: demoCovers),

@@ -180,6 +180,20 @@ import VinylogueCore
         }
     }
 
+    /// HEAD used to be 404 on every GET route.
+    @Test func headAnswersEveryGetRouteWithoutABody() async throws {
+        try await Harness.run(demo: true) { _, client in
+            for uri in ["/healthz", "/", "/static/vinylogue.css", "/u/demo", "/u/demo/feed.atom", "/settings"] {
+                let get = try await client.execute(uri: uri, method: .get, headers: [:], body: nil)
+                let head = try await client.execute(uri: uri, method: .head, headers: [:], body: nil)
+                #expect(head.status == get.status, "\(uri)")
+                #expect(get.status == .ok, "\(uri)")
+                #expect(head.body.readableBytes == 0, "\(uri)")
+                #expect(head.headers[.contentType] == get.headers[.contentType], "\(uri)")
+            }
+        }
+    }
+
     @Test func healthAndAssets() async throws {
         try await Harness.run { _, client in
             let health = try await client.get("/healthz")

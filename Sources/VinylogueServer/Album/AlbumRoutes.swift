@@ -21,13 +21,13 @@ struct AlbumRoutes: Sendable {
               let name = context.parameters.get("album")?.removingPercentEncoding, !name.isEmpty else {
             throw PageError.badRequest("That album address is not complete: it needs a user, an artist and an album.")
         }
-        let settings = dependencies.settings.settings
+        let settings = await dependencies.settings.current()
         let labels = WeekLabels(timeZone: settings.timeZone)
         let day = request.uri.queryParameters.get("week").flatMap(labels.parseDay)
         let mbid = request.uri.queryParameters.get("mbid").flatMap { $0.count == 36 ? $0 : nil }
 
         let stale = StaleResponses()
-        let albums = dependencies.albums(for: user), charts = dependencies.charts(for: user)
+        let albums = dependencies.albums(for: user), charts = await dependencies.charts(for: user)
         var detail: AlbumDetail?
         var failure: SourceError?
         var weekPlays: Int?

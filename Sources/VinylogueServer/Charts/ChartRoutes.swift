@@ -61,7 +61,7 @@ struct ChartRoutes: Sendable {
     /// Loads the page, noting any stale answers used.
     func load(_ asked: Asked) async -> (WeeklyChartPage, [SourceError]) {
         let stale = StaleResponses()
-        let source = dependencies.charts(for: asked.request.user)
+        let source = await dependencies.charts(for: asked.request.user)
         let now = dependencies.clock.now
         let page = await StaleResponses.$current.withValue(stale) {
             await WeeklyChartPage.load(asked.request, from: source, now: now)
@@ -75,13 +75,16 @@ struct ChartRoutes: Sendable {
     }
 
     func page(_ request: Request, _ context: Context, day: String?) async throws -> Response {
-        let key = "chart|\(request.uri.description)|\(dependencies.settings.fingerprint)"
+        let settings = await dependencies.settings.current()
+        let asked = try asked(request, context, day: day, settings: settings)
+        // Keyed by what was asked, not by the raw URL: unique junk in a
+        // query string must not grow the cache (only complete pages, which
+        // never show the URL they were asked by, are kept).
+        let key = Self.renderedKey(asked, settings: settings)
         if let kept = dependencies.rendered.page(key) {
             return Response(status: kept.status, headers: [.contentType: "text/html; charset=utf-8", .cacheControl: "no-cache"],
                             body: .init(byteBuffer: kept.body))
         }
-        let settings = dependencies.settings.settings
-        let asked = try asked(request, context, day: day, settings: settings)
         let (page, staleFailures) = await load(asked)
         var view = ChartPageView(page, byDate: asked.byDate, selfURL: request.uri.description, csrf: "",
                                  labels: WeekLabels(timeZone: settings.timeZone))
@@ -97,6 +100,15 @@ struct ChartRoutes: Sendable {
                         body: .init(byteBuffer: html))
     }
 
+    static func renderedKey(_ asked: Asked, settings: Settings) -> String {
+        let r = asked.request
+        let selection = switch r.selection {
+        case .yearsAgo(let n): "y\(n)"
+        case .containing(let date): "d\(Int64(date.timeIntervalSince1970))"
+        }
+        return "chart|\(r.user.value)|\(selection)|\(r.kind.rawValue)|\(r.filter.threshold)|\(asked.byDate)|\(settings.fingerprint)"
+    }
+
     static func status(of page: WeeklyChartPage) -> HTTPResponse.Status {
         guard case .failed(let error) = page.state else { return .ok }
         switch error {
@@ -107,7 +119,7 @@ struct ChartRoutes: Sendable {
     }
 
     func json(_ request: Request, _ context: Context) async throws -> Response {
-        let settings = dependencies.settings.settings
+        let settings = await dependencies.settings.current()
         let asked: Asked
         do {
             asked = try self.asked(request, context, day: nil, settings: settings)

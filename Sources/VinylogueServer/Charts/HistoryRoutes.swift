@@ -36,17 +36,17 @@ struct HistoryRoutes: Sendable {
         guard let raw = context.parameters.get("user"), let user = Username(validating: raw) else {
             throw PageError.badRequest("That is not a Last.fm username.")
         }
-        let settings = dependencies.settings.settings
+        let settings = await dependencies.settings.current()
         let labels = WeekLabels(timeZone: settings.timeZone)
         let now = dependencies.clock.now
         var years: [(n: Int, week: ChartWeek, entries: [ChartEntry], total: Int)] = []
         var failure: SourceError?
         do {
-            if let archived = dependencies.archived(user) {
+            if let archived = await dependencies.archived(user) {
                 let every = try await archived.everyYear(for: user, kind: .album, limit: 200, now: now, timeZone: settings.timeZone)
                 years = every.years.map { ($0.yearsAgo, $0.week, $0.entries, $0.totalEntries) }
             } else {
-                let source = dependencies.charts(for: user)
+                let source = await dependencies.charts(for: user)
                 let list = try await source.chartList(for: user)
                 let finder = ChartWeekFinder(timeZone: settings.timeZone)
                 for n in finder.yearsWithCharts(now: now, in: list) {

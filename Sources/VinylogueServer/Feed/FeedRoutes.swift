@@ -28,9 +28,9 @@ struct FeedRoutes: Sendable {
             yearsAgo = years
         }
         let ago = WeekLabels.yearsAgo(yearsAgo)
-        let settings = dependencies.settings.settings
+        let settings = await dependencies.settings.current()
         let now = dependencies.clock.now
-        let source = dependencies.charts(for: user)
+        let source = await dependencies.charts(for: user)
         let finder = ChartWeekFinder(timeZone: settings.timeZone)
         let labels = WeekLabels(timeZone: settings.timeZone)
         let list: ChartWeekList

@@ -44,7 +44,7 @@ struct SettingsRoutes: Sendable {
 
     func show(_ request: Request) async throws -> Response {
         let csrf = CSRFProtection.token(for: request)
-        var view = view(dependencies.settings.settings, csrf: csrf.value)
+        var view = view(await dependencies.settings.current(), csrf: csrf.value)
         if request.uri.queryParameters.get("saved") != nil { view.notice = "Settings saved." }
         var response = dependencies.pages.response("settings", view)
         response.attach(csrf: csrf)
@@ -54,7 +54,7 @@ struct SettingsRoutes: Sendable {
     func save(_ request: Request) async throws -> Response {
         let form = try await FormFields.read(request, limit: configuration.maxBodyBytes)
         try CSRFProtection.verify(request, form: form)
-        var settings = dependencies.settings.settings
+        var settings = await dependencies.settings.current()
         guard let threshold = form["filter"].flatMap(Int.init), PlayCountFilter.choices.contains(threshold) else {
             var view = view(settings, csrf: form["csrf"] ?? "")
             view.formError = "Choose one of the filter values offered."

@@ -73,7 +73,7 @@ extension ServerDependencies {
             found = DemoHistory.username
         } else if let listed = try? await lists.user(user), let name = Username(validating: listed.name) {
             found = name
-        } else if let archive, let stored = try? archive.storedName(of: user) {
+        } else if let archive, let stored = try? await archive.storedName(of: user) {
             // Archived users are served offline: no Last.fm for them.
             found = stored
         }

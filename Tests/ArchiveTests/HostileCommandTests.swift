@@ -18,7 +18,7 @@ import VinylogueCore
         process.arguments = arguments
         process.environment = ["PATH": "/usr/bin:/bin", "HOME": dir.path, "TZ": "UTC", "NO_COLOR": "1"]
         let log = dir.appendingPathComponent("out-\(UUID().uuidString)")
-        FileManager.default.createFile(atPath: log.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: log.path, contents: nil)
         let handle = try FileHandle(forWritingTo: log)
         process.standardOutput = handle
         process.standardError = handle
@@ -41,7 +41,12 @@ import VinylogueCore
         let data = dir.url.appendingPathComponent("data")
         let store = ScrobbleStore(database: try ArchiveDatabase(directory: data))
         let bomb = try Username("bomb")
+        // `history` looks at this week in earlier years, as the binary's own clock sees it.
+        var utc = Calendar(identifier: .gregorian)
+        utc.timeZone = .gmt
+        let yearAgo = Int64(try #require(utc.date(byAdding: .year, value: -1, to: Date())).timeIntervalSince1970)
         try store.insert([Scrobble(instant: 1_594_000_000, artist: "Local Artist", album: "Offline Album", track: "T"),
+                          Scrobble(instant: yearAgo, artist: "Last Year", album: "A Year Ago", track: "T"),
                           Scrobble(instant: .max, artist: "A", album: "B", track: "D"),
                           Scrobble(instant: 1_000_000_000_000_000_000, artist: "A", album: "B", track: "D")],
                          for: bomb, origin: .lastFMExport)
@@ -50,6 +55,7 @@ import VinylogueCore
         #expect(chart.output.contains("Offline Album"))
         let history = try Self.run(["history", "bomb", "--data-dir", data.path], in: dir.url)
         #expect(history.status == 0, "\(history.output)")
+        #expect(history.output.contains("A Year Ago"))
     }
 
     @Test func importingADirectorySaysItIsADirectory() throws {

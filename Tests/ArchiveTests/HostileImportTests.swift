@@ -74,7 +74,7 @@ import VinylogueCore
         try store.insert([Scrobble(instant: week.from + 60, artist: "A", album: "B", track: "C"),
                           Scrobble(instant: week.from - 364 * 86_400 + 60, artist: "A", album: "Older", track: "C")],
                          for: bomb, origin: .lastFMExport)
-        try store.database.writer.write { db in
+        try await store.database.writer.write { db in
             let id = try #require(try ScrobbleStore.userID(of: bomb, in: db))
             for instant in [Int64.max, 1_000_000_000_000_000_000, 200_376_420_520_689_663, -5, Int64.min] {
                 try db.execute(sql: "INSERT INTO scrobble (user_id, instant, artist, track, album, source) VALUES (?, ?, 'A', 'D', 'B', 2)",

@@ -199,10 +199,11 @@ import VinylogueCore
         #expect(summary.imported == 0 && summary.rejected.first?.line == 1)
     }
 
-    @Test func missingFileIsAStorageError() throws {
+    @Test func missingFileIsReportedAsUnreadable() throws {
         let dir = try TemporaryDirectory()
-        #expect(throws: SourceError.self) {
-            try ScrobbleImporter(store: try dir.store(), clock: testClock).importFile(at: dir.url.appendingPathComponent("nope.csv").path, for: alice)
+        let path = dir.url.appendingPathComponent("nope.csv").path
+        #expect(throws: SourceError.unreadableFile(path: path, reason: "No such file or directory")) {
+            try ScrobbleImporter(store: try dir.store(), clock: testClock).importFile(at: path, for: alice)
         }
     }
 }

@@ -19,19 +19,42 @@ public final class ArchiveDatabase: Sendable {
         do {
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         } catch {
+            if Self.posixCode(of: error) == ENOSPC { throw .diskFull(detail: "\(directory.path) could not be created") }
             throw .storage(detail: "\(directory.path) could not be created: \(Self.obstacle(to: directory) ?? Self.reason(error))")
         }
         let path = directory.appendingPathComponent("vinylogue.sqlite").path
         do {
             var configuration = Configuration()
             configuration.busyMode = .timeout(10)
-            let pool = try DatabasePool(path: path, configuration: configuration)
-            try Self.migrator.migrate(pool)
+            // GRDB's migrator reads which migrations are applied, then runs
+            // each missing one in its own transaction: two processes opening
+            // a new directory at once both see none applied and the second
+            // fails on "table already exists". An exclusive lock on the
+            // directory makes the later opener wait, then find them applied.
+            let pool = try MigrationLock(directory: directory).holding {
+                let pool = try DatabasePool(path: path, configuration: configuration)
+                try Self.migrator.migrate(pool)
+                return pool
+            }
             self.writer = pool
             self.path = path
         } catch {
-            throw .storage(detail: "\(path): \(Self.reason(error))")
+            throw Self.failure(error, path: path)
         }
+    }
+
+    /// The `SourceError` for a database failure: a full disk is said to be
+    /// one (SQLITE_FULL, ENOSPC), not "could not be opened or read".
+    static func failure(_ error: any Error, path: String? = nil) -> SourceError {
+        if let source = error as? SourceError { return source }
+        let prefix = path.map { "\($0): " } ?? ""
+        if let database = error as? DatabaseError, database.resultCode == .SQLITE_FULL {
+            return .diskFull(detail: prefix + (database.message ?? "database or disk is full"))
+        }
+        if Self.posixCode(of: error) == ENOSPC {
+            return .diskFull(detail: prefix + String(cString: strerror(ENOSPC)))
+        }
+        return .storage(detail: prefix + Self.reason(error))
     }
 
     /// Why a directory cannot be made, when the path itself says: an
@@ -54,12 +77,18 @@ public final class ArchiveDatabase: Sendable {
     /// Foundation's dump of its user-info dictionary.
     static func reason(_ error: any Error) -> String {
         if let database = error as? DatabaseError { return database.message ?? "SQLite error \(database.resultCode.rawValue)" }
+        if let code = posixCode(of: error) { return String(cString: strerror(code)) }
+        return (error as NSError).localizedDescription
+    }
+
+    /// The POSIX error code inside a Foundation error, if it carries one.
+    static func posixCode(of error: any Error) -> Int32? {
         var current: NSError? = error as NSError
         while let nsError = current {
-            if nsError.domain == NSPOSIXErrorDomain { return String(cString: strerror(Int32(nsError.code))) }
+            if nsError.domain == NSPOSIXErrorDomain { return Int32(nsError.code) }
             current = nsError.userInfo[NSUnderlyingErrorKey] as? NSError
         }
-        return (error as NSError).localizedDescription
+        return nil
     }
 
     /// An in-memory database, for tests.
@@ -87,5 +116,26 @@ public final class ArchiveDatabase: Sendable {
         }
         let home = environment["HOME"] ?? NSHomeDirectory()
         return URL(fileURLWithPath: home).appendingPathComponent(".local/share/vinylogue")
+    }
+}
+
+/// An exclusive `flock` on the data directory, held while the database is
+/// opened and migrated. Other processes (and other openers in this one:
+/// each holds its own open file description) wait for it; the kernel drops
+/// it if the holder dies, so a killed process never leaves it stuck.
+struct MigrationLock {
+    let directory: URL
+
+    func holding<T>(_ body: () throws -> T) throws -> T {
+        let fd = open(directory.path, O_RDONLY)
+        // Without a descriptor there is nothing to lock; opening the
+        // database below then reports the real problem.
+        guard fd >= 0 else { return try body() }
+        defer { close(fd) }
+        while flock(fd, LOCK_EX) != 0 {
+            guard errno == EINTR else { return try body() }
+        }
+        defer { flock(fd, LOCK_UN) }
+        return try body()
     }
 }

@@ -240,7 +240,8 @@ public struct ScrobbleStore: Sendable {
         }
     }
 
-    /// The first and last archived instants of `user`, if any.
+    /// The first and last archived instants of `user` within
+    /// `PlausibleTime.archived`, if any.
     public func span(for user: Username) async throws(SourceError) -> ClosedRange<Int64>? {
         try await readAsync { db in
             guard let id = try Self.userID(of: user, in: db) else { return nil }
@@ -250,9 +251,14 @@ public struct ScrobbleStore: Sendable {
 
     static func span(userID: Int64, in db: Database) throws -> ClosedRange<Int64>? {
         // Two index seeks: MIN and MAX on the primary key's second column
-        // with the first one fixed.
-        let first = try Int64.fetchOne(db, sql: "SELECT MIN(instant) FROM scrobble WHERE user_id = ?", arguments: [userID])
-        let last = try Int64.fetchOne(db, sql: "SELECT MAX(instant) FROM scrobble WHERE user_id = ?", arguments: [userID])
+        // with the first one fixed. Rows outside `PlausibleTime.archived`
+        // (damaged, or stored before imports checked times) are left out, so
+        // one bad row cannot stretch a user's weeks over billions of years.
+        let (low, high) = (PlausibleTime.archived.lowerBound, PlausibleTime.archived.upperBound)
+        let first = try Int64.fetchOne(db, sql: "SELECT MIN(instant) FROM scrobble WHERE user_id = ? AND instant BETWEEN ? AND ?",
+                                       arguments: [userID, low, high])
+        let last = try Int64.fetchOne(db, sql: "SELECT MAX(instant) FROM scrobble WHERE user_id = ? AND instant BETWEEN ? AND ?",
+                                      arguments: [userID, low, high])
         guard let first, let last else { return nil }
         return first...last
     }
@@ -290,6 +296,6 @@ public struct ScrobbleStore: Sendable {
     }
 
     func write<T>(_ body: (Database) throws -> T) throws(SourceError) -> T {
-        do { return try database.writer.write(body) } catch { throw .storage(detail: "\(error)") }
+        do { return try database.writer.write(body) } catch { throw ArchiveDatabase.failure(error) }
     }
 }

@@ -103,9 +103,11 @@ public struct ScrobbleSync: Sendable {
             guard let id = try ScrobbleStore.userID(of: user, in: db) else { return (nil, nil, nil) }
             // Only Last.fm's own scrobbles (synced or from its export) say
             // how far Last.fm has been copied; a newer Spotify or
-            // ListenBrainz import must not make the sync skip anything.
-            let newest = try Int64.fetchOne(db, sql: "SELECT MAX(instant) FROM scrobble WHERE user_id = ? AND source IN (?, ?)",
-                                            arguments: [id, ScrobbleOrigin.lastFMSync.rawValue, ScrobbleOrigin.lastFMExport.rawValue])
+            // ListenBrainz import must not make the sync skip anything; nor
+            // must a damaged row with an absurd time (nor overflow below).
+            let newest = try Int64.fetchOne(db, sql: "SELECT MAX(instant) FROM scrobble WHERE user_id = ? AND source IN (?, ?) AND instant BETWEEN ? AND ?",
+                                            arguments: [id, ScrobbleOrigin.lastFMSync.rawValue, ScrobbleOrigin.lastFMExport.rawValue,
+                                                        PlausibleTime.archived.lowerBound, PlausibleTime.archived.upperBound])
             return (id, try SyncState.fetchOne(db, key: id), newest)
         }
         var state: SyncState

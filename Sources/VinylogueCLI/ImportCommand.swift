@@ -31,15 +31,24 @@ struct ImportCommand: AsyncParsableCommand {
         guard let username = Username(validating: user) else {
             throw CommandFailure("“\(user)” is not a valid Last.fm username.", exitCode: .usage)
         }
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: file, isDirectory: &isDirectory) else {
+            throw CommandFailure("“\(file)” does not exist. Check the path of the export file.", exitCode: .usage)
+        }
+        guard !isDirectory.boolValue else {
+            throw CommandFailure("“\(file)” is a directory, not an export file. Give the path of the file itself, "
+                + "for example “\(URL(fileURLWithPath: file).appendingPathComponent("scrobbles.csv").path)”.", exitCode: .usage)
+        }
         guard FileManager.default.isReadableFile(atPath: file) else {
-            throw CommandFailure("Cannot read “\(file)”. Check the path and its permissions.", exitCode: .usage)
+            throw CommandFailure("“\(file)” may not be read by this user. Check its permissions (`ls -l`), or copy it somewhere readable.",
+                                 exitCode: .usage)
         }
         try await Composition.with { composition in
             let summary: ImportSummary
             do {
                 let store = try composition.openArchive(dataDir: dataDir)
                 var bar = ProgressBar(environment: composition.environment)
-                summary = try ScrobbleImporter(store: store, batchSize: batchSize).importFile(at: file, for: username) { p in
+                summary = try ScrobbleImporter(store: store, clock: composition.clock, batchSize: batchSize).importFile(at: file, for: username) { p in
                     let fraction = p.totalBytes > 0 ? Double(p.bytesRead) / Double(p.totalBytes) : 1
                     bar.update(fraction, "\(grouped(p.imported)) imported, \(grouped(p.duplicates)) duplicates, \(grouped(p.rejected)) rejected")
                 }

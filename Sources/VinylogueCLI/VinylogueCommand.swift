@@ -59,7 +59,8 @@ public enum ExitStatus: Int32, Sendable {
         case .notFound, .privateProfile: self = .noData
         case .missingAPIKey, .invalidAPIKey: self = .configuration
         case .rateLimited, .temporarilyUnavailable, .timeout, .transport, .malformedResponse, .api: self = .upstream
-        case .storage, .notArchived: self = .noData
+        case .storage, .notArchived, .diskFull: self = .noData
+        case .unreadableFile: self = .usage
         }
     }
 }

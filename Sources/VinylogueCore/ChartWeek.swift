@@ -19,7 +19,17 @@ public struct ChartWeek: Sendable, Hashable, Comparable, Codable, CustomStringCo
 
     /// Whether `instant` (Unix seconds) falls in `[from, to)`.
     public func contains(_ instant: Int64) -> Bool { from <= instant && instant < to }
-    public func contains(_ date: Date) -> Bool { contains(Int64(date.timeIntervalSince1970.rounded(.down))) }
+    public func contains(_ date: Date) -> Bool { contains(Self.seconds(of: date)) }
+
+    /// `date` in whole Unix seconds, clamped to `Int64` (a far-off or NaN
+    /// date must not trap in the conversion).
+    static func seconds(of date: Date) -> Int64 {
+        let seconds = date.timeIntervalSince1970.rounded(.down)
+        guard seconds.isFinite else { return seconds > 0 ? .max : .min }
+        if seconds >= 9.223_372_036_854_775_807e18 { return .max }
+        if seconds < -9.223_372_036_854_775_808e18 { return .min }
+        return Int64(seconds)
+    }
 
     public static func < (lhs: ChartWeek, rhs: ChartWeek) -> Bool {
         (lhs.from, lhs.to) < (rhs.from, rhs.to)
@@ -61,14 +71,14 @@ public struct ChartWeekList: Sendable, Hashable, Codable {
     }
 
     public func week(containing date: Date) -> ChartWeek? {
-        week(containing: Int64(date.timeIntervalSince1970.rounded(.down)))
+        week(containing: ChartWeek.seconds(of: date))
     }
 
     /// Whether `instant` lies between the start of the first week and the end
     /// of the last one (gaps included).
     public func spans(_ date: Date) -> Bool {
         guard let first = earliest, let last = latest else { return false }
-        let t = Int64(date.timeIntervalSince1970.rounded(.down))
+        let t = ChartWeek.seconds(of: date)
         return first.from <= t && t < last.to
     }
 }

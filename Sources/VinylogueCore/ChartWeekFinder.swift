@@ -7,6 +7,8 @@ import Foundation
 /// chart week is the one in the list that contains that instant.
 public struct ChartWeekFinder: Sendable {
     public let calendar: Calendar
+    /// The most years back `yearsWithCharts` looks, whatever the list says.
+    static let furthestYearsAgo = 10_000
 
     /// - Parameter timeZone: the zone whose calendar years are counted.
     public init(timeZone: TimeZone) {
@@ -54,13 +56,16 @@ public struct ChartWeekFinder: Sendable {
     /// Every N >= 1 whose target week has a chart in the list, nearest first.
     public func yearsWithCharts(now: Date, in list: ChartWeekList) -> [Int] {
         guard let first = list.earliest else { return [] }
+        // A list reaching absurdly far back (a damaged source) must not
+        // turn this into a walk over billions of years: a calendar year is
+        // at least 365 days, so no year past this bound can reach `first`.
+        let span = (now.timeIntervalSince1970 - TimeInterval(first.from)) / (365 * 86_400)
+        let furthest = span.isFinite ? Int(min(max(span, 0), Double(Self.furthestYearsAgo))) + 1 : 0
         var years: [Int] = []
-        var n = 1
-        while true {
-            let t = target(yearsAgo: n, from: now)
-            if t.timeIntervalSince1970 < TimeInterval(first.from) { break }
+        for n in stride(from: 1, through: furthest, by: 1) {
+            guard let t = calendar.date(byAdding: .year, value: -n, to: now),
+                  t.timeIntervalSince1970 >= TimeInterval(first.from) else { break }
             if list.week(containing: t) != nil { years.append(n) }
-            n += 1
         }
         return years
     }

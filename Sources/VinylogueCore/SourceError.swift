@@ -27,6 +27,10 @@ public enum SourceError: Error, Sendable, Hashable, CustomStringConvertible {
     case storage(detail: String)
     /// The local archive holds nothing for this user.
     case notArchived(user: String)
+    /// A file to import could not be read: missing, a directory, no permission.
+    case unreadableFile(path: String, reason: String)
+    /// The disk (or the database's size limit) is full: SQLITE_FULL, ENOSPC.
+    case diskFull(detail: String)
 
     /// What went wrong, in one sentence.
     public var message: String {
@@ -43,6 +47,8 @@ public enum SourceError: Error, Sendable, Hashable, CustomStringConvertible {
         case .api(let code, let message): "Last.fm refused the request (error \(code)\(message.isEmpty ? "" : ", “\(message)”"))."
         case .storage(let detail): "The local archive could not be opened or read (\(detail))."
         case .notArchived(let user): "Nothing is archived for “\(user)” yet."
+        case .unreadableFile(let path, let reason): "“\(path)” could not be read: \(reason)."
+        case .diskFull(let detail): "The disk holding the local archive is full (\(detail))."
         }
     }
 
@@ -61,6 +67,10 @@ public enum SourceError: Error, Sendable, Hashable, CustomStringConvertible {
         case .api: "Try again later."
         case .storage: "Check that the data directory (--data-dir) is a readable and writable folder, or run the import again."
         case .notArchived(let user): "Run `vinylogue sync \(user)` or `vinylogue import FILE --user \(user)` first."
+        case .unreadableFile:
+            "Give the path of the export file itself (a Last.fm CSV, a ListenBrainz listens file or a Spotify streaming history JSON file)."
+        case .diskFull:
+            "Free some space on that disk (or pass --data-dir on another one) and run the command again; what was already stored is kept."
         }
     }
 

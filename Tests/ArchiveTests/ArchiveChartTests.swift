@@ -32,7 +32,7 @@ import VinylogueCore
         let text = ([csvHeader] + scrobbles.reversed().map(csvLine)).joined(separator: "\n") + "\n"
         let path = try dir.file("export.csv", text)
         let store = try dir.store()
-        let first = try ScrobbleImporter(store: store).importFile(at: path, for: alice)
+        let first = try ScrobbleImporter(store: store, clock: testClock).importFile(at: path, for: alice)
         #expect(first.imported == scrobbles.count && first.rejectedCount == 0 && scrobbles.count > 500)
 
         let source = ArchiveChartSource(store: store)
@@ -47,7 +47,7 @@ import VinylogueCore
             before.append(chart)
         }
 
-        let second = try ScrobbleImporter(store: store).importFile(at: path, for: alice)
+        let second = try ScrobbleImporter(store: store, clock: testClock).importFile(at: path, for: alice)
         #expect(second.imported == 0 && second.duplicates == scrobbles.count)
         #expect(try store.count(for: alice) == scrobbles.count)
         for (week, chart) in zip(weeks, before) {

@@ -18,7 +18,7 @@ import VinylogueCore
             Last,One,Song,1 Mar 2020 00:00
             """#)
         let store = try dir.store()
-        let summary = try ScrobbleImporter(store: store).importFile(at: path, for: alice)
+        let summary = try ScrobbleImporter(store: store, clock: testClock).importFile(at: path, for: alice)
         #expect(summary.format == .lastFMCSV)
         #expect(summary.imported == 4)
         #expect(summary.rejectedCount == 4)
@@ -35,7 +35,7 @@ import VinylogueCore
         #expect(all[2].artist == "The \"Band\"" && all[2].album == "" && all[2].instant == 1_583_020_740)
         #expect(all[3].instant == 1_583_020_800)
 
-        let again = try ScrobbleImporter(store: store).importFile(at: path, for: alice)
+        let again = try ScrobbleImporter(store: store, clock: testClock).importFile(at: path, for: alice)
         #expect(again.imported == 0 && again.duplicates == 4)
         #expect(try store.count(for: alice) == 4)
     }
@@ -51,7 +51,7 @@ import VinylogueCore
             1580495900,"31 Jan 2020, 18:35"x,Radiohead,,OK Computer,,Exit Music,
             """#)
         let store = try dir.store()
-        let summary = try ScrobbleImporter(store: store).importFile(at: path, for: alice)
+        let summary = try ScrobbleImporter(store: store, clock: testClock).importFile(at: path, for: alice)
         #expect(summary.format == .lastFMCSVWithHeader)
         #expect(summary.imported == 2)
         #expect(summary.rejected.map(\.line) == [4, 5, 6])
@@ -90,7 +90,7 @@ import VinylogueCore
             ]
             """#)
         let store = try dir.store()
-        let summary = try ScrobbleImporter(store: store).importFile(at: path, for: alice)
+        let summary = try ScrobbleImporter(store: store, clock: testClock).importFile(at: path, for: alice)
         #expect(summary.format == .listenBrainzJSON)
         #expect(summary.imported == 2)
         #expect(summary.rejected.map(\.line) == [16, 17, 19])
@@ -111,7 +111,7 @@ import VinylogueCore
              {"listened_at": 1580495400, "track_metadata": {"artist_name": "A", "track_name": "Tw
             """#)
         let store = try dir.store()
-        let summary = try ScrobbleImporter(store: store).importFile(at: path, for: alice)
+        let summary = try ScrobbleImporter(store: store, clock: testClock).importFile(at: path, for: alice)
         #expect(summary.imported == 1)
         #expect(summary.rejected.count == 1)
         #expect(summary.rejected.first?.line == 2)
@@ -127,7 +127,7 @@ import VinylogueCore
             [1, 2]
             """#)
         let store = try dir.store()
-        let summary = try ScrobbleImporter(store: store).importFile(at: path, for: alice)
+        let summary = try ScrobbleImporter(store: store, clock: testClock).importFile(at: path, for: alice)
         #expect(summary.format == .listenBrainzJSONLines)
         #expect(summary.imported == 2)
         #expect(summary.rejected.map(\.line) == [2, 4])
@@ -158,7 +158,7 @@ import VinylogueCore
             ]
             """#)
         let store = try dir.store()
-        let summary = try ScrobbleImporter(store: store).importFile(at: path, for: alice)
+        let summary = try ScrobbleImporter(store: store, clock: testClock).importFile(at: path, for: alice)
         #expect(summary.format == .spotifyJSON)
         #expect(summary.imported == 2)
         #expect(summary.skipped["plays shorter than 30 seconds"] == 1)
@@ -182,7 +182,7 @@ import VinylogueCore
         let path = try dir.file("big.csv", text)
         let store = try dir.store()
         var reports = 0
-        let summary = try ScrobbleImporter(store: store, batchSize: 7_000).importFile(at: path, for: alice) { _ in reports += 1 }
+        let summary = try ScrobbleImporter(store: store, clock: testClock, batchSize: 7_000).importFile(at: path, for: alice) { _ in reports += 1 }
         #expect(summary.imported == 40_000)
         #expect(summary.rejected.map(\.line) == [40_002])
         #expect(reports >= 6)
@@ -195,14 +195,15 @@ import VinylogueCore
     @Test func emptyFileIsReported() throws {
         let dir = try TemporaryDirectory()
         let path = try dir.file("empty.csv", "")
-        let summary = try ScrobbleImporter(store: try dir.store()).importFile(at: path, for: alice)
+        let summary = try ScrobbleImporter(store: try dir.store(), clock: testClock).importFile(at: path, for: alice)
         #expect(summary.imported == 0 && summary.rejected.first?.line == 1)
     }
 
-    @Test func missingFileIsAStorageError() throws {
+    @Test func missingFileIsReportedAsUnreadable() throws {
         let dir = try TemporaryDirectory()
-        #expect(throws: SourceError.self) {
-            try ScrobbleImporter(store: try dir.store()).importFile(at: dir.url.appendingPathComponent("nope.csv").path, for: alice)
+        let path = dir.url.appendingPathComponent("nope.csv").path
+        #expect(throws: SourceError.unreadableFile(path: path, reason: "No such file or directory")) {
+            try ScrobbleImporter(store: try dir.store(), clock: testClock).importFile(at: path, for: alice)
         }
     }
 }
@@ -217,13 +218,13 @@ import VinylogueCore
             """#.replacingOccurrences(of: "\n", with: "\r\n")
         let path = try dir.file("nested.json", json)
         let store = try dir.store()
-        let summary = try ScrobbleImporter(store: store).importFile(at: path, for: alice)
+        let summary = try ScrobbleImporter(store: store, clock: testClock).importFile(at: path, for: alice)
         #expect(summary.imported == 2 && summary.rejectedCount == 0)
         let all = try store.scrobbles(for: alice, from: 0, to: .max)
         #expect(all.first == Scrobble(instant: 1_580_495_100, artist: "A ] B", album: "{Live}", track: #"Say "[hi]", \o/"#))
 
         let csv = try dir.file("crlf.csv", "Artist,Album,Track,31 Jan 2020 18:25\r\nArtist,Album,Track 2,31 Jan 2020 18:29\r\n")
-        let csvSummary = try ScrobbleImporter(store: store).importFile(at: csv, for: alice)
+        let csvSummary = try ScrobbleImporter(store: store, clock: testClock).importFile(at: csv, for: alice)
         #expect(csvSummary.imported == 2)
         #expect(try store.scrobbles(for: alice, from: 1_580_495_340, to: 1_580_495_341).first?.track == "Track 2")
     }

@@ -113,7 +113,7 @@ import VinylogueCore
         #expect(finish.terminationStatus == 0)
 
         let clean = try dir.store("clean")
-        let summary = try ScrobbleImporter(store: clean).importFile(at: file, for: alice)
+        let summary = try ScrobbleImporter(store: clean, clock: testClock).importFile(at: file, for: alice)
         #expect(summary.imported == scrobbles.count)
         #expect(try store.count(for: alice) == scrobbles.count)
         #expect(try store.scrobbles(for: alice, from: 0, to: .max) == clean.scrobbles(for: alice, from: 0, to: .max))

@@ -49,3 +49,6 @@ func csvLine(_ s: Scrobble) -> String {
 }
 
 let csvHeader = "uts,utc_time,artist,artist_mbid,album,album_mbid,track,track_mbid"
+
+/// "Now" for imports in tests: 5 November 2026, after every made-up export.
+let testClock = WallClock.fixed(Date(timeIntervalSince1970: 1_794_000_000))

@@ -40,6 +40,24 @@ import VinylogueCore
         }
     }
 
+    /// A row with an absurd time (stored before imports checked times)
+    /// used to trap on overflow and take the whole server down.
+    @Test func aDamagedRowNeitherCrashesNorStretchesPages() async throws {
+        try await Harness.run { harness, client in
+            let bomb = try Username("bomb")
+            try fill(harness, user: bomb)
+            try ScrobbleStore(database: harness.database).insert(
+                [Int64.max, 1_000_000_000_000_000_000, -1].map { Scrobble(instant: $0, artist: "A", album: "B", track: "D") },
+                for: bomb, origin: .lastFMExport)
+            let page = try await client.get("/u/bomb/week/2020-07-06")
+            #expect(page.status == .ok)
+            #expect(page.body.containsInOrder(["Local Artist", "Offline Album", "6 plays"]))
+            #expect(try await client.get("/u/bomb").status == .ok)
+            #expect(try await client.get("/u/bomb/history").status == .ok)
+            #expect(try await client.get("/api/u/bomb/chart?week=2020-07-06").body.contains("\"plays\" : 6"))
+        }
+    }
+
     @Test func historyShowsEveryYearFromTheArchive() async throws {
         try await Harness.run { harness, client in
             try fill(harness, user: try Username("offliner"))

@@ -55,3 +55,21 @@ public struct ImportProblem: Error, Sendable, Hashable {
     public let reason: String
     init(_ reason: String) { self.reason = reason }
 }
+
+extension ImportProblem {
+    /// `text` in quotes for a rejection message, cut to a few dozen
+    /// characters: a reason names the bad value, it never echoes a field
+    /// that may be megabytes long.
+    static func quoted(_ text: String) -> String {
+        let limit = 40
+        var shown = ""
+        var count = 0
+        for character in text.unicodeScalars {
+            if count == limit { return "“\(shown)…” (\(text.utf8.count) bytes)" }
+            // Control characters would garble the terminal; show them escaped.
+            shown += character.properties.generalCategory == .control ? character.escaped(asASCII: true) : String(character)
+            count += 1
+        }
+        return "“\(shown)”"
+    }
+}

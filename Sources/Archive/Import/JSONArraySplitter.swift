@@ -23,14 +23,18 @@ struct JSONArraySplitter {
     private var escaped = false
     private var reportedTrailing = false
     private var sawComma = false
-    static let maxElementBytes = 1 << 24
+    /// Bytes of the current element, counted on past the limit.
+    private var elementBytes = 0
+    /// 16 MiB, as for a line: an element over it is reported, never held whole.
+    static let maxElementBytes = LineSplitter.maxLineLength
 
     mutating func feed(_ chunk: [UInt8], _ emit: (Event) throws -> Void) rethrows {
         for byte in chunk {
             if byte == UInt8(ascii: "\n") { line += 1 }
             switch state {
             case .beforeArray:
-                if Self.isSpace(byte) || byte == 0xEF || byte == 0xBB || byte == 0xBF { continue }
+                // The importer has already skipped a byte-order mark.
+                if Self.isSpace(byte) { continue }
                 if byte == UInt8(ascii: "[") { state = .expectElement; continue }
                 try emit(.problem("the file is not a JSON array", line: line))
                 state = .done
@@ -102,6 +106,7 @@ struct JSONArraySplitter {
     private mutating func startElement(_ byte: UInt8) {
         state = .inElement
         element.removeAll(keepingCapacity: true)
+        elementBytes = 1
         elementLine = line
         depth = 0
         inString = false
@@ -115,16 +120,19 @@ struct JSONArraySplitter {
     }
 
     private mutating func append(_ byte: UInt8) {
-        if element.count < Self.maxElementBytes { element.append(byte) }
+        elementBytes += 1
+        if elementBytes <= Self.maxElementBytes { element.append(byte) }
     }
 
     private mutating func finishElement(_ emit: (Event) throws -> Void) rethrows {
-        if element.count >= Self.maxElementBytes {
-            try emit(.problem("element larger than \(Self.maxElementBytes) bytes", line: elementLine))
+        if elementBytes > Self.maxElementBytes {
+            try emit(.problem("the element is \(elementBytes) bytes long, over the \(Self.maxElementBytes >> 20) MiB limit for one element",
+                              line: elementLine))
         } else {
             try emit(.element(element, line: elementLine))
         }
-        element.removeAll(keepingCapacity: true)
+        // Give back a huge element's buffer rather than keep 16 MiB for good.
+        element.removeAll(keepingCapacity: element.count <= 1 << 20)
     }
 
     static func isSpace(_ byte: UInt8) -> Bool {

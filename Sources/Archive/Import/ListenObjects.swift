@@ -55,7 +55,7 @@ enum ListenObjects {
     /// Last.fm lands on about the same second and the same week).
     static func spotify(_ d: [String: Any]) -> Outcome {
         guard let ts = text(d["ts"]), let end = Timestamps.iso8601(ts) else { return .rejected(.init("missing or invalid ts")) }
-        guard let played = (d["ms_played"] as? NSNumber)?.intValue else { return .rejected(.init("missing or invalid ms_played")) }
+        guard let played = whole(d["ms_played"]), played >= 0 else { return .rejected(.init("missing or invalid ms_played")) }
         guard let track = text(d["master_metadata_track_name"]) else {
             return .skipped("entries without a track (podcasts)")
         }
@@ -64,7 +64,8 @@ enum ListenObjects {
             return .rejected(.init("missing master_metadata_album_artist_name"))
         }
         let album = text(d["master_metadata_album_album_name"]) ?? ""
-        return .scrobble(Scrobble(instant: end - Int64(played / 1000), artist: artist, album: album, track: track), .spotify)
+        // Both fit easily: `end` is a 4-digit-year date, `played / 1000` at most Int64.max / 1000.
+        return .scrobble(Scrobble(instant: end - played / 1000, artist: artist, album: album, track: track), .spotify)
     }
 
     static func text(_ value: Any?) -> String? {
@@ -73,14 +74,29 @@ enum ListenObjects {
         return trimmed.isEmpty ? nil : trimmed
     }
 
+    /// A JSON number as a whole `Int64` (a fraction is dropped), or `nil`
+    /// when it is not a number or does not fit: `int64Value` alone wraps
+    /// 99999999999999999999999 round to 200376420520689663.
+    static func whole(_ value: Any?) -> Int64? {
+        guard let number = value as? NSNumber, !(value is Bool) else { return nil }
+        let double = number.doubleValue.rounded(.towardZero)
+        // Clearly outside Int64 (±9.22e18): no conversion can be right.
+        guard double.isFinite, abs(double) < 9.3e18 else { return nil }
+        // Near the ends a Double cannot tell; `int64Value` is exact for an
+        // integer that fits and far off (wrapped) for one that does not.
+        // 2048 is a Double's spacing just below 2^63.
+        let exact = number.int64Value
+        return abs(Double(exact) - double) <= 2048 ? exact : nil
+    }
+
     static func firstText(_ value: Any?) -> String? {
         (value as? [Any])?.lazy.compactMap { text($0) }.first
     }
 
     /// Unix seconds as a number, a numeric string, or an ISO 8601 string.
     static func instant(_ value: Any?) -> Int64? {
-        if let number = value as? NSNumber, !(value is Bool) {
-            let seconds = number.int64Value
+        if value is NSNumber {
+            guard let seconds = whole(value) else { return nil }
             return seconds > 0 ? seconds : nil
         }
         guard let string = text(value) else { return nil }

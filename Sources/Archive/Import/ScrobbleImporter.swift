@@ -61,15 +61,20 @@ public struct ImportProgress: Sendable, Hashable {
 /// batches, one transaction each, so a killed import keeps every finished
 /// batch and a rerun skips what is already there (the archive's dedupe key
 /// makes every insert idempotent). Bad lines are reported with their line
-/// number and never stop the rest.
+/// number and never stop the rest: among them lines over 16 MiB (dropped as
+/// they stream past, never held whole) and times outside
+/// `PlausibleTime.range(now:)`, read once from `clock` per import.
+/// A UTF-8 byte-order mark at the start of any format is skipped.
 public struct ScrobbleImporter: Sendable {
     public let store: ScrobbleStore
+    public let clock: WallClock
     public var batchSize: Int
     /// Rejected lines listed one by one in the summary; the rest are counted.
     public static let rejectionsKept = 1000
 
-    public init(store: ScrobbleStore, batchSize: Int = 10_000) {
+    public init(store: ScrobbleStore, clock: WallClock, batchSize: Int = 10_000) {
         self.store = store
+        self.clock = clock
         self.batchSize = max(1, batchSize)
     }
 
@@ -81,21 +86,26 @@ public struct ScrobbleImporter: Sendable {
         } catch let error as SourceError {
             throw error
         } catch {
-            throw .storage(detail: "\(error)")
+            throw ArchiveDatabase.failure(error)
         }
     }
 
     private func importing(_ path: String, _ user: Username, _ progress: @escaping (ImportProgress) -> Void) throws -> ImportSummary {
         var chunks = try FileChunks(path: path)
         defer { chunks.close() }
-        guard let first = try chunks.next() else {
+        var firstChunk = try chunks.next()
+        if let bytes = firstChunk, bytes.starts(with: FileChunks.byteOrderMark) {
+            firstChunk = bytes.count > 3 ? Array(bytes[3...]) : try chunks.next()
+        }
+        guard let first = firstChunk else {
             var summary = ImportSummary()
             summary.rejectedCount = 1
             summary.rejected = [RejectedLine(line: 1, reason: "the file is empty")]
             return summary
         }
         let userID = try store.write { db in try ScrobbleStore.ensureUserID(of: user, in: db) }
-        var run = Run(writer: BatchWriter(store: store, userID: userID), batchSize: batchSize, totalBytes: chunks.totalBytes, progress: progress)
+        var run = Run(writer: BatchWriter(store: store, userID: userID), batchSize: batchSize, totalBytes: chunks.totalBytes,
+                      plausible: PlausibleTime.range(now: clock.now), progress: progress)
 
         switch Self.firstSignificantByte(first) {
         case UInt8(ascii: "["):
@@ -125,7 +135,7 @@ public struct ScrobbleImporter: Sendable {
                 }
                 guard !line.isEmpty else { return }
                 switch csv!.scrobble(line) {
-                case .success(let scrobble): try run.add(scrobble, origin: .lastFMExport)
+                case .success(let scrobble): try run.add(scrobble, origin: .lastFMExport, line: number)
                 case .failure(let problem): run.reject(number, problem.reason)
                 }
             }
@@ -138,16 +148,23 @@ public struct ScrobbleImporter: Sendable {
                               _ body: (ArraySlice<UInt8>, Int, inout Run) throws -> Void) throws {
         var splitter = LineSplitter()
         var chunk: [UInt8]? = first
+        func line(_ line: LineSplitter.Line, _ number: Int) throws {
+            switch line {
+            case .text(let text): try body(text, number, &run)
+            case .tooLong(let bytes):
+                run.reject(number, "the line is \(bytes) bytes long, over the \(LineSplitter.maxLineLength >> 20) MiB limit for one line")
+            }
+        }
         while let bytes = chunk {
-            try splitter.feed(bytes) { line, number in try body(line, number, &run) }
+            try splitter.feed(bytes, line)
             run.bytesRead = chunks.bytesRead
             chunk = try chunks.next()
         }
-        try splitter.finish { line, number in try body(line, number, &run) }
+        try splitter.finish(line)
     }
 
     static func firstSignificantByte(_ bytes: [UInt8]) -> UInt8? {
-        bytes.first { !JSONArraySplitter.isSpace($0) && $0 != 0xEF && $0 != 0xBB && $0 != 0xBF }
+        bytes.first { !JSONArraySplitter.isSpace($0) }
     }
 
     /// The state of one import: the batch being filled and the running summary.
@@ -155,6 +172,8 @@ public struct ScrobbleImporter: Sendable {
         let writer: BatchWriter
         let batchSize: Int
         let totalBytes: Int64
+        /// The instants this import accepts (`PlausibleTime.range(now:)`).
+        let plausible: ClosedRange<Int64>
         let progress: (ImportProgress) -> Void
         var summary = ImportSummary()
         var bytesRead: Int64 = 0
@@ -173,13 +192,16 @@ public struct ScrobbleImporter: Sendable {
                 if summary.format == nil || summary.format == .jsonArray {
                     summary.format = origin == .spotify ? .spotifyJSON : .listenBrainzJSON
                 }
-                try add(scrobble, origin: origin)
+                try add(scrobble, origin: origin, line: line)
             case .skipped(let reason): summary.skipped[reason, default: 0] += 1
             case .rejected(let problem): reject(line, problem.reason)
             }
         }
 
-        mutating func add(_ scrobble: Scrobble, origin: ScrobbleOrigin) throws {
+        mutating func add(_ scrobble: Scrobble, origin: ScrobbleOrigin, line: Int) throws {
+            guard plausible.contains(scrobble.instant) else {
+                return reject(line, PlausibleTime.problem(with: scrobble.instant, in: plausible) ?? "implausible time")
+            }
             batch.append((scrobble, origin))
             if batch.count >= batchSize { try flush() }
         }
@@ -317,7 +339,7 @@ struct CSVRows {
         } else {
             instant = Timestamps.lastFMExportDate(fields[time])
         }
-        guard let instant else { return .failure(.init("invalid date “\(fields[time])”")) }
+        guard let instant else { return .failure(.init("invalid date \(ImportProblem.quoted(fields[time]))")) }
         let artist = fields[artist], track = fields[track]
         guard !artist.isEmpty else { return .failure(.init("missing artist")) }
         guard !track.isEmpty else { return .failure(.init("missing track")) }

@@ -1,0 +1,94 @@
+import Foundation
+import Testing
+import VinylogueCore
+@testable import Archive
+
+/// The `vinylogue` binary facing a damaged archive, the wrong kind of path
+/// and several copies of itself opening one new data directory.
+@Suite struct HostileCommandTests {
+    struct Outcome {
+        let status: Int32
+        let output: String
+    }
+
+    /// Starts `vinylogue arguments` with stdout and stderr in one file.
+    static func start(_ arguments: [String], in dir: URL) throws -> (Process, URL) {
+        let process = Process()
+        process.executableURL = try KillTests.executable()
+        process.arguments = arguments
+        process.environment = ["PATH": "/usr/bin:/bin", "HOME": dir.path, "TZ": "UTC", "NO_COLOR": "1"]
+        let log = dir.appendingPathComponent("out-\(UUID().uuidString)")
+        _ = FileManager.default.createFile(atPath: log.path, contents: nil)
+        let handle = try FileHandle(forWritingTo: log)
+        process.standardOutput = handle
+        process.standardError = handle
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        return (process, log)
+    }
+
+    static func finish(_ started: (Process, URL)) throws -> Outcome {
+        started.0.waitUntilExit()
+        return Outcome(status: started.0.terminationStatus, output: try String(contentsOf: started.1, encoding: .utf8))
+    }
+
+    static func run(_ arguments: [String], in dir: URL) throws -> Outcome {
+        try finish(try start(arguments, in: dir))
+    }
+
+    @Test func chartAndHistoryStandADamagedArchive() throws {
+        let dir = try TemporaryDirectory()
+        let data = dir.url.appendingPathComponent("data")
+        let store = ScrobbleStore(database: try ArchiveDatabase(directory: data))
+        let bomb = try Username("bomb")
+        // `history` looks at this week in earlier years, as the binary's own clock sees it.
+        var utc = Calendar(identifier: .gregorian)
+        utc.timeZone = .gmt
+        let yearAgo = Int64(try #require(utc.date(byAdding: .year, value: -1, to: Date())).timeIntervalSince1970)
+        try store.insert([Scrobble(instant: 1_594_000_000, artist: "Local Artist", album: "Offline Album", track: "T"),
+                          Scrobble(instant: yearAgo, artist: "Last Year", album: "A Year Ago", track: "T"),
+                          Scrobble(instant: .max, artist: "A", album: "B", track: "D"),
+                          Scrobble(instant: 1_000_000_000_000_000_000, artist: "A", album: "B", track: "D")],
+                         for: bomb, origin: .lastFMExport)
+        let chart = try Self.run(["chart", "bomb", "--week", "2020-07-06", "--source", "archive", "--data-dir", data.path, "--json"], in: dir.url)
+        #expect(chart.status == 0, "\(chart.output)")
+        #expect(chart.output.contains("Offline Album"))
+        let history = try Self.run(["history", "bomb", "--data-dir", data.path], in: dir.url)
+        #expect(history.status == 0, "\(history.output)")
+        #expect(history.output.contains("A Year Ago"))
+    }
+
+    @Test func importingADirectorySaysItIsADirectory() throws {
+        let dir = try TemporaryDirectory()
+        let run = try Self.run(["import", dir.url.path, "--user", "alice", "--data-dir", dir.url.appendingPathComponent("data").path], in: dir.url)
+        #expect(run.status == 1)
+        #expect(run.output.contains("is a directory, not an export file"))
+        #expect(!run.output.contains("--data-dir"))
+    }
+
+    @Test func importingABombReportsTheLineAndStoresNothingAbsurd() throws {
+        let dir = try TemporaryDirectory()
+        let file = try dir.file("bomb.csv", csvHeader + "\n9223372036854775807,x,A,,B,,D,\n")
+        let data = dir.url.appendingPathComponent("data")
+        let run = try Self.run(["import", file, "--user", "bomb", "--data-dir", data.path], in: dir.url)
+        #expect(run.status == 2)
+        #expect(run.output.contains("line 2: time 9223372036854775807 is more than a day in the future"))
+    }
+
+    /// Three imports started at once into a directory that does not exist
+    /// yet; before migrations took a lock, about one round in ten failed
+    /// with "table archive_user already exists".
+    @Test func simultaneousImportsIntoANewDirectoryAllSucceed() throws {
+        let dir = try TemporaryDirectory()
+        let file = try dir.file("export.csv", csvHeader + "\n1580495100,x,Radiohead,,OK Computer,,Airbag,\n")
+        var failures: [String] = []
+        for round in 0..<12 {
+            let data = dir.url.appendingPathComponent("data-\(round)")
+            let started = try (0..<3).map { _ in try Self.start(["import", file, "--user", "alice", "--data-dir", data.path], in: dir.url) }
+            for outcome in try started.map(Self.finish) where outcome.status != 0 {
+                failures.append("round \(round): \(outcome.output)")
+            }
+        }
+        #expect(failures.isEmpty, "\(failures.count) failed: \(failures.prefix(2))")
+    }
+}

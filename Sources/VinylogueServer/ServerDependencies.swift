@@ -84,21 +84,3 @@ public struct ServerDependencies: Sendable {
         return lastFM
     }
 }
-
-extension ServerDependencies.Patience {
-    /// The result of `work`, if it ends within `patience`; nil otherwise.
-    /// `work` is an unstructured task, so it carries on after the wait ends
-    /// and can leave its result where the next request finds it.
-    static func wait<T: Sendable>(atMost patience: Duration, for work: Task<T?, Never>) async -> T? {
-        await withTaskGroup(of: T?.self) { group in
-            group.addTask { await work.value }
-            group.addTask {
-                try? await Task.sleep(for: patience)
-                return nil
-            }
-            let first = await group.next() ?? nil
-            group.cancelAll()
-            return first
-        }
-    }
-}

@@ -78,7 +78,7 @@ extension AlbumRoutes {
         if let stored = dependencies.artwork.storedColours(for: address) { return stored }
         let artwork = dependencies.artwork, patience = dependencies.patience.albumColours
         let fetch = Task { try? await artwork.colours(for: address) }
-        return await ServerDependencies.Patience.wait(atMost: patience, for: fetch)
+        return await fetch.value(within: patience) ?? nil
     }
 }
 

@@ -102,7 +102,7 @@ extension ServerDependencies {
                 return nil
             }
         }
-        return await ServerDependencies.Patience.wait(atMost: patience, for: lookup)
+        return await lookup.value(within: patience) ?? nil
     }
 }
 

@@ -122,14 +122,16 @@ public final class LastFMClient: ChartSource, UserSource, AlbumSource, Sendable 
 
     /// The value of a successful response: from the cache when fresh, else
     /// from Last.fm (joined with an identical request in flight); a stale
-    /// cached copy stands in when Last.fm fails for a temporary reason.
+    /// cached copy stands in when Last.fm fails for a temporary reason, or
+    /// has not answered by the task's `AnswerDeadline`.
     ///
     /// A body is stored only once it has decoded and converted to its value,
     /// so a truncated or wrong-shaped answer never enters the cache and never
     /// replaces a good copy; a stored body that no longer converts (written
-    /// before this rule) counts as absent.
+    /// before this rule) counts as absent. Storing is part of the fetch, so
+    /// an answer that arrives after the caller stopped waiting is kept.
     func answer<R: Decodable, T>(_ type: R.Type, _ request: LastFMRequest,
-                                 _ convert: (R) throws(SourceError) -> T) async throws(SourceError) -> T {
+                                 _ convert: @escaping @Sendable (R) throws(SourceError) -> T) async throws(SourceError) -> T {
         guard let key = configuration.apiKey else { throw .missingAPIKey }
         let cached = await cache?.lookup(request.cacheKey)
         var saved: (entry: CachedResponse, value: T)?
@@ -137,23 +139,39 @@ public final class LastFMClient: ChartSource, UserSource, AlbumSource, Sendable 
         let now = clock.now
         if let saved, saved.entry.isFresh(at: now) { return saved.value }
         let url = request.url(base: configuration.baseURL, apiKey: key)
-        do {
-            let body = try await inFlight.run(url) { [self] in try await self.fetchWithRetries(request, url: url) }
-            let value = try convert(decodeBody(R.self, body, request))
+        let fetch = await inFlight.task(url) { [self] in
+            let body = try await self.fetchWithRetries(request, url: url)
+            _ = try convert(self.decodeBody(R.self, body, request))
             if let expiry = request.policy.expiry(after: now) {
-                await cache?.store(body, for: request.cacheKey, expires: expiry)
+                await self.cache?.store(body, for: request.cacheKey, expires: expiry)
             }
-            return value
+            return body
+        }
+        let outcome: Result<Data, any Error>
+        if let deadline = AnswerDeadline.current {
+            guard let arrived = await fetch.result(within: deadline.remaining) else {
+                return try stale(saved?.value, after: .stillWaiting, request)
+            }
+            outcome = arrived
+        } else {
+            outcome = await fetch.result
+        }
+        do {
+            return try convert(decodeBody(R.self, outcome.get(), request))
         } catch let error as SourceError {
-            if let saved, error.isTemporary {
-                StaleResponses.current?.record(error)
-                logger.notice("serving a stale \(request.method) after: \(error.message)")
-                return saved.value
-            }
-            throw error
+            return try stale(saved?.value, after: error, request)
         } catch {
             throw .transport(detail: networkFailure(error))
         }
+    }
+
+    /// `saved` in place of a fresh answer when `error` is temporary (noted in
+    /// `StaleResponses`); otherwise `error`.
+    private func stale<T>(_ saved: T?, after error: SourceError, _ request: LastFMRequest) throws(SourceError) -> T {
+        guard let saved, error.isTemporary else { throw error }
+        StaleResponses.current?.record(error)
+        logger.notice("serving a stale \(request.method) after: \(error.message)")
+        return saved
     }
 
     private func fetchWithRetries(_ request: LastFMRequest, url: String) async throws -> Data {

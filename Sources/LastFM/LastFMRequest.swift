@@ -123,3 +123,26 @@ public final class StaleResponses: @unchecked Sendable {
     /// The failures recorded so far; empty when everything was fresh.
     public var failures: [SourceError] { lock.withLock { errors } }
 }
+
+/// How long the person behind the current task is prepared to wait for
+/// Last.fm: a web page sets one for its whole request, so however many calls
+/// it makes, it answers in time.
+///
+/// When it passes, a call answers from its saved copy (recorded in
+/// `StaleResponses`) or fails with `SourceError.stillWaiting`; the request
+/// to Last.fm carries on regardless and stores its answer for the next
+/// visit. Without one (the command line, sync), calls wait for Last.fm and
+/// its retries.
+public struct AnswerDeadline: Sendable {
+    @TaskLocal public static var current: AnswerDeadline?
+
+    let instant: ContinuousClock.Instant
+
+    /// A deadline `patience` from now.
+    public init(after patience: Duration) {
+        instant = .now + patience
+    }
+
+    /// What is left of the patience; zero once it has passed.
+    var remaining: Duration { max(.zero, instant - .now) }
+}

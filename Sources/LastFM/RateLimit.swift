@@ -42,15 +42,31 @@ actor RateLimit {
 }
 
 /// Joins identical requests that are in flight into one.
+///
+/// Each run is an unstructured task: a caller that stops waiting (see
+/// `AnswerDeadline`) leaves it running, so its answer still reaches the
+/// cache.
 actor InFlightRequests<Value: Sendable> {
     private var tasks: [String: Task<Value, any Error>] = [:]
 
-    /// Runs `work` for `key`, or waits for the run already under way.
-    func run(_ key: String, _ work: @escaping @Sendable () async throws -> Value) async throws -> Value {
-        if let running = tasks[key] { return try await running.value }
-        let task = Task { try await work() }
+    /// The run under way for `key`, or a new one doing `work`.
+    func task(_ key: String, _ work: @escaping @Sendable () async throws -> Value) -> Task<Value, any Error> {
+        if let running = tasks[key] { return running }
+        let task = Task {
+            do {
+                let value = try await work()
+                self.finished(key)
+                return value
+            } catch {
+                self.finished(key)
+                throw error
+            }
+        }
         tasks[key] = task
-        defer { tasks[key] = nil }
-        return try await task.value
+        return task
+    }
+
+    private func finished(_ key: String) {
+        tasks[key] = nil
     }
 }

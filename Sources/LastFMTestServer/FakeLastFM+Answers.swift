@@ -50,6 +50,8 @@ extension FakeLastFM {
             reply = FakeReply(status: status, contentType: "text/html", body: Data("<html><body><h1>\(status)</h1></body></html>".utf8), delay: .zero)
         case .delay(let ms):
             reply = reply.delayed(by: .milliseconds(ms))
+        case .held:
+            await hold()
         case .truncated:
             reply = .raw(reply.body.prefix(max(1, reply.body.count / 2)))
         case .malformed:

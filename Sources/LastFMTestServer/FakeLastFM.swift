@@ -15,6 +15,9 @@ public actor FakeLastFM {
         case httpStatus(Int)
         /// The real answer, after a delay.
         case delay(milliseconds: Int)
+        /// The real answer, held back until `releaseHeld()`: a Last.fm as
+        /// slow as a test needs, without a test waiting on a clock.
+        case held
         /// The real answer cut off halfway.
         case truncated
         /// A body that is not JSON.
@@ -69,6 +72,8 @@ public actor FakeLastFM {
     let fixtures: Fixtures
     let clock: WallClock
     private var accounts: [String: (name: String, account: Account)] = [:]
+    private var held: [CheckedContinuation<Void, Never>] = []
+    private var holdWaiters: [(count: Int, waiter: CheckedContinuation<Void, Never>)] = []
     private var rules: [FaultRule] = []
     private(set) var log: [LoggedRequest] = []
     /// Image files served, in order.
@@ -103,6 +108,28 @@ public actor FakeLastFM {
     }
 
     public func inject(_ rule: FaultRule) { rules.append(rule) }
+
+    /// Lets every answer held by `Fault.held` go.
+    public func releaseHeld() {
+        let waiting = held
+        held.removeAll()
+        waiting.forEach { $0.resume() }
+    }
+
+    /// Returns once `Fault.held` is holding back at least `count` answers.
+    public func untilHolding(_ count: Int) async {
+        guard held.count < count else { return }
+        await withCheckedContinuation { holdWaiters.append((count, $0)) }
+    }
+
+    func hold() async {
+        await withCheckedContinuation { continuation in
+            held.append(continuation)
+            let ready = holdWaiters.filter { $0.count <= held.count }
+            holdWaiters.removeAll { $0.count <= held.count }
+            ready.forEach { $0.waiter.resume() }
+        }
+    }
     public func clearFaults() { rules.removeAll() }
     public func requests() -> [LoggedRequest] { log }
     public func imagesServed() -> [String] { imageLog }

@@ -58,7 +58,7 @@ public enum ExitStatus: Int32, Sendable {
         switch error {
         case .notFound, .privateProfile: self = .noData
         case .missingAPIKey, .invalidAPIKey: self = .configuration
-        case .rateLimited, .temporarilyUnavailable, .timeout, .transport, .malformedResponse, .api: self = .upstream
+        case .rateLimited, .temporarilyUnavailable, .timeout, .stillWaiting, .transport, .malformedResponse, .api: self = .upstream
         case .storage, .notArchived, .diskFull: self = .noData
         case .unreadableFile: self = .usage
         }

@@ -17,6 +17,10 @@ public enum SourceError: Error, Sendable, Hashable, CustomStringConvertible {
     case temporarilyUnavailable(detail: String)
     /// The request took too long.
     case timeout
+    /// Last.fm had not answered by the time the person asking could wait
+    /// (a web page's patience); the request carries on in the background and
+    /// its answer is kept for the next visit.
+    case stillWaiting
     /// The network failed: refused, reset, DNS.
     case transport(detail: String)
     /// The answer was not what the API documents (truncated, malformed, too big).
@@ -42,6 +46,7 @@ public enum SourceError: Error, Sendable, Hashable, CustomStringConvertible {
         case .rateLimited: "Last.fm is rate limiting requests from this API key."
         case .temporarilyUnavailable(let detail): "Last.fm is temporarily unavailable (\(detail))."
         case .timeout: "Last.fm did not answer in time."
+        case .stillWaiting: "Last.fm is slow to answer right now; Vinylogue is still waiting for it."
         case .transport(let detail): "Could not reach Last.fm (\(detail))."
         case .malformedResponse(let detail): "Last.fm sent a response Vinylogue could not read (\(detail))."
         case .api(let code, let message): "Last.fm refused the request (error \(code)\(message.isEmpty ? "" : ", “\(message)”"))."
@@ -62,6 +67,7 @@ public enum SourceError: Error, Sendable, Hashable, CustomStringConvertible {
             "Create a key at https://www.last.fm/api/account/create and set it with `export LASTFM_API_KEY=yourkey` (or use the demo: `vinylogue chart demo`)."
         case .rateLimited: "Wait a minute and try again."
         case .temporarilyUnavailable, .timeout: "Try again in a few minutes."
+        case .stillWaiting: "Reload in a minute: the answer is kept as soon as it arrives."
         case .transport: "Check the network connection (and LASTFM_API_URL, if set), then try again."
         case .malformedResponse: "Try again; if it keeps happening, Last.fm may be having problems."
         case .api: "Try again later."
@@ -79,7 +85,7 @@ public enum SourceError: Error, Sendable, Hashable, CustomStringConvertible {
     /// other, so a saved copy stands in for it.
     public var isTemporary: Bool {
         switch self {
-        case .temporarilyUnavailable, .timeout, .transport, .rateLimited, .malformedResponse: true
+        case .temporarilyUnavailable, .timeout, .stillWaiting, .transport, .rateLimited, .malformedResponse: true
         default: false
         }
     }

@@ -17,6 +17,7 @@ public func buildRouter(configuration: ServerConfiguration, dependencies: Server
     // HEAD answers every GET route with its headers alone (it was 404).
     let router = Router(options: .autoGenerateHeadEndpoints)
     router.add(middleware: SecurityHeadersMiddleware())
+    router.add(middleware: AnswerDeadlineMiddleware(patience: dependencies.patience.lastFM))
     router.add(middleware: ErrorPageMiddleware(pages: dependencies.pages))
     router.add(middleware: CanonicalUserPathMiddleware(dependencies: dependencies))
     router.get("/healthz") { _, _ in APIResponse.json(Data(#"{"status":"ok"}"#.utf8)) }

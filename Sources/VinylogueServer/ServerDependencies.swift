@@ -29,9 +29,15 @@ public struct ServerDependencies: Sendable {
         /// For an album's colours, before serving the page in house colours.
         public var albumColours: Duration
 
-        public init(nameLookup: Duration = .seconds(2), albumColours: Duration = .milliseconds(1500)) {
+        /// For Last.fm's answers, over a whole request, before a page is
+        /// served from saved copies or says Last.fm is slow
+        /// (`AnswerDeadline`). Under 10 s with the name lookup's wait.
+        public var lastFM: Duration
+
+        public init(nameLookup: Duration = .seconds(2), albumColours: Duration = .milliseconds(1500), lastFM: Duration = .seconds(7)) {
             self.nameLookup = nameLookup
             self.albumColours = albumColours
+            self.lastFM = lastFM
         }
     }
 

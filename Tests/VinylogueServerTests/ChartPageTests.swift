@@ -53,11 +53,38 @@ import VinylogueCore
     /// A Last.fm that is slow to answer user.getinfo does not hold the page
     /// up: the page is served under the address asked for.
     @Test func aSlowNameLookupDoesNotHoldThePageUp() async throws {
-        try await Harness.run(patience: .init(nameLookup: .milliseconds(100), albumColours: .seconds(120))) { harness, client in
+        try await Harness.run(patience: .init(nameLookup: .milliseconds(100), albumColours: .seconds(120), lastFM: .seconds(120))) { harness, client in
             await harness.fake.inject(.init(.delay(milliseconds: 8_000), method: "user.getinfo"))
             let page = try await client.get("/u/rj/week/2020-07-08")
             #expect(page.status == .ok)
             #expect(page.body.contains("2020"))
+        }
+    }
+
+    /// Used to wait for Last.fm however slow it was (46.5 s with a 20 s
+    /// delay): the page now answers once its patience is up, and the answer
+    /// that arrives later is there for the next visit.
+    @Test(.timeLimit(.minutes(2))) func aSlowLastFMGetsAClearPageInTimeAndTheAnswerIsKept() async throws {
+        try await Harness.run(patience: .init(nameLookup: .seconds(120), albumColours: .seconds(120), lastFM: .milliseconds(200))) { harness, client in
+            // RJ's profile and week list first, so the slow call is the chart
+            // (this page also fetches 2020's week ahead, not 2018's).
+            // Each try's requests carry on after its patience, so this ends.
+            while try await client.get("/u/RJ/week/2021-07-08").status != .ok {}
+            await harness.fake.inject(.init(.held, method: "user.getweeklyalbumchart", times: 1))
+            let slow = try await client.get("/u/RJ/week/2018-03-08")
+            #expect(slow.status == .serviceUnavailable)
+            #expect(slow.body.contains("Last.fm is slow to answer right now"))
+            #expect(slow.body.contains("Reload in a minute"))
+            await harness.fake.untilHolding(1)
+            await harness.fake.releaseHeld()
+            // The held request finishes and is stored: a reload joins it or reads it.
+            var page = try await client.get("/u/RJ/week/2018-03-08")
+            while page.status != .ok { page = try await client.get("/u/RJ/week/2018-03-08") }
+            #expect(page.body.contains("2018"))
+            // The slow request was not made twice (other weeks asked for are
+            // the years before, fetched ahead).
+            let charts = await harness.fake.requests().filter { $0.method == "user.getweeklyalbumchart" }
+            #expect(Dictionary(grouping: charts, by: { $0.parameters["from"] ?? "" }).values.allSatisfy { $0.count == 1 })
         }
     }
 

@@ -40,7 +40,7 @@ struct Harness: Sendable {
 
     /// - Parameter patience: how long pages wait for work they can do
     ///   without; long by default, so a loaded test run never gives up early.
-    static func run(demo: Bool = false, patience: ServerDependencies.Patience = .init(nameLookup: .seconds(120), albumColours: .seconds(120)),
+    static func run(demo: Bool = false, patience: ServerDependencies.Patience = .init(nameLookup: .seconds(120), albumColours: .seconds(120), lastFM: .seconds(120)),
                     _ body: @Sendable (Harness, any TestClientProtocol) async throws -> Void) async throws {
         let clock = TestClock(july2023)
         let fake = try FakeLastFM(clock: clock.wallClock)

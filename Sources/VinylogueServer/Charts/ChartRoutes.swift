@@ -113,7 +113,7 @@ struct ChartRoutes: Sendable {
         guard case .failed(let error) = page.state else { return .ok }
         switch error {
         case .notFound, .privateProfile, .notArchived: return .notFound
-        case .missingAPIKey, .invalidAPIKey, .storage: return .serviceUnavailable
+        case .missingAPIKey, .invalidAPIKey, .storage, .stillWaiting: return .serviceUnavailable
         default: return .badGateway
         }
     }

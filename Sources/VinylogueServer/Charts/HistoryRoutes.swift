@@ -73,7 +73,13 @@ struct HistoryRoutes: Sendable {
         var view = View(layout: LayoutFields(title: "\(user.value) · every year", csrf: ""), user: user.value,
                         chartURL: Paths.chart(user), years: yearViews, hasYears: !yearViews.isEmpty)
         view.errorText = failure.map { "\($0.message) \($0.nextStep)" }
-        let status: HTTPResponse.Status = failure.map { if case .notFound = $0 { .notFound } else { .badGateway } } ?? .ok
+        let status: HTTPResponse.Status = failure.map {
+            switch $0 {
+            case .notFound: .notFound
+            case .stillWaiting: .serviceUnavailable
+            default: .badGateway
+            }
+        } ?? .ok
         return dependencies.pages.response("history", view, status: status)
     }
 }

@@ -140,6 +140,13 @@ public final class LastFMClient: ChartSource, UserSource, AlbumSource, Sendable 
         if let saved, saved.entry.isFresh(at: now) { return saved.value }
         let url = request.url(base: configuration.baseURL, apiKey: key)
         let fetch = await inFlight.task(url) { [self] in
+            // An identical request may have stored its answer between the
+            // lookup above and this one starting: asking again would be a
+            // duplicate.
+            if let stored = await self.cache?.lookup(request.cacheKey), stored.isFresh(at: self.clock.now),
+               (try? convert(self.decodeBody(R.self, stored.body, request))) != nil {
+                return stored.body
+            }
             let body = try await self.fetchWithRetries(request, url: url)
             _ = try convert(self.decodeBody(R.self, body, request))
             if let expiry = request.policy.expiry(after: now) {

@@ -8,7 +8,7 @@ import NIOCore
 ///
 /// - `POST /_fake/faults` with a JSON `FaultRule` injects a fault;
 /// - `DELETE /_fake/faults` clears them;
-/// - `GET /_fake/requests` lists what was asked.
+/// - `GET /_fake/requests` lists what was asked; `DELETE` forgets it.
 public enum FakeLastFMServer {
     public static func router(for fake: FakeLastFM) -> Router<BasicRequestContext> {
         let router = Router()
@@ -40,6 +40,10 @@ public enum FakeLastFMServer {
         }
         router.delete("_fake/faults") { _, _ -> HTTPResponse.Status in
             await fake.clearFaults()
+            return .noContent
+        }
+        router.delete("_fake/requests") { _, _ -> HTTPResponse.Status in
+            await fake.clearLog()
             return .noContent
         }
         router.get("_fake/requests") { _, _ -> Response in

@@ -80,6 +80,33 @@ public enum SourceError: Error, Sendable, Hashable, CustomStringConvertible {
         }
     }
 
+    /// What a visitor of the web app can do about it: never a command or a
+    /// setting only the person running the server could change; those are
+    /// said to be for "whoever runs this Vinylogue".
+    public var nextStepForVisitors: String {
+        switch self {
+        case .invalidAPIKey:
+            "Whoever runs this Vinylogue needs to check its Last.fm API key; the demo works meanwhile."
+        case .missingAPIKey:
+            "Whoever runs this Vinylogue can add a Last.fm API key (see Settings); the demo works without one."
+        case .transport:
+            "Try again in a few minutes; if it keeps happening, whoever runs this Vinylogue should check its network connection."
+        case .storage:
+            "Try again in a moment; if it keeps happening, whoever runs this Vinylogue should check its data directory."
+        case .notArchived:
+            "Their charts come from Last.fm until whoever runs this Vinylogue archives their history."
+        case .unreadableFile:
+            "Choose the export file itself: a Last.fm CSV, a ListenBrainz listens file or a Spotify streaming history JSON file."
+        case .diskFull:
+            "Whoever runs this Vinylogue needs to free some disk space; everything already stored is kept."
+        case .notFound, .privateProfile, .rateLimited, .temporarilyUnavailable, .timeout, .stillWaiting, .malformedResponse, .api:
+            nextStep
+        }
+    }
+
+    /// The sentence and next step for a web page.
+    public var forVisitors: String { "\(message) \(nextStepForVisitors)" }
+
     /// Whether repeating the same request later may succeed. A truncated,
     /// malformed or oversized answer is a failure of the moment like any
     /// other, so a saved copy stands in for it.

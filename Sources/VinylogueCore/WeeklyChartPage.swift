@@ -68,6 +68,12 @@ public struct WeeklyChartPage: Sendable {
     public let hiddenCount: Int
     public let filter: PlayCountFilter
 
+    /// Why the page failed, when the state is `.failed`.
+    public var failure: SourceError? {
+        if case .failed(let error) = state { return error }
+        return nil
+    }
+
     /// The full error sentence and next step, when the state is `.failed`.
     public var errorText: String? {
         if case .failed(let error) = state { return error.message + " " + error.nextStep }

@@ -64,7 +64,7 @@ struct AlbumRoutes: Sendable {
         var view = AlbumPageView(user: user, artist: artist, name: name, detail: detail, weekPlays: weekPlays, weekLabel: weekLabel,
                                  backURL: backURL, artURL: address?.localPath ?? "/static/placeholder.svg", csrf: "")
         view.layout.themeURL = colours.map(CoverRoutes.themePath)
-        view.errorText = failure.map { "Album details are unavailable: \($0.message) \($0.nextStep)" }
+        view.errorText = failure.map { "Album details are unavailable: \($0.forVisitors)" }
         view.staleNote = stale.failures.first.map { "Showing a saved copy: \($0.message)" }
         return dependencies.pages.response("album", view)
     }

@@ -64,7 +64,7 @@ struct ChartPageView {
         }
         hasRows = !rows.isEmpty
         emptyText = page.emptyText
-        errorText = page.errorText
+        errorText = page.failure?.forVisitors
         hiddenText = page.hiddenText
         retryURL = selfURL
         if case .noChart = page.state {

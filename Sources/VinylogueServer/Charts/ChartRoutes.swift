@@ -129,7 +129,7 @@ struct ChartRoutes: Sendable {
         let (page, _) = await load(asked)
         switch page.state {
         case .failed(let error):
-            return APIResponse.error(status: Self.status(of: page), message: "\(error.message) \(error.nextStep)")
+            return APIResponse.error(status: Self.status(of: page), message: error.forVisitors)
         case .noChart(let message):
             return APIResponse.error(status: .notFound, message: message)
         case .chart, .empty:

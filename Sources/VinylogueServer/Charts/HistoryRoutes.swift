@@ -72,7 +72,7 @@ struct HistoryRoutes: Sendable {
         }.filter { !$0.rows.isEmpty }
         var view = View(layout: LayoutFields(title: "\(user.value) · every year", csrf: ""), user: user.value,
                         chartURL: Paths.chart(user), years: yearViews, hasYears: !yearViews.isEmpty)
-        view.errorText = failure.map { "\($0.message) \($0.nextStep)" }
+        view.errorText = failure.map(\.forVisitors)
         let status: HTTPResponse.Status = failure.map {
             switch $0 {
             case .notFound: .notFound

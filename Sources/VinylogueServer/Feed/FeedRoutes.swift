@@ -38,7 +38,7 @@ struct FeedRoutes: Sendable {
             list = try await source.chartList(for: user)
         } catch {
             return APIResponse.error(status: ChartRoutes.status(of: .build(.init(user: user), now: now, list: .init([]), outcome: .failed(error))),
-                                     message: "\(error.message) \(error.nextStep)")
+                                     message: error.forVisitors)
         }
         // One entry per recent week, the newest first: each is that week,
         // N years earlier, published when the week began.

@@ -44,7 +44,7 @@ struct UsersPage {
         switch error {
         case .notFound: "There is no Last.fm user called “\(raw)”. Check the spelling."
         case .missingAPIKey: "Adding Last.fm users needs an API key: start the server with LASTFM_API_KEY set (see Settings)."
-        default: "\(error.message) \(error.nextStep)"
+        default: error.forVisitors
         }
     }
 }

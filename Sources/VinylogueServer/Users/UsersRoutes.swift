@@ -113,7 +113,7 @@ struct UsersRoutes: Sendable {
             return .redirect(to: "/?imported=\(added.count)", type: .normal)
         } catch let error as SourceError {
             return try await rerender(request, form: FormFields(values: ["csrf": form["csrf"] ?? ""]),
-                                      problem: "Could not import friends: \(error.message) \(error.nextStep)")
+                                      problem: "Could not import friends: \(error.forVisitors)")
         }
     }
 }

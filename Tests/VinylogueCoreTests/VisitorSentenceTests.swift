@@ -1,0 +1,26 @@
+import Testing
+import VinylogueCore
+
+/// What the web app tells a visitor about a failure: a sentence and a next
+/// step they can take, never a command or a server setting.
+@Suite struct VisitorSentenceTests {
+    static let everyCase: [SourceError] = [
+        .notFound(what: "The user “x”"), .privateProfile(user: "x"), .invalidAPIKey(code: 10), .missingAPIKey, .rateLimited,
+        .temporarilyUnavailable(detail: "HTTP 503"), .timeout, .stillWaiting, .transport(detail: "the connection was refused"),
+        .malformedResponse(detail: "truncated"), .api(code: 13, message: ""), .storage(detail: "locked"), .notArchived(user: "x"),
+        .unreadableFile(path: "/tmp/x", reason: "it is a directory"), .diskFull(detail: "ENOSPC"),
+    ]
+
+    /// Used to fail: a chart page without an API key told its visitor to
+    /// run `export LASTFM_API_KEY=yourkey`, and a page for an unarchived
+    /// user to run `vinylogue sync`.
+    @Test(arguments: everyCase)
+    func neverTellsAVisitorToRunACommand(error: SourceError) {
+        let text = error.forVisitors
+        for command in ["`", "export LASTFM", "vinylogue ", "--", "LASTFM_API_KEY", "$"] {
+            #expect(!text.contains(command), "\(error): \(text)")
+        }
+        #expect(text.hasPrefix(error.message))
+        #expect(text.hasSuffix("."))
+    }
+}

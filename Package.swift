@@ -57,6 +57,7 @@ let package = Package(
             dependencies: [
                 "VinylogueCore", "CImageCodecs",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOPosix", package: "swift-nio"),
             ]
         ),
         // The web app: Hummingbird routes, Mustache templates, static assets.
@@ -67,6 +68,7 @@ let package = Package(
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Mustache", package: "swift-mustache"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
             ],
             resources: [.copy("Templates"), .copy("Public")]
         ),
@@ -109,7 +111,7 @@ let package = Package(
             name: "LastFMTests",
             dependencies: ["LastFM", "LastFMTestServer", "VinylogueCore"]
         ),
-        .testTarget(name: "ArtworkTests", dependencies: ["Artwork", "VinylogueCore"]),
+        .testTarget(name: "ArtworkTests", dependencies: ["Artwork", "VinylogueCore", .product(name: "NIOPosix", package: "swift-nio")]),
         .testTarget(
             name: "VinylogueServerTests",
             dependencies: [

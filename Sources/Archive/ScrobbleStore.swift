@@ -298,4 +298,10 @@ public struct ScrobbleStore: Sendable {
     func write<T>(_ body: (Database) throws -> T) throws(SourceError) -> T {
         do { return try database.writer.write(body) } catch { throw ArchiveDatabase.failure(error) }
     }
+
+    /// A write on GRDB's writer queue, awaited: for async callers, so waiting
+    /// for the writer never holds one of Swift's cooperative threads.
+    func writeAsync<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws(SourceError) -> T {
+        do { return try await database.writer.write(body) } catch { throw ArchiveDatabase.failure(error) }
+    }
 }

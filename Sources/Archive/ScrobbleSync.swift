@@ -99,7 +99,7 @@ public struct ScrobbleSync: Sendable {
 
     public func sync(_ user: Username, progress: @Sendable (SyncProgress) async -> Void = { _ in }) async throws(SourceError) -> SyncSummary {
         var summary = SyncSummary()
-        let (existingID, saved, newest): (Int64?, SyncState?, Int64?) = try store.read { db in
+        let (existingID, saved, newest): (Int64?, SyncState?, Int64?) = try await store.readAsync { db in
             guard let id = try ScrobbleStore.userID(of: user, in: db) else { return (nil, nil, nil) }
             // Only Last.fm's own scrobbles (synced or from its export) say
             // how far Last.fm has been copied; a newer Spotify or
@@ -128,13 +128,13 @@ public struct ScrobbleSync: Sendable {
             if let existingID {
                 userID = existingID
             } else {
-                userID = try store.write { db in try ScrobbleStore.ensureUserID(of: user, in: db) }
+                userID = try await store.writeAsync { db in try ScrobbleStore.ensureUserID(of: user, in: db) }
             }
             state = SyncState(userID: userID, fromInstant: from, toInstant: to, nextPage: max(1, page.totalPages),
                               totalPages: max(1, page.totalPages), pageSize: pageSize)
             if state.totalPages > 1 {
                 let record = state
-                try store.write { db in try record.insert(db) }
+                try await store.writeAsync { db in try record.insert(db) }
             }
         }
 
@@ -151,7 +151,7 @@ public struct ScrobbleSync: Sendable {
             let scrobbles = page.scrobbles.filter { $0.instant >= state.fromInstant && $0.instant <= state.toInstant }
             state.nextPage = number - 1
             let next = state
-            let counts = try store.write { db in
+            let counts = try await store.writeAsync { db in
                 let counts = try ScrobbleStore.insert(scrobbles, userID: userID, origin: .lastFMSync, in: db)
                 if next.nextPage >= 1 {
                     try next.save(db)

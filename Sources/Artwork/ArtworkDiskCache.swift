@@ -1,4 +1,5 @@
 import Foundation
+import NIOPosix
 
 /// The files behind `ArtworkStore`: `<root>/<size>/<hash>.<ext>` for the bytes
 /// and `<root>/<size>/<hash>.<ext>.colours.json` for their palette.
@@ -6,13 +7,19 @@ import Foundation
 /// Every write goes to a temporary file in the same directory and is then
 /// renamed over the target, so a reader (or a crash) sees the old file or the
 /// new one, never half of one.
+///
+/// Every file call blocks its thread, so each runs on `fileThreads` (NIO's
+/// pool for blocking work), never on Swift's cooperative pool: that pool has
+/// one thread per core, and a slow disk holding them would stop every page.
 struct ArtworkDiskCache: Sendable {
     let root: URL
     let budget: ArtworkDiskBudget
+    let fileThreads: NIOThreadPool
 
-    init(root: URL, maxBytes: Int64? = nil) {
+    init(root: URL, maxBytes: Int64? = nil, fileThreads: NIOThreadPool = .singleton) {
         self.root = root
         budget = ArtworkDiskBudget(limit: maxBytes)
+        self.fileThreads = fileThreads
     }
 
     static let coloursSuffix = ".colours.json"
@@ -37,7 +44,34 @@ struct ArtworkDiskCache: Sendable {
 
     /// The stored bytes, if present and still an image. Marks the image
     /// as used, for the size limit.
-    func bytes(for address: ArtworkAddress) -> (Data, ImageFormat)? {
+    func bytes(for address: ArtworkAddress) async -> (Data, ImageFormat)? {
+        try? await fileThreads.runIfActive { readBytes(address) }
+    }
+
+    /// The stored palette, if present and current.
+    func colours(for address: ArtworkAddress) async -> AlbumColours? {
+        try? await fileThreads.runIfActive { readColours(address) }
+    }
+
+    func store(bytes: Data, for address: ArtworkAddress) async throws {
+        try await fileThreads.runIfActive {
+            try Self.writeAtomically(bytes, to: imageURL(address))
+            // Counting and pruning walk the directory: blocking work too.
+            budget.wrote(bytes.count, under: root)
+        }
+    }
+
+    func store(colours: AlbumColours, for address: ArtworkAddress) async throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        let data = try encoder.encode(ColoursFile(version: Self.coloursVersion, colours: colours))
+        try await fileThreads.runIfActive {
+            try Self.writeAtomically(data, to: coloursURL(address))
+            budget.wrote(data.count, under: root)
+        }
+    }
+
+    private func readBytes(_ address: ArtworkAddress) -> (Data, ImageFormat)? {
         let url = imageURL(address)
         guard let data = try? Data(contentsOf: url),
               let format = ImageFormat(sniffing: data)
@@ -46,7 +80,7 @@ struct ArtworkDiskCache: Sendable {
         return (data, format)
     }
 
-    func colours(for address: ArtworkAddress) -> AlbumColours? {
+    private func readColours(_ address: ArtworkAddress) -> AlbumColours? {
         guard let data = try? Data(contentsOf: coloursURL(address)),
               let file = try? JSONDecoder().decode(ColoursFile.self, from: data),
               file.version == Self.coloursVersion
@@ -54,20 +88,8 @@ struct ArtworkDiskCache: Sendable {
         return file.colours
     }
 
-    func store(bytes: Data, for address: ArtworkAddress) throws {
-        try Self.writeAtomically(bytes, to: imageURL(address))
-        budget.wrote(bytes.count, under: root)
-    }
-
-    func store(colours: AlbumColours, for address: ArtworkAddress) throws {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
-        let data = try encoder.encode(ColoursFile(version: Self.coloursVersion, colours: colours))
-        try Self.writeAtomically(data, to: coloursURL(address))
-        budget.wrote(data.count, under: root)
-    }
-
-    /// Writes `data` to a temporary sibling of `url`, then renames it into place.
+    /// Writes `data` to a temporary sibling of `url`, then renames it into
+    /// place. Blocks: call it on `fileThreads`.
     static func writeAtomically(_ data: Data, to url: URL) throws {
         let directory = url.deletingLastPathComponent()
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)

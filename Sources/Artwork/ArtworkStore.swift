@@ -1,4 +1,5 @@
 import Foundation
+import NIOPosix
 
 /// One image ready to serve: its bytes, what they are, and its palette.
 public struct StoredArtwork: Sendable, Hashable {
@@ -35,6 +36,8 @@ public actor ArtworkStore {
     ///   - imageBase: the Last.fm image root URLs are rebuilt from.
     ///   - maxDiskBytes: how large `art/` may grow before the images used
     ///     least recently are removed (nil: no limit).
+    ///   - fileThreads: where the blocking file calls run, off Swift's
+    ///     cooperative pool (NIO's shared pool for blocking work by default).
     public init(
         dataDirectory: URL,
         upstream: ArtworkUpstream,
@@ -42,10 +45,12 @@ public actor ArtworkStore {
         demoCovers: DemoCoverCatalogue = DemoCoverCatalogue(),
         maxBytes: Int = ArtworkUpstream.defaultMaxBytes,
         maxDiskBytes: Int64? = ArtworkStore.defaultMaxDiskBytes,
+        fileThreads: NIOThreadPool = .singleton,
         colourReading: @escaping ColourReading = { ColourExtraction().colours(fromImage: $0) }
     ) {
         loader = Loader(
-            cache: ArtworkDiskCache(root: dataDirectory.appendingPathComponent("art", isDirectory: true), maxBytes: maxDiskBytes),
+            cache: ArtworkDiskCache(root: dataDirectory.appendingPathComponent("art", isDirectory: true), maxBytes: maxDiskBytes,
+                                    fileThreads: fileThreads),
             upstream: upstream, imageBase: imageBase, demoCovers: demoCovers,
             maxBytes: maxBytes, colourReading: colourReading
         )
@@ -71,14 +76,14 @@ public actor ArtworkStore {
     /// The colours for an image, from the sidecar when present, otherwise
     /// by loading (and so possibly fetching) the image once.
     public func colours(for address: ArtworkAddress) async throws(ArtworkError) -> AlbumColours {
-        if let colours = loader.cache.colours(for: address) { return colours }
+        if let colours = await loader.cache.colours(for: address) { return colours }
         return try await image(for: address).colours
     }
 
     /// Colours already on disk; never fetches. For rendering a page without
     /// waiting on the network.
-    public nonisolated func storedColours(for address: ArtworkAddress) -> AlbumColours? {
-        loader.cache.colours(for: address)
+    public nonisolated func storedColours(for address: ArtworkAddress) async -> AlbumColours? {
+        await loader.cache.colours(for: address)
     }
 }
 
@@ -95,26 +100,26 @@ extension ArtworkStore {
 
         func load(_ address: ArtworkAddress) async -> Result<StoredArtwork, ArtworkError> {
             do throws(ArtworkError) {
-                if let cached = cache.bytes(for: address) {
-                    return .success(finish(address, cached.0, cached.1, alreadyStored: true))
+                if let cached = await cache.bytes(for: address) {
+                    return .success(await finish(address, cached.0, cached.1, alreadyStored: true))
                 }
                 let bytes = try await obtain(address)
                 guard let format = ImageFormat(sniffing: bytes) else { throw .notAnImage }
                 // A failed cache write still serves the image; the next
                 // request simply tries again.
-                try? cache.store(bytes: bytes, for: address)
-                return .success(finish(address, bytes, format, alreadyStored: false))
+                try? await cache.store(bytes: bytes, for: address)
+                return .success(await finish(address, bytes, format, alreadyStored: false))
             } catch {
                 return .failure(error)
             }
         }
 
-        private func finish(_ address: ArtworkAddress, _ bytes: Data, _ format: ImageFormat, alreadyStored: Bool) -> StoredArtwork {
-            if alreadyStored, let colours = cache.colours(for: address) {
+        private func finish(_ address: ArtworkAddress, _ bytes: Data, _ format: ImageFormat, alreadyStored: Bool) async -> StoredArtwork {
+            if alreadyStored, let colours = await cache.colours(for: address) {
                 return StoredArtwork(address: address, bytes: bytes, format: format, colours: colours)
             }
             let colours = colourReading(bytes)
-            try? cache.store(colours: colours, for: address)
+            try? await cache.store(colours: colours, for: address)
             return StoredArtwork(address: address, bytes: bytes, format: format, colours: colours)
         }
 

@@ -47,12 +47,18 @@ struct ImportCommand: AsyncParsableCommand {
             let summary: ImportSummary
             do {
                 let store = try composition.openArchive(dataDir: dataDir)
-                var bar = ProgressBar(environment: composition.environment)
-                summary = try ScrobbleImporter(store: store, clock: composition.clock, batchSize: batchSize).importFile(at: file, for: username) { p in
-                    let fraction = p.totalBytes > 0 ? Double(p.bytesRead) / Double(p.totalBytes) : 1
-                    bar.update(fraction, "\(grouped(p.imported)) imported, \(grouped(p.duplicates)) duplicates, \(grouped(p.rejected)) rejected")
+                let importer = ScrobbleImporter(store: store, clock: composition.clock, batchSize: batchSize)
+                let environment = composition.environment, file = self.file
+                // The import blocks (file reads, waits for its writer): on a
+                // thread of its own, never on Swift's cooperative pool.
+                summary = try await DedicatedThread.run(named: "vinylogue.import") {
+                    var bar = ProgressBar(environment: environment)
+                    defer { bar.finish() }
+                    return try importer.importFile(at: file, for: username) { p in
+                        let fraction = p.totalBytes > 0 ? Double(p.bytesRead) / Double(p.totalBytes) : 1
+                        bar.update(fraction, "\(grouped(p.imported)) imported, \(grouped(p.duplicates)) duplicates, \(grouped(p.rejected)) rejected")
+                    }
                 }
-                bar.finish()
             } catch let error as SourceError {
                 throw CommandFailure(error)
             }

@@ -31,8 +31,12 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("art-cache-mb"), help: "How many megabytes of album art to keep on disk; the least recently shown go first (0: no limit).")
     var artCacheMegabytes = Int(ArtworkStore.defaultMaxDiskBytes >> 20)
 
+    @Option(name: .customLong("idle-timeout"), help: "Seconds a connection may wait without sending a complete request before it is closed (stops slow clients piling up).")
+    var idleTimeoutSeconds: Double = 10
+
     func validate() throws {
         guard (1...65535).contains(port) else { throw ValidationError("--port must be between 1 and 65535.") }
+        guard idleTimeoutSeconds > 0, idleTimeoutSeconds <= 3600 else { throw ValidationError("--idle-timeout must be more than 0 and at most 3600 seconds.") }
         guard artCacheMegabytes >= 0 else { throw ValidationError("--art-cache-mb must be 0 (no limit) or more.") }
     }
 
@@ -71,7 +75,8 @@ struct ServeCommand: AsyncParsableCommand {
                 artwork: artwork, demoCovers: demoCovers, archive: archive)
             var logger = Logger(label: "vinylogue.server")
             logger.logLevel = composition.logLevel(default: .info)
-            let app = buildApplication(configuration: ServerConfiguration(host: host, port: port, demo: demo),
+            let app = buildApplication(configuration: ServerConfiguration(host: host, port: port, demo: demo,
+                                                                              idleTimeout: .milliseconds(Int64(idleTimeoutSeconds * 1000))),
                                        dependencies: dependencies, logger: logger)
             Terminal.standardError.write("Vinylogue is serving at http://\(host):\(port)/ (data in \(directory.path))\n")
             do {

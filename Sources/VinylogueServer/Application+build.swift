@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import Logging
+import NIOCore
 
 /// Builds the web app: every route, grouped by feature, behind the error
 /// and security middleware.
@@ -8,6 +9,9 @@ public func buildApplication(configuration: ServerConfiguration, dependencies: S
                              logger: Logger = Logger(label: "vinylogue.server")) -> some ApplicationProtocol {
     Application(
         router: buildRouter(configuration: configuration, dependencies: dependencies),
+        // Hummingbird's own connection timer: it closes a connection that
+        // has not delivered a whole request head within the timeout.
+        server: .http1(configuration: .init(idleTimeout: TimeAmount(configuration.idleTimeout))),
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "Vinylogue"),
         logger: logger)
 }
@@ -36,5 +40,7 @@ public func buildRouter(configuration: ServerConfiguration, dependencies: Server
         let users = try await dependencies.lists.users().map { ["name": $0.name, "me": $0.isMe] as [String: Any] }
         return APIResponse.json(try JSONSerialization.data(withJSONObject: ["users": users], options: [.sortedKeys]))
     }
+    // Last, so it wraps only the not-found answer (see its doc comment).
+    router.add(middleware: MethodNotAllowedMiddleware(routes: router.routes, headFollowsGet: true))
     return router
 }

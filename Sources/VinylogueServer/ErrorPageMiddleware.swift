@@ -13,7 +13,10 @@ struct ErrorPageMiddleware<Context: RequestContext>: RouterMiddleware {
             return render(request, status: .badRequest, heading: "That address doesn’t work", message: error.message)
         } catch let error as HTTPError {
             let message = error.body ?? Self.sentence(for: error.status)
-            return render(request, status: error.status, heading: Self.heading(for: error.status), message: message)
+            var response = render(request, status: error.status, heading: Self.heading(for: error.status), message: message)
+            // Keep what the error says about itself, such as a 405's `Allow`.
+            for field in error.headers where response.headers[field.name] == nil { response.headers.append(field) }
+            return response
         } catch {
             context.logger.error("request failed: \(error)")
             return render(request, status: .internalServerError, heading: "Something went wrong",
@@ -30,6 +33,7 @@ struct ErrorPageMiddleware<Context: RequestContext>: RouterMiddleware {
         switch status.code {
         case 404: "Page not found"
         case 403: "Not allowed"
+        case 405: "Wrong kind of request"
         case 413: "Too large"
         default: "That didn’t work"
         }

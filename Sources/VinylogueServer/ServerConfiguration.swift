@@ -9,11 +9,20 @@ public struct ServerConfiguration: Sendable {
     public var demo: Bool
     /// Largest request body accepted, in bytes (forms are small).
     public var maxBodyBytes: Int
+    /// How long a connection may go without delivering a complete request
+    /// head (or a piece of body) before it is closed: when it is new, between
+    /// keep-alive requests, or while a request trickles in. Partial bytes do
+    /// not reset the clock, so a client sending a request line a byte at a
+    /// time (slowloris) is closed after this long too. A request the server
+    /// is still answering is never cut off.
+    public var idleTimeout: Duration
 
-    public init(host: String = "127.0.0.1", port: Int = 8080, demo: Bool = false, maxBodyBytes: Int = 16 * 1024) {
+    public init(host: String = "127.0.0.1", port: Int = 8080, demo: Bool = false, maxBodyBytes: Int = 16 * 1024,
+                idleTimeout: Duration = .seconds(10)) {
         self.host = host
         self.port = port
         self.demo = demo
         self.maxBodyBytes = maxBodyBytes
+        self.idleTimeout = idleTimeout
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import NIOPosix
 import Synchronization
 import Testing
 @testable import Artwork
@@ -76,9 +77,32 @@ struct ArtworkStoreTests {
         let restarted = ArtworkStore(dataDirectory: directory, upstream: host.upstream, imageBase: base, colourReading: counter.reading)
         #expect(try await restarted.image(for: address) == first)
         #expect(try await restarted.colours(for: address) == first.colours)
-        #expect(restarted.storedColours(for: address) == first.colours)
+        #expect(await restarted.storedColours(for: address) == first.colours)
         #expect(host.count == 1)
         #expect(counter.count == 1)
+    }
+
+    /// Art files are read and written only on the file threads the store is
+    /// given (NIO's pool for blocking work in the app), never on the calling
+    /// task's thread, which belongs to Swift's small cooperative pool: with
+    /// those threads stopped, the disk is neither written nor read, and the
+    /// art is still served.
+    @Test func artFilesAreTouchedOnlyOnTheFileThreads() async throws {
+        let host = FakeImageHost(replies: [url(address): (200, redPNG)])
+        let stopped = NIOThreadPool(numberOfThreads: 1)  // never started
+        let cut = ArtworkStore(dataDirectory: directory, upstream: host.upstream, imageBase: base, fileThreads: stopped)
+        #expect(try await cut.image(for: address).bytes == redPNG)
+        #expect(files().isEmpty)
+
+        let store = ArtworkStore(dataDirectory: directory, upstream: host.upstream, imageBase: base)
+        let stored = try await store.image(for: address)
+        #expect(files().count == 2)
+        #expect(await store.storedColours(for: address) == stored.colours)
+        #expect(host.count == 2)
+
+        #expect(await cut.storedColours(for: address) == nil)
+        #expect(try await cut.image(for: address).bytes == redPNG)
+        #expect(host.count == 3, "the stopped store could not read the file, so it fetched again")
     }
 
     @Test func concurrentIdenticalRequestsFetchOnce() async throws {
@@ -116,7 +140,7 @@ struct ArtworkStoreTests {
         host.replies.withLock { $0[url(address)] = (503, redPNG) }
         await #expect(throws: ArtworkError.upstreamStatus(503)) { try await store.image(for: address) }
         #expect(files().isEmpty)
-        #expect(store.storedColours(for: address) == nil)
+        #expect(await store.storedColours(for: address) == nil)
 
         // Once upstream recovers, the image arrives: nothing bad was remembered.
         host.replies.withLock { $0[url(address)] = (200, redPNG) }
@@ -147,7 +171,7 @@ struct ArtworkStoreTests {
         let host = FakeImageHost(replies: [url(address): (200, redPNG)])
         let counter = ColourCounter()
         let store = ArtworkStore(dataDirectory: directory, upstream: host.upstream, imageBase: base, colourReading: counter.reading)
-        #expect(store.storedColours(for: address) == nil)
+        #expect(await store.storedColours(for: address) == nil)
         let colours = try await store.colours(for: address)
         #expect(host.count == 1)
         #expect(try await store.colours(for: address) == colours)

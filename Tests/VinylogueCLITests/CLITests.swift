@@ -118,6 +118,15 @@ func withFakeEnvironment(_ body: @Sendable (FakeLastFM, [String: String]) async 
         }
     }
 
+    /// `serve --idle-timeout` takes seconds above zero; anything else is a usage error.
+    @Test func anIdleTimeoutOfZeroIsRefused() async throws {
+        for value in ["0", "-1", "99999"] {
+            let run = try await vinylogue(["serve", "--idle-timeout=\(value)"])
+            #expect(run.status == 1, "\(value)")
+            #expect(run.stderr.contains("--idle-timeout must be more than 0 and at most 3600 seconds."), "\(value): \(run.stderr)")
+        }
+    }
+
     /// A data directory whose database is not SQLite is reported in plain
     /// words and left exactly as it was.
     @Test func aDamagedDatabaseIsReportedAndLeftAlone() async throws {

@@ -40,7 +40,10 @@ struct Harness: Sendable {
 
     /// - Parameter patience: how long pages wait for work they can do
     ///   without; long by default, so a loaded test run never gives up early.
-    static func run(demo: Bool = false, patience: ServerDependencies.Patience = .init(nameLookup: .seconds(120), albumColours: .seconds(120), lastFM: .seconds(120)),
+    /// - Parameter server: how the app is served; `demo` is set from `demo`.
+    ///   With `testing: .live`, give port 0 so the system picks a free one.
+    static func run(demo: Bool = false, server: ServerConfiguration = ServerConfiguration(), testing: TestingSetup = .router,
+                    patience: ServerDependencies.Patience = .init(nameLookup: .seconds(120), albumColours: .seconds(120), lastFM: .seconds(120)),
                     _ body: @Sendable (Harness, any TestClientProtocol) async throws -> Void) async throws {
         let clock = TestClock(july2023)
         let fake = try FakeLastFM(clock: clock.wallClock)
@@ -63,9 +66,11 @@ struct Harness: Sendable {
                                                                             demoCovers: demoCovers),
                                                       demoCovers: demoCovers, archive: ScrobbleStore(database: database),
                                                       patience: patience)
-                let app = buildApplication(configuration: ServerConfiguration(demo: demo), dependencies: dependencies)
+                var server = server
+                server.demo = demo
+                let app = buildApplication(configuration: server, dependencies: dependencies)
                 let harness = Harness(fake: fake, clock: clock, lists: ListStore(database), database: database)
-                try await app.test(.router) { client in try await body(harness, client) }
+                try await app.test(testing) { client in try await body(harness, client) }
             }
             try await http.shutdown()
         } catch {

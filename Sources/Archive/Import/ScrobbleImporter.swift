@@ -79,6 +79,10 @@ public struct ScrobbleImporter: Sendable {
     }
 
     /// Imports the file at `path` for `user`, calling `progress` after each batch.
+    ///
+    /// Blocks for as long as the import takes (it reads the file and waits
+    /// for its writer queue): from async code, call it inside
+    /// `DedicatedThread.run`, never directly on Swift's cooperative pool.
     public func importFile(at path: String, for user: Username,
                            progress: (ImportProgress) -> Void = { _ in }) throws(SourceError) -> ImportSummary {
         do {

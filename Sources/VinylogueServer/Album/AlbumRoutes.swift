@@ -75,7 +75,7 @@ extension AlbumRoutes {
     /// else fetched, but the page waits at most `patience.albumColours` (the fetch goes on,
     /// and the next visit is coloured).
     func colours(for address: ArtworkAddress) async -> AlbumColours? {
-        if let stored = dependencies.artwork.storedColours(for: address) { return stored }
+        if let stored = await dependencies.artwork.storedColours(for: address) { return stored }
         let artwork = dependencies.artwork, patience = dependencies.patience.albumColours
         let fetch = Task { try? await artwork.colours(for: address) }
         return await fetch.value(within: patience) ?? nil

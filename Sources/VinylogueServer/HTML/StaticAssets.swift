@@ -2,7 +2,9 @@ import Foundation
 import Hummingbird
 
 /// The stylesheet and script, loaded once from the module's resources and
-/// served with long cache lifetimes under a versioned URL.
+/// served with long cache lifetimes under a versioned URL. They are read
+/// (blocking file reads) at start-up, when `PageRenderer.bundled()` asks for
+/// `version`, never while a request waits.
 enum StaticAssets {
     static let files: [String: (type: String, body: ByteBuffer)] = {
         var files: [String: (String, ByteBuffer)] = [:]

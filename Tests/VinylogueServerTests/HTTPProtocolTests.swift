@@ -1,0 +1,169 @@
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+import Testing
+import VinylogueServer
+#if canImport(Glibc)
+import Glibc
+#endif
+
+@Suite struct MethodNotAllowedTests {
+    @Test func aKnownAddressWithTheWrongMethodIs405WithAllow() async throws {
+        try await Harness.run(demo: true) { _, client in
+            for (method, uri) in [(HTTPRequest.Method.delete, "/healthz"), (.post, "/u/demo"), (.put, "/static/vinylogue.css"),
+                                  (.delete, "/u/demo/week/2020-07-08"), (.patch, "/u/demo/feed.atom")] {
+                let response = try await client.execute(uri: uri, method: method, headers: [.accept: "text/html"], body: nil)
+                #expect(response.status == .methodNotAllowed, "\(method) \(uri)")
+                #expect(response.headers[.allow] == "GET, HEAD", "\(method) \(uri)")
+                let page = String(buffer: response.body)
+                #expect(page.contains("This address answers GET and HEAD requests, not \(method.rawValue)."), "\(method) \(uri)")
+                #expect(page.contains("<html"), "\(method) \(uri): the site's error page")
+            }
+        }
+    }
+
+    @Test func aFormAddressListsPostAndAGetOnlyApiAnswersJSON() async throws {
+        try await Harness.run { _, client in
+            let settings = try await client.execute(uri: "/settings", method: .delete, headers: [:], body: nil)
+            #expect(settings.status == .methodNotAllowed)
+            #expect(settings.headers[.allow] == "GET, HEAD, POST")
+            let users = try await client.execute(uri: "/users", method: .get, headers: [:], body: nil)
+            #expect(users.status == .methodNotAllowed)
+            #expect(users.headers[.allow] == "POST")
+            let api = try await client.execute(uri: "/api/users", method: .post, headers: [:], body: nil)
+            #expect(api.status == .methodNotAllowed)
+            #expect(api.headers[.allow] == "GET, HEAD")
+            #expect(String(buffer: api.body).contains(#""error""#))
+        }
+    }
+
+    @Test func unknownAddressesAndMissingFilesStay404() async throws {
+        try await Harness.run { _, client in
+            for (method, uri) in [(HTTPRequest.Method.delete, "/nowhere"), (.get, "/nowhere"), (.put, "/static/a/b"),
+                                  (.get, "/static/missing.css")] {
+                let response = try await client.execute(uri: uri, method: method, headers: [:], body: nil)
+                #expect(response.status == .notFound, "\(method) \(uri)")
+                #expect(response.headers[.allow] == nil, "\(method) \(uri)")
+            }
+        }
+    }
+}
+
+@Suite struct ConnectionTimeoutTests {
+    static let timeout = Duration.milliseconds(300)
+
+    @Test func aHalfSentRequestLineIsClosedAfterTheTimeout() async throws {
+        try await Harness.run(server: ServerConfiguration(port: 0, idleTimeout: Self.timeout), testing: .live) { _, client in
+            let socket = try RawSocket(port: try #require(client.port))
+            defer { socket.close() }
+            let start = ContinuousClock.now
+            socket.send("GET / HTTP/1.1\r\n")
+            #expect(await socket.receiveUntilClosed() == .closed)
+            #expect(ContinuousClock.now - start >= .milliseconds(250), "closed by the timer, not at once")
+        }
+    }
+
+    @Test func aSilentConnectionIsClosed() async throws {
+        try await Harness.run(server: ServerConfiguration(port: 0, idleTimeout: Self.timeout), testing: .live) { _, client in
+            let socket = try RawSocket(port: try #require(client.port))
+            defer { socket.close() }
+            #expect(await socket.receiveUntilClosed() == .closed)
+        }
+    }
+
+    /// Bytes that never complete a head do not keep a connection open.
+    @Test func aRequestHeadSentAByteAtATimeIsClosed() async throws {
+        try await Harness.run(server: ServerConfiguration(port: 0, idleTimeout: Self.timeout), testing: .live) { _, client in
+            let socket = try RawSocket(port: try #require(client.port))
+            defer { socket.close() }
+            let slowHead = "GET / HTTP/1.1\r\n" + String(repeating: "X-Slow: 1\r\n", count: 20)
+            var sentEverything = true
+            for byte in slowHead {
+                guard socket.send(String(byte)) else { sentEverything = false; break }
+                try await Task.sleep(for: .milliseconds(50))  // pacing, far under the timeout
+            }
+            // 286 bytes at 50 ms each take over 14 s; the server gives up
+            // after 300 ms, long before.
+            #expect(!sentEverything)
+        }
+    }
+
+    @Test func keepAliveRequestsStillWork() async throws {
+        try await Harness.run(server: ServerConfiguration(port: 0, idleTimeout: .seconds(2)), testing: .live) { _, client in
+            let socket = try RawSocket(port: try #require(client.port))
+            defer { socket.close() }
+            for _ in 0..<3 {
+                #expect(socket.send("GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n"))
+                let answer = await socket.receive(until: #"{"status":"ok"}"#)
+                #expect(answer.hasPrefix("HTTP/1.1 200"), "\(answer)")
+            }
+            // Idle after its last answer, the connection is closed too.
+            #expect(await socket.receiveUntilClosed() == .closed)
+        }
+    }
+}
+
+/// A bare TCP client for what an HTTP client would never do. Its reads block,
+/// so they run on a Dispatch thread, never on Swift's cooperative pool; each
+/// read gives up after 10 s, which only guards a failing test.
+final class RawSocket: @unchecked Sendable {
+    enum Ending: Equatable { case closed, stillOpen }
+
+    private let descriptor: Int32
+
+    init(port: Int) throws {
+        descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard descriptor >= 0 else { throw POSIXError(.EBADF) }
+        var guardTime = timeval(tv_sec: 10, tv_usec: 0)
+        setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &guardTime, socklen_t(MemoryLayout<timeval>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard connected == 0 else { Glibc.close(descriptor); throw POSIXError(.ECONNREFUSED) }
+    }
+
+    /// Sends `text`; false once the server has closed the connection.
+    @discardableResult func send(_ text: String) -> Bool {
+        let bytes = Array(text.utf8)
+        return bytes.withUnsafeBytes { Glibc.send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) } == bytes.count
+    }
+
+    /// One read: bytes, or empty at end of stream, or `nil` when the guard ran out.
+    private func read() async -> [UInt8]? {
+        await withCheckedContinuation { continuation in
+            DispatchQueue.global().async {
+                var buffer = [UInt8](repeating: 0, count: 4096)
+                let count = buffer.withUnsafeMutableBytes { recv(self.descriptor, $0.baseAddress, $0.count, 0) }
+                if count < 0 {
+                    // ECONNRESET is the server closing too.
+                    continuation.resume(returning: errno == ECONNRESET ? [] : nil)
+                } else {
+                    continuation.resume(returning: Array(buffer.prefix(count)))
+                }
+            }
+        }
+    }
+
+    /// Reads until the server closes the connection.
+    func receiveUntilClosed() async -> Ending {
+        while let bytes = await read() {
+            if bytes.isEmpty { return .closed }
+        }
+        return .stillOpen
+    }
+
+    /// Reads until the text received contains `marker` (or the stream ends).
+    func receive(until marker: String) async -> String {
+        var received: [UInt8] = []
+        while !String(decoding: received, as: UTF8.self).contains(marker), let bytes = await read(), !bytes.isEmpty {
+            received += bytes
+        }
+        return String(decoding: received, as: UTF8.self)
+    }
+
+    func close() { Glibc.close(descriptor) }
+}

@@ -41,6 +41,19 @@ public struct ArchiveChartSource: ChartSource {
         return chart
     }
 
+    /// The same chart as `chart(for:kind:week:)`, read on the calling
+    /// thread. It blocks: only for threads of one's own (`vinylogue bench`
+    /// uses it to time the query apart from the hop to GRDB's queue and
+    /// back), never on Swift's cooperative pool.
+    public func chartBlocking(for user: Username, kind: ChartKind, week: ChartWeek) throws(SourceError) -> WeeklyChart {
+        let charts = try store.read { db -> [WeeklyChart]? in
+            guard let id = try ScrobbleStore.userID(of: user, in: db) else { return nil }
+            return try Self.charts(kind, user: user, userID: id, weeks: [week], in: db)
+        }
+        guard let chart = charts?.first else { throw Self.nothingArchived(user) }
+        return chart
+    }
+
     /// The charts of `kind` for several weeks in one query.
     ///
     /// SQLite only walks the primary key's (user, instant) ranges, with no

@@ -22,7 +22,7 @@ public final class ArchiveDatabase: Sendable {
             if Self.posixCode(of: error) == ENOSPC { throw .diskFull(detail: "\(directory.path) could not be created") }
             throw .storage(detail: "\(directory.path) could not be created: \(Self.obstacle(to: directory) ?? Self.reason(error))")
         }
-        let path = directory.appendingPathComponent("vinylogue.sqlite").path
+        let path = directory.appendingPathComponent(Self.fileName).path
         do {
             var configuration = Configuration()
             configuration.busyMode = .timeout(10)
@@ -89,6 +89,14 @@ public final class ArchiveDatabase: Sendable {
             current = nsError.userInfo[NSUnderlyingErrorKey] as? NSError
         }
         return nil
+    }
+
+    /// The database's file in its data directory.
+    static let fileName = "vinylogue.sqlite"
+
+    /// Whether `directory` holds a Vinylogue database already.
+    public static func exists(in directory: URL) -> Bool {
+        FileManager.default.fileExists(atPath: directory.appendingPathComponent(fileName).path)
     }
 
     /// An in-memory database, for tests.

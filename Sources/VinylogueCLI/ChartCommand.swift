@@ -11,7 +11,7 @@ struct UserOptions: ParsableArguments {
     @Argument(help: "A Last.fm username (the user `demo` is built in).")
     var user: String
 
-    @Option(help: "Where to read listening data: \(SourceChoice.allCases.map(\.rawValue).joined(separator: ", ")). Default: archive for `demo`, else lastfm.")
+    @Option(help: "Where to read listening data: \(SourceChoice.allCases.map(\.rawValue).joined(separator: ", ")). Default: the archive for anyone with scrobbles in it (and `demo`), else lastfm.")
     var source: SourceChoice?
 
     @Option(name: .customLong("time-zone"), help: "The time zone whose calendar years are counted (default: the system's).")
@@ -71,7 +71,7 @@ struct ChartCommand: AsyncParsableCommand {
             }
             let request = WeeklyChartPage.Request(user: user, kind: kind, selection: selection,
                                                   filter: PlayCountFilter(threshold: minPlays), timeZone: zone)
-            let page = await WeeklyChartPage.load(request, from: composition.chartSource(for: user, options.source, dataDir: options.dataDir), now: composition.clock.now)
+            let page = await WeeklyChartPage.load(request, from: await composition.chartSource(for: user, options.source, dataDir: options.dataDir), now: composition.clock.now)
             try Self.print(page, json: json, environment: composition.environment)
         }
     }
@@ -111,7 +111,7 @@ struct YearsCommand: AsyncParsableCommand {
             let zone = try composition.timeZone(named: options.timeZone)
             let list: ChartWeekList
             do {
-                list = try await composition.chartSource(for: user, options.source, dataDir: options.dataDir).chartList(for: user)
+                list = try await (await composition.chartSource(for: user, options.source, dataDir: options.dataDir)).chartList(for: user)
             } catch let error as SourceError {
                 throw CommandFailure(error)
             }

@@ -9,16 +9,17 @@ extension Composition {
         ScrobbleStore(database: try ArchiveDatabase(directory: dataDirectory(dataDir)))
     }
 
-    /// The archive as a chart source; for the demo user, the generated
-    /// history is stored first (once; later runs add only new weeks).
-    func archiveChartSource(for user: Username, dataDir: String?) -> any ChartSource {
-        do {
-            let store = try openArchive(dataDir: dataDir)
-            try fillDemo(for: user, in: store)
-            return ArchiveChartSource(store: store)
-        } catch {
-            return UnavailableChartSource(error: error)
-        }
+    /// The archive to chart `user` from: opened (and created) for the demo
+    /// user, whose generated history is stored first, and when `--source
+    /// archive` asks for it; otherwise only when the data directory already
+    /// has one, so asking for a Last.fm chart never creates a directory.
+    func archiveForCharts(of user: Username, pinned: SourceChoice?, dataDir: String?) throws(SourceError) -> ScrobbleStore? {
+        if pinned == .lastfm || (pinned == .demo && user != DemoHistory.username) { return nil }
+        let directory = dataDirectory(dataDir)
+        guard user == DemoHistory.username || pinned == .archive || ArchiveDatabase.exists(in: directory) else { return nil }
+        let store = try openArchive(dataDir: dataDir)
+        if pinned != .demo { try fillDemo(for: user, in: store) }
+        return store
     }
 
     /// Stores the demo history when `user` is the demo user.
@@ -34,13 +35,4 @@ extension Composition {
             try await client.recentTracks(of: user, from: from, to: to, page: page, limit: limit)
         }
     }
-}
-
-/// A chart source that could not be opened: every question gets the same
-/// failure, which the presenter shows as a sentence and a next step.
-struct UnavailableChartSource: ChartSource {
-    let error: SourceError
-
-    func chartList(for user: Username) async throws(SourceError) -> ChartWeekList { throw error }
-    func chart(for user: Username, kind: ChartKind, week: ChartWeek) async throws(SourceError) -> WeeklyChart { throw error }
 }

@@ -58,23 +58,24 @@ public final class Composition: Sendable {
         }
     }
 
-    /// The chart source for `user`: the one asked for, else the archive
-    /// (filled with the generated demo history) for the user `demo` and
-    /// Last.fm for everyone else.
-    public func chartSource(for user: Username, _ choice: SourceChoice?, dataDir: String? = nil) -> any ChartSource {
-        switch choice ?? (user == DemoHistory.username ? .archive : .lastfm) {
-        case .demo: demo
-        case .lastfm: lastFM
-        case .archive: archiveChartSource(for: user, dataDir: dataDir)
+    /// The chart source for `user`, by the rule the web app follows
+    /// (`ListeningSources`): `pinned` when given (`--source`), else the
+    /// archive in the data directory when it holds their scrobbles, else
+    /// Last.fm. The demo user is charted from the archive, filled with the
+    /// generated history first.
+    public func chartSource(for user: Username, _ pinned: SourceChoice?, dataDir: String? = nil) async -> any ChartSource {
+        let archive: ScrobbleStore?
+        do {
+            archive = try archiveForCharts(of: user, pinned: pinned, dataDir: dataDir)
+        } catch {
+            return UnavailableChartSource(error: error)
         }
+        return await ListeningSources(archive: archive, demo: demo, lastFM: lastFM).charts(for: user, pinned: pinned)
     }
 
-    public func userSource(for user: Username, _ choice: SourceChoice?) -> any UserSource {
-        switch choice ?? (user == DemoHistory.username ? .demo : .lastfm) {
-        case .demo: demo
-        case .lastfm: lastFM
-        case .archive: user == DemoHistory.username ? demo : lastFM
-        }
+    public func userSource(for user: Username, _ pinned: SourceChoice?) -> any UserSource {
+        if pinned == .lastfm { return lastFM }
+        return ListeningSources(archive: nil, demo: demo, lastFM: lastFM).profiles(for: user)
     }
 
     /// The person's time zone: `--time-zone`, else `TZ`, else the system's.
@@ -87,7 +88,5 @@ public final class Composition: Sendable {
     }
 }
 
-/// Where charts come from on the command line.
-public enum SourceChoice: String, Sendable, CaseIterable {
-    case lastfm, demo, archive
-}
+/// Where charts come from on the command line (`--source`).
+public typealias SourceChoice = ListeningSources.Source

@@ -63,30 +63,23 @@ public struct ServerDependencies: Sendable {
 
     var apiKeyConfigured: Bool { lastFM.configuration.apiKey != nil }
 
-    func isDemo(_ user: Username) -> Bool { demo != nil && user == DemoHistory.username }
+    /// The one rule for where a user's listening comes from (the same as
+    /// the command line's).
+    public var sources: ListeningSources { ListeningSources(archive: archive, demo: demo, lastFM: lastFM) }
 
-    /// The archive's view of `user`, when the archive holds their scrobbles
-    /// (at least one: an empty user row must not hide their Last.fm charts).
+    func isDemo(_ user: Username) -> Bool { sources.isDemo(user) }
+
+    /// The archive's view of `user`, when the archive holds their scrobbles.
     func archived(_ user: Username) async -> ArchiveChartSource? {
-        guard let archive, (try? await archive.storedName(of: user)) ?? nil != nil else { return nil }
+        guard let archive, await sources.source(for: user) == .archive else { return nil }
         return ArchiveChartSource(store: archive)
     }
 
     /// Where `user`'s charts come from: the archive when it has them, else
     /// the demo or Last.fm.
-    func charts(for user: Username) async -> any ChartSource {
-        if let archived = await archived(user) { return archived }
-        if isDemo(user), let demo { return demo }
-        return lastFM
-    }
+    func charts(for user: Username) async -> any ChartSource { await sources.charts(for: user) }
 
-    func profiles(for user: Username) -> any UserSource {
-        if isDemo(user), let demo { return demo }
-        return lastFM
-    }
+    func profiles(for user: Username) -> any UserSource { sources.profiles(for: user) }
 
-    func albums(for user: Username) -> any AlbumSource {
-        if isDemo(user), let demo { return demo }
-        return lastFM
-    }
+    func albums(for user: Username) -> any AlbumSource { sources.albums(for: user) }
 }

@@ -88,11 +88,22 @@ let package = Package(
                 .product(name: "Hummingbird", package: "hummingbird"),
             ]
         ),
-        // The command line: commands, terminal views, and the composition root.
+        // The composition root: configuration read once, the object graph,
+        // the web app. The command line and the route tests build through it.
+        .target(
+            name: "VinylogueApp",
+            dependencies: [
+                "VinylogueCore", "LastFM", "Archive", "Artwork", "VinylogueServer",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // The command line: commands and terminal views.
         .target(
             name: "VinylogueCLI",
             dependencies: [
-                "VinylogueCore", "LastFM", "Archive", "Artwork", "VinylogueServer",
+                "VinylogueCore", "LastFM", "Archive", "Artwork", "VinylogueServer", "VinylogueApp",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Logging", package: "swift-log"),
@@ -115,7 +126,7 @@ let package = Package(
         .testTarget(
             name: "VinylogueServerTests",
             dependencies: [
-                "VinylogueServer", "LastFMTestServer", "LastFM", "Archive", "Artwork", "VinylogueCore",
+                "VinylogueServer", "VinylogueApp", "LastFMTestServer", "LastFM", "Archive", "Artwork", "VinylogueCore",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ]

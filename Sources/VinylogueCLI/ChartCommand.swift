@@ -1,3 +1,4 @@
+import VinylogueApp
 import ArgumentParser
 import Foundation
 import VinylogueCore
@@ -72,12 +73,12 @@ struct ChartCommand: AsyncParsableCommand {
             let request = WeeklyChartPage.Request(user: user, kind: kind, selection: selection,
                                                   filter: PlayCountFilter(threshold: minPlays), timeZone: zone)
             let page = await WeeklyChartPage.load(request, from: await composition.chartSource(for: user, options.source, dataDir: options.dataDir), now: composition.clock.now)
-            try Self.print(page, json: json, environment: composition.environment)
+            try Self.print(page, json: json, colour: composition.allowsColour(on: .standardOutput))
         }
     }
 
     /// Prints `page`, or throws the failure it carries.
-    static func print(_ page: WeeklyChartPage, json: Bool, environment: [String: String]) throws {
+    static func print(_ page: WeeklyChartPage, json: Bool, colour: Bool) throws {
         switch page.state {
         case .failed(let error):
             throw CommandFailure(error)
@@ -87,7 +88,6 @@ struct ChartCommand: AsyncParsableCommand {
             if json {
                 Terminal.standardOutput.write(String(decoding: ChartJSONView(page).data(), as: UTF8.self) + "\n")
             } else {
-                let colour = Terminal.standardOutput.allowsColour(environment: environment)
                 Terminal.standardOutput.write(ChartTableView(colour: colour).render(page))
             }
         }

@@ -1,3 +1,4 @@
+import VinylogueApp
 import ArgumentParser
 import Archive
 import Foundation

@@ -1,3 +1,4 @@
+import VinylogueApp
 import ArgumentParser
 import Archive
 import Foundation
@@ -48,11 +49,11 @@ struct ImportCommand: AsyncParsableCommand {
             do {
                 let store = try composition.openArchive(dataDir: dataDir)
                 let importer = ScrobbleImporter(store: store, clock: composition.clock, batchSize: batchSize)
-                let environment = composition.environment, file = self.file
+                let progressBar = composition.progressBar(), file = self.file
                 // The import blocks (file reads, waits for its writer): on a
                 // thread of its own, never on Swift's cooperative pool.
                 summary = try await DedicatedThread.run(named: "vinylogue.import") {
-                    var bar = ProgressBar(environment: environment)
+                    var bar = progressBar
                     defer { bar.finish() }
                     return try importer.importFile(at: file, for: username) { p in
                         let fraction = p.totalBytes > 0 ? Double(p.bytesRead) / Double(p.totalBytes) : 1
@@ -110,7 +111,7 @@ struct SyncCommand: AsyncParsableCommand {
                 if let pending = try sync.pending(for: username) {
                     Terminal.standardError.write("Resuming the interrupted sync at page \(pending.nextPage) of \(pending.totalPages).\n")
                 }
-                let bar = BarBox(ProgressBar(environment: composition.environment))
+                let bar = BarBox(composition.progressBar())
                 let summary = try await sync.sync(username) { p in
                     await bar.update(Double(p.pagesDone) / Double(max(1, p.totalPages)),
                                      "page \(p.pagesDone)/\(p.totalPages), \(grouped(p.imported)) new scrobbles")

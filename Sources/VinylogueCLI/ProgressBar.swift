@@ -9,8 +9,8 @@ struct ProgressBar {
     private var lastDraw: ContinuousClock.Instant?
     private var drawn = false
 
-    init(environment: [String: String]) {
-        enabled = isatty(2) == 1 && environment["TERM"] != "dumb"
+    init(enabled: Bool) {
+        self.enabled = enabled
     }
 
     /// Redraws with `fraction` (0...1) done and `text` after the bar.

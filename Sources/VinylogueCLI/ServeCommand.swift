@@ -8,6 +8,7 @@ import LastFM
 import Logging
 import NIOCore
 import VinylogueCore
+import VinylogueApp
 import VinylogueServer
 
 /// `vinylogue serve`: the self-hosted web app.
@@ -40,44 +41,30 @@ struct ServeCommand: AsyncParsableCommand {
         guard artCacheMegabytes >= 0 else { throw ValidationError("--art-cache-mb must be 0 (no limit) or more.") }
     }
 
+    /// The web app, with a data directory that cannot be opened said so.
+    static func application(_ composition: Composition) async throws -> some ApplicationProtocol {
+        do {
+            return try await composition.buildApplication()
+        } catch let error as SourceError {
+            switch error {
+            case .storage, .diskFull:
+                throw CommandFailure("\(error.message) Check that \(composition.configuration.dataDirectory.path) is writable, "
+                                     + "or choose another with --data-dir.", exitCode: .configuration)
+            default:
+                throw CommandFailure(error)
+            }
+        }
+    }
+
     func run() async throws {
-        try await Composition.with { composition in
-            let directory = composition.dataDirectory(dataDir)
-            let database: ArchiveDatabase
-            do {
-                database = try ArchiveDatabase(directory: directory)
-            } catch let error as SourceError {
-                throw CommandFailure("\(error.message) Check that \(directory.path) is writable, or choose another with --data-dir.", exitCode: .configuration)
-            }
-            let lists = ListStore(database)
-            let archive = ScrobbleStore(database: database)
-            if demo {
-                if try await lists.users().isEmpty { try await lists.add(DemoHistory.username) }
-                // The demo is charted from the archive, like an imported history.
-                do {
-                    try GeneratedHistory(history: composition.demo.history, store: archive).fill(now: composition.clock.now)
-                } catch let error as SourceError {
-                    throw CommandFailure(error)
-                }
-            }
-            let client = composition.lastFMClient(cache: SQLiteResponseCache(database, clock: composition.clock))
-            let demoCovers = DemoCoverCatalogue()
-            if demo {
-                for album in composition.demo.history.catalog.albums { demoCovers.register(artist: album.artist, album: album.name) }
-            }
-            let artwork = ArtworkStore(dataDirectory: directory, upstream: .live(composition.httpClient),
-                                       imageBase: composition.environment["LASTFM_IMAGE_URL"] ?? ArtworkAddress.lastFMImageBase,
-                                       demoCovers: demoCovers,
-                                       maxDiskBytes: artCacheMegabytes == 0 ? nil : Int64(artCacheMegabytes) << 20)
-            let dependencies = ServerDependencies(
-                clock: composition.clock, lastFM: client, demo: demo ? composition.demo : nil, lists: lists,
-                settings: try await CurrentSettings(store: lists, clock: composition.clock), pages: try await PageRenderer.bundled(),
-                artwork: artwork, demoCovers: demoCovers, archive: archive)
-            var logger = Logger(label: "vinylogue.server")
-            logger.logLevel = composition.logLevel(default: .info)
-            let app = buildApplication(configuration: ServerConfiguration(host: host, port: port, demo: demo,
-                                                                              idleTimeout: .milliseconds(Int64(idleTimeoutSeconds * 1000))),
-                                       dependencies: dependencies, logger: logger)
+        var configuration = VinylogueConfiguration.fromProcessEnvironment()
+        configuration.dataDirectory = configuration.dataDirectory(dataDir)
+        configuration.server = ServerConfiguration(host: host, port: port, demo: demo,
+                                                   idleTimeout: .milliseconds(Int64(idleTimeoutSeconds * 1000)))
+        configuration.artCacheBytes = artCacheMegabytes == 0 ? nil : Int64(artCacheMegabytes) << 20
+        let directory = configuration.dataDirectory
+        try await Composition.with(configuration) { composition in
+            let app = try await Self.application(composition)
             Terminal.standardError.write("Vinylogue is serving at http://\(host):\(port)/ (data in \(directory.path))\n")
             do {
                 try await app.runService()

@@ -11,10 +11,6 @@ public struct Terminal: Sendable {
         FileHandle(fileDescriptor: fd, closeOnDealloc: false).write(Data(text.utf8))
     }
 
-    /// Colour only on a terminal, never with `NO_COLOR` set, never on `TERM=dumb`.
-    public func allowsColour(environment: [String: String]) -> Bool {
-        if let noColour = environment["NO_COLOR"], !noColour.isEmpty { return false }
-        if environment["TERM"] == "dumb" { return false }
-        return isatty(fd) == 1
-    }
+    /// Whether this stream is a terminal.
+    public var isTerminal: Bool { isatty(fd) == 1 }
 }

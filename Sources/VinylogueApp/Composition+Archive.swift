@@ -23,13 +23,13 @@ extension Composition {
     }
 
     /// Stores the demo history when `user` is the demo user.
-    func fillDemo(for user: Username, in store: ScrobbleStore) throws(SourceError) {
+    public func fillDemo(for user: Username, in store: ScrobbleStore) throws(SourceError) {
         guard user == DemoHistory.username else { return }
         try GeneratedHistory(history: demo.history, store: store).fill(now: clock.now)
     }
 
     /// Last.fm's recent tracks, for `sync`.
-    var recentTracksGateway: RecentTracksGateway {
+    public var recentTracksGateway: RecentTracksGateway {
         let client = lastFM
         return RecentTracksGateway { user, from, to, page, limit throws(SourceError) in
             try await client.recentTracks(of: user, from: from, to: to, page: page, limit: limit)

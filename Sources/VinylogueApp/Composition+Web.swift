@@ -1,0 +1,44 @@
+import Archive
+import Artwork
+import Foundation
+import Hummingbird
+import LastFM
+import Logging
+import VinylogueCore
+import VinylogueServer
+
+extension Composition {
+    /// The web app, built from the configuration: opens (creating when
+    /// missing) the database in the data directory, stores the demo history
+    /// when the demo is on, and wires the cached Last.fm client, the art
+    /// store, the sources and the routes. `serve` runs what this returns;
+    /// the route tests drive it with `app.test`.
+    public func buildApplication() async throws -> some ApplicationProtocol {
+        let dependencies = try await serverDependencies()
+        var logger = Logger(label: "vinylogue.server")
+        logger.logLevel = logLevel(default: .info)
+        return VinylogueServer.buildApplication(configuration: configuration.server, dependencies: dependencies, logger: logger)
+    }
+
+    /// What the routes talk to, built from the configuration.
+    func serverDependencies() async throws -> ServerDependencies {
+        let directory = configuration.dataDirectory
+        let database = try ArchiveDatabase(directory: directory)
+        let lists = ListStore(database)
+        let archive = ScrobbleStore(database: database)
+        let demoOn = configuration.server.demo
+        let demoCovers = DemoCoverCatalogue()
+        if demoOn {
+            if try await lists.users().isEmpty { try await lists.add(DemoHistory.username) }
+            // The demo is charted from the archive, like an imported history.
+            try GeneratedHistory(history: demo.history, store: archive).fill(now: clock.now)
+            for album in demo.history.catalog.albums { demoCovers.register(artist: album.artist, album: album.name) }
+        }
+        let artwork = ArtworkStore(dataDirectory: directory, upstream: .live(httpClient), imageBase: configuration.imageBase,
+                                   demoCovers: demoCovers, maxDiskBytes: configuration.artCacheBytes)
+        return ServerDependencies(
+            clock: clock, lastFM: lastFMClient(cache: SQLiteResponseCache(database, clock: clock)), demo: demoOn ? demo : nil,
+            lists: lists, settings: try await CurrentSettings(store: lists, clock: clock), pages: try await PageRenderer.bundled(),
+            artwork: artwork, demoCovers: demoCovers, archive: archive, patience: configuration.patience)
+    }
+}

@@ -1,0 +1,88 @@
+import Archive
+import Artwork
+import AsyncHTTPClient
+import Foundation
+import Hummingbird
+import LastFM
+import Logging
+import VinylogueCore
+import VinylogueServer
+
+/// The composition root: the one place that builds Vinylogue's object
+/// graph — HTTP client, Last.fm gateway, demo, archive, sources, and the web
+/// app — from one `VinylogueConfiguration` and a clock. `vinylogue serve`,
+/// every other command and the route tests all go through it.
+public final class Composition: Sendable {
+    public let configuration: VinylogueConfiguration
+    public let clock: WallClock
+    let httpClient: HTTPClient
+    /// Last.fm without a cache (the command line's; the web app's keeps
+    /// answers in its database).
+    public let lastFM: LastFMClient
+    public let demo: DemoChartSource
+    let logger: Logger
+
+    init(configuration: VinylogueConfiguration, clock: WallClock) {
+        self.configuration = configuration
+        self.clock = clock
+        var logger = Logger(label: "vinylogue")
+        logger.logLevel = configuration.logLevel ?? .error
+        self.logger = logger
+        httpClient = LastFMTransport.makeHTTPClient()
+        lastFM = LastFMClient(configuration: configuration.lastFM, transport: .live(httpClient), clock: clock, logger: logger)
+        demo = DemoChartSource(clock: clock)
+    }
+
+    /// Runs `body` with the graph for `configuration` and shuts its HTTP
+    /// client down after, however `body` ends.
+    public static func with<T>(_ configuration: VinylogueConfiguration = .fromProcessEnvironment(), clock: WallClock = .system,
+                               _ body: (Composition) async throws -> T) async throws -> T {
+        let composition = Composition(configuration: configuration, clock: clock)
+        do {
+            let result = try await body(composition)
+            try? await composition.httpClient.shutdown()
+            return result
+        } catch {
+            try? await composition.httpClient.shutdown()
+            throw error
+        }
+    }
+
+    /// A Last.fm client that keeps answers in `cache` (the web app's).
+    public func lastFMClient(cache: any LastFMResponseCache) -> LastFMClient {
+        LastFMClient(configuration: configuration.lastFM, transport: .live(httpClient), cache: cache, clock: clock, logger: logger)
+    }
+
+    /// `--data-dir`, else the configured data directory.
+    public func dataDirectory(_ option: String?) -> URL {
+        configuration.dataDirectory(option)
+    }
+
+    /// The configured log level, else `fallback`.
+    public func logLevel(default fallback: Logger.Level) -> Logger.Level {
+        configuration.logLevel ?? fallback
+    }
+
+    /// The chart source for `user`, by the rule the web app follows
+    /// (`ListeningSources`): `pinned` when given (`--source`), else the
+    /// archive in the data directory when it holds their scrobbles, else
+    /// Last.fm. The demo user is charted from the archive, filled with the
+    /// generated history first.
+    public func chartSource(for user: Username, _ pinned: SourceChoice?, dataDir: String? = nil) async -> any ChartSource {
+        let archive: ScrobbleStore?
+        do {
+            archive = try archiveForCharts(of: user, pinned: pinned, dataDir: dataDir)
+        } catch {
+            return UnavailableChartSource(error: error)
+        }
+        return await ListeningSources(archive: archive, demo: demo, lastFM: lastFM).charts(for: user, pinned: pinned)
+    }
+
+    public func userSource(for user: Username, _ pinned: SourceChoice?) -> any UserSource {
+        if pinned == .lastfm { return lastFM }
+        return ListeningSources(archive: nil, demo: demo, lastFM: lastFM).profiles(for: user)
+    }
+}
+
+/// Where charts come from on the command line (`--source`).
+public typealias SourceChoice = ListeningSources.Source

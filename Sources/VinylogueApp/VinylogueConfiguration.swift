@@ -1,0 +1,57 @@
+import Archive
+import Artwork
+import Foundation
+import LastFM
+import Logging
+import VinylogueServer
+
+/// Everything Vinylogue can be told, read once: from the environment here,
+/// then refined by a command's options. Nothing else reads the environment.
+public struct VinylogueConfiguration: Sendable {
+    /// Where users, settings, caches, art and the archive live
+    /// (`--data-dir`; default `$XDG_DATA_HOME/vinylogue`, else
+    /// `~/.local/share/vinylogue`).
+    public var dataDirectory: URL
+    /// Last.fm's key, address and manners (`LASTFM_API_KEY`,
+    /// `LASTFM_API_URL`, `LASTFM_REQUESTS_PER_SECOND`).
+    public var lastFM: LastFMConfiguration
+    /// Where album art is fetched from (`LASTFM_IMAGE_URL`).
+    public var imageBase: String
+    /// `VINYLOGUE_LOG_LEVEL`; nil leaves each command its default.
+    public var logLevel: Logger.Level?
+    /// How the web app is served (`serve`'s options).
+    public var server: ServerConfiguration
+    /// At most this much album art on disk (`--art-cache-mb`); nil: no limit.
+    public var artCacheBytes: Int64?
+    /// How long pages wait for slow work they can do without.
+    public var patience: ServerDependencies.Patience
+    /// `NO_COLOR` is set (to anything but the empty string).
+    public var noColour: Bool
+    /// `TERM=dumb`: no colour, no progress bar.
+    public var dumbTerminal: Bool
+
+    /// The configuration `environment` describes.
+    public init(environment: [String: String]) {
+        dataDirectory = ArchiveDatabase.defaultDirectory(environment: environment)
+        lastFM = LastFMConfiguration.from(environment: environment)
+        imageBase = environment["LASTFM_IMAGE_URL"].flatMap { $0.isEmpty ? nil : $0 } ?? ArtworkAddress.lastFMImageBase
+        logLevel = environment["VINYLOGUE_LOG_LEVEL"].flatMap(Logger.Level.init(rawValue:))
+        server = ServerConfiguration()
+        artCacheBytes = ArtworkStore.defaultMaxDiskBytes
+        patience = ServerDependencies.Patience()
+        noColour = !(environment["NO_COLOR"] ?? "").isEmpty
+        dumbTerminal = environment["TERM"] == "dumb"
+    }
+
+    /// The configuration this process's environment describes: the one
+    /// place Vinylogue reads its environment.
+    public static func fromProcessEnvironment() -> VinylogueConfiguration {
+        VinylogueConfiguration(environment: ProcessInfo.processInfo.environment)
+    }
+
+    /// `option` (`--data-dir`) when given, else the configured directory.
+    public func dataDirectory(_ option: String?) -> URL {
+        if let option, !option.isEmpty { return URL(fileURLWithPath: option, isDirectory: true).standardizedFileURL }
+        return dataDirectory
+    }
+}

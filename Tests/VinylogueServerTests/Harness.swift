@@ -9,6 +9,7 @@ import LastFMTestServer
 import NIOCore
 import Testing
 import VinylogueCore
+import VinylogueApp
 import VinylogueServer
 
 /// A clock the test moves by hand.
@@ -24,8 +25,8 @@ final class TestClock: @unchecked Sendable {
 /// 8 July 2023, 09:00 UTC: three years after ybsc's captured week.
 let july2023 = Date(timeIntervalSince1970: 1_688_806_800)
 
-/// The app wired as `serve` wires it, against a fake Last.fm over real HTTP
-/// and an in-memory database.
+/// The app built by the composition root exactly as `serve` builds it,
+/// against a fake Last.fm over real HTTP and a fresh data directory.
 struct Harness: Sendable {
     let fake: FakeLastFM
     let clock: TestClock
@@ -47,35 +48,24 @@ struct Harness: Sendable {
                     _ body: @Sendable (Harness, any TestClientProtocol) async throws -> Void) async throws {
         let clock = TestClock(july2023)
         let fake = try FakeLastFM(clock: clock.wallClock)
-        let database = try ArchiveDatabase(inMemory: ())
-        let http = LastFMTransport.makeHTTPClient()
-        do {
-            let artDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("vinylogue-art-\(UUID().uuidString)")
-            defer { try? FileManager.default.removeItem(at: artDirectory) }
-            let demoCovers = DemoCoverCatalogue()
-            let upstream = ArtworkUpstream.live(http)
-            try await FakeLastFMServer.withRunning(fake) { url in
-                let configuration = LastFMConfiguration(apiKey: "test-key", baseURL: url, requestsPerSecond: 200, maxAttempts: 1)
-                let client = LastFMClient(configuration: configuration, transport: .live(http),
-                                          cache: SQLiteResponseCache(database, clock: clock.wallClock), clock: clock.wallClock)
-                let dependencies = ServerDependencies(clock: clock.wallClock, lastFM: client,
-                                                      demo: demo ? DemoChartSource(clock: clock.wallClock) : nil,
-                                                      lists: ListStore(database), settings: try await CurrentSettings(store: ListStore(database), clock: clock.wallClock),
-                                                      pages: try await PageRenderer.bundled(),
-                                                      artwork: ArtworkStore(dataDirectory: artDirectory, upstream: upstream, imageBase: url.replacingOccurrences(of: "2.0/", with: "i/u/"),
-                                                                            demoCovers: demoCovers),
-                                                      demoCovers: demoCovers, archive: ScrobbleStore(database: database),
-                                                      patience: patience)
-                var server = server
-                server.demo = demo
-                let app = buildApplication(configuration: server, dependencies: dependencies)
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("vinylogue-routes-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try await FakeLastFMServer.withRunning(fake) { url in
+            // The configuration `serve` would read, pointed at the fake
+            // Last.fm and a fresh data directory; built by the same root.
+            var configuration = VinylogueConfiguration(environment: [:])
+            configuration.dataDirectory = directory
+            configuration.lastFM = LastFMConfiguration(apiKey: "test-key", baseURL: url, requestsPerSecond: 200, maxAttempts: 1)
+            configuration.imageBase = url.replacingOccurrences(of: "2.0/", with: "i/u/")
+            configuration.server = server
+            configuration.server.demo = demo
+            configuration.patience = patience
+            try await Composition.with(configuration, clock: clock.wallClock) { composition in
+                let app = try await composition.buildApplication()
+                let database = try ArchiveDatabase(directory: directory)
                 let harness = Harness(fake: fake, clock: clock, lists: ListStore(database), database: database)
                 try await app.test(testing) { client in try await body(harness, client) }
             }
-            try await http.shutdown()
-        } catch {
-            try? await http.shutdown()
-            throw error
         }
     }
 }

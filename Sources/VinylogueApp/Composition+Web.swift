@@ -39,6 +39,7 @@ extension Composition {
         return ServerDependencies(
             clock: clock, lastFM: lastFMClient(cache: SQLiteResponseCache(database, clock: clock)), demo: demoOn ? demo : nil,
             lists: lists, settings: try await CurrentSettings(store: lists, clock: clock), pages: try await PageRenderer.bundled(),
-            artwork: artwork, demoCovers: demoCovers, archive: archive, patience: configuration.patience)
+            artwork: artwork, demoCovers: demoCovers, archive: archive, patience: configuration.patience,
+            background: background)
     }
 }

@@ -20,6 +20,8 @@ public final class Composition: Sendable {
     /// answers in its database).
     public let lastFM: LastFMClient
     public let demo: DemoChartSource
+    /// Work the web app's pages start and do not wait for.
+    public let background = BackgroundWork()
     let logger: Logger
 
     init(configuration: VinylogueConfiguration, clock: WallClock) {

@@ -13,6 +13,7 @@ public func buildApplication(configuration: ServerConfiguration, dependencies: S
         // has not delivered a whole request head within the timeout.
         server: .http1(configuration: .init(idleTimeout: TimeAmount(configuration.idleTimeout))),
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "Vinylogue"),
+        services: [dependencies.background],
         logger: logger)
 }
 

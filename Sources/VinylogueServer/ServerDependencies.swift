@@ -21,6 +21,8 @@ public struct ServerDependencies: Sendable {
     public let demoCovers: DemoCoverCatalogue
     public let pages: PageRenderer
     let rendered: RenderedPages
+    /// Work pages start and do not wait for; stopped with the server.
+    public let background: BackgroundWork
     let canonicalNames = CanonicalNames()
     /// How long pages wait for slow upstream work they can do without.
     public struct Patience: Sendable {
@@ -47,8 +49,9 @@ public struct ServerDependencies: Sendable {
 
     public init(clock: WallClock, lastFM: LastFMClient, demo: DemoChartSource?, lists: ListStore,
                 settings: CurrentSettings, pages: PageRenderer, artwork: ArtworkStore, demoCovers: DemoCoverCatalogue,
-                archive: ScrobbleStore? = nil, patience: Patience = Patience()) {
+                archive: ScrobbleStore? = nil, patience: Patience = Patience(), background: BackgroundWork = BackgroundWork()) {
         self.patience = patience
+        self.background = background
         self.artwork = artwork
         self.demoCovers = demoCovers
         self.archive = archive

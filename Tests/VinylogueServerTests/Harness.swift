@@ -32,6 +32,8 @@ struct Harness: Sendable {
     let clock: TestClock
     let lists: ListStore
     let database: ArchiveDatabase
+    /// The work pages started and did not wait for; `idle()` waits for it.
+    let background: BackgroundWork
 
     /// A browser session: remembers the CSRF cookie and token.
     struct Session {
@@ -63,7 +65,8 @@ struct Harness: Sendable {
             try await Composition.with(configuration, clock: clock.wallClock) { composition in
                 let app = try await composition.buildApplication()
                 let database = try ArchiveDatabase(directory: directory)
-                let harness = Harness(fake: fake, clock: clock, lists: ListStore(database), database: database)
+                let harness = Harness(fake: fake, clock: clock, lists: ListStore(database), database: database,
+                                      background: composition.background)
                 try await app.test(testing) { client in try await body(harness, client) }
             }
         }

@@ -92,7 +92,7 @@ extension ServerDependencies {
     /// again when the page loads its chart).
     private func askLastFM(for user: Username) async -> Username? {
         let names = canonicalNames, clock = self.clock, profiles = self.profiles(for: user), patience = self.patience.nameLookup
-        let lookup = Task { () -> Username? in
+        let lookup = await background.start { () -> Username? in
             do {
                 let name = try await profiles.user(user).name
                 names.remember(name)
@@ -102,7 +102,9 @@ extension ServerDependencies {
                 return nil
             }
         }
-        return await lookup.value(within: patience) ?? nil
+        // Nil when the wait ran out, the job was cancelled, or Last.fm said no.
+        guard let answer = await lookup.value(within: patience), let found = answer else { return nil }
+        return found
     }
 }
 

@@ -80,7 +80,7 @@ import VinylogueCore
 
     /// A page's status and whether it says Last.fm is still being waited for.
     static func page(_ http: HTTPClient, _ url: String) async throws -> (status: Int, waiting: Bool) {
-        let response = try await http.execute(HTTPClientRequest(url: url), timeout: .seconds(60))
+        let response = try await http.execute(HTTPClientRequest(url: url), timeout: .seconds(10))
         let body = String(buffer: try await response.body.collect(upTo: 4 << 20))
         return (Int(response.status.code), body.contains("Last.fm is slow to answer right now"))
     }

@@ -12,7 +12,7 @@ let fixedNow = Date(timeIntervalSince1970: 1_688_800_000)
 func withFakeLastFM<T: Sendable>(
     requestsPerSecond: Int = 100,
     maxAttempts: Int = 3,
-    timeout: Duration = .seconds(120),
+    timeout: Duration = .seconds(10),
     maxResponseBytes: Int = 1 << 20,
     cache: (any LastFMResponseCache)? = nil,
     _ body: @Sendable (FakeLastFM, LastFMClient) async throws -> T

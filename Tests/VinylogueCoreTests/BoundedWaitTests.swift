@@ -26,13 +26,13 @@ import VinylogueCore
     @Test func returnsTheValueAsSoonAsItIsThere() async {
         let (task, open) = Self.gated()
         open()
-        #expect(await task.value(within: .seconds(50)) == 42)
+        #expect(await task.value(within: .seconds(10)) == 42)
     }
 
     @Test func carriesTheTasksError() async {
         struct Failure: Error, Equatable {}
         let task = Task<Int, any Error> { throw Failure() }
-        let result = await task.result(within: .seconds(50))
+        let result = await task.result(within: .seconds(10))
         #expect(throws: Failure.self) { try result?.get() }
     }
 }

@@ -53,7 +53,7 @@ import VinylogueCore
     /// A Last.fm that is slow to answer user.getinfo does not hold the page
     /// up: the page is served under the address asked for.
     @Test func aSlowNameLookupDoesNotHoldThePageUp() async throws {
-        try await Harness.run(patience: .init(nameLookup: .milliseconds(100), albumColours: .seconds(120), lastFM: .seconds(120))) { harness, client in
+        try await Harness.run(patience: .init(nameLookup: .milliseconds(100), albumColours: .seconds(10), lastFM: .seconds(10))) { harness, client in
             await harness.fake.inject(.init(.delay(milliseconds: 8_000), method: "user.getinfo"))
             let page = try await client.get("/u/rj/week/2020-07-08")
             #expect(page.status == .ok)
@@ -65,7 +65,7 @@ import VinylogueCore
     /// delay): the page now answers once its patience is up, and the answer
     /// that arrives later is there for the next visit.
     @Test(.timeLimit(.minutes(2))) func aSlowLastFMGetsAClearPageInTimeAndTheAnswerIsKept() async throws {
-        try await Harness.run(patience: .init(nameLookup: .seconds(120), albumColours: .seconds(120), lastFM: .milliseconds(200))) { harness, client in
+        try await Harness.run(patience: .init(nameLookup: .seconds(10), albumColours: .seconds(10), lastFM: .milliseconds(200))) { harness, client in
             // RJ's profile and week list first, so the slow call is the chart
             // (this page also fetches 2020's week ahead, not 2018's).
             // Each try's requests carry on after its patience, so this ends.

@@ -42,11 +42,12 @@ struct Harness: Sendable {
     }
 
     /// - Parameter patience: how long pages wait for work they can do
-    ///   without; long by default, so a loaded test run never gives up early.
+    ///   without: 10 s each by default, which a fully loaded test run stays
+    ///   well inside.
     /// - Parameter server: how the app is served; `demo` is set from `demo`.
     ///   With `testing: .live`, give port 0 so the system picks a free one.
     static func run(demo: Bool = false, server: ServerConfiguration = ServerConfiguration(), testing: TestingSetup = .router,
-                    patience: ServerDependencies.Patience = .init(nameLookup: .seconds(120), albumColours: .seconds(120), lastFM: .seconds(120)),
+                    patience: ServerDependencies.Patience = .init(nameLookup: .seconds(10), albumColours: .seconds(10), lastFM: .seconds(10)),
                     _ body: @Sendable (Harness, any TestClientProtocol) async throws -> Void) async throws {
         let clock = TestClock(july2023)
         let fake = try FakeLastFM(clock: clock.wallClock)

@@ -2,7 +2,6 @@ import VinylogueApp
 import ArgumentParser
 import Foundation
 import VinylogueCore
-import VinylogueServer
 
 extension SourceChoice: ExpressibleByArgument {}
 extension ChartKind: ExpressibleByArgument {}

@@ -77,8 +77,9 @@ extension AlbumRoutes {
     func colours(for address: ArtworkAddress) async -> AlbumColours? {
         if let stored = await dependencies.artwork.storedColours(for: address) { return stored }
         let artwork = dependencies.artwork, patience = dependencies.patience.albumColours
-        let fetch = Task { try? await artwork.colours(for: address) }
-        return await fetch.value(within: patience) ?? nil
+        let fetch = await dependencies.background.start { try? await artwork.colours(for: address) }
+        guard let fetched = await fetch.value(within: patience), let colours = fetched else { return nil }
+        return colours
     }
 }
 

@@ -69,7 +69,7 @@ struct ChartRoutes: Sendable {
         // Warm the cache for the year before, so moving there is instant.
         if let week = page.previous?.week, page.previous?.isEnabled == true {
             let request = asked.request
-            Task { _ = try? await source.chart(for: request.user, kind: request.kind, week: week) }
+            _ = await dependencies.background.start { _ = try? await source.chart(for: request.user, kind: request.kind, week: week) }
         }
         return (page, stale.failures)
     }

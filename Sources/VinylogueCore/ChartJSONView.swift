@@ -1,5 +1,4 @@
 import Foundation
-import VinylogueCore
 
 /// The stable JSON form of a chart page, shared by `vinylogue chart --json`
 /// and the web app's `/api/` routes:

@@ -41,6 +41,14 @@ struct Harness: Sendable {
         var token: String = ""
     }
 
+    /// Where test data directories go: memory-backed `/dev/shm` when there
+    /// is one (SQLite's syncs to disk slowed a loaded run past its patience),
+    /// else the temporary directory.
+    static let scratch: URL = {
+        let shm = URL(fileURLWithPath: "/dev/shm", isDirectory: true)
+        return FileManager.default.isWritableFile(atPath: shm.path) ? shm : FileManager.default.temporaryDirectory
+    }()
+
     /// - Parameter patience: how long pages wait for work they can do
     ///   without: 10 s each by default, which a fully loaded test run stays
     ///   well inside.
@@ -51,7 +59,7 @@ struct Harness: Sendable {
                     _ body: @Sendable (Harness, any TestClientProtocol) async throws -> Void) async throws {
         let clock = TestClock(july2023)
         let fake = try FakeLastFM(clock: clock.wallClock)
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("vinylogue-routes-\(UUID().uuidString)")
+        let directory = Self.scratch.appendingPathComponent("vinylogue-routes-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }
         try await FakeLastFMServer.withRunning(fake) { url in
             // The configuration `serve` would read, pointed at the fake
@@ -81,6 +89,18 @@ extension TestClientProtocol {
         if let session, !session.cookie.isEmpty { headers[.cookie] = session.cookie }
         let response = try await execute(uri: uri, method: .get, headers: headers, body: nil)
         return (response.status, String(buffer: response.body), response.headers)
+    }
+
+    /// GETs `uri` again while the page says it is still waiting for Last.fm,
+    /// as a visitor would reload it (each reload joins the requests still
+    /// under way), so a run loaded past a page's patience still ends with
+    /// the whole page; at most 20 reloads.
+    func getSettled(_ uri: String) async throws -> (status: HTTPResponse.Status, body: String, headers: HTTPFields) {
+        var page = try await get(uri)
+        for _ in 0..<20 where page.body.contains("Last.fm is slow to answer right now") {
+            page = try await get(uri)
+        }
+        return page
     }
 
     /// Opens `/settings` to get a CSRF cookie and token, like a browser would.

@@ -6,7 +6,11 @@ import VinylogueCore
 struct StubChartSource: ChartSource {
     var list: ChartWeekList
     var charts: [ChartWeek: [ChartEntry]] = [:]
+    /// How the chart list fails.
     var failure: SourceError?
+    /// How the charts of `failingWeeks` (of every week, when nil) fail.
+    var chartFailure: SourceError?
+    var failingWeeks: Set<ChartWeek>?
 
     func chartList(for user: Username) async throws(SourceError) -> ChartWeekList {
         if let failure { throw failure }
@@ -14,7 +18,8 @@ struct StubChartSource: ChartSource {
     }
 
     func chart(for user: Username, kind: ChartKind, week: ChartWeek) async throws(SourceError) -> WeeklyChart {
-        WeeklyChart(user: user, kind: kind, week: week, entries: charts[week] ?? [])
+        if let chartFailure, failingWeeks?.contains(week) ?? true { throw chartFailure }
+        return WeeklyChart(user: user, kind: kind, week: week, entries: charts[week] ?? [])
     }
 }
 

@@ -4,9 +4,10 @@ import VinylogueCore
 extension HTTPResponse.Status {
     /// The one status every screen (chart, every-year, album, feed, JSON
     /// API) answers a source failure with: 404 when there is nothing to
-    /// show for that name, 503 when this Vinylogue cannot ask (no or bad API
-    /// key, its own storage, or a wait it gave up on), 502 when the upstream
-    /// failed.
+    /// show for that name (unknown, private, not archived), 503 when the
+    /// trouble is this Vinylogue's own (no or a bad API key, its storage or
+    /// files, a wait it gave up on), 502 when Last.fm failed. Every case is
+    /// listed, so a new one has to be placed here.
     init(for failure: SourceError) {
         switch failure {
         case .notFound, .privateProfile, .notArchived:

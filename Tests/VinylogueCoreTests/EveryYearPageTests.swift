@@ -3,17 +3,8 @@ import Testing
 import VinylogueCore
 
 @Suite struct EveryYearPageTests {
-    let ybsc = try! Username("ybsc")
-    let captured = ChartWeek(from: 1_593_950_400, to: 1_594_555_200)
+    let ybsc = CapturedHistory.user, captured = CapturedHistory.week, list = CapturedHistory.list, rows = CapturedHistory.rows
     let now = Date(timeIntervalSince1970: 1_688_800_000)  // Sat 8 Jul 2023
-    /// ybsc's history: February 2005 to July 2020.
-    var list: ChartWeekList { scriptedList(start: 1_108_296_000, script: Array(repeating: 0, count: 804)) }
-
-    var rows: [ChartEntry] {
-        [ChartEntry(rank: 1, artist: "PUP", name: "Live at The Electric Ballroom", plays: 22),
-         ChartEntry(rank: 2, artist: "CoVet", name: "technicolor", plays: 20),
-         ChartEntry(rank: 3, artist: "Nova Charisma", name: "Exposition I", plays: 1)]
-    }
 
     /// The demo from November 2025: one year for each year of its history
     /// (it starts in January 2011), each the week containing "today, N

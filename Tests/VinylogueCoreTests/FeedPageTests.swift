@@ -3,17 +3,8 @@ import Testing
 import VinylogueCore
 
 @Suite struct FeedPageTests {
-    let ybsc = try! Username("ybsc")
-    let captured = ChartWeek(from: 1_593_950_400, to: 1_594_555_200)
-    /// ybsc's history: February 2005 to July 2020.
-    var list: ChartWeekList { scriptedList(start: 1_108_296_000, script: Array(repeating: 0, count: 804)) }
+    let ybsc = CapturedHistory.user, captured = CapturedHistory.week, list = CapturedHistory.list, rows = CapturedHistory.rows
     let july2021 = Date(timeIntervalSince1970: 1_625_738_400)  // Thu 8 Jul 2021, 10:00 UTC
-
-    var rows: [ChartEntry] {
-        [ChartEntry(rank: 1, artist: "PUP", name: "Live at The Electric Ballroom", plays: 22),
-         ChartEntry(rank: 2, artist: "CoVet", name: "technicolor", plays: 20),
-         ChartEntry(rank: 3, artist: "Nova Charisma", name: "Exposition I", plays: 1)]
-    }
 
     /// The demo: four entries, one per recent week, newest first, each the
     /// week one year before and dated when the recent week began.

@@ -1,7 +1,6 @@
 import Archive
 import Foundation
 import Hummingbird
-import LastFM
 import VinylogueCore
 
 /// `/u/{user}`, `/u/{user}?years_ago=N`, `/u/{user}/week/{YYYY-MM-DD}` and

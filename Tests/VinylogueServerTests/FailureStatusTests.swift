@@ -25,7 +25,8 @@ import Testing
     @Test func anUpstreamFailureIsBadGatewayOnEveryScreen() async throws {
         try await Harness.run { harness, client in
             await harness.fake.inject(.init(.apiError(code: 16, status: 200), user: "ybsc"))
-            for uri in ["/u/ybsc?years_ago=3", "/u/ybsc/history", "/u/ybsc/feed.atom", "/api/u/ybsc/chart"] {
+            for uri in ["/u/ybsc?years_ago=3", "/u/ybsc/history", "/u/ybsc/album/Paramore/Paramore?week=2020-07-08",
+                        "/u/ybsc/feed.atom", "/api/u/ybsc/chart"] {
                 let answer = try await client.get(uri)
                 #expect(answer.status == .badGateway, "\(uri)")
                 #expect(answer.body.contains("temporarily unavailable"), "\(uri)")

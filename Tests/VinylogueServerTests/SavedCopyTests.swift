@@ -20,6 +20,19 @@ import Testing
         }
     }
 
+    @Test func theAlbumPageNotesASavedCopy() async throws {
+        try await Harness.run { harness, client in
+            let uri = "/u/ybsc/album/Paramore/Paramore?week=2020-07-08"
+            #expect(try await client.get(uri).body.contains("17 plays"))
+            harness.clock.advance(days: 1.2)
+            await harness.fake.inject(.init(.apiError(code: 11, status: 503), method: "user.getweeklychartlist"))
+            let later = try await client.get(uri)
+            #expect(later.status == .ok)
+            #expect(later.body.contains("Showing a saved copy: Last.fm is temporarily unavailable"))
+            #expect(later.body.contains("17 plays"))  // the week's plays, from the saved list
+        }
+    }
+
     /// A feed has nowhere to say so: it serves the saved copy as it is.
     @Test func theFeedServesASavedCopy() async throws {
         try await Harness.run { harness, client in

@@ -41,6 +41,17 @@ public struct ArchiveChartSource: ChartSource {
         return chart
     }
 
+    /// The charts of several weeks in one query (the every-year page asks
+    /// for one week in each earlier year).
+    public func charts(for user: Username, kind: ChartKind, weeks: [ChartWeek]) async throws(SourceError) -> [WeeklyChart] {
+        let charts = try await store.readAsync { db -> [WeeklyChart]? in
+            guard let id = try ScrobbleStore.userID(of: user, in: db) else { return nil }
+            return try Self.charts(kind, user: user, userID: id, weeks: weeks, in: db)
+        }
+        guard let charts else { throw Self.nothingArchived(user) }
+        return charts
+    }
+
     /// The same chart as `chart(for:kind:week:)`, read on the calling
     /// thread. It blocks: only for threads of one's own (`vinylogue bench`
     /// uses it to time the query apart from the hop to GRDB's queue and
@@ -182,19 +193,11 @@ extension ArchiveChartSource {
     public func everyYear(for user: Username, kind: ChartKind = .album, limit: Int = 5, now: Date,
                           timeZone: TimeZone) async throws(SourceError) -> EveryYearChart {
         let list = try await chartList(for: user)
-        let finder = ChartWeekFinder(timeZone: timeZone)
-        var wanted: [(Int, ChartWeek)] = []
-        for n in finder.yearsWithCharts(now: now, in: list) {
-            if let week = list.week(containing: finder.target(yearsAgo: n, from: now)) { wanted.append((n, week)) }
-        }
-        let weeks = wanted.map(\.1)
-        let charts = try await store.readAsync { db -> [WeeklyChart] in
-            guard let id = try ScrobbleStore.userID(of: user, in: db) else { return [] }
-            return try Self.charts(kind, user: user, userID: id, weeks: weeks, in: db)
-        }
-        let years = zip(wanted, charts).compactMap { pair, chart -> EveryYearChart.Year? in
+        let wanted = ChartWeekFinder(timeZone: timeZone).weeksWithCharts(now: now, in: list)
+        let charts = try await self.charts(for: user, kind: kind, weeks: wanted.map(\.week))
+        let years = zip(wanted, charts).compactMap { earlier, chart -> EveryYearChart.Year? in
             guard !chart.entries.isEmpty else { return nil }
-            return EveryYearChart.Year(yearsAgo: pair.0, week: pair.1, entries: Array(chart.entries.prefix(max(0, limit))),
+            return EveryYearChart.Year(yearsAgo: earlier.yearsAgo, week: earlier.week, entries: Array(chart.entries.prefix(max(0, limit))),
                                        totalEntries: chart.entries.count)
         }
         return EveryYearChart(user: user, kind: kind, years: years)

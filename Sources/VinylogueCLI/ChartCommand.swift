@@ -117,11 +117,10 @@ struct YearsCommand: AsyncParsableCommand {
             let now = composition.clock.now
             let finder = ChartWeekFinder(timeZone: zone)
             let labels = WeekLabels(timeZone: zone)
-            let years = finder.yearsWithCharts(now: now, in: list)
+            let years = finder.weeksWithCharts(now: now, in: list)
             if json {
-                let rows = years.compactMap { n -> [String: Any]? in
-                    guard let week = list.week(containing: finder.target(yearsAgo: n, from: now)) else { return nil }
-                    return ["yearsAgo": n, "year": labels.year(of: week.fromDate), "week": ["from": week.from, "to": week.to]]
+                let rows = years.map { year -> [String: Any] in
+                    ["yearsAgo": year.yearsAgo, "year": labels.year(of: year.week.fromDate), "week": ["from": year.week.from, "to": year.week.to]]
                 }
                 let data = try JSONSerialization.data(withJSONObject: ["user": user.value, "years": rows], options: [.prettyPrinted, .sortedKeys])
                 Terminal.standardOutput.write(String(decoding: data, as: UTF8.self) + "\n")
@@ -130,10 +129,9 @@ struct YearsCommand: AsyncParsableCommand {
             guard !years.isEmpty else {
                 throw CommandFailure("\(user) has no chart for this week in any earlier year.", exitCode: .noData)
             }
-            for n in years {
-                guard let week = list.week(containing: finder.target(yearsAgo: n, from: now)) else { continue }
-                let label = WeekLabels.yearsAgo(n)
-                Terminal.standardOutput.write("\(label.padding(toLength: 13, withPad: " ", startingAt: 0))  \(labels.label(for: week))\n")
+            for year in years {
+                let label = WeekLabels.yearsAgo(year.yearsAgo)
+                Terminal.standardOutput.write("\(label.padding(toLength: 13, withPad: " ", startingAt: 0))  \(labels.label(for: year.week))\n")
             }
         }
     }

@@ -7,6 +7,20 @@ public protocol ChartSource: Sendable {
     func chartList(for user: Username) async throws(SourceError) -> ChartWeekList
     /// The chart of `kind` for `user` in `week`.
     func chart(for user: Username, kind: ChartKind, week: ChartWeek) async throws(SourceError) -> WeeklyChart
+    /// The charts of `kind` for `user` in each of `weeks`, in that order
+    /// (one after another unless the source can do better, as the archive
+    /// does in one query).
+    func charts(for user: Username, kind: ChartKind, weeks: [ChartWeek]) async throws(SourceError) -> [WeeklyChart]
+}
+
+extension ChartSource {
+    public func charts(for user: Username, kind: ChartKind, weeks: [ChartWeek]) async throws(SourceError) -> [WeeklyChart] {
+        var charts: [WeeklyChart] = []
+        for week in weeks {
+            charts.append(try await chart(for: user, kind: kind, week: week))
+        }
+        return charts
+    }
 }
 
 /// Where album details come from.

@@ -53,21 +53,33 @@ public struct ChartWeekFinder: Sendable {
         yearsAgo > 1 && list.spans(target(yearsAgo: yearsAgo - 1, from: now))
     }
 
+    /// The chart week that contains "this instant, `yearsAgo` years before
+    /// `now`", when the list has one.
+    public func week(yearsAgo: Int, from now: Date, in list: ChartWeekList) -> ChartWeek? {
+        list.week(containing: target(yearsAgo: yearsAgo, from: now))
+    }
+
     /// Every N >= 1 whose target week has a chart in the list, nearest first.
     public func yearsWithCharts(now: Date, in list: ChartWeekList) -> [Int] {
+        weeksWithCharts(now: now, in: list).map(\.yearsAgo)
+    }
+
+    /// The chart week of every N >= 1 whose target week has a chart in the
+    /// list, nearest first: "this week in every earlier year".
+    public func weeksWithCharts(now: Date, in list: ChartWeekList) -> [EarlierWeek] {
         guard let first = list.earliest else { return [] }
         // A list reaching absurdly far back (a damaged source) must not
         // turn this into a walk over billions of years: a calendar year is
         // at least 365 days, so no year past this bound can reach `first`.
         let span = (now.timeIntervalSince1970 - TimeInterval(first.from)) / (365 * 86_400)
         let furthest = span.isFinite ? Int(min(max(span, 0), Double(Self.furthestYearsAgo))) + 1 : 0
-        var years: [Int] = []
+        var weeks: [EarlierWeek] = []
         for n in stride(from: 1, through: furthest, by: 1) {
             guard let t = calendar.date(byAdding: .year, value: -n, to: now),
                   t.timeIntervalSince1970 >= TimeInterval(first.from) else { break }
-            if list.week(containing: t) != nil { years.append(n) }
+            if let week = list.week(containing: t) { weeks.append(EarlierWeek(yearsAgo: n, week: week)) }
         }
-        return years
+        return weeks
     }
 
     /// How many calendar years back `instant` lies from `now` (at least 1),
@@ -75,5 +87,17 @@ public struct ChartWeekFinder: Sendable {
     public func yearsAgo(of instant: Date, from now: Date) -> Int {
         let years = calendar.dateComponents([.year], from: instant, to: now).year ?? 1
         return max(1, years)
+    }
+}
+
+/// The chart week of "this same week, N years ago".
+public struct EarlierWeek: Sendable, Hashable {
+    /// N, at least 1.
+    public let yearsAgo: Int
+    public let week: ChartWeek
+
+    public init(yearsAgo: Int, week: ChartWeek) {
+        self.yearsAgo = yearsAgo
+        self.week = week
     }
 }

@@ -49,6 +49,13 @@ public struct WeekLabels: Sendable {
         return String(format: "%04d-%02d-%02d", c.year!, c.month!, c.day!)
     }
 
+    /// The day that names `week` in a permalink: "2020-07-06", the day
+    /// after the one it starts on (weeks start at noon, and that first day
+    /// is shared with the week before).
+    public func permalinkDay(of week: ChartWeek) -> String {
+        isoDay(week.fromDate.addingTimeInterval(86_400))
+    }
+
     /// Parses "YYYY-MM-DD" as noon on that day in this calendar's zone
     /// (noon keeps the date inside the same Last.fm week in every zone but
     /// the extremes, and inside the same day everywhere).

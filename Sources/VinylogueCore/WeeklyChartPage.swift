@@ -23,6 +23,17 @@ public struct WeeklyChartPage: Sendable {
         public let playsLabel: String
         /// Where the row's art can be loaded from, when the view supplies it.
         public let artURL: String?
+
+        /// `entry` as a row.
+        public init(_ entry: ChartEntry, artURL: String? = nil) {
+            self.entry = entry
+            rank = entry.rank
+            artist = entry.artist
+            name = entry.name
+            plays = entry.plays
+            playsLabel = WeekLabels.plays(entry.plays)
+            self.artURL = artURL
+        }
     }
 
     /// A link to the same week one year earlier or later.
@@ -235,10 +246,7 @@ extension WeeklyChartPage {
         case .chart(let chart):
             let kept = request.filter.apply(chart.entries)
             hidden = chart.entries.count - kept.count
-            rows = kept.map { entry in
-                Row(entry: entry, rank: entry.rank, artist: entry.artist, name: entry.name, plays: entry.plays,
-                    playsLabel: WeekLabels.plays(entry.plays), artURL: artURL(entry))
-            }
+            rows = kept.map { Row($0, artURL: artURL($0)) }
             if chart.entries.isEmpty {
                 state = .empty(message: "No \(request.kind.plural) that week.")
             } else if rows.isEmpty {

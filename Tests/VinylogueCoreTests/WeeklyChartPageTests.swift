@@ -6,7 +6,11 @@ import VinylogueCore
 struct StubChartSource: ChartSource {
     var list: ChartWeekList
     var charts: [ChartWeek: [ChartEntry]] = [:]
+    /// How the chart list fails.
     var failure: SourceError?
+    /// How the charts of `failingWeeks` (of every week, when nil) fail.
+    var chartFailure: SourceError?
+    var failingWeeks: Set<ChartWeek>?
 
     func chartList(for user: Username) async throws(SourceError) -> ChartWeekList {
         if let failure { throw failure }
@@ -14,21 +18,14 @@ struct StubChartSource: ChartSource {
     }
 
     func chart(for user: Username, kind: ChartKind, week: ChartWeek) async throws(SourceError) -> WeeklyChart {
-        WeeklyChart(user: user, kind: kind, week: week, entries: charts[week] ?? [])
+        if let chartFailure, failingWeeks?.contains(week) ?? true { throw chartFailure }
+        return WeeklyChart(user: user, kind: kind, week: week, entries: charts[week] ?? [])
     }
 }
 
 @Suite struct WeeklyChartPageTests {
-    let user = try! Username("ybsc")
-    let captured = ChartWeek(from: 1_593_950_400, to: 1_594_555_200)
+    let user = CapturedHistory.user, captured = CapturedHistory.week, list = CapturedHistory.list, rows = CapturedHistory.rows
     let now = Date(timeIntervalSince1970: 1_688_800_000)  // Sat 8 Jul 2023
-    var list: ChartWeekList { scriptedList(start: 1_108_296_000, script: Array(repeating: 0, count: 804)) }
-
-    var rows: [ChartEntry] {
-        [ChartEntry(rank: 1, artist: "PUP", name: "Live at The Electric Ballroom", plays: 22),
-         ChartEntry(rank: 2, artist: "CoVet", name: "technicolor", plays: 20),
-         ChartEntry(rank: 3, artist: "Nova Charisma", name: "Exposition I", plays: 1)]
-    }
 
     @Test func presentsAWeekWithNavigationAndFilter() async {
         let source = StubChartSource(list: list, charts: [captured: rows])

@@ -30,19 +30,20 @@ struct AlbumPageView {
     let tags: [String]
     let hasTags: Bool
     let lastFMURL: String?
-    var errorText: String?
+    let errorText: String?
     var staleNote: String?
 
-    init(user: Username, artist: String, name: String, detail: AlbumDetail?, weekPlays: Int?, weekLabel: String,
-         backURL: String, artURL: String, csrf: String) {
-        layout = LayoutFields(title: "\(name) · \(artist)", csrf: csrf, bodyClass: "album-theme")
-        self.user = user.value
-        self.artist = detail?.artist ?? artist
-        self.name = detail?.name ?? name
+    init(_ page: AlbumPage, backURL: String, artURL: String, csrf: String) {
+        let detail = page.detail
+        layout = LayoutFields(title: "\(page.name) · \(page.artist)", csrf: csrf, bodyClass: "album-theme")
+        user = page.user.value
+        artist = page.artist
+        name = page.name
         self.artURL = artURL
         self.backURL = backURL
-        self.weekLabel = weekLabel
-        self.weekPlays = weekPlays.map(WeekLabels.plays)
+        weekLabel = page.weekLabel
+        weekPlays = page.weekPlays.map(WeekLabels.plays)
+        errorText = page.failure.map { "Album details are unavailable: \($0.forVisitors)" }
         userPlays = detail?.userPlayCount.map(WeekLabels.plays)
         listeners = detail.flatMap { $0.listeners > 0 ? Self.grouped($0.listeners) : nil }
         totalPlays = detail.flatMap { $0.playCount > 0 ? Self.grouped($0.playCount) : nil }

@@ -1,7 +1,6 @@
 import Artwork
 import Foundation
 import Hummingbird
-import LastFM
 import VinylogueCore
 
 /// `/u/{user}/album/{artist}/{album}?week=YYYY-MM-DD`: one album, as the user
@@ -25,48 +24,24 @@ struct AlbumRoutes: Sendable {
         let labels = WeekLabels(timeZone: settings.timeZone)
         let day = request.uri.queryParameters.get("week").flatMap(labels.parseDay)
         let mbid = request.uri.queryParameters.get("mbid").flatMap { $0.count == 36 ? $0 : nil }
-
-        let stale = StaleResponses()
+        let asked = AlbumPage.Request(user: user, artist: artist, name: name, mbid: mbid, day: day, timeZone: settings.timeZone)
         let albums = dependencies.albums(for: user), charts = await dependencies.charts(for: user)
-        var detail: AlbumDetail?
-        var failure: SourceError?
-        var weekPlays: Int?
-        var weekLabel = "this week"
-        var backURL = Paths.chart(user)
-        await StaleResponses.$current.withValue(stale) {
-            do {
-                detail = try await albums.album(artist: artist, name: name, mbid: mbid, user: user)
-            } catch let error as SourceError {
-                failure = error
-            } catch {
-                failure = .transport(detail: String(describing: error))
-            }
-            if let day, let list = try? await charts.chartList(for: user), let week = list.week(containing: day) {
-                weekLabel = labels.label(for: week)
-                backURL = Paths.week(user, day: labels.isoDay(day))
-                let chart = try? await charts.chart(for: user, kind: .album, week: week)
-                weekPlays = chart?.entries.first {
-                    $0.artist.lowercased() == artist.lowercased() && $0.name.lowercased() == name.lowercased()
-                }?.plays
-            }
-        }
-        if case .notFound? = failure {
-            var page = MessagePage(title: "Album not found", heading: "Album not found", csrf: "",
-                                   message: "Last.fm has no album called “\(name)” by \(artist).")
-            page.linkURL = backURL
-            page.linkLabel = "Back to the chart"
-            return dependencies.pages.response("message", page, status: .notFound)
+        let (page, savedCopies) = await SavedCopies.noted { await AlbumPage.load(asked, albums: albums, charts: charts) }
+        let backURL = if let day, page.week != nil { Paths.week(user, day: labels.isoDay(day)) } else { Paths.chart(user) }
+        if case .missing(let message) = page.state {
+            var notFound = MessagePage(title: "Album not found", heading: "Album not found", csrf: "", message: message)
+            notFound.linkURL = backURL
+            notFound.linkLabel = "Back to the chart"
+            return dependencies.pages.response("message", notFound, status: .notFound)
         }
         // The cover, and the page's colours taken from it (computed once per image).
         let covers = CoverRoutes(dependencies: dependencies)
         let address = await covers.address(user: user, artist: artist, name: name, mbid: mbid)
         let colours: AlbumColours? = if let address { await colours(for: address) } else { nil }
-        var view = AlbumPageView(user: user, artist: artist, name: name, detail: detail, weekPlays: weekPlays, weekLabel: weekLabel,
-                                 backURL: backURL, artURL: address?.localPath ?? "/static/placeholder.svg", csrf: "")
+        var view = AlbumPageView(page, backURL: backURL, artURL: address?.localPath ?? "/static/placeholder.svg", csrf: "")
         view.layout.themeURL = colours.map(CoverRoutes.themePath)
-        view.errorText = failure.map { "Album details are unavailable: \($0.forVisitors)" }
-        view.staleNote = stale.failures.first.map { "Showing a saved copy: \($0.message)" }
-        return dependencies.pages.response("album", view)
+        view.staleNote = savedCopies.note
+        return dependencies.pages.response("album", view, status: HTTPResponse.Status(failure: page.failure))
     }
 }
 

@@ -55,12 +55,11 @@ struct ChartPageView {
         self.user = user.value
         yearsAgoLabel = page.yearsAgoLabel
         weekLabel = page.weekLabel
-        let day = page.week.map { labels.isoDay($0.fromDate.addingTimeInterval(3600 * 24)) }
+        let day = page.week.map(labels.permalinkDay(of:))
         rows = page.rows.map { row in
-            Row(artist: row.artist, name: row.name, playsLabel: row.playsLabel,
-                artURL: page.kind == .album ? Paths.cover(user, artist: row.artist, name: row.name, mbid: row.entry.mbid) : "/static/placeholder.svg",
-                albumURL: page.kind == .album ? Paths.album(user, artist: row.artist, name: row.name, day: day)
-                    : "https://www.last.fm/music/\(Paths.encode(row.artist))")
+            page.kind == .album ? Row(album: row, of: user, day: day)
+                : Row(artist: row.artist, name: row.name, playsLabel: row.playsLabel, artURL: "/static/placeholder.svg",
+                      albumURL: "https://www.last.fm/music/\(Paths.encode(row.artist))")
         }
         hasRows = !rows.isEmpty
         emptyText = page.emptyText
@@ -72,5 +71,14 @@ struct ChartPageView {
         } else {
             wayOn = nil
         }
+    }
+}
+
+extension ChartPageView.Row {
+    /// An album row: its cover, and a link to its page for the week of `day`.
+    init(album row: WeeklyChartPage.Row, of user: Username, day: String?) {
+        self.init(artist: row.artist, name: row.name, playsLabel: row.playsLabel,
+                  artURL: Paths.cover(user, artist: row.artist, name: row.name, mbid: row.entry.mbid),
+                  albumURL: Paths.album(user, artist: row.artist, name: row.name, day: day))
     }
 }

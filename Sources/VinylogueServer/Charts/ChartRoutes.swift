@@ -1,7 +1,6 @@
 import Archive
 import Foundation
 import Hummingbird
-import LastFM
 import VinylogueCore
 
 /// `/u/{user}`, `/u/{user}?years_ago=N`, `/u/{user}/week/{YYYY-MM-DD}` and
@@ -58,20 +57,17 @@ struct ChartRoutes: Sendable {
         return Asked(request: .init(user: user, kind: kind, selection: selection, filter: filter, timeZone: zone), byDate: byDate)
     }
 
-    /// Loads the page, noting any stale answers used.
-    func load(_ asked: Asked) async -> (WeeklyChartPage, [SourceError]) {
-        let stale = StaleResponses()
+    /// Loads the page, noting any saved copies used.
+    func load(_ asked: Asked) async -> (WeeklyChartPage, SavedCopies) {
         let source = await dependencies.charts(for: asked.request.user)
         let now = dependencies.clock.now
-        let page = await StaleResponses.$current.withValue(stale) {
-            await WeeklyChartPage.load(asked.request, from: source, now: now)
-        }
+        let (page, savedCopies) = await SavedCopies.noted { await WeeklyChartPage.load(asked.request, from: source, now: now) }
         // Warm the cache for the year before, so moving there is instant.
         if let week = page.previous?.week, page.previous?.isEnabled == true {
             let request = asked.request
             _ = await dependencies.background.start { _ = try? await source.chart(for: request.user, kind: request.kind, week: week) }
         }
-        return (page, stale.failures)
+        return (page, savedCopies)
     }
 
     func page(_ request: Request, _ context: Context, day: String?) async throws -> Response {
@@ -85,15 +81,13 @@ struct ChartRoutes: Sendable {
             return Response(status: kept.status, headers: [.contentType: "text/html; charset=utf-8", .cacheControl: "no-cache"],
                             body: .init(byteBuffer: kept.body))
         }
-        let (page, staleFailures) = await load(asked)
+        let (page, savedCopies) = await load(asked)
         var view = ChartPageView(page, byDate: asked.byDate, selfURL: request.uri.description, csrf: "",
                                  labels: WeekLabels(timeZone: settings.timeZone))
-        if let failure = staleFailures.first {
-            view.staleNote = "Showing a saved copy: \(failure.message)"
-        }
-        let status = Self.status(of: page)
+        view.staleNote = savedCopies.note
+        let status = HTTPResponse.Status(failure: page.failure)
         let html = ByteBuffer(string: dependencies.pages.html("chart", view))
-        if status == .ok && staleFailures.isEmpty {
+        if status == .ok && savedCopies.failures.isEmpty {
             dependencies.rendered.keep(key, status: status, body: html)
         }
         return Response(status: status, headers: [.contentType: "text/html; charset=utf-8", .cacheControl: "no-cache"],
@@ -109,15 +103,6 @@ struct ChartRoutes: Sendable {
         return "chart|\(r.user.value)|\(selection)|\(r.kind.rawValue)|\(r.filter.threshold)|\(asked.byDate)|\(settings.fingerprint)"
     }
 
-    static func status(of page: WeeklyChartPage) -> HTTPResponse.Status {
-        guard case .failed(let error) = page.state else { return .ok }
-        switch error {
-        case .notFound, .privateProfile, .notArchived: return .notFound
-        case .missingAPIKey, .invalidAPIKey, .storage, .stillWaiting: return .serviceUnavailable
-        default: return .badGateway
-        }
-    }
-
     func json(_ request: Request, _ context: Context) async throws -> Response {
         let settings = await dependencies.settings.current()
         let asked: Asked
@@ -129,7 +114,7 @@ struct ChartRoutes: Sendable {
         let (page, _) = await load(asked)
         switch page.state {
         case .failed(let error):
-            return APIResponse.error(status: Self.status(of: page), message: error.forVisitors)
+            return APIResponse.error(status: HTTPResponse.Status(for: error), message: error.forVisitors)
         case .noChart(let message):
             return APIResponse.error(status: .notFound, message: message)
         case .chart, .empty:

@@ -2,9 +2,8 @@ import Foundation
 import Hummingbird
 import VinylogueCore
 
-/// `/u/{user}/feed.atom`: "this week, one year ago", a new entry each week —
-/// the notification the original app planned and never shipped.
-/// `?years_ago=N` makes it N years instead.
+/// `/u/{user}/feed.atom`: "this week, one year ago", a new entry each week
+/// (`FeedPage`). `?years_ago=N` makes it N years instead.
 struct FeedRoutes: Sendable {
     typealias Context = BasicRequestContext
 
@@ -27,41 +26,25 @@ struct FeedRoutes: Sendable {
             }
             yearsAgo = years
         }
-        let ago = WeekLabels.yearsAgo(yearsAgo)
         let settings = await dependencies.settings.current()
-        let now = dependencies.clock.now
-        let source = await dependencies.charts(for: user)
-        let finder = ChartWeekFinder(timeZone: settings.timeZone)
+        let asked = FeedPage.Request(user: user, yearsAgo: yearsAgo, filter: settings.filter, weeks: Self.weeks,
+                                     timeZone: settings.timeZone)
+        let source = await dependencies.charts(for: user), now = dependencies.clock.now
+        // A saved copy is served as it is: a feed has nowhere to say so.
+        let feed = await FeedPage.load(asked, from: source, now: now)
+        if let failure = feed.failure {
+            return APIResponse.error(status: HTTPResponse.Status(for: failure), message: failure.forVisitors)
+        }
         let labels = WeekLabels(timeZone: settings.timeZone)
-        let list: ChartWeekList
-        do {
-            list = try await source.chartList(for: user)
-        } catch {
-            return APIResponse.error(status: ChartRoutes.status(of: .build(.init(user: user), now: now, list: .init([]), outcome: .failed(error))),
-                                     message: error.forVisitors)
-        }
-        // One entry per recent week, the newest first: each is that week,
-        // N years earlier, published when the week began.
-        var entries: [AtomEntry] = []
-        for k in 0..<Self.weeks {
-            let moment = now.addingTimeInterval(-TimeInterval(k) * 7 * 86400)
-            let published = LastFMWeekCalendar.week(containing: Int64(moment.timeIntervalSince1970)).fromDate
-            guard case .found(let week) = finder.lookup(instant: finder.target(yearsAgo: yearsAgo, from: moment), in: list) else { continue }
-            guard let chart = try? await source.chart(for: user, kind: .album, week: week) else { continue }
-            let rows = settings.filter.apply(chart.entries).prefix(10)
-            let url = Paths.week(user, day: labels.isoDay(week.fromDate.addingTimeInterval(86400)))
-            let summary = rows.isEmpty ? "No albums that week."
-                : rows.map { "\($0.rank). \($0.artist) – \($0.name) (\(WeekLabels.plays($0.plays)))" }.joined(separator: "\n")
-            entries.append(AtomEntry(id: "tag:vinylogue,2025:\(user.key):\(week.from)",
-                                     title: "\(user.value), \(yearsAgo == 1 ? "one year ago" : ago): \(labels.label(for: week))",
-                                     url: url, updated: published, summary: summary))
-        }
         let base = "http://\(request.head.authority ?? "localhost")"
         let query = yearsAgo == 1 ? "" : "?years_ago=\(yearsAgo)"
-        let xml = AtomFeed(id: "tag:vinylogue,2025:\(user.key)\(yearsAgo == 1 ? "" : ":\(yearsAgo)")",
-                           title: "Vinylogue: \(user.value), this week \(yearsAgo == 1 ? "one year ago" : ago)",
+        let entries = feed.entries.map { entry in
+            AtomEntry(id: "tag:vinylogue,2025:\(user.key):\(entry.week.from)", title: entry.title,
+                      url: base + Paths.week(user, day: labels.permalinkDay(of: entry.week)), updated: entry.published, summary: entry.summary)
+        }
+        let xml = AtomFeed(id: "tag:vinylogue,2025:\(user.key)\(yearsAgo == 1 ? "" : ":\(yearsAgo)")", title: "Vinylogue: \(feed.title)",
                            selfURL: base + "/u/\(user.value)/feed.atom\(query)", siteURL: base + Paths.chart(user, yearsAgo: yearsAgo),
-                           updated: entries.first?.updated ?? now, entries: entries.map { $0.absolute(base) }).xml
+                           updated: feed.updated, entries: entries).xml
         return Response(status: .ok, headers: [.contentType: "application/atom+xml; charset=utf-8", .cacheControl: "max-age=3600"],
                         body: .init(byteBuffer: ByteBuffer(string: xml)))
     }
@@ -74,10 +57,6 @@ struct AtomEntry {
     let url: String
     let updated: Date
     let summary: String
-
-    func absolute(_ base: String) -> AtomEntry {
-        AtomEntry(id: id, title: title, url: base + url, updated: updated, summary: summary)
-    }
 }
 
 /// An Atom 1.0 document; every piece of text is XML-escaped.

@@ -76,6 +76,6 @@ public struct CommandFailure: Error, Sendable {
     }
 
     public init(_ error: SourceError) {
-        self.init("\(error.message) \(error.nextStep)", exitCode: ExitStatus(error))
+        self.init(error.forTerminal, exitCode: ExitStatus(error))
     }
 }

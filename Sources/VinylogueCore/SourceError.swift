@@ -1,7 +1,9 @@
 /// Why a source of listening data could not answer.
 ///
-/// Every case reads as a sentence a person understands plus the next step to
-/// take; the command line maps each to an exit code and the web app to a page.
+/// Every case reads as a sentence saying what happened (`message`). What to
+/// do next depends on where the person is, so each front end says it: the
+/// command line (`nextStep`, and an exit code) and the web app
+/// (`forVisitors`, and an HTTP status) each in their own words.
 public enum SourceError: Error, Sendable, Hashable, CustomStringConvertible {
     /// Last.fm error 6: no such user (or album, or artist).
     case notFound(what: String)
@@ -57,56 +59,6 @@ public enum SourceError: Error, Sendable, Hashable, CustomStringConvertible {
         }
     }
 
-    /// What the person can do about it.
-    public var nextStep: String {
-        switch self {
-        case .notFound: "Check the spelling of the username."
-        case .privateProfile: "Ask them to make their recent listening public in Last.fm's privacy settings."
-        case .invalidAPIKey: "Check LASTFM_API_KEY; a key can be created at https://www.last.fm/api/account/create."
-        case .missingAPIKey:
-            "Create a key at https://www.last.fm/api/account/create and set it with `export LASTFM_API_KEY=yourkey` (or use the demo: `vinylogue chart demo`)."
-        case .rateLimited: "Wait a minute and try again."
-        case .temporarilyUnavailable, .timeout: "Try again in a few minutes."
-        case .stillWaiting: "Reload in a minute: the answer is kept as soon as it arrives."
-        case .transport: "Check the network connection (and LASTFM_API_URL, if set), then try again."
-        case .malformedResponse: "Try again; if it keeps happening, Last.fm may be having problems."
-        case .api: "Try again later."
-        case .storage: "Check that the data directory (--data-dir) is a readable and writable folder, or run the import again."
-        case .notArchived(let user): "Run `vinylogue sync \(user)` or `vinylogue import FILE --user \(user)` first."
-        case .unreadableFile:
-            "Give the path of the export file itself (a Last.fm CSV, a ListenBrainz listens file or a Spotify streaming history JSON file)."
-        case .diskFull:
-            "Free some space on that disk (or pass --data-dir on another one) and run the command again; what was already stored is kept."
-        }
-    }
-
-    /// What a visitor of the web app can do about it: never a command or a
-    /// setting only the person running the server could change; those are
-    /// said to be for "whoever runs this Vinylogue".
-    public var nextStepForVisitors: String {
-        switch self {
-        case .invalidAPIKey:
-            "Whoever runs this Vinylogue needs to check its Last.fm API key; the demo works meanwhile."
-        case .missingAPIKey:
-            "Whoever runs this Vinylogue can add a Last.fm API key (see Settings); the demo works without one."
-        case .transport:
-            "Try again in a few minutes; if it keeps happening, whoever runs this Vinylogue should check its network connection."
-        case .storage:
-            "Try again in a moment; if it keeps happening, whoever runs this Vinylogue should check its data directory."
-        case .notArchived:
-            "Their charts come from Last.fm until whoever runs this Vinylogue archives their history."
-        case .unreadableFile:
-            "Choose the export file itself: a Last.fm CSV, a ListenBrainz listens file or a Spotify streaming history JSON file."
-        case .diskFull:
-            "Whoever runs this Vinylogue needs to free some disk space; everything already stored is kept."
-        case .notFound, .privateProfile, .rateLimited, .temporarilyUnavailable, .timeout, .stillWaiting, .malformedResponse, .api:
-            nextStep
-        }
-    }
-
-    /// The sentence and next step for a web page.
-    public var forVisitors: String { "\(message) \(nextStepForVisitors)" }
-
     /// Whether repeating the same request later may succeed. A truncated,
     /// malformed or oversized answer is a failure of the moment like any
     /// other, so a saved copy stands in for it.
@@ -117,5 +69,5 @@ public enum SourceError: Error, Sendable, Hashable, CustomStringConvertible {
         }
     }
 
-    public var description: String { "\(message) \(nextStep)" }
+    public var description: String { message }
 }

@@ -85,12 +85,6 @@ public struct WeeklyChartPage: Sendable {
         return nil
     }
 
-    /// The full error sentence and next step, when the state is `.failed`.
-    public var errorText: String? {
-        if case .failed(let error) = state { return error.message + " " + error.nextStep }
-        return nil
-    }
-
     /// The message for an empty or missing chart.
     public var emptyText: String? {
         switch state {

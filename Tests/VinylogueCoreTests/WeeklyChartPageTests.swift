@@ -124,7 +124,7 @@ struct StubChartSource: ChartSource {
         let source = StubChartSource(list: list, failure: .notFound(what: "The user “ybsc”"))
         let page = await WeeklyChartPage.load(.init(user: user), from: source, now: now)
         #expect(page.state == .failed(.notFound(what: "The user “ybsc”")))
-        #expect(page.errorText == "The user “ybsc” was not found on Last.fm. Check the spelling of the username.")
+        #expect(page.failure?.message == "The user “ybsc” was not found on Last.fm.")
         #expect(page.rows.isEmpty && page.previous == nil)
     }
 

@@ -1,9 +1,12 @@
 import Testing
 import VinylogueCore
+import VinylogueServer
 
 /// What the web app tells a visitor about a failure: a sentence and a next
 /// step they can take, never a command or a server setting.
 @Suite struct VisitorSentenceTests {
+    /// One of each case (a new case must be added here and in both front
+    /// ends' sentences, which switch over every case).
     static let everyCase: [SourceError] = [
         .notFound(what: "The user “x”"), .privateProfile(user: "x"), .invalidAPIKey(code: 10), .missingAPIKey, .rateLimited,
         .temporarilyUnavailable(detail: "HTTP 503"), .timeout, .stillWaiting, .transport(detail: "the connection was refused"),

@@ -19,7 +19,7 @@ public struct VinylogueConfiguration: Sendable {
     public var imageBase: String
     /// `VINYLOGUE_LOG_LEVEL`; nil leaves each command its default.
     public var logLevel: Logger.Level?
-    /// How the web app is served (`serve`'s options).
+    /// How the web app is served (`serve`'s options; `VINYLOGUE_PUBLIC_URL`).
     public var server: ServerConfiguration
     /// At most this much album art on disk (`--art-cache-mb`); nil: no limit.
     public var artCacheBytes: Int64?
@@ -37,6 +37,7 @@ public struct VinylogueConfiguration: Sendable {
         imageBase = environment["LASTFM_IMAGE_URL"].flatMap { $0.isEmpty ? nil : $0 } ?? ArtworkAddress.lastFMImageBase
         logLevel = environment["VINYLOGUE_LOG_LEVEL"].flatMap(Logger.Level.init(rawValue:))
         server = ServerConfiguration()
+        server.publicURL = environment["VINYLOGUE_PUBLIC_URL"].flatMap { $0.isEmpty ? nil : $0 }
         artCacheBytes = ArtworkStore.defaultMaxDiskBytes
         patience = ServerDependencies.Patience()
         noColour = !(environment["NO_COLOR"] ?? "").isEmpty

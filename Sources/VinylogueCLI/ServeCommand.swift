@@ -59,8 +59,10 @@ struct ServeCommand: AsyncParsableCommand {
     func run() async throws {
         var configuration = VinylogueConfiguration.fromProcessEnvironment()
         configuration.dataDirectory = configuration.dataDirectory(dataDir)
-        configuration.server = ServerConfiguration(host: host, port: port, demo: demo,
-                                                   idleTimeout: .milliseconds(Int64(idleTimeoutSeconds * 1000)))
+        configuration.server.host = host
+        configuration.server.port = port
+        configuration.server.demo = demo
+        configuration.server.idleTimeout = .milliseconds(Int64(idleTimeoutSeconds * 1000))
         configuration.artCacheBytes = artCacheMegabytes == 0 ? nil : Int64(artCacheMegabytes) << 20
         let directory = configuration.dataDirectory
         try await Composition.with(configuration) { composition in

@@ -26,6 +26,9 @@ public struct AlbumPage: Sendable {
     public let weekLabel: String
     /// The user's plays of this album in `week`, when it is in that week's chart.
     public let weekPlays: Int?
+    /// Why the week's play count is missing, when the list or the week's
+    /// chart failed for the moment (a reload may bring it).
+    public var weekPlaysFailure: SourceError? = nil
 
     /// Why the page failed, when the state is `.failed`.
     public var failure: SourceError? {
@@ -65,12 +68,13 @@ extension AlbumPage {
     /// a `.failed` page, never a thrown error.
     public static func load(_ request: Request, albums: some AlbumSource, charts: some ChartSource) async -> AlbumPage {
         var list: ChartWeekList?
+        var listFailure: SourceError?
         do {
             list = try await charts.chartList(for: request.user)
         } catch where !error.isTemporary {
             return build(request, state: .failed(error), detail: nil, week: nil, weekPlays: nil)
         } catch {
-            list = nil
+            listFailure = error
         }
         let state: State
         var detail: AlbumDetail?
@@ -86,10 +90,18 @@ extension AlbumPage {
         }
         let week = request.day.flatMap { day in list?.week(containing: day) }
         var weekPlays: Int?
-        if let week, let chart = try? await charts.chart(for: request.user, kind: .album, week: week) {
-            weekPlays = chart.entries.first { $0.artist.lowercased() == request.artist.lowercased() && $0.name.lowercased() == request.name.lowercased() }?.plays
+        var weekPlaysFailure = request.day == nil ? nil : listFailure
+        if let week {
+            do {
+                let chart = try await charts.chart(for: request.user, kind: .album, week: week)
+                weekPlays = chart.entries.first { $0.artist.lowercased() == request.artist.lowercased() && $0.name.lowercased() == request.name.lowercased() }?.plays
+            } catch {
+                weekPlaysFailure = error
+            }
         }
-        return build(request, state: state, detail: detail, week: week, weekPlays: weekPlays)
+        var page = build(request, state: state, detail: detail, week: week, weekPlays: weekPlays)
+        page.weekPlaysFailure = weekPlaysFailure
+        return page
     }
 
     /// Builds the page from loaded data (pure).

@@ -35,7 +35,7 @@ public func buildRouter(configuration: ServerConfiguration, dependencies: Server
     HistoryRoutes(dependencies: dependencies).register(on: router)
     AlbumRoutes(dependencies: dependencies).register(on: router)
     CoverRoutes(dependencies: dependencies).register(on: router)
-    FeedRoutes(dependencies: dependencies).register(on: router)
+    FeedRoutes(dependencies: dependencies, base: configuration.publicBase).register(on: router)
     SettingsRoutes(dependencies: dependencies, configuration: configuration).register(on: router)
     router.get("/api/users") { _, _ in
         let users = try await dependencies.lists.users().map { ["name": $0.name, "me": $0.isMe] as [String: Any] }

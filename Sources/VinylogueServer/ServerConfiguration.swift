@@ -16,6 +16,16 @@ public struct ServerConfiguration: Sendable {
     /// time (slowloris) is closed after this long too. A request the server
     /// is still answering is never cut off.
     public var idleTimeout: Duration
+    /// The address people reach this server at (`VINYLOGUE_PUBLIC_URL`), for
+    /// links that leave it: the Atom feed's. Nil means `http://host:port`.
+    /// Never taken from a request's Host header, which anyone can set.
+    public var publicURL: String?
+
+    /// `publicURL` without a trailing slash, else `http://host:port`.
+    public var publicBase: String {
+        if let publicURL, !publicURL.isEmpty { return publicURL.hasSuffix("/") ? String(publicURL.dropLast()) : publicURL }
+        return "http://\(host.contains(":") ? "[\(host)]" : host):\(port)"
+    }
 
     public init(host: String = "127.0.0.1", port: Int = 8080, demo: Bool = false, maxBodyBytes: Int = 16 * 1024,
                 idleTimeout: Duration = .seconds(10)) {

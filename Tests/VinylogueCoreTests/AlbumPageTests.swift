@@ -72,9 +72,14 @@ struct StubAlbumSource: AlbumSource {
         let noList = await AlbumPage.load(asked, albums: demo, charts: StubChartSource(list: list, failure: .timeout))
         #expect(noList.state == .loaded)
         #expect(noList.weekPlays == nil && noList.weekLabel == "this week")
+        #expect(noList.weekPlaysFailure == .timeout)  // the page says what is missing
+        let slowWeek = await AlbumPage.load(asked, albums: demo, charts: StubChartSource(list: list, chartFailure: .stillWaiting, failingWeeks: [week]))
+        #expect(slowWeek.state == .loaded && slowWeek.weekPlays == nil)
+        #expect(slowWeek.weekPlaysFailure == .stillWaiting)
         let noAlbum = await AlbumPage.load(asked, albums: StubAlbumSource(answer: .failure(.temporarilyUnavailable(detail: "HTTP 503"))), charts: demo)
         #expect(noAlbum.failure == .temporarilyUnavailable(detail: "HTTP 503"))
         #expect(noAlbum.weekPlays == top.plays)
         #expect(noAlbum.name == top.name)  // as asked
+        #expect(noAlbum.weekPlaysFailure == nil)
     }
 }

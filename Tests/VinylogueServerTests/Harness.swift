@@ -98,7 +98,7 @@ extension TestClientProtocol {
     /// ends with the whole page. At most 20 reloads.
     func get(_ uri: String, session: Session? = nil) async throws -> (status: HTTPResponse.Status, body: String, headers: HTTPFields) {
         var page = try await getOnce(uri, session: session)
-        for _ in 0..<20 where page.status == .serviceUnavailable && page.body.contains("Last.fm is slow to answer right now") {
+        for _ in 0..<20 where page.body.contains("Last.fm is slow to answer right now") {
             page = try await getOnce(uri, session: session)
         }
         return page

@@ -4,6 +4,7 @@ import Hummingbird
 import HummingbirdTesting
 import LastFMTestServer
 import Testing
+import VinylogueServer
 import VinylogueCore
 
 @Suite struct UsersTests {
@@ -156,6 +157,20 @@ import VinylogueCore
             let page = try await client.get("/settings?saved=1", session: session)
             #expect(page.body.contains("Settings saved."))
             #expect(page.body.contains("<option value=\"2\" selected>"))
+        }
+    }
+
+    /// Used to glue "http://" to the request's Host header, which anyone
+    /// can set: the feed's links now use the configured public address.
+    @Test func feedLinksUseTheConfiguredPublicAddress() async throws {
+        var server = ServerConfiguration()
+        server.publicURL = "https://vinylogue.example/"
+        try await Harness.run(server: server) { harness, client in
+            harness.clock.advance(days: -730)
+            let feed = try await client.get("/u/ybsc/feed.atom")
+            #expect(feed.body.contains("<link href=\"https://vinylogue.example/u/ybsc/week/2020-07-06\""), "\(feed.body.prefix(600))")
+            #expect(feed.body.contains("https://vinylogue.example/u/ybsc/feed.atom"))
+            #expect(!feed.body.contains("localhost"))
         }
     }
 

@@ -32,6 +32,8 @@ struct AlbumPageView {
     let lastFMURL: String?
     let errorText: String?
     var staleNote: String?
+    /// Why the week's play count is missing, when a reload may bring it.
+    let weekPlaysNote: String?
 
     init(_ page: AlbumPage, backURL: String, artURL: String, csrf: String) {
         let detail = page.detail
@@ -44,6 +46,7 @@ struct AlbumPageView {
         weekLabel = page.weekLabel
         weekPlays = page.weekPlays.map(WeekLabels.plays)
         errorText = page.failure.map { "Album details are unavailable: \($0.forVisitors)" }
+        weekPlaysNote = page.weekPlaysFailure.map { "That week’s plays are missing: \($0.forVisitors)" }
         userPlays = detail?.userPlayCount.map(WeekLabels.plays)
         listeners = detail.flatMap { $0.listeners > 0 ? Self.grouped($0.listeners) : nil }
         totalPlays = detail.flatMap { $0.playCount > 0 ? Self.grouped($0.playCount) : nil }

@@ -15,8 +15,8 @@ struct AlbumRoutes: Sendable {
     }
 
     func page(_ request: Request, _ context: Context) async throws -> Response {
-        guard let rawUser = context.parameters.get("user"), let user = Username(validating: rawUser),
-              let artist = context.parameters.get("artist")?.removingPercentEncoding, !artist.isEmpty,
+        let user = try RouteParameters.user(context)
+        guard let artist = context.parameters.get("artist")?.removingPercentEncoding, !artist.isEmpty,
               let name = context.parameters.get("album")?.removingPercentEncoding, !name.isEmpty else {
             throw PageError.badRequest("That album address is not complete: it needs a user, an artist and an album.")
         }

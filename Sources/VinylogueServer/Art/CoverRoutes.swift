@@ -27,7 +27,7 @@ struct CoverRoutes: Sendable {
         if dependencies.isDemo(user) {
             return dependencies.demoCovers.register(artist: artist, album: name)
         }
-        guard let detail = try? await dependencies.lastFM.album(artist: artist, name: name, mbid: mbid, user: nil) else { return nil }
+        guard let detail = try? await dependencies.albums(for: user).album(artist: artist, name: name, mbid: mbid, user: nil) else { return nil }
         let candidates = [detail.images[.extralarge], detail.images[.mega], detail.largestImage].compactMap { $0 }
         return candidates.lazy.compactMap { ArtworkAddress(lastFMURL: $0) }.first
     }

@@ -23,6 +23,8 @@ struct ChartPageView {
     let user: String
     let yearsAgoLabel: String
     let weekLabel: String
+    /// This user's every-year page.
+    let historyURL: String
     let previous: YearLink?
     let next: YearLink?
     let previousURL: String
@@ -55,6 +57,7 @@ struct ChartPageView {
         self.user = user.value
         yearsAgoLabel = page.yearsAgoLabel
         weekLabel = page.weekLabel
+        historyURL = Paths.history(user)
         let day = page.week.map(labels.permalinkDay(of:))
         rows = page.rows.map { row in
             page.kind == .album ? Row(album: row, of: user, day: day)

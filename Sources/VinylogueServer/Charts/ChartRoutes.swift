@@ -27,9 +27,7 @@ struct ChartRoutes: Sendable {
     }
 
     func asked(_ request: Request, _ context: Context, day: String?, settings: Settings) throws -> Asked {
-        guard let raw = context.parameters.get("user"), let user = Username(validating: raw) else {
-            throw PageError.badRequest("That is not a Last.fm username: they are 2–15 letters, digits, “_” or “-”, starting with a letter.")
-        }
+        let user = try RouteParameters.user(context)
         let query = request.uri.queryParameters
         let zone = settings.timeZone
         let labels = WeekLabels(timeZone: zone)

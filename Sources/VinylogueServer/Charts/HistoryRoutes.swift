@@ -49,9 +49,7 @@ struct HistoryRoutes: Sendable {
     }
 
     func page(_ request: Request, _ context: Context) async throws -> Response {
-        guard let raw = context.parameters.get("user"), let user = Username(validating: raw) else {
-            throw PageError.badRequest("That is not a Last.fm username.")
-        }
+        let user = try RouteParameters.user(context)
         let settings = await dependencies.settings.current()
         let asked = EveryYearPage.Request(user: user, filter: settings.filter, timeZone: settings.timeZone)
         let source = await dependencies.charts(for: user), now = dependencies.clock.now

@@ -8,6 +8,8 @@ struct FeedRoutes: Sendable {
     typealias Context = BasicRequestContext
 
     let dependencies: ServerDependencies
+    /// Where the feed's links point (`ServerConfiguration.publicBase`).
+    let base: String
     /// How many recent weeks the feed carries.
     static var weeks: Int { 4 }
 
@@ -16,9 +18,7 @@ struct FeedRoutes: Sendable {
     }
 
     func feed(_ request: Request, _ context: Context) async throws -> Response {
-        guard let raw = context.parameters.get("user"), let user = Username(validating: raw) else {
-            throw PageError.badRequest("That is not a Last.fm username.")
-        }
+        let user = try RouteParameters.user(context)
         var yearsAgo = 1
         if let n = request.uri.queryParameters.get("years_ago") {
             guard let years = Int(n), (1...100).contains(years) else {
@@ -36,14 +36,13 @@ struct FeedRoutes: Sendable {
             return APIResponse.error(status: HTTPResponse.Status(for: failure), message: failure.forVisitors)
         }
         let labels = WeekLabels(timeZone: settings.timeZone)
-        let base = "http://\(request.head.authority ?? "localhost")"
         let query = yearsAgo == 1 ? "" : "?years_ago=\(yearsAgo)"
         let entries = feed.entries.map { entry in
             AtomEntry(id: "tag:vinylogue,2025:\(user.key):\(entry.week.from)", title: entry.title,
                       url: base + Paths.week(user, day: labels.permalinkDay(of: entry.week)), updated: entry.published, summary: entry.summary)
         }
         let xml = AtomFeed(id: "tag:vinylogue,2025:\(user.key)\(yearsAgo == 1 ? "" : ":\(yearsAgo)")", title: "Vinylogue: \(feed.title)",
-                           selfURL: base + "/u/\(user.value)/feed.atom\(query)", siteURL: base + Paths.chart(user, yearsAgo: yearsAgo),
+                           selfURL: base + Paths.feed(user) + query, siteURL: base + Paths.chart(user, yearsAgo: yearsAgo),
                            updated: feed.updated, entries: entries).xml
         return Response(status: .ok, headers: [.contentType: "application/atom+xml; charset=utf-8", .cacheControl: "max-age=3600"],
                         body: .init(byteBuffer: ByteBuffer(string: xml)))

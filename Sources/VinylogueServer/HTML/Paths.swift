@@ -16,6 +16,10 @@ enum Paths {
 
     static func week(_ user: Username, day: String) -> String { "/u/\(user.value)/week/\(day)" }
 
+    static func history(_ user: Username) -> String { "/u/\(user.value)/history" }
+
+    static func feed(_ user: Username) -> String { "/u/\(user.value)/feed.atom" }
+
     static func album(_ user: Username, artist: String, name: String, day: String?) -> String {
         "/u/\(user.value)/album/\(encode(artist))/\(encode(name))" + (day.map { "?week=\($0)" } ?? "")
     }

@@ -70,9 +70,7 @@ struct UsersRoutes: Sendable {
     func act(_ request: Request, _ context: Context) async throws -> Response {
         let form = try await FormFields.read(request, limit: configuration.maxBodyBytes)
         try CSRFProtection.verify(request, form: form)
-        guard let raw = context.parameters.get("user"), let user = Username(validating: raw) else {
-            throw HTTPError(.badRequest, message: "That is not a valid username.")
-        }
+        let user = try RouteParameters.user(context)
         let lists = dependencies.lists
         switch context.parameters.get("action") {
         case "move": try await lists.move(user, by: form["direction"] == "up" ? -1 : 1)

@@ -30,8 +30,10 @@ extension Composition {
         let demoCovers = DemoCoverCatalogue()
         if demoOn {
             if try await lists.users().isEmpty { try await lists.add(DemoHistory.username) }
-            // The demo is charted from the archive, like an imported history.
-            try GeneratedHistory(history: demo.history, store: archive).fill(now: clock.now)
+            // The demo is charted from the archive, like an imported history;
+            // writing it blocks, so on a thread of its own.
+            let filler = GeneratedHistory(history: demo.history, store: archive), now = clock.now
+            try await DedicatedThread.run(named: "vinylogue.demo") { try filler.fill(now: now) }
             for album in demo.history.catalog.albums { demoCovers.register(artist: album.artist, album: album.name) }
         }
         let artwork = ArtworkStore(dataDirectory: directory, upstream: .live(httpClient), imageBase: configuration.imageBase,

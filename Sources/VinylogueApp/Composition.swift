@@ -73,9 +73,13 @@ public final class Composition: Sendable {
     public func chartSource(for user: Username, _ pinned: SourceChoice?, dataDir: String? = nil) async -> any ChartSource {
         let archive: ScrobbleStore?
         do {
-            archive = try archiveForCharts(of: user, pinned: pinned, dataDir: dataDir)
+            // Opening, migrating and filling the demo block: on a thread of
+            // their own, not Swift's cooperative pool.
+            archive = try await DedicatedThread.run(named: "vinylogue.archive") {
+                try self.archiveForCharts(of: user, pinned: pinned, dataDir: dataDir)
+            }
         } catch {
-            return UnavailableChartSource(error: error)
+            return UnavailableChartSource(error: error as? SourceError ?? .storage(detail: "\(error)"))
         }
         return await ListeningSources(archive: archive, demo: demo, lastFM: lastFM).charts(for: user, pinned: pinned)
     }

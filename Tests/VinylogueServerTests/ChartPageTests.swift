@@ -43,10 +43,14 @@ import VinylogueCore
             let lookups = await harness.fake.requests().filter { $0.method == "user.getinfo" }.count
             _ = try await client.get("/u/Nobody")
             #expect(await harness.fake.requests().filter { $0.method == "user.getinfo" }.count == lookups)
-            // The demo user and listed users resolve without Last.fm.
+            // A listed user resolves from the list, without user.getinfo.
             let session = try await client.session()
-            _ = try await client.post("/users", ["name": "ybsc"], session: session)
+            let added = try await client.post("/users", ["username": "ybsc"], session: session)
+            #expect(added.status == .seeOther)
+            #expect(try await harness.lists.users().map(\.name) == ["ybsc"])
+            let lookupsBeforeListed = await harness.fake.requests().filter { $0.method == "user.getinfo" }.count
             #expect(try await client.get("/u/YBSC").headers[.location] == "/u/ybsc")
+            #expect(await harness.fake.requests().filter { $0.method == "user.getinfo" }.count == lookupsBeforeListed)
         }
     }
 

@@ -12,12 +12,14 @@ struct UserListJSON: Encodable {
         let me: Bool
     }
 
+    /// The listed users, in the person's order.
     let users: [Entry]
 
     init(_ users: [ListedUser]) {
         self.users = users.map { Entry(name: $0.name, me: $0.isMe) }
     }
 
+    /// The compact JSON, keys sorted (the bytes JSONSerialization wrote).
     func data() throws -> Data {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]

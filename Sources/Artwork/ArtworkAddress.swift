@@ -112,12 +112,6 @@ public struct ArtworkAddress: Sendable, Hashable, Codable, CustomStringConvertib
         return "\(base)\(size.rawValue)/\(hash).\(ext.rawValue)"
     }
 
-    /// The same image at another Last.fm size.
-    public func resized(to newSize: Size) -> ArtworkAddress? {
-        guard !isGenerated, newSize != .demo else { return nil }
-        return ArtworkAddress(size: newSize, hash: hash, ext: ext)
-    }
-
     public var description: String { localPath }
 
     static func isHash(_ text: String) -> Bool {

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -12,15 +13,19 @@ import Glibc
 /// write takes it over the limit, images are removed oldest first until the
 /// directory is at 80% of the limit. A removed image is simply fetched (or,
 /// for the demo, drawn) again the next time it is asked for.
-final class ArtworkDiskBudget: @unchecked Sendable {
+final class ArtworkDiskBudget: Sendable {
     /// The limit in bytes, or nil for no limit.
     let limit: Int64?
-    private let lock = NSLock()
-    private var used: Int64?
-    private var pruning = false
-    /// Bytes written while a prune was listing and deleting files, added to
-    /// the total it counts so they are not forgotten.
-    private var writtenDuringPrune: Int64 = 0
+
+    private struct Tally {
+        var used: Int64?
+        var pruning = false
+        /// Bytes written while a prune was listing and deleting files, added
+        /// to the total it counts so they are not forgotten.
+        var writtenDuringPrune: Int64 = 0
+    }
+
+    private let tally = Mutex(Tally())
 
     init(limit: Int64?) {
         self.limit = limit
@@ -31,16 +36,16 @@ final class ArtworkDiskBudget: @unchecked Sendable {
         guard let limit else { return }
         // The first write after start-up counts what is already there,
         // outside the lock (it walks the whole directory).
-        if lock.withLock({ used == nil }) {
+        if tally.withLock({ $0.used == nil }) {
             let counted = Self.files(under: root).reduce(0) { $0 + $1.size }
-            lock.withLock { if used == nil { used = counted - Int64(bytes) } }
+            tally.withLock { if $0.used == nil { $0.used = counted - Int64(bytes) } }
         }
-        let mustPrune: Bool = lock.withLock {
-            used = (used ?? 0) + Int64(bytes)
-            if pruning { writtenDuringPrune += Int64(bytes) }
-            guard let total = used, total > limit, !pruning else { return false }
-            pruning = true
-            writtenDuringPrune = 0
+        let mustPrune: Bool = tally.withLock { tally in
+            tally.used = (tally.used ?? 0) + Int64(bytes)
+            if tally.pruning { tally.writtenDuringPrune += Int64(bytes) }
+            guard let total = tally.used, total > limit, !tally.pruning else { return false }
+            tally.pruning = true
+            tally.writtenDuringPrune = 0
             return true
         }
         if mustPrune { prune(root, down: limit * 8 / 10) }
@@ -71,10 +76,11 @@ final class ArtworkDiskBudget: @unchecked Sendable {
                 total -= size
             }
         }
-        lock.withLock {
-            used = total + writtenDuringPrune
-            writtenDuringPrune = 0
-            pruning = false
+        let counted = total
+        tally.withLock { tally in
+            tally.used = counted + tally.writtenDuringPrune
+            tally.writtenDuringPrune = 0
+            tally.pruning = false
         }
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import VinylogueCore
 
 /// One API call: method, parameters, what it is about (for error messages)
@@ -108,20 +109,19 @@ public protocol LastFMResponseCache: Sendable {
 
 /// Collects the failures that were papered over with stale cached answers
 /// while building one page, so the page can say so.
-public final class StaleResponses: @unchecked Sendable {
+public final class StaleResponses: Sendable {
     @TaskLocal public static var current: StaleResponses?
 
-    private let lock = NSLock()
-    private var errors: [SourceError] = []
+    private let errors = Mutex<[SourceError]>([])
 
     public init() {}
 
     func record(_ error: SourceError) {
-        lock.withLock { errors.append(error) }
+        errors.withLock { $0.append(error) }
     }
 
     /// The failures recorded so far; empty when everything was fresh.
-    public var failures: [SourceError] { lock.withLock { errors } }
+    public var failures: [SourceError] { errors.withLock { $0 } }
 }
 
 /// How long the person behind the current task is prepared to wait for

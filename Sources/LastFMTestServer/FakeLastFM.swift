@@ -37,12 +37,17 @@ public actor FakeLastFM {
         public var user: String?
         /// How many more requests it applies to (forever when nil).
         public var remaining: Int?
+        /// Only requests with these parameter values, such as one chart
+        /// week's `from` (any when nil).
+        public var parameters: [String: String]?
 
-        public init(_ fault: Fault, method: String? = nil, user: String? = nil, times: Int? = nil) {
+        public init(_ fault: Fault, method: String? = nil, user: String? = nil, times: Int? = nil,
+                    parameters: [String: String]? = nil) {
             self.fault = fault
             self.method = method
             self.user = user
             self.remaining = times
+            self.parameters = parameters
         }
     }
 
@@ -150,6 +155,7 @@ public actor FakeLastFM {
         if let index = rules.firstIndex(where: { rule in
             (rule.method == nil || rule.method == method)
                 && (rule.user == nil || rule.user?.lowercased() == user?.lowercased())
+                && (rule.parameters ?? [:]).allSatisfy { parameters[$0.key] == $0.value }
                 && (rule.remaining ?? 1) > 0
         }) {
             fault = rules[index].fault

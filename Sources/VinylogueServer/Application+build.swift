@@ -38,8 +38,7 @@ public func buildRouter(configuration: ServerConfiguration, dependencies: Server
     FeedRoutes(dependencies: dependencies, base: configuration.publicBase).register(on: router)
     SettingsRoutes(dependencies: dependencies, configuration: configuration).register(on: router)
     router.get("/api/users") { _, _ in
-        let users = try await dependencies.lists.users().map { ["name": $0.name, "me": $0.isMe] as [String: Any] }
-        return APIResponse.json(try JSONSerialization.data(withJSONObject: ["users": users], options: [.sortedKeys]))
+        APIResponse.json(try UserListJSON(try await dependencies.lists.users()).data())
     }
     // Last, so it wraps only the not-found answer (see its doc comment).
     router.add(middleware: MethodNotAllowedMiddleware(routes: router.routes, headFollowsGet: true))

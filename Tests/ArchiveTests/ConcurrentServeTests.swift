@@ -14,7 +14,7 @@ import VinylogueCore
 /// good and `/healthz` never answered again.
 @Suite struct ConcurrentServeTests {
     /// A child process, stopped when the test ends.
-    final class Child: @unchecked Sendable {
+    final class Child: Sendable {
         let process: Process
 
         init(_ binary: URL, _ arguments: [String], environment: [String: String]? = nil) throws {

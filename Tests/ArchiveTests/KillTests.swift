@@ -29,6 +29,20 @@ import VinylogueCore
         return found
     }
 
+    /// The environment variable that replays a run: set it to the seed a
+    /// failed run printed.
+    static let seedVariable = "VINYLOGUE_TEST_SEED"
+
+    /// The seed for `test`'s random kill moments: `VINYLOGUE_TEST_SEED` when
+    /// set, else the time. Printed either way, so a failure can be replayed
+    /// (the same seed picks the same kill delays; the child's own pace still varies).
+    static func seed(for test: String = #function) -> UInt64 {
+        let given = ProcessInfo.processInfo.environment[seedVariable].flatMap { UInt64($0) }
+        let seed = given ?? UInt64(Date().timeIntervalSince1970 * 1_000)
+        print("KillTests.\(test): seed \(seed)\(given == nil ? "" : " (from \(seedVariable))"); replay with \(seedVariable)=\(seed)")
+        return seed
+    }
+
     static func importProcess(_ binary: URL, file: String, dataDir: URL) throws -> Process {
         let process = Process()
         process.executableURL = binary
@@ -83,7 +97,8 @@ import VinylogueCore
 
         let killed = dir.url.appendingPathComponent("killed")
         let store = try ScrobbleStore(database: ArchiveDatabase(directory: killed))
-        var rng = SplitMix64(seed: UInt64(Date().timeIntervalSince1970))
+        let seed = Self.seed()
+        var rng = SplitMix64(seed: seed)
         var interrupted = 0
         var counts: [Int] = []
         for round in 0..<7 {
@@ -104,9 +119,9 @@ import VinylogueCore
             #expect(count <= scrobbles.count)
             counts.append(count)
         }
-        #expect(interrupted >= 1)
+        #expect(interrupted >= 1, "seed \(seed)")
         // At least one kill landed mid-import, with some batches committed.
-        #expect(counts.contains { $0 > 0 && $0 < scrobbles.count }, "counts \(counts) of \(scrobbles.count)")
+        #expect(counts.contains { $0 > 0 && $0 < scrobbles.count }, "counts \(counts) of \(scrobbles.count), seed \(seed)")
 
         let finish = try Self.importProcess(binary, file: file, dataDir: killed)
         finish.waitUntilExit()
@@ -163,7 +178,8 @@ import VinylogueCore
             return process
         }
         let rj = try Username("rj")
-        var rng = SplitMix64(seed: UInt64(Date().timeIntervalSince1970))
+        let seed = Self.seed()
+        var rng = SplitMix64(seed: seed)
         var partial = 0
         var seen: [Int] = []
         for round in 0..<4 {
@@ -180,7 +196,7 @@ import VinylogueCore
                 throw .timeout
             }, clock: .system).pending(for: rj) != nil { partial += 1 }
         }
-        #expect(partial >= 1, "archived after each kill: \(seen)")
+        #expect(partial >= 1, "archived after each kill: \(seen), seed \(seed)")
         let finish = try syncProcess()
         finish.waitUntilExit()
         #expect(finish.terminationStatus == 0)

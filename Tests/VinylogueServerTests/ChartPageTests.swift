@@ -43,10 +43,14 @@ import VinylogueCore
             let lookups = await harness.fake.requests().filter { $0.method == "user.getinfo" }.count
             _ = try await client.get("/u/Nobody")
             #expect(await harness.fake.requests().filter { $0.method == "user.getinfo" }.count == lookups)
-            // The demo user and listed users resolve without Last.fm.
+            // A listed user resolves from the list, without user.getinfo.
             let session = try await client.session()
-            _ = try await client.post("/users", ["name": "ybsc"], session: session)
+            let added = try await client.post("/users", ["username": "ybsc"], session: session)
+            #expect(added.status == .seeOther)
+            #expect(try await harness.lists.users().map(\.name) == ["ybsc"])
+            let lookupsBeforeListed = await harness.fake.requests().filter { $0.method == "user.getinfo" }.count
             #expect(try await client.get("/u/YBSC").headers[.location] == "/u/ybsc")
+            #expect(await harness.fake.requests().filter { $0.method == "user.getinfo" }.count == lookupsBeforeListed)
         }
     }
 
@@ -71,7 +75,9 @@ import VinylogueCore
             // Each try's requests carry on after its patience, so this ends.
             while try await client.get("/u/RJ/week/2021-07-08").status != .ok {}
             await harness.background.idle()  // its year before, fetched ahead, has been asked
-            await harness.fake.inject(.init(.held, method: "user.getweeklyalbumchart", times: 1))
+            // And only 2018's week is held, whatever else is on its way.
+            // 1520164800: Sunday 4 March 2018, 12:00 UTC, the start of the week of 8 March.
+            await harness.fake.inject(.init(.held, method: "user.getweeklyalbumchart", times: 1, parameters: ["from": "1520164800"]))
             let slow = try await client.getOnce("/u/RJ/week/2018-03-08")
             #expect(slow.status == .serviceUnavailable)
             #expect(slow.body.contains("Last.fm is slow to answer right now"))

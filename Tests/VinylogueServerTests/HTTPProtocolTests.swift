@@ -106,7 +106,7 @@ import Glibc
 /// A bare TCP client for what an HTTP client would never do. Its reads block,
 /// so they run on a Dispatch thread, never on Swift's cooperative pool; each
 /// read gives up after 10 s, which only guards a failing test.
-final class RawSocket: @unchecked Sendable {
+final class RawSocket: Sendable {
     enum Ending: Equatable { case closed, stillOpen }
 
     private let descriptor: Int32

@@ -210,14 +210,20 @@ import VinylogueCore
     }
 
     @Test func healthAndAssets() async throws {
-        try await Harness.run { _, client in
+        try await Harness.run { harness, client in
             let health = try await client.get("/healthz")
             #expect(health.status == .ok && health.body.contains("ok"))
             let css = try await client.get("/static/vinylogue.css")
             #expect(css.status == .ok)
             #expect(css.headers[.cacheControl]?.contains("immutable") == true)
+            let none = try await client.get("/api/users")
+            #expect(none.headers[.contentType] == "application/json; charset=utf-8")
+            #expect(none.body == #"{"users":[]}"#)
+            let session = try await client.session()
+            for name in ["ybsc", "rj"] { _ = try await client.post("/users", ["username": name], session: session) }
+            #expect(try await harness.lists.users().count == 2)
             let users = try await client.get("/api/users")
-            #expect(users.body.contains("\"users\""))
+            #expect(users.body == #"{"users":[{"me":true,"name":"ybsc"},{"me":false,"name":"RJ"}]}"#)
         }
     }
 }

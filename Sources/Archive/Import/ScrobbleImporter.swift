@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import Synchronization
 import VinylogueCore
 
 /// The kinds of export file the importer reads, recognised from the content.
@@ -245,14 +246,18 @@ public struct ScrobbleImporter: Sendable {
 
 /// Stores batches on a background queue, in submission order, at most two
 /// in flight (so memory stays bounded); the first failure stops the import.
-final class BatchWriter: @unchecked Sendable {
+final class BatchWriter: Sendable {
     private let store: ScrobbleStore
     private let userID: Int64
     private let queue = DispatchQueue(label: "vinylogue.import.writer")
     private let slots = DispatchSemaphore(value: 2)
-    private let lock = NSLock()
-    private var stored = InsertCounts()
-    private var failure: (any Error)?
+
+    private struct Progress {
+        var stored = InsertCounts()
+        var failure: (any Error)?
+    }
+
+    private let progress = Mutex(Progress())
 
     init(store: ScrobbleStore, userID: Int64) {
         self.store = store
@@ -260,17 +265,17 @@ final class BatchWriter: @unchecked Sendable {
     }
 
     /// Counts of the batches stored so far.
-    var counts: InsertCounts { lock.withLock { stored } }
+    var counts: InsertCounts { progress.withLock { $0.stored } }
 
     func submit(_ batch: [(Scrobble, ScrobbleOrigin)]) throws {
         slots.wait()
-        if let failure = lock.withLock({ self.failure }) {
+        if let failure = progress.withLock({ $0.failure }) {
             slots.signal()
             throw failure
         }
         queue.async { [self] in
             defer { slots.signal() }
-            guard lock.withLock({ failure == nil }) else { return }
+            guard progress.withLock({ $0.failure == nil }) else { return }
             do {
                 let userID = self.userID
                 let counts = try store.write { db in
@@ -285,9 +290,9 @@ final class BatchWriter: @unchecked Sendable {
                     }
                     return counts
                 }
-                lock.withLock { stored += counts }
+                progress.withLock { $0.stored += counts }
             } catch {
-                lock.withLock { failure = error }
+                progress.withLock { $0.failure = error }
             }
         }
     }
@@ -295,9 +300,9 @@ final class BatchWriter: @unchecked Sendable {
     /// Waits for the queue to drain; throws the first failure.
     func finish() throws -> InsertCounts {
         queue.sync {}
-        return try lock.withLock {
-            if let failure { throw failure }
-            return stored
+        return try progress.withLock { progress in
+            if let failure = progress.failure { throw failure }
+            return progress.stored
         }
     }
 }

@@ -6,8 +6,6 @@ import Mustache
 /// shared layout.
 public struct PageRenderer: Sendable {
     let library: MustacheLibrary
-    /// Changes whenever the assets do, so browsers can cache them forever.
-    let assetVersion: String
 
     /// Loads the templates shipped with the module.
     public static func bundled() async throws -> PageRenderer {
@@ -15,7 +13,7 @@ public struct PageRenderer: Sendable {
             throw CocoaError(.fileNoSuchFile, userInfo: [NSFilePathErrorKey: "Templates"])
         }
         let library = try await MustacheLibrary(directory: directory.path)
-        return PageRenderer(library: library, assetVersion: StaticAssets.version)
+        return PageRenderer(library: library)
     }
 
     /// The HTML of `template` for `context`; `context` must carry the
@@ -36,6 +34,7 @@ public struct PageRenderer: Sendable {
 struct LayoutFields {
     var title: String
     var csrf: String
+    /// Changes whenever the assets do, so browsers can cache them forever.
     var assetVersion: String = StaticAssets.version
     var bodyClass: String = ""
     var feedURL: String? = nil

@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import Synchronization
 import VinylogueCore
 
 /// Recently rendered pages, kept in memory for a short time so a popular
@@ -10,20 +11,23 @@ import VinylogueCore
 /// far "N years ago" can drift; settings changes empty the cache. The cache
 /// is bounded by entries and by bytes, so no stream of distinct requests can
 /// grow memory past `maxBytes`.
-final class RenderedPages: @unchecked Sendable {
-    struct Entry {
+final class RenderedPages: Sendable {
+    struct Entry: Sendable {
         let status: HTTPResponse.Status
         let body: ByteBuffer
         let expires: Date
     }
 
-    private let lock = NSLock()
-    private var entries: [String: Entry] = [:]
+    private struct Kept {
+        var entries: [String: Entry] = [:]
+        var bytes = 0
+    }
+
+    private let kept = Mutex(Kept())
     private let clock: WallClock
     private let lifetime: TimeInterval
     private let capacity: Int
     private let maxBytes: Int
-    private var bytes = 0
 
     init(clock: WallClock, lifetime: TimeInterval = 60, capacity: Int = 2000, maxBytes: Int = 32 << 20) {
         self.clock = clock
@@ -33,15 +37,15 @@ final class RenderedPages: @unchecked Sendable {
     }
 
     /// How many bytes of pages are kept now.
-    var keptBytes: Int { lock.withLock { bytes } }
+    var keptBytes: Int { kept.withLock { $0.bytes } }
 
     func page(_ key: String) -> Entry? {
         let now = clock.now
-        return lock.withLock {
-            guard let entry = entries[key] else { return nil }
+        return kept.withLock { kept in
+            guard let entry = kept.entries[key] else { return nil }
             if entry.expires <= now {
-                entries[key] = nil
-                bytes -= entry.body.readableBytes
+                kept.entries[key] = nil
+                kept.bytes -= entry.body.readableBytes
                 return nil
             }
             return entry
@@ -51,26 +55,24 @@ final class RenderedPages: @unchecked Sendable {
     func keep(_ key: String, status: HTTPResponse.Status, body: ByteBuffer) {
         let expires = clock.now.addingTimeInterval(lifetime)
         guard body.readableBytes <= maxBytes / 4 else { return }
-        lock.withLock {
-            if entries.count >= capacity || bytes + body.readableBytes > maxBytes {
+        let now = clock.now
+        kept.withLock { kept in
+            if kept.entries.count >= capacity || kept.bytes + body.readableBytes > maxBytes {
                 // Drop the expired ones; if that is not enough, start over.
-                let now = clock.now
-                entries = entries.filter { $0.value.expires > now }
-                if entries.count >= capacity || entries.values.reduce(0, { $0 + $1.body.readableBytes }) + body.readableBytes > maxBytes {
-                    entries.removeAll(keepingCapacity: true)
+                kept.entries = kept.entries.filter { $0.value.expires > now }
+                if kept.entries.count >= capacity
+                    || kept.entries.values.reduce(0, { $0 + $1.body.readableBytes }) + body.readableBytes > maxBytes {
+                    kept.entries.removeAll(keepingCapacity: true)
                 }
-                bytes = entries.values.reduce(0) { $0 + $1.body.readableBytes }
+                kept.bytes = kept.entries.values.reduce(0) { $0 + $1.body.readableBytes }
             }
-            if let old = entries[key] { bytes -= old.body.readableBytes }
-            entries[key] = Entry(status: status, body: body, expires: expires)
-            bytes += body.readableBytes
+            if let old = kept.entries[key] { kept.bytes -= old.body.readableBytes }
+            kept.entries[key] = Entry(status: status, body: body, expires: expires)
+            kept.bytes += body.readableBytes
         }
     }
 
     func removeAll() {
-        lock.withLock {
-            entries.removeAll()
-            bytes = 0
-        }
+        kept.withLock { $0 = Kept() }
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import Synchronization
 import VinylogueCore
 
 /// Last.fm's spelling of each username the server has resolved, so that
@@ -9,14 +10,17 @@ import VinylogueCore
 /// synced), or `user.getinfo` (whose
 /// answer the response cache keeps for a day). Only successful lookups are
 /// remembered; the memo is bounded and starts over when full.
-final class CanonicalNames: @unchecked Sendable {
-    private let lock = NSLock()
-    private var names: [String: Username] = [:]
-    /// The spellings in `names`, for the common case of a request that
-    /// already uses Last.fm's spelling (one set lookup, no parsing).
-    private var spellings: Set<String> = []
-    /// Names whose lookup failed, until when not to ask again.
-    private var failures: [String: Date] = [:]
+final class CanonicalNames: Sendable {
+    private struct Memo {
+        var names: [String: Username] = [:]
+        /// The spellings in `names`, for the common case of a request that
+        /// already uses Last.fm's spelling (one set lookup, no parsing).
+        var spellings: Set<String> = []
+        /// Names whose lookup failed, until when not to ask again.
+        var failures: [String: Date] = [:]
+    }
+
+    private let memo = Mutex(Memo())
     private let capacity: Int
 
     init(capacity: Int = 10_000) {
@@ -24,39 +28,39 @@ final class CanonicalNames: @unchecked Sendable {
     }
 
     func remembered(_ user: Username) -> Username? {
-        lock.withLock { names[user.key] }
+        memo.withLock { $0.names[user.key] }
     }
 
     /// Whether `raw` is a spelling already known to be Last.fm's.
     func isCanonical(_ raw: Substring) -> Bool {
-        lock.withLock { spellings.contains(String(raw)) }
+        memo.withLock { $0.spellings.contains(String(raw)) }
     }
 
     /// Whether a lookup of `user` failed recently enough not to repeat it.
     func failedRecently(_ user: Username, at now: Date) -> Bool {
-        lock.withLock {
-            guard let until = failures[user.key] else { return false }
-            if until <= now { failures[user.key] = nil }
+        memo.withLock { memo in
+            guard let until = memo.failures[user.key] else { return false }
+            if until <= now { memo.failures[user.key] = nil }
             return until > now
         }
     }
 
     func rememberFailure(_ user: Username, until: Date) {
-        lock.withLock {
-            if failures.count >= capacity { failures.removeAll(keepingCapacity: true) }
-            failures[user.key] = until
+        memo.withLock { memo in
+            if memo.failures.count >= capacity { memo.failures.removeAll(keepingCapacity: true) }
+            memo.failures[user.key] = until
         }
     }
 
     func remember(_ name: Username) {
-        lock.withLock {
-            if names.count >= capacity {
-                names.removeAll(keepingCapacity: true)
-                spellings.removeAll(keepingCapacity: true)
+        memo.withLock { memo in
+            if memo.names.count >= capacity {
+                memo.names.removeAll(keepingCapacity: true)
+                memo.spellings.removeAll(keepingCapacity: true)
             }
-            if let old = names[name.key] { spellings.remove(old.value) }
-            names[name.key] = name
-            spellings.insert(name.value)
+            if let old = memo.names[name.key] { memo.spellings.remove(old.value) }
+            memo.names[name.key] = name
+            memo.spellings.insert(name.value)
         }
     }
 }

@@ -82,12 +82,6 @@ public struct ChartWeekFinder: Sendable {
         return weeks
     }
 
-    /// How many calendar years back `instant` lies from `now` (at least 1),
-    /// for pages addressed by date rather than by N.
-    public func yearsAgo(of instant: Date, from now: Date) -> Int {
-        let years = calendar.dateComponents([.year], from: instant, to: now).year ?? 1
-        return max(1, years)
-    }
 }
 
 /// The chart week of "this same week, N years ago".

@@ -21,18 +21,15 @@ public struct WeeklyChartPage: Sendable {
         public let plays: Int
         /// "1 play", "12 plays".
         public let playsLabel: String
-        /// Where the row's art can be loaded from, when the view supplies it.
-        public let artURL: String?
 
         /// `entry` as a row.
-        public init(_ entry: ChartEntry, artURL: String? = nil) {
+        public init(_ entry: ChartEntry) {
             self.entry = entry
             rank = entry.rank
             artist = entry.artist
             name = entry.name
             plays = entry.plays
             playsLabel = WeekLabels.plays(entry.plays)
-            self.artURL = artURL
         }
     }
 
@@ -129,14 +126,13 @@ extension WeeklyChartPage {
     public static func load(
         _ request: Request,
         from source: some ChartSource,
-        now: Date,
-        artURL: @Sendable (ChartEntry) -> String? = { _ in nil }
+        now: Date
     ) async -> WeeklyChartPage {
         let list: ChartWeekList
         do {
             list = try await source.chartList(for: request.user)
         } catch {
-            return build(request, now: now, list: ChartWeekList([]), outcome: .failed(error), artURL: artURL)
+            return build(request, now: now, list: ChartWeekList([]), outcome: .failed(error))
         }
         let finder = ChartWeekFinder(timeZone: request.timeZone)
         let target = target(of: request, now: now, finder: finder)
@@ -144,12 +140,12 @@ extension WeeklyChartPage {
         case .found(let week):
             do {
                 let chart = try await source.chart(for: request.user, kind: request.kind, week: week)
-                return build(request, now: now, list: list, outcome: .chart(chart), artURL: artURL)
+                return build(request, now: now, list: list, outcome: .chart(chart))
             } catch {
-                return build(request, now: now, list: list, outcome: .failed(error), artURL: artURL)
+                return build(request, now: now, list: list, outcome: .failed(error))
             }
         case .noChart, .outsideHistory:
-            return build(request, now: now, list: list, outcome: .noWeek, artURL: artURL)
+            return build(request, now: now, list: list, outcome: .noWeek)
         }
     }
 
@@ -173,8 +169,7 @@ extension WeeklyChartPage {
         _ request: Request,
         now: Date,
         list: ChartWeekList,
-        outcome: Outcome,
-        artURL: @Sendable (ChartEntry) -> String? = { _ in nil }
+        outcome: Outcome
     ) -> WeeklyChartPage {
         let finder = ChartWeekFinder(timeZone: request.timeZone)
         let labels = WeekLabels(timeZone: request.timeZone)
@@ -240,7 +235,7 @@ extension WeeklyChartPage {
         case .chart(let chart):
             let kept = request.filter.apply(chart.entries)
             hidden = chart.entries.count - kept.count
-            rows = kept.map { Row($0, artURL: artURL($0)) }
+            rows = kept.map { Row($0) }
             if chart.entries.isEmpty {
                 state = .empty(message: "No \(request.kind.plural) that week.")
             } else if rows.isEmpty {

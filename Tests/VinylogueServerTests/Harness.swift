@@ -2,6 +2,7 @@ import Archive
 import Artwork
 import AsyncHTTPClient
 import Foundation
+import Synchronization
 import Hummingbird
 import HummingbirdTesting
 import LastFM
@@ -13,12 +14,11 @@ import VinylogueApp
 import VinylogueServer
 
 /// A clock the test moves by hand.
-final class TestClock: @unchecked Sendable {
-    private let lock = NSLock()
-    private var current: Date
-    init(_ start: Date) { current = start }
-    var now: Date { lock.withLock { current } }
-    func advance(days: Double) { lock.withLock { current = current.addingTimeInterval(days * 86400) } }
+final class TestClock: Sendable {
+    private let current: Mutex<Date>
+    init(_ start: Date) { current = Mutex(start) }
+    var now: Date { current.withLock { $0 } }
+    func advance(days: Double) { current.withLock { $0 = $0.addingTimeInterval(days * 86400) } }
     var wallClock: WallClock { WallClock { self.now } }
 }
 

@@ -204,7 +204,7 @@ public final class LastFMClient: ChartSource, UserSource, AlbumSource, Sendable 
     }
 
     private func fetchOnce(_ request: LastFMRequest, url: String) async throws -> Data {
-        await rateLimit.acquire()
+        try await rateLimit.acquire()
         defer { rateLimit.release() }
         let reply = try await transport.get(url, configuration.timeout, configuration.maxResponseBytes)
         if let apiError = try? JSONDecoder().decode(RawError.self, from: reply.body) {

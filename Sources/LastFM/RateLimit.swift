@@ -1,3 +1,5 @@
+import Synchronization
+
 /// A rate limit that holds even as the upstream sees it: at most `limit`
 /// requests arrive in any `window`.
 ///
@@ -5,38 +7,51 @@
 /// `window` after its answer arrived. A request reaches the upstream somewhere
 /// between its start and its answer, so any `limit + 1` arrivals span at
 /// least `window`, however the network delays them.
-actor RateLimit {
+///
+/// A released permit is not handed back by a task of its own: it carries the
+/// instant it returns, and a waiter sleeps (in its own task) until the first
+/// one does. Nothing outlives the requests, so nothing needs stopping.
+final class RateLimit: Sendable {
+    private struct Permits {
+        /// Held by requests under way.
+        var inUse = 0
+        /// When each released permit comes back.
+        var returning: [ContinuousClock.Instant] = []
+    }
+
+    private let limit: Int
     private let window: Duration
-    private var available: Int
-    private var waiters: [CheckedContinuation<Void, Never>] = []
+    private let permits = Mutex(Permits())
 
     init(limit: Int, window: Duration) {
+        self.limit = max(1, limit)
         self.window = window
-        self.available = max(1, limit)
     }
 
-    /// Waits for a permit.
-    func acquire() async {
-        if available > 0 {
-            available -= 1
-            return
+    /// Waits for a permit; throws only if the waiting task is cancelled.
+    func acquire() async throws {
+        while true {
+            let wake = permits.withLock { p -> ContinuousClock.Instant? in
+                let now = ContinuousClock.now
+                p.returning.removeAll { $0 <= now }
+                if p.inUse + p.returning.count < limit {
+                    p.inUse += 1
+                    return nil
+                }
+                // Every permit is out: the first back is either one already
+                // released, or one released from now on (a window away at least).
+                return p.returning.min() ?? now.advanced(by: window)
+            }
+            guard let wake else { return }
+            try await Task.sleep(until: wake, clock: .continuous)
         }
-        await withCheckedContinuation { waiters.append($0) }
     }
 
-    /// Gives the permit back `window` after the request finished.
-    nonisolated func release() {
-        Task {
-            try? await Task.sleep(for: window)
-            await self.giveBack()
-        }
-    }
-
-    private func giveBack() {
-        if waiters.isEmpty {
-            available += 1
-        } else {
-            waiters.removeFirst().resume()
+    /// Gives the permit back, `window` after now.
+    func release() {
+        permits.withLock { p in
+            p.inUse -= 1
+            p.returning.append(ContinuousClock.now.advanced(by: window))
         }
     }
 }

@@ -137,8 +137,15 @@ enum APIResponse {
                  body: .init(byteBuffer: ByteBuffer(bytes: data)))
     }
 
+    /// `{"error": "..."}`: the one shape of a JSON failure.
+    struct Failure: Encodable {
+        let error: String
+    }
+
     static func error(status: HTTPResponse.Status, message: String) -> Response {
-        let data = (try? JSONSerialization.data(withJSONObject: ["error": message], options: [.sortedKeys])) ?? Data()
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        let data = (try? encoder.encode(Failure(error: message))) ?? Data(#"{"error":"Vinylogue could not describe the problem."}"#.utf8)
         return json(data, status: status)
     }
 }

@@ -4,13 +4,15 @@ import Archive
 import Foundation
 import VinylogueCore
 
-/// `vinylogue history USER`: this week in every earlier year, from the archive.
+/// `vinylogue history USER`: this week in every earlier year, from where the
+/// web app's every-year page reads it (`ListeningSources`: the archive when
+/// it holds the user, else Last.fm), through the same presenter.
 struct HistoryCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "history",
-        abstract: "Show the top albums of this same week in every earlier year (from the local archive).")
+        abstract: "Show the top albums of this same week in every earlier year (from the archive when it has the user, else Last.fm).")
 
-    @Argument(help: "A username with an archive (import or sync first; `demo` is built in).")
+    @Argument(help: "A Last.fm username (archived users need no network; `demo` is built in).")
     var user: String
 
     @Option(help: "Rows per year.")
@@ -21,6 +23,9 @@ struct HistoryCommand: AsyncParsableCommand {
 
     @Option(name: .customLong("time-zone"), help: "The time zone whose calendar years are counted (default: the system's).")
     var timeZone: String?
+
+    @Option(help: "Where to read listening data: \(SourceChoice.allCases.map(\.rawValue).joined(separator: ", ")). Default: the archive for anyone with scrobbles in it (and `demo`), else lastfm.")
+    var source: SourceChoice?
 
     @Option(name: .customLong("data-dir"), help: "The archive's data directory (default: $XDG_DATA_HOME/vinylogue).")
     var dataDir: String?
@@ -34,36 +39,31 @@ struct HistoryCommand: AsyncParsableCommand {
         }
         try await Composition.with { composition in
             let zone = try composition.timeZone(named: timeZone)
-            let result: EveryYearChart
-            do {
-                let store = try composition.openArchive(dataDir: dataDir)
-                try composition.fillDemo(for: username, in: store)
-                result = try await ArchiveChartSource(store: store)
-                    .everyYear(for: username, kind: kind, limit: limit, now: composition.clock.now, timeZone: zone)
-            } catch let error as SourceError {
-                throw CommandFailure(error)
-            }
+            let source = await composition.chartSource(for: username, self.source, dataDir: dataDir)
+            let asked = EveryYearPage.Request(user: username, kind: kind, rowsPerYear: max(1, limit), timeZone: zone)
+            let page = await EveryYearPage.load(asked, from: source, now: composition.clock.now)
+            if let failure = page.failure { throw CommandFailure(failure) }
             let labels = WeekLabels(timeZone: zone)
             if json {
-                let years: [[String: Any]] = result.years.map { year in
+                let years: [[String: Any]] = page.years.map { year in
                     ["yearsAgo": year.yearsAgo, "year": labels.year(of: year.week.fromDate),
                      "week": ["from": year.week.from, "to": year.week.to],
-                     "entries": year.entries.map { ["rank": $0.rank, "artist": $0.artist, "name": $0.name, "plays": $0.plays] }]
+                     "entries": year.rows.map { ["rank": $0.rank, "artist": $0.artist, "name": $0.name, "plays": $0.plays] }]
                 }
                 let data = try JSONSerialization.data(withJSONObject: ["user": username.value, "kind": kind.rawValue, "years": years],
                                                       options: [.prettyPrinted, .sortedKeys])
                 Terminal.standardOutput.write(String(decoding: data, as: UTF8.self) + "\n")
                 return
             }
-            guard !result.years.isEmpty else {
-                throw CommandFailure("\(username) has no archived scrobbles in this week of any earlier year.", exitCode: .noData)
+            guard !page.years.isEmpty else {
+                throw CommandFailure("\(username) has no chart for this week in any earlier year.", exitCode: .noData)
             }
             var out = ""
-            for year in result.years {
-                out += "\(WeekLabels.yearsAgo(year.yearsAgo)) · \(labels.label(for: year.week))\n"
-                for entry in year.entries {
-                    let name = kind == .artist ? entry.artist : "\(entry.artist) — \(entry.name)"
-                    out += "  \(String(entry.rank).leftPadded(2))  \(WeekLabels.plays(entry.plays).leftPadded(9))  \(name)\n"
+            for year in page.years {
+                out += "\(year.yearsAgoLabel) · \(year.weekLabel)\n"
+                for row in year.rows {
+                    let name = kind == .artist ? row.artist : "\(row.artist) — \(row.name)"
+                    out += "  \(String(row.rank).leftPadded(2))  \(row.playsLabel.leftPadded(9))  \(name)\n"
                 }
                 out += "\n"
             }

@@ -40,4 +40,17 @@ import Testing
         let stranger = try await vinylogue(["chart", "Stranger", "--week", "2020-07-08", "--data-dir", data], environment: offline)
         #expect(stranger.status == 4, "\(stranger.stdout) \(stranger.stderr)")
     }
+
+    /// Used to fail: `history` read only the archive, so a user the web
+    /// app's every-year page shows from Last.fm was "not archived" here.
+    @Test func historyFollowsTheSameRuleAsTheWebApp() async throws {
+        try await withFakeEnvironment { _, env in
+            let directory = FileManager.default.temporaryDirectory.appendingPathComponent("vinylogue-rule-\(UUID().uuidString)")
+            defer { try? FileManager.default.removeItem(at: directory) }
+            let run = try await vinylogue(["history", "RJ", "--limit", "2", "--data-dir", directory.path], environment: env)
+            #expect(run.status == 0, "\(run.stderr)")
+            #expect(run.stdout.hasPrefix("1 year ago · Week "), "\(run.stdout)")
+            #expect(run.stdout.contains("2 years ago · Week "))
+        }
+    }
 }

@@ -33,10 +33,7 @@ public struct ArchiveChartSource: ChartSource {
 
     public func chart(for user: Username, kind: ChartKind, week: ChartWeek) async throws(SourceError) -> WeeklyChart {
         // Each statement reads a consistent snapshot on its own.
-        let charts = try await store.unsafeReadAsync { db -> [WeeklyChart]? in
-            guard let id = try ScrobbleStore.userID(of: user, in: db) else { return nil }
-            return try Self.charts(kind, user: user, userID: id, weeks: [week], in: db)
-        }
+        let charts = try await store.unsafeReadAsync(Self.reading(kind, of: user, weeks: [week]))
         guard let chart = charts?.first else { throw Self.nothingArchived(user) }
         return chart
     }
@@ -44,10 +41,7 @@ public struct ArchiveChartSource: ChartSource {
     /// The charts of several weeks in one query (the every-year page asks
     /// for one week in each earlier year).
     public func charts(for user: Username, kind: ChartKind, weeks: [ChartWeek]) async throws(SourceError) -> [WeeklyChart] {
-        let charts = try await store.readAsync { db -> [WeeklyChart]? in
-            guard let id = try ScrobbleStore.userID(of: user, in: db) else { return nil }
-            return try Self.charts(kind, user: user, userID: id, weeks: weeks, in: db)
-        }
+        let charts = try await store.readAsync(Self.reading(kind, of: user, weeks: weeks))
         guard let charts else { throw Self.nothingArchived(user) }
         return charts
     }
@@ -57,12 +51,18 @@ public struct ArchiveChartSource: ChartSource {
     /// uses it to time the query apart from the hop to GRDB's queue and
     /// back), never on Swift's cooperative pool.
     public func chartBlocking(for user: Username, kind: ChartKind, week: ChartWeek) throws(SourceError) -> WeeklyChart {
-        let charts = try store.read { db -> [WeeklyChart]? in
-            guard let id = try ScrobbleStore.userID(of: user, in: db) else { return nil }
-            return try Self.charts(kind, user: user, userID: id, weeks: [week], in: db)
-        }
+        let charts = try store.read(Self.reading(kind, of: user, weeks: [week]))
         guard let chart = charts?.first else { throw Self.nothingArchived(user) }
         return chart
+    }
+
+    /// The read behind every chart question: nil when `user` has no
+    /// archive, else the charts of `weeks`.
+    static func reading(_ kind: ChartKind, of user: Username, weeks: [ChartWeek]) -> @Sendable (Database) throws -> [WeeklyChart]? {
+        { db in
+            guard let id = try ScrobbleStore.userID(of: user, in: db) else { return nil }
+            return try charts(kind, user: user, userID: id, weeks: weeks, in: db)
+        }
     }
 
     /// The charts of `kind` for several weeks in one query.

@@ -72,11 +72,6 @@ public struct ServerDependencies: Sendable {
 
     func isDemo(_ user: Username) -> Bool { sources.isDemo(user) }
 
-    /// The archive's view of `user`, when the archive holds their scrobbles.
-    func archived(_ user: Username) async -> ArchiveChartSource? {
-        guard let archive, await sources.source(for: user) == .archive else { return nil }
-        return ArchiveChartSource(store: archive)
-    }
 
     /// Where `user`'s charts come from: the archive when it has them, else
     /// the demo or Last.fm.

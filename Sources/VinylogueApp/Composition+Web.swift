@@ -12,12 +12,14 @@ extension Composition {
     /// missing) the database in the data directory, stores the demo history
     /// when the demo is on, and wires the cached Last.fm client, the art
     /// store, the sources and the routes. `serve` runs what this returns;
-    /// the route tests drive it with `app.test`.
-    public func buildApplication() async throws -> some ApplicationProtocol {
+    /// the route tests drive it with `app.test`. `onServing` gets the bound
+    /// port once the server listens.
+    public func buildApplication(onServing: @escaping @Sendable (Int) async -> Void = { _ in }) async throws -> some ApplicationProtocol {
         let dependencies = try await serverDependencies()
         var logger = Logger(label: "vinylogue.server")
         logger.logLevel = logLevel(default: .info)
-        return VinylogueServer.buildApplication(configuration: configuration.server, dependencies: dependencies, logger: logger)
+        return VinylogueServer.buildApplication(configuration: configuration.server, dependencies: dependencies, logger: logger,
+                                               onServing: onServing)
     }
 
     /// What the routes talk to, built from the configuration.

@@ -43,15 +43,8 @@ struct HistoryCommand: AsyncParsableCommand {
             let asked = EveryYearPage.Request(user: username, kind: kind, rowsPerYear: max(1, limit), timeZone: zone)
             let page = await EveryYearPage.load(asked, from: source, now: composition.clock.now)
             if let failure = page.failure { throw CommandFailure(failure) }
-            let labels = WeekLabels(timeZone: zone)
             if json {
-                let years: [[String: Any]] = page.years.map { year in
-                    ["yearsAgo": year.yearsAgo, "year": labels.year(of: year.week.fromDate),
-                     "week": ["from": year.week.from, "to": year.week.to],
-                     "entries": year.rows.map { ["rank": $0.rank, "artist": $0.artist, "name": $0.name, "plays": $0.plays] }]
-                }
-                let data = try JSONSerialization.data(withJSONObject: ["user": username.value, "kind": kind.rawValue, "years": years],
-                                                      options: [.prettyPrinted, .sortedKeys])
+                let data = EveryYearJSONView(page, timeZone: zone).data()
                 Terminal.standardOutput.write(String(decoding: data, as: UTF8.self) + "\n")
                 return
             }

@@ -20,7 +20,7 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "The address to listen on.")
     var host = "127.0.0.1"
 
-    @Option(help: "The port to listen on.")
+    @Option(help: "The port to listen on (0: any free port; the one chosen is printed).")
     var port = 8080
 
     @Option(name: .customLong("data-dir"), help: "Where users, settings and caches are kept (default: $XDG_DATA_HOME/vinylogue).")
@@ -36,15 +36,15 @@ struct ServeCommand: AsyncParsableCommand {
     var idleTimeoutSeconds: Double = 10
 
     func validate() throws {
-        guard (1...65535).contains(port) else { throw ValidationError("--port must be between 1 and 65535.") }
+        guard (0...65535).contains(port) else { throw ValidationError("--port must be between 1 and 65535, or 0 for any free port.") }
         guard idleTimeoutSeconds > 0, idleTimeoutSeconds <= 3600 else { throw ValidationError("--idle-timeout must be more than 0 and at most 3600 seconds.") }
         guard artCacheMegabytes >= 0 else { throw ValidationError("--art-cache-mb must be 0 (no limit) or more.") }
     }
 
     /// The web app, with a data directory that cannot be opened said so.
-    static func application(_ composition: Composition) async throws -> some ApplicationProtocol {
+    static func application(_ composition: Composition, onServing: @escaping @Sendable (Int) async -> Void) async throws -> some ApplicationProtocol {
         do {
-            return try await composition.buildApplication()
+            return try await composition.buildApplication(onServing: onServing)
         } catch let error as SourceError {
             switch error {
             case .storage, .diskFull:
@@ -66,8 +66,12 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.artCacheBytes = artCacheMegabytes == 0 ? nil : Int64(artCacheMegabytes) << 20
         let directory = configuration.dataDirectory
         try await Composition.with(configuration) { composition in
-            let app = try await Self.application(composition)
-            Terminal.standardError.write("Vinylogue is serving at http://\(host):\(port)/ (data in \(directory.path))\n")
+            let host = host
+            // Printed once the socket listens: a supervisor (or a test) may
+            // wait for this line instead of polling.
+            let app = try await Self.application(composition) { bound in
+                Terminal.standardError.write("Vinylogue is serving at http://\(host):\(bound)/ (data in \(directory.path))\n")
+            }
             do {
                 try await app.runService()
             } catch let error as IOError where error.errnoCode == EADDRINUSE {

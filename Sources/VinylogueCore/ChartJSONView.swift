@@ -53,3 +53,50 @@ public struct ChartJSONView: Encodable, Sendable {
         return (try? encoder.encode(self)) ?? Data("{}".utf8)
     }
 }
+
+/// The stable JSON form of the every-year page, printed by
+/// `vinylogue history --json`:
+///
+///     {"user": "ybsc", "kind": "album",
+///      "years": [{"yearsAgo": 1, "year": 2025,
+///                 "week": {"from": 1732363200, "to": 1732968000},
+///                 "entries": [{"rank": 1, "artist": "PUP", "name": "...", "plays": 22}]}]}
+///
+/// `year` is the calendar year of the week's start in the reader's time zone.
+public struct EveryYearJSONView: Encodable, Sendable {
+    struct Week: Encodable { let from: Int64; let to: Int64 }
+    struct Entry: Encodable {
+        let rank: Int
+        let artist: String
+        let name: String
+        let plays: Int
+    }
+    struct Year: Encodable {
+        let yearsAgo: Int
+        let year: Int
+        let week: Week
+        let entries: [Entry]
+    }
+
+    let user: String
+    let kind: String
+    let years: [Year]
+
+    public init(_ page: EveryYearPage, timeZone: TimeZone) {
+        let labels = WeekLabels(timeZone: timeZone)
+        user = page.user.value
+        kind = page.kind.rawValue
+        years = page.years.map { year in
+            Year(yearsAgo: year.yearsAgo, year: labels.year(of: year.week.fromDate),
+                 week: Week(from: year.week.from, to: year.week.to),
+                 entries: year.rows.map { Entry(rank: $0.rank, artist: $0.artist, name: $0.name, plays: $0.plays) })
+        }
+    }
+
+    /// Pretty-printed, keys sorted, slashes unescaped.
+    public func data() -> Data {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        return (try? encoder.encode(self)) ?? Data("{}".utf8)
+    }
+}

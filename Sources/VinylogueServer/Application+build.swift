@@ -5,8 +5,13 @@ import NIOCore
 
 /// Builds the web app: every route, grouped by feature, behind the error
 /// and security middleware.
+///
+/// `onServing` runs once the server listens, with the port it is bound to
+/// (the one asked for, or the kernel's choice when port 0 was asked for):
+/// the moment a supervisor or a test may send requests.
 public func buildApplication(configuration: ServerConfiguration, dependencies: ServerDependencies,
-                             logger: Logger = Logger(label: "vinylogue.server")) -> some ApplicationProtocol {
+                             logger: Logger = Logger(label: "vinylogue.server"),
+                             onServing: @escaping @Sendable (Int) async -> Void = { _ in }) -> some ApplicationProtocol {
     Application(
         router: buildRouter(configuration: configuration, dependencies: dependencies),
         // Hummingbird's own connection timer: it closes a connection that
@@ -14,6 +19,7 @@ public func buildApplication(configuration: ServerConfiguration, dependencies: S
         server: .http1(configuration: .init(idleTimeout: TimeAmount(configuration.idleTimeout))),
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "Vinylogue"),
         services: [dependencies.background],
+        onServerRunning: { channel in await onServing(channel.localAddress?.port ?? configuration.port) },
         logger: logger)
 }
 

@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import Foundation
 import NIOCore
+import Synchronization
 import Testing
 import VinylogueCore
 
@@ -13,18 +14,71 @@ import VinylogueCore
 /// reader was taken, so about ten concurrent pages stopped the server for
 /// good and `/healthz` never answered again.
 @Suite struct ConcurrentServeTests {
-    /// A child process, stopped when the test ends.
+    /// A child process, stopped when the test ends, started with port 0
+    /// and read until it prints the line saying where it listens: the test
+    /// waits for that event, not for a port to start answering.
     final class Child: Sendable {
         let process: Process
+        let readiness: Task<String, any Error>
 
-        init(_ binary: URL, _ arguments: [String], environment: [String: String]? = nil) throws {
+        /// Starts `binary`, whose `output` (standard output or error) will
+        /// carry a line starting with `marker` and then the URL it serves.
+        init(_ binary: URL, _ arguments: [String], environment: [String: String]? = nil,
+             marker: String, output: KeyPath<Process, Any?>) throws {
             process = Process()
             process.executableURL = binary
             process.arguments = arguments
             if let environment { process.environment = environment }
-            process.standardOutput = FileHandle.nullDevice
-            process.standardError = FileHandle.nullDevice
+            let pipe = Pipe()
+            if output == \Process.standardError {
+                process.standardError = pipe
+                process.standardOutput = FileHandle.nullDevice
+            } else {
+                process.standardOutput = pipe
+                process.standardError = FileHandle.nullDevice
+            }
+            let lines = AsyncStream<String> { continuation in
+                let pending = Mutex(Data())
+                pipe.fileHandleForReading.readabilityHandler = { handle in
+                    let chunk = handle.availableData
+                    if chunk.isEmpty {
+                        handle.readabilityHandler = nil
+                        continuation.finish()
+                        return
+                    }
+                    for line in pending.withLock({ buffer in
+                        buffer.append(chunk)
+                        var complete: [String] = []
+                        while let end = buffer.firstIndex(of: UInt8(ascii: "\n")) {
+                            complete.append(String(decoding: buffer[buffer.startIndex..<end], as: UTF8.self))
+                            buffer.removeSubrange(buffer.startIndex...end)
+                        }
+                        return complete
+                    }) { continuation.yield(line) }
+                }
+            }
+            readiness = Task {
+                for await line in lines {
+                    guard let start = line.range(of: marker) else { continue }
+                    return String(line[start.upperBound...].prefix { !$0.isWhitespace })
+                }
+                throw CocoaError(.executableLoad)  // it ended without saying it serves
+            }
             try process.run()
+        }
+
+        /// The URL it prints once it listens; fails when it exits first or
+        /// stays silent for 10 s.
+        func serving() async throws -> String {
+            switch await readiness.result(within: .seconds(10)) {
+            case .success(let url): return url
+            case .failure:
+                Issue.record("\(process.executableURL?.lastPathComponent ?? "") exited before it served")
+                throw CancellationError()
+            case nil:
+                Issue.record("\(process.executableURL?.lastPathComponent ?? "") did not say it serves within 10 s")
+                throw CancellationError()
+            }
         }
 
         deinit {
@@ -32,37 +86,10 @@ import VinylogueCore
         }
     }
 
-    /// A port nothing listens on now, from the kernel.
-    static func freePort() throws -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
-        }
-        guard bound else { throw CocoaError(.fileWriteUnknown) }
-        return Int(UInt16(bigEndian: address.sin_port))
-    }
-
     static func get(_ http: HTTPClient, _ url: String, within seconds: Int64) async throws -> Int {
         let response = try await http.execute(HTTPClientRequest(url: url), timeout: .seconds(seconds))
         _ = try await response.body.collect(upTo: 4 << 20)
         return Int(response.status.code)
-    }
-
-    /// Asks `/healthz` until it answers (the server is starting).
-    static func waitUntilServing(_ http: HTTPClient, _ base: String, _ child: Child) async throws {
-        for _ in 0..<600 {
-            if (try? await get(http, base + "/healthz", within: 2)) == 200 { return }
-            guard child.process.isRunning else { break }
-            try await Task.sleep(for: .milliseconds(100))
-        }
-        Issue.record("the server did not start")
-        throw CancellationError()
     }
 
     /// One request as `fake-lastfm`'s `/_fake/requests` lists it.
@@ -92,15 +119,16 @@ import VinylogueCore
     /// second and never the same request twice.
     @Test func fiftyConcurrentColdPagesAllAnswerAndHealthStaysUp() async throws {
         let dir = try TemporaryDirectory()
-        let lastFMPort = try Self.freePort(), port = try Self.freePort()
         // 8 July 2023, as the other process-level tests.
-        let fake = try Child(try KillTests.executable("fake-lastfm"), ["--port", String(lastFMPort), "--now", "1688800000"])
+        let fake = try Child(try KillTests.executable("fake-lastfm"), ["--port", "0", "--now", "1688800000"],
+                             marker: "fake Last.fm listening at ", output: \.standardOutput)
+        let lastFMAPI = try await fake.serving()
         var environment = ProcessInfo.processInfo.environment
-        environment["LASTFM_API_URL"] = "http://127.0.0.1:\(lastFMPort)/2.0/"
+        environment["LASTFM_API_URL"] = lastFMAPI
         environment["LASTFM_API_KEY"] = "test-key"
         environment["LASTFM_REQUESTS_PER_SECOND"] = nil
-        let serving = try Child(try KillTests.executable(), ["serve", "--port", String(port), "--data-dir", dir.url.path, "--demo"],
-                                environment: environment)
+        let serving = try Child(try KillTests.executable(), ["serve", "--port", "0", "--data-dir", dir.url.path, "--demo"],
+                                environment: environment, marker: "Vinylogue is serving at ", output: \.standardError)
         defer { _ = fake; _ = serving }
 
         // One connection per request, as 50 browsers would have: the
@@ -108,13 +136,8 @@ import VinylogueCore
         var clientConfiguration = HTTPClient.Configuration()
         clientConfiguration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = 256
         let http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: clientConfiguration)
-        let base = "http://127.0.0.1:\(port)", lastFM = "http://127.0.0.1:\(lastFMPort)"
+        let base = String(try await serving.serving().dropLast()), lastFM = String(lastFMAPI.dropLast("/2.0/".count))
         do {
-            try await Self.waitUntilServing(http, base, serving)
-            // Wait for the fake Last.fm too, then forget that question.
-            for _ in 0..<600 where (try? await Self.get(http, "\(lastFM)/2.0/?method=user.getinfo&user=RJ&api_key=test-key&format=json", within: 2)) != 200 {
-                try await Task.sleep(for: .milliseconds(100))
-            }
             var clear = HTTPClientRequest(url: lastFM + "/_fake/requests")
             clear.method = .DELETE
             _ = try await http.execute(clear, timeout: .seconds(10))

@@ -51,6 +51,26 @@ import Testing
             #expect(run.status == 0, "\(run.stderr)")
             #expect(run.stdout.hasPrefix("1 year ago · Week "), "\(run.stdout)")
             #expect(run.stdout.contains("2 years ago · Week "))
+
+            // The same page as JSON, from one Codable view.
+            struct Printed: Decodable {
+                struct Year: Decodable {
+                    struct Week: Decodable { let from: Int64; let to: Int64 }
+                    struct Entry: Decodable { let rank: Int; let artist: String; let name: String; let plays: Int }
+                    let yearsAgo: Int; let year: Int; let week: Week; let entries: [Entry]
+                }
+                let user: String; let kind: String; let years: [Year]
+            }
+            let json = try await vinylogue(["history", "RJ", "--limit", "2", "--json", "--data-dir", directory.path], environment: env)
+            #expect(json.status == 0, "\(json.stderr)")
+            let printed = try JSONDecoder().decode(Printed.self, from: Data(json.stdout.utf8))
+            #expect(printed.user == "RJ" && printed.kind == "album")
+            #expect(printed.years.map(\.yearsAgo).prefix(2) == [1, 2])
+            for year in printed.years {
+                #expect(year.week.to - year.week.from == 7 * 86_400)
+                #expect((1...2).contains(year.entries.count))
+                #expect(year.entries.first?.rank == 1)
+            }
         }
     }
 }

@@ -38,7 +38,7 @@ struct AlbumRoutes: Sendable {
         let covers = CoverRoutes(dependencies: dependencies)
         let address = await covers.address(user: user, artist: artist, name: name, mbid: mbid)
         let colours: AlbumColours? = if let address { await colours(for: address) } else { nil }
-        var view = AlbumPageView(page, backURL: backURL, artURL: address?.localPath ?? "/static/placeholder.svg", csrf: "")
+        var view = AlbumPageView(page, backURL: backURL, artURL: address?.localPath ?? Paths.placeholderCover, csrf: "")
         view.layout.themeURL = colours.map(CoverRoutes.themePath)
         view.staleNote = savedCopies.note
         return dependencies.pages.response("album", view, status: HTTPResponse.Status(failure: page.failure))
@@ -63,7 +63,7 @@ struct MessagePage {
     var layout: LayoutFields
     let heading: String
     let message: String
-    var linkURL: String? = "/"
+    var linkURL: String? = Paths.home
     var linkLabel: String? = "Go to your users"
 
     init(title: String, heading: String, csrf: String, message: String) {

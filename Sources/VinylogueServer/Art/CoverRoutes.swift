@@ -41,7 +41,7 @@ struct CoverRoutes: Sendable {
         let mbid = request.uri.queryParameters.get("mbid").flatMap { $0.count == 36 ? $0 : nil }
         guard let address = await address(user: user, artist: artist, name: name, mbid: mbid) else {
             // Try again later: the album may gain art, or Last.fm may be back.
-            return Response(status: .found, headers: [.location: "/static/placeholder.svg", .cacheControl: "max-age=600"])
+            return Response(status: .found, headers: [.location: Paths.placeholderCover, .cacheControl: "max-age=600"])
         }
         return Response(status: .found, headers: [.location: address.localPath, .cacheControl: "public, max-age=86400"])
     }
@@ -56,7 +56,7 @@ struct CoverRoutes: Sendable {
             return Response(status: .ok, headers: [.contentType: image.contentType, .cacheControl: "public, max-age=31536000, immutable"],
                             body: .init(byteBuffer: ByteBuffer(bytes: image.bytes)))
         } catch {
-            return Response(status: .found, headers: [.location: "/static/placeholder.svg", .cacheControl: "max-age=600"])
+            return Response(status: .found, headers: [.location: Paths.placeholderCover, .cacheControl: "max-age=600"])
         }
     }
 

@@ -53,7 +53,7 @@ struct ChartPageView {
         previousURL = previous.flatMap { $0.enabled ? $0.url : nil } ?? ""
         nextURL = next.flatMap { $0.enabled ? $0.url : nil } ?? ""
         layout = LayoutFields(title: "\(user.value) · \(page.yearsAgoLabel)", csrf: csrf, bodyClass: "chart-page",
-                              feedURL: "/u/\(user.value)/feed.atom" + (page.yearsAgo > 1 && !byDate ? "?years_ago=\(page.yearsAgo)" : ""), prefetchURL: previousURL.isEmpty ? nil : previousURL)
+                              feedURL: Paths.feed(user) + (page.yearsAgo > 1 && !byDate ? "?years_ago=\(page.yearsAgo)" : ""), prefetchURL: previousURL.isEmpty ? nil : previousURL)
         self.user = user.value
         yearsAgoLabel = page.yearsAgoLabel
         weekLabel = page.weekLabel
@@ -61,7 +61,7 @@ struct ChartPageView {
         let day = page.week.map(labels.permalinkDay(of:))
         rows = page.rows.map { row in
             page.kind == .album ? Row(album: row, of: user, day: day)
-                : Row(artist: row.artist, name: row.name, playsLabel: row.playsLabel, artURL: "/static/placeholder.svg",
+                : Row(artist: row.artist, name: row.name, playsLabel: row.playsLabel, artURL: Paths.placeholderCover,
                       albumURL: "https://www.last.fm/music/\(Paths.encode(row.artist))")
         }
         hasRows = !rows.isEmpty

@@ -34,8 +34,7 @@ public struct PageRenderer: Sendable {
 struct LayoutFields {
     var title: String
     var csrf: String
-    /// Changes whenever the assets do, so browsers can cache them forever.
-    var assetVersion: String = StaticAssets.version
+    var links = SiteLinks()
     var bodyClass: String = ""
     var feedURL: String? = nil
     var prefetchURL: String? = nil

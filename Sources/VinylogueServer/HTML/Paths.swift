@@ -10,6 +10,16 @@ enum Paths {
         value.addingPercentEncoding(withAllowedCharacters: segmentCharacters) ?? ""
     }
 
+    static let home = "/"
+    static let settings = "/settings"
+    static let users = "/users"
+    static let usersReorder = "/users/reorder"
+    static let friendsImport = "/friends/import"
+    static let placeholderCover = "/static/placeholder.svg"
+
+    /// A shipped asset, versioned so browsers may cache it forever.
+    static func asset(_ file: String) -> String { "/static/\(file)?v=\(StaticAssets.version)" }
+
     static func chart(_ user: Username, yearsAgo: Int = 1) -> String {
         yearsAgo == 1 ? "/u/\(user.value)" : "/u/\(user.value)?years_ago=\(yearsAgo)"
     }
@@ -28,7 +38,18 @@ enum Paths {
         "/u/\(user.value)/cover/\(encode(artist))/\(encode(name))" + (mbid.map { "?mbid=\(encode($0))" } ?? "")
     }
 
-    static func userAction(_ user: ListedUserName) -> String { "/users/\(user.value)" }
+    static func userAction(_ user: ListedUserName) -> String { "\(users)/\(user.value)" }
 
     typealias ListedUserName = Username
+}
+
+/// The fixed links every template may use, as `{{layout.links.settings}}`
+/// and so on: templates never spell a URL themselves.
+struct SiteLinks: Sendable {
+    let home = Paths.home
+    let settings = Paths.settings
+    let users = Paths.users
+    let friendsImport = Paths.friendsImport
+    let stylesheet = Paths.asset("vinylogue.css")
+    let script = Paths.asset("vinylogue.js")
 }

@@ -30,8 +30,8 @@ struct SettingsRoutes: Sendable {
     static let zones = TimeZone.knownTimeZoneIdentifiers.sorted()
 
     func register(on router: Router<Context>) {
-        router.get("/settings") { request, _ in try await self.show(request) }
-        router.post("/settings") { request, _ in try await self.save(request) }
+        router.get(RouterPath(Paths.settings)) { request, _ in try await self.show(request) }
+        router.post(RouterPath(Paths.settings)) { request, _ in try await self.save(request) }
     }
 
     func view(_ settings: Settings, csrf: String) -> View {
@@ -70,6 +70,6 @@ struct SettingsRoutes: Sendable {
         settings.timeZoneIdentifier = zone.isEmpty ? nil : zone
         try await dependencies.settings.save(settings)
         dependencies.rendered.removeAll()
-        return .redirect(to: "/settings?saved=1", type: .normal)
+        return .redirect(to: Paths.settings + "?saved=1", type: .normal)
     }
 }

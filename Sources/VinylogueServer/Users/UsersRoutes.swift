@@ -11,11 +11,11 @@ struct UsersRoutes: Sendable {
     let configuration: ServerConfiguration
 
     func register(on router: Router<Context>) {
-        router.get("/") { request, _ in try await self.list(request) }
-        router.post("/users") { request, _ in try await self.add(request) }
-        router.post("/users/reorder") { request, _ in try await self.reorder(request) }
+        router.get(RouterPath(Paths.home)) { request, _ in try await self.list(request) }
+        router.post(RouterPath(Paths.users)) { request, _ in try await self.add(request) }
+        router.post(RouterPath(Paths.usersReorder)) { request, _ in try await self.reorder(request) }
         router.post("/users/:user/:action") { request, context in try await self.act(request, context) }
-        router.post("/friends/import") { request, _ in try await self.importFriends(request) }
+        router.post(RouterPath(Paths.friendsImport)) { request, _ in try await self.importFriends(request) }
     }
 
     func page(_ request: Request, csrf: String) async throws -> UsersPage {
@@ -63,7 +63,7 @@ struct UsersRoutes: Sendable {
             return try await rerender(request, form: form, problem: problem.message)
         case .success(let name):
             try await dependencies.lists.add(name)
-            return .redirect(to: "/", type: .normal)
+            return .redirect(to: Paths.home, type: .normal)
         }
     }
 
@@ -88,7 +88,7 @@ struct UsersRoutes: Sendable {
         default:
             throw HTTPError(.notFound)
         }
-        return .redirect(to: "/", type: .normal)
+        return .redirect(to: Paths.home, type: .normal)
     }
 
     func reorder(_ request: Request) async throws -> Response {
@@ -108,7 +108,7 @@ struct UsersRoutes: Sendable {
         do {
             let friends = try await dependencies.profiles(for: me).friends(of: me)
             let added = try await dependencies.lists.addAll(friends.map(\.name))
-            return .redirect(to: "/?imported=\(added.count)", type: .normal)
+            return .redirect(to: Paths.home + "?imported=\(added.count)", type: .normal)
         } catch let error as SourceError {
             return try await rerender(request, form: FormFields(values: ["csrf": form["csrf"] ?? ""]),
                                       problem: "Could not import friends: \(error.forVisitors)")

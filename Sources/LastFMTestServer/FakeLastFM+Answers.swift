@@ -9,8 +9,10 @@ public struct FakeReply: Sendable {
     /// Wait this long before answering.
     public let delay: Duration
 
-    static func json(_ object: Any, status: Int = 200) -> FakeReply {
-        let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data()
+    static func json(_ value: some Encodable, status: Int = 200) -> FakeReply {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        let data = (try? encoder.encode(value)) ?? Data()
         return FakeReply(status: status, contentType: "application/json", body: data, delay: .zero)
     }
 
@@ -20,7 +22,7 @@ public struct FakeReply: Sendable {
 
     /// Last.fm's error body.
     static func error(_ code: Int, _ message: String, status: Int = 200) -> FakeReply {
-        json(["error": code, "message": message, "links": [] as [Any]], status: status)
+        json(Wire.Failure(error: code, message: message), status: status)
     }
 
     func delayed(by d: Duration) -> FakeReply {
@@ -57,7 +59,7 @@ extension FakeLastFM {
         case .malformed:
             reply = .raw(Data("<lfm status=\"ok\">not json".utf8))
         case .wrongShape:
-            reply = .json(["unexpected": ["shape": true]])
+            reply = .json(Wire.Unexpected())
         case .oversized(let bytes):
             reply = .raw(Data("{\"padding\":\"".utf8) + Data(repeating: UInt8(ascii: "x"), count: bytes) + Data("\"}".utf8))
         }
@@ -75,7 +77,7 @@ extension FakeLastFM {
         }
         switch account {
         case .privateProfile:
-            return method == "user.getinfo" ? .json(["user": userObject(name: name, playcount: 0, registered: 1_200_000_000)])
+            return method == "user.getinfo" ? .json(Wire.UserInfo(user: Wire.User(name: name, playcount: 0, registered: 1_200_000_000)))
                 : .error(17, Self.errorMessages[17]!, status: 403)
         case .fixtures:
             return fixtureAnswer(method: method, p)
@@ -96,22 +98,20 @@ extension FakeLastFM {
         case "user.getweeklyalbumchart", "user.getweeklyartistchart", "user.getweeklytrackchart":
             return emptyChart(method: method, p, user: "ybsc")
         case "user.getrecenttracks":
-            return .json(["recenttracks": ["track": [] as [Any], "@attr": ["user": "ybsc", "page": "1", "perPage": "200", "totalPages": "0", "total": "0"]]])
+            return .json(Wire.RecentTracks(recenttracks: .init(
+                track: [], attributes: .init(user: "ybsc", page: "1", perPage: "200", totalPages: "0", total: "0"))))
         default: return .error(3, "Invalid Method - No method with that name in this package", status: 400)
         }
     }
 
     func emptyChart(method: String, _ p: [String: String], user: String) -> FakeReply {
         let kind = String(method.dropFirst("user.getweekly".count).dropLast("chart".count))
-        return .json(["weekly\(kind)chart": [kind: [] as [Any], "@attr": ["user": user, "from": p["from"] ?? "", "to": p["to"] ?? ""]]])
+        return .json(Wire.WeeklyChart(kind: kind, rows: .init([]), attributes: .init(user: user, from: p["from"] ?? "", to: p["to"] ?? "")))
     }
 
-    func userObject(name: String, playcount: Int, registered: Int64) -> [String: Any] {
-        [
-            "name": name, "realname": "", "playcount": String(playcount), "url": "https://www.last.fm/user/\(name)",
-            "image": ImageSize.allCases.prefix(4).map { ["size": $0.rawValue, "#text": ""] },
-            "registered": ["unixtime": String(registered), "#text": registered], "type": "user",
-        ]
+    func chartList(_ weeks: [ChartWeek], user: String) -> FakeReply {
+        .json(Wire.ChartList(weeklychartlist: .init(
+            chart: weeks.map { .init(from: String($0.from), to: String($0.to)) }, attributes: .init(user: user))))
     }
 }
 
@@ -119,17 +119,19 @@ extension FakeLastFM {
     func scriptedAnswer(method: String, _ p: [String: String], name: String, weeks: [ChartWeek], albums: [ChartEntry]) -> FakeReply {
         switch method {
         case "user.getinfo":
-            return .json(["user": userObject(name: name, playcount: albums.reduce(0) { $0 + $1.plays }, registered: weeks.first?.from ?? 0)])
+            return .json(Wire.UserInfo(user: Wire.User(name: name, playcount: albums.reduce(0) { $0 + $1.plays }, registered: weeks.first?.from ?? 0)))
         case "user.getweeklychartlist":
-            return .json(["weeklychartlist": ["chart": weeks.map { ["#text": "", "from": String($0.from), "to": String($0.to)] }, "@attr": ["user": name]]])
+            return chartList(weeks, user: name)
         case "user.getweeklyalbumchart":
-            let rows: [[String: Any]] = albums.map { e in
-                ["@attr": ["rank": String(e.rank)], "playcount": String(e.plays), "mbid": e.mbid ?? "", "name": e.name,
-                 "url": e.url ?? "", "artist": ["#text": e.artist, "mbid": ""]]
+            let rows = albums.map { e in
+                Wire.ChartRow(attributes: .init(rank: String(e.rank)), playcount: String(e.plays), mbid: e.mbid ?? "", name: e.name,
+                              url: e.url ?? "", artist: .init(text: e.artist))
             }
-            return .json(["weeklyalbumchart": ["album": rows, "@attr": ["user": name, "from": p["from"] ?? "", "to": p["to"] ?? ""]]])
+            // Always a list here (the generated users cover the one-row object).
+            return .json(Wire.WeeklyChart(kind: "album", rows: .init(rows, bareWhenSingle: false),
+                                          attributes: .init(user: name, from: p["from"] ?? "", to: p["to"] ?? "")))
         case "user.getfriends":
-            return .json(["friends": ["user": [] as [Any], "@attr": ["user": name, "page": "1", "totalPages": "0", "total": "0"]]])
+            return .json(Wire.Friends(friends: .init(user: .init([]), attributes: .init(user: name, page: "1", totalPages: "0", total: "0"))))
         default:
             return emptyChart(method: method, p, user: name)
         }

@@ -9,20 +9,15 @@ extension FakeLastFM {
         let user = try! Username(name)
         switch method {
         case "user.getinfo":
-            return .json(["user": userObject(name: name, playcount: 1000, registered: history.firstWeek.from)])
+            return .json(Wire.UserInfo(user: Wire.User(name: name, playcount: 1000, registered: history.firstWeek.from)))
         case "user.getfriends":
             let friends = accountsList().filter { $0.lowercased() != name.lowercased() }
-            return .json(["friends": [
-                "user": friends.count == 1 ? userObject(name: friends[0], playcount: 0, registered: 1_200_000_000) as Any
-                    : friends.map { userObject(name: $0, playcount: 0, registered: 1_200_000_000) },
-                "@attr": ["user": name, "page": "1", "perPage": "50", "totalPages": "1", "total": String(friends.count)],
-            ]])
+            // Like Last.fm, one friend is an object rather than a list.
+            return .json(Wire.Friends(friends: .init(
+                user: .init(friends.map { Wire.User(name: $0, playcount: 0, registered: 1_200_000_000) }),
+                attributes: .init(user: name, page: "1", perPage: "50", totalPages: "1", total: String(friends.count)))))
         case "user.getweeklychartlist":
-            let weeks = history.chartList(now: now).weeks
-            return .json(["weeklychartlist": [
-                "chart": weeks.map { ["#text": "", "from": String($0.from), "to": String($0.to)] },
-                "@attr": ["user": name],
-            ]])
+            return chartList(history.chartList(now: now).weeks, user: name)
         case "user.getweeklyalbumchart", "user.getweeklyartistchart", "user.getweeklytrackchart":
             guard let from = p["from"].flatMap(Int64.init), let to = p["to"].flatMap(Int64.init) else {
                 return .error(6, "Invalid parameters")
@@ -35,16 +30,13 @@ extension FakeLastFM {
                 week = ChartWeek(from: week.to, to: week.to + LastFMWeekCalendar.weekLength)
             }
             let chart = ScrobbleTally.chart(kind, user: user, week: ChartWeek(from: from, to: to), scrobbles: scrobbles)
-            let rows: [[String: Any]] = chart.entries.map { e in
-                var row: [String: Any] = ["@attr": ["rank": String(e.rank)], "playcount": String(e.plays), "mbid": "", "name": e.name,
-                                          "url": "https://www.last.fm/music/\(e.artist)"]
-                if kind != .artist { row["artist"] = ["#text": e.artist, "mbid": ""] }
-                return row
+            let rows = chart.entries.map { e in
+                Wire.ChartRow(attributes: .init(rank: String(e.rank)), playcount: String(e.plays), name: e.name,
+                              url: "https://www.last.fm/music/\(e.artist)", artist: kind == .artist ? nil : .init(text: e.artist))
             }
-            let key = kind.rawValue
             // Like Last.fm, a one-row chart is an object rather than a list.
-            let list: Any = rows.count == 1 ? rows[0] : rows
-            return .json(["weekly\(key)chart": [key: list, "@attr": ["user": name, "from": String(from), "to": String(to)]]])
+            return .json(Wire.WeeklyChart(kind: kind.rawValue, rows: .init(rows),
+                                          attributes: .init(user: name, from: String(from), to: String(to))))
         case "user.getrecenttracks":
             return recentTracks(p, name: name, history: history, now: now)
         default:
@@ -68,22 +60,18 @@ extension FakeLastFM {
         all.sort { $0.instant > $1.instant }
         let totalPages = (all.count + limit - 1) / limit
         let slice = all.dropFirst((page - 1) * limit).prefix(limit)
-        var tracks: [[String: Any]] = slice.map { s in
-            [
-                "artist": ["#text": s.artist, "mbid": ""], "album": ["#text": s.album, "mbid": ""], "name": s.track, "mbid": "",
-                "streamable": "0", "url": "https://www.last.fm/music/x", "image": [] as [Any],
-                "date": ["uts": String(s.instant), "#text": "\(s.instant)"],
-            ]
+        var tracks = slice.map { s in
+            Wire.RecentTrack(artist: .init(text: s.artist), album: .init(text: s.album), name: s.track,
+                             date: .init(uts: String(s.instant), text: "\(s.instant)"))
         }
         if page == 1, p["to"] == nil {
             // The track playing right now: no date, flagged, and not a scrobble.
-            tracks.insert(["artist": ["#text": "Now Playing Artist", "mbid": ""], "album": ["#text": "Live", "mbid": ""], "name": "Right Now",
-                           "@attr": ["nowplaying": "true"], "image": [] as [Any]], at: 0)
+            tracks.insert(Wire.RecentTrack(artist: .init(text: "Now Playing Artist"), album: .init(text: "Live"), name: "Right Now",
+                                           mbid: nil, streamable: nil, url: nil, attributes: .init()), at: 0)
         }
-        return .json(["recenttracks": [
-            "track": tracks,
-            "@attr": ["user": name, "page": String(page), "perPage": String(limit), "totalPages": String(totalPages), "total": String(all.count)],
-        ]])
+        return .json(Wire.RecentTracks(recenttracks: .init(
+            track: tracks,
+            attributes: .init(user: name, page: String(page), perPage: String(limit), totalPages: String(totalPages), total: String(all.count)))))
     }
 
     func accountsList() -> [String] { knownNames() }
@@ -97,16 +85,13 @@ extension FakeLastFM {
             return .error(6, "Album not found", status: 404)
         }
         // Any other album exists, with a generated description.
-        var body: [String: Any] = [
-            "name": albumName, "artist": artistName, "mbid": "", "url": "https://www.last.fm/music/\(artistName)/\(albumName)",
-            "image": Self.images(hash: NameHash(artistName.lowercased() + "\u{1F}" + albumName.lowercased()).hex),
-            "listeners": "1234", "playcount": "56789",
-            "tracks": ["track": ["name": "Only Track", "duration": "200", "@attr": ["rank": "1"], "artist": ["name": artistName]]],
-            "tags": "",
-            "wiki": ["summary": "\(albumName) is an album by \(artistName). <a href=\"https://www.last.fm/music/x\">Read more on Last.fm</a>", "content": ""],
-        ]
-        if p["username"] != nil { body["userplaycount"] = "7" }
-        return .json(["album": body])
+        let made = Wire.AlbumInfo.Album(
+            name: albumName, artist: artistName, url: "https://www.last.fm/music/\(artistName)/\(albumName)",
+            image: Self.images(hash: NameHash(artistName.lowercased() + "\u{1F}" + albumName.lowercased()).hex),
+            tracks: .init(track: .init(name: "Only Track", duration: "200", attributes: .init(rank: "1"), artist: .init(name: artistName))),
+            wiki: .init(summary: "\(albumName) is an album by \(artistName). <a href=\"https://www.last.fm/music/x\">Read more on Last.fm</a>", content: ""),
+            userplaycount: p["username"] == nil ? nil : "7")
+        return .json(Wire.AlbumInfo(album: made))
     }
 }
 
@@ -114,8 +99,8 @@ extension FakeLastFM {
     static let imageSizes = [("small", "34s"), ("medium", "64s"), ("large", "174s"), ("extralarge", "300x300")]
 
     /// Image URLs in Last.fm's shape for an album whose art has `hash`.
-    static func images(hash: String) -> [[String: String]] {
-        imageSizes.map { ["size": $0.0, "#text": "https://lastfm.freetls.fastly.net/i/u/\($0.1)/\(hash).png"] }
+    static func images(hash: String) -> [Wire.Image] {
+        imageSizes.map { Wire.Image(size: $0.0, url: "https://lastfm.freetls.fastly.net/i/u/\($0.1)/\(hash).png") }
     }
 
     /// The image Last.fm's host would serve at `/i/u/{size}/{file}`: a

@@ -20,9 +20,9 @@ import os
 import re
 import shutil
 import signal
-import socket
 import subprocess
 import tempfile
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -46,12 +46,6 @@ TIMEOUT_MS = 10_000
 
 # --------------------------------------------------------------------------
 # Processes
-
-
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def wait_for_binary(path: Path, seconds: float = 90) -> Path:
@@ -104,45 +98,42 @@ class Server:
             self.process.wait(timeout=5)
 
 
-def start_server(name: str, binary: Path, args_for_port, ready_url_for_port, env: dict, workdir: Path) -> Server:
-    """Starts `binary` on a free port and waits until `ready_url` answers 200.
+def start_server(name: str, binary: Path, args: list[str], marker: str, env: dict, workdir: Path) -> Server:
+    """Starts `binary` (asked to listen on port 0) and waits for the line
+    starting with `marker` that it prints once it listens, followed by its URL.
 
-    Retries on another port if the process exits early (a port taken between
-    choosing and binding it).
+    The wait is on that event, not on polling a port: a reader thread copies
+    the output to a log file and signals when the line arrives (or when the
+    process ends first).
     """
-    last_log = ""
-    for attempt in range(3):
-        wait_for_binary(binary)
-        port = free_port()
-        log_path = workdir / f"{name}-{port}.log"
-        log = open(log_path, "wb")
-        try:
-            process = subprocess.Popen(
-                [str(binary), *args_for_port(port)],
-                stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                env=env, cwd=workdir, start_new_session=True,
-            )
-        except OSError as e:  # e.g. the binary vanished between the check and exec (being rebuilt)
-            log.close()
-            last_log = str(e)
-            time.sleep(2)
-            continue
-        log.close()
-        server = Server(name, process, log_path, f"http://127.0.0.1:{port}")
-        deadline = time.monotonic() + 20
-        while time.monotonic() < deadline:
-            if process.poll() is not None:
-                break
-            try:
-                status, _ = http_get(ready_url_for_port(port), timeout=1)
-                if status == 200:
-                    return server
-            except (urllib.error.URLError, ConnectionError, TimeoutError, OSError):
-                pass
-            time.sleep(0.05)
-        last_log = server.log()
-        server.stop()
-    raise RuntimeError(f"{name} did not start; its output:\n{last_log}")
+    wait_for_binary(binary)
+    log_path = workdir / f"{name}-{time.monotonic_ns()}.log"
+    process = subprocess.Popen(
+        [str(binary), *args],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+        env=env, cwd=workdir, start_new_session=True,
+    )
+    announced: list[str] = []
+    ready = threading.Event()
+
+    def copy_output() -> None:
+        with open(log_path, "wb") as log:
+            for line in process.stdout:
+                log.write(line)
+                log.flush()
+                text = line.decode(errors="replace")
+                if not announced and marker in text:
+                    announced.append(text.split(marker, 1)[1].split()[0])
+                    ready.set()
+        ready.set()  # the process ended (before or after saying it serves)
+
+    threading.Thread(target=copy_output, daemon=True).start()
+    server = Server(name, process, log_path, "")
+    if ready.wait(timeout=20) and announced:
+        server.base_url = announced[0].removesuffix("/").removesuffix("/2.0")
+        return server
+    server.stop()
+    raise RuntimeError(f"{name} did not say it serves; its output:\n{server.log()}")
 
 
 @dataclass
@@ -195,10 +186,8 @@ class Stack:
 
     def fake(self) -> FakeLastFM:
         server = start_server(
-            "fake-lastfm", FAKE_LASTFM,
-            lambda port: ["--port", str(port), "--host", "127.0.0.1"],
-            lambda port: f"http://127.0.0.1:{port}/_fake/requests",
-            env=dict(os.environ), workdir=self.workdir,
+            "fake-lastfm", FAKE_LASTFM, ["--port", "0", "--host", "127.0.0.1"],
+            "fake Last.fm listening at ", env=dict(os.environ), workdir=self.workdir,
         )
         self.servers.append(server)
         return FakeLastFM(server)
@@ -214,10 +203,8 @@ class Stack:
             "LASTFM_REQUESTS_PER_SECOND": "50",
         })
         server = start_server(
-            "vinylogue", VINYLOGUE,
-            lambda port: ["serve", "--host", "127.0.0.1", "--port", str(port), "--data-dir", str(data_dir), *extra_args],
-            lambda port: f"http://127.0.0.1:{port}/healthz",
-            env=env, workdir=self.workdir,
+            "vinylogue", VINYLOGUE, ["serve", "--host", "127.0.0.1", "--port", "0", "--data-dir", str(data_dir), *extra_args],
+            "Vinylogue is serving at ", env=env, workdir=self.workdir,
         )
         self.servers.append(server)
         return App(server, fake, data_dir)

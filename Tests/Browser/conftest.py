@@ -129,7 +129,7 @@ def start_server(name: str, binary: Path, args: list[str], marker: str, env: dic
 
     threading.Thread(target=copy_output, daemon=True).start()
     server = Server(name, process, log_path, "")
-    if ready.wait(timeout=20) and announced:
+    if ready.wait(timeout=10) and announced:
         server.base_url = announced[0].removesuffix("/").removesuffix("/2.0")
         return server
     server.stop()

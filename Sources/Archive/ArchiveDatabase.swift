@@ -113,6 +113,8 @@ public final class ArchiveDatabase: Sendable {
         ListStore.registerMigrations(in: &migrator)
         ResponseCacheTable.registerMigrations(in: &migrator)
         ScrobbleStore.registerMigrations(in: &migrator)
+        ListStore.registerOwnerMigrations(in: &migrator)
+        AccountStore.registerMigrations(in: &migrator)
         return migrator
     }
 

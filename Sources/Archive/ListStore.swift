@@ -2,11 +2,28 @@ import Foundation
 import GRDB
 import VinylogueCore
 
-/// One person on the web app's users list.
-public struct ListedUser: Sendable, Hashable, Codable, FetchableRecord, PersistableRecord {
-    public static let databaseTableName = "listed_user"
+/// Whose list and settings: the household's (one shared list, when nobody
+/// signs in) or one account's.
+public struct ListOwner: Sendable, Hashable, Codable {
+    /// 0 for the household; an account's id otherwise (ids start at 1).
+    public let id: Int64
 
-    /// The case-folded name: the primary key.
+    /// The one list of a server where nobody signs in.
+    public static let household = ListOwner(id: 0)
+
+    public static func account(_ id: Int64) -> ListOwner { ListOwner(id: id) }
+
+    init(id: Int64) { self.id = id }
+}
+
+/// One person on a users list.
+public struct ListedUser: Sendable, Hashable, Codable, FetchableRecord, PersistableRecord {
+    public static let databaseTableName = "list_entry"
+
+    /// Whose list this entry is on; with `key`, the primary key (owner first,
+    /// so every person's rows are one range).
+    public var owner: Int64
+    /// The case-folded name.
     public var key: String
     /// Last.fm's canonical spelling.
     public var name: String
@@ -34,14 +51,35 @@ public struct Settings: Sendable, Hashable {
     }
 }
 
-/// The users list, its order, and the settings, in SQLite.
+/// One owner's users list, its order, and settings, in SQLite.
 ///
 /// Every change is one transaction; positions are renumbered densely after
-/// each change so the order is always 0, 1, 2, ….
+/// each change so the order is always 0, 1, 2, …. A store sees only its
+/// owner's rows: `owned(by:)` gives another owner's.
 public struct ListStore: Sendable {
     let writer: any DatabaseWriter
+    /// Whose list and settings this store reads and writes.
+    public let owner: ListOwner
 
-    public init(_ database: ArchiveDatabase) { writer = database.writer }
+    public init(_ database: ArchiveDatabase, owner: ListOwner = .household) {
+        writer = database.writer
+        self.owner = owner
+    }
+
+    init(writer: any DatabaseWriter, owner: ListOwner) {
+        self.writer = writer
+        self.owner = owner
+    }
+
+    /// The same database, `owner`'s list and settings.
+    public func owned(by owner: ListOwner) -> ListStore { ListStore(writer: writer, owner: owner) }
+
+    /// This owner's entries.
+    var entries: QueryInterfaceRequest<ListedUser> { ListedUser.filter(Column("owner") == owner.id) }
+
+    func entry(_ key: String, _ db: Database) throws -> ListedUser? {
+        try ListedUser.fetchOne(db, key: ["owner": owner.id, "key": key])
+    }
 
     static func registerMigrations(in migrator: inout DatabaseMigrator) {
         migrator.registerMigration("v1-listed-users-and-settings") { db in
@@ -58,28 +96,53 @@ public struct ListStore: Sendable {
         }
     }
 
+    /// Lists and settings get an owner (the household's rows become owner
+    /// 0's). Registered after every earlier migration of the database.
+    static func registerOwnerMigrations(in migrator: inout DatabaseMigrator) {
+        migrator.registerMigration("lists-and-settings-by-owner") { db in
+            try db.create(table: "list_entry") { t in
+                t.column("owner", .integer).notNull()
+                t.column("key", .text).notNull()
+                t.column("name", .text).notNull()
+                t.column("position", .integer).notNull()
+                t.column("isMe", .boolean).notNull().defaults(to: false)
+                t.primaryKey(["owner", "key"])
+            }
+            try db.execute(sql: "INSERT INTO list_entry(owner, key, name, position, isMe) SELECT 0, key, name, position, isMe FROM listed_user")
+            try db.drop(table: "listed_user")
+            try db.create(table: "owner_setting") { t in
+                t.column("owner", .integer).notNull()
+                t.column("key", .text).notNull()
+                t.column("value", .text).notNull()
+                t.primaryKey(["owner", "key"])
+            }
+            try db.execute(sql: "INSERT INTO owner_setting(owner, key, value) SELECT 0, key, value FROM setting")
+            try db.drop(table: "setting")
+        }
+    }
+
     // MARK: Users
 
     /// Everyone, in the person's order.
     public func users() async throws -> [ListedUser] {
-        try await writer.read { db in try ListedUser.order(Column("position")).fetchAll(db) }
+        try await writer.read { db in try entries.order(Column("position")).fetchAll(db) }
     }
 
     public func user(_ name: Username) async throws -> ListedUser? {
-        try await writer.read { db in try ListedUser.fetchOne(db, key: name.key) }
+        try await writer.read { db in try entry(name.key, db) }
     }
 
     /// Adds `name` at the end (as "me" when the list is empty). Returns false
     /// when the user is already listed.
     @discardableResult
     public func add(_ name: Username) async throws -> Bool {
-        try await writer.write { db in try Self.add(name, db) }
+        try await writer.write { db in try add(name, db) }
     }
 
-    static func add(_ name: Username, _ db: Database) throws -> Bool {
-        if try ListedUser.fetchOne(db, key: name.key) != nil { return false }
-        let count = try ListedUser.fetchCount(db)
-        try ListedUser(key: name.key, name: name.value, position: count, isMe: count == 0).insert(db)
+    func add(_ name: Username, _ db: Database) throws -> Bool {
+        if try entry(name.key, db) != nil { return false }
+        let count = try entries.fetchCount(db)
+        try ListedUser(owner: owner.id, key: name.key, name: name.value, position: count, isMe: count == 0).insert(db)
         return true
     }
 
@@ -87,30 +150,30 @@ public struct ListStore: Sendable {
     /// existing users. Returns the names added.
     public func addAll(_ names: [Username]) async throws -> [Username] {
         try await writer.write { db in
-            try names.filter { try Self.add($0, db) }
+            try names.filter { try add($0, db) }
         }
     }
 
     public func remove(_ name: Username) async throws {
         try await writer.write { db in
-            let removed = try ListedUser.fetchOne(db, key: name.key)
-            _ = try ListedUser.deleteOne(db, key: name.key)
-            if removed?.isMe == true, var first = try ListedUser.order(Column("position")).fetchOne(db) {
+            let removed = try entry(name.key, db)
+            try removed?.delete(db)
+            if removed?.isMe == true, var first = try entries.order(Column("position")).fetchOne(db) {
                 first.isMe = true
                 try first.update(db)
             }
-            try Self.renumber(try ListedUser.order(Column("position")).fetchAll(db).map(\.key), db)
+            try renumber(try entries.order(Column("position")).fetchAll(db).map(\.key), db)
         }
     }
 
     /// Moves `name` up (-1) or down (+1) one place.
     public func move(_ name: Username, by offset: Int) async throws {
         try await writer.write { db in
-            var keys = try ListedUser.order(Column("position")).fetchAll(db).map(\.key)
+            var keys = try entries.order(Column("position")).fetchAll(db).map(\.key)
             guard let index = keys.firstIndex(of: name.key) else { return }
             let target = min(max(0, index + offset), keys.count - 1)
             keys.swapAt(index, target)
-            try Self.renumber(keys, db)
+            try renumber(keys, db)
         }
     }
 
@@ -118,11 +181,11 @@ public struct ListStore: Sendable {
     /// place after those named.
     public func reorder(_ order: [Username]) async throws {
         try await writer.write { db in
-            let existing = try ListedUser.order(Column("position")).fetchAll(db).map(\.key)
+            let existing = try entries.order(Column("position")).fetchAll(db).map(\.key)
             var seen = Set<String>()
             var keys = order.map(\.key).filter { existing.contains($0) && seen.insert($0).inserted }
             keys += existing.filter { !seen.contains($0) }
-            try Self.renumber(keys, db)
+            try renumber(keys, db)
         }
     }
 
@@ -130,9 +193,9 @@ public struct ListStore: Sendable {
     /// Returns false when `new` is already listed as someone else.
     public func rename(_ old: Username, to new: Username) async throws -> Bool {
         try await writer.write { db in
-            guard var user = try ListedUser.fetchOne(db, key: old.key) else { return false }
-            if new.key != old.key, try ListedUser.fetchOne(db, key: new.key) != nil { return false }
-            _ = try ListedUser.deleteOne(db, key: old.key)
+            guard var user = try entry(old.key, db) else { return false }
+            if new.key != old.key, try entry(new.key, db) != nil { return false }
+            try user.delete(db)
             user.key = new.key
             user.name = new.value
             try user.insert(db)
@@ -143,15 +206,15 @@ public struct ListStore: Sendable {
     /// Marks `name` as "me".
     public func setMe(_ name: Username) async throws {
         try await writer.write { db in
-            guard try ListedUser.fetchOne(db, key: name.key) != nil else { return }
-            try ListedUser.updateAll(db, Column("isMe").set(to: false))
-            try ListedUser.filter(key: name.key).updateAll(db, Column("isMe").set(to: true))
+            guard try entry(name.key, db) != nil else { return }
+            try entries.updateAll(db, Column("isMe").set(to: false))
+            try entries.filter(Column("key") == name.key).updateAll(db, Column("isMe").set(to: true))
         }
     }
 
-    static func renumber(_ keys: [String], _ db: Database) throws {
+    func renumber(_ keys: [String], _ db: Database) throws {
         for (position, key) in keys.enumerated() {
-            try ListedUser.filter(key: key).updateAll(db, Column("position").set(to: position))
+            try entries.filter(Column("key") == key).updateAll(db, Column("position").set(to: position))
         }
     }
 
@@ -159,7 +222,7 @@ public struct ListStore: Sendable {
 
     public func settings() async throws -> Settings {
         try await writer.read { db in
-            let rows = try Row.fetchAll(db, sql: "SELECT key, value FROM setting")
+            let rows = try Row.fetchAll(db, sql: "SELECT key, value FROM owner_setting WHERE owner = ?", arguments: [owner.id])
             var values: [String: String] = [:]
             for row in rows { values[row["key"]] = row["value"] }
             return Settings(filter: PlayCountFilter(threshold: values["playCountFilter"].flatMap(Int.init) ?? 0),
@@ -169,11 +232,12 @@ public struct ListStore: Sendable {
 
     public func save(_ settings: Settings) async throws {
         try await writer.write { db in
-            try db.execute(sql: "INSERT OR REPLACE INTO setting(key, value) VALUES ('playCountFilter', ?)", arguments: [String(settings.filter.threshold)])
+            try db.execute(sql: "INSERT OR REPLACE INTO owner_setting(owner, key, value) VALUES (?, 'playCountFilter', ?)",
+                           arguments: [owner.id, String(settings.filter.threshold)])
             if let zone = settings.timeZoneIdentifier {
-                try db.execute(sql: "INSERT OR REPLACE INTO setting(key, value) VALUES ('timeZone', ?)", arguments: [zone])
+                try db.execute(sql: "INSERT OR REPLACE INTO owner_setting(owner, key, value) VALUES (?, 'timeZone', ?)", arguments: [owner.id, zone])
             } else {
-                try db.execute(sql: "DELETE FROM setting WHERE key = 'timeZone'")
+                try db.execute(sql: "DELETE FROM owner_setting WHERE owner = ? AND key = 'timeZone'", arguments: [owner.id])
             }
         }
     }

@@ -103,6 +103,32 @@ public final class LastFMClient: ChartSource, UserSource, AlbumSource, Sendable 
         return try await answer(RecentTracksResponse.self, request) { raw throws(SourceError) in try raw.value() }
     }
 
+    /// Completes a web sign-in: exchanges the `token` Last.fm handed back
+    /// (after the person approved this application) for the account's name
+    /// and session key, in one signed `auth.getSession` call. A token works
+    /// once, so this is never retried, cached or joined with another call.
+    /// Last.fm refuses an unknown token (error 4), a bad signature (13), a
+    /// token nobody approved (14) and an expired or used one (15); those
+    /// arrive as `.api(code:message:)`.
+    public func session(forToken token: String) async throws(SourceError) -> LastFMSession {
+        guard let key = configuration.apiKey, let secret = configuration.apiSecret else { throw .missingAPIKey }
+        var request = LastFMRequest(method: "auth.getsession", parameters: ["token": token], subject: .signIn, policy: .never)
+        request.signed = true
+        let body: Data
+        do {
+            body = try await fetchOnce(request, url: request.url(base: configuration.baseURL, apiKey: key, secret: secret))
+        } catch let error as SourceError {
+            throw error
+        } catch {
+            throw .transport(detail: networkFailure(error))
+        }
+        let raw = try decodeBody(SessionResponse.self, body, request)
+        guard let name = Username(validating: raw.session.name), !raw.session.key.isEmpty else {
+            throw .malformedResponse(detail: "auth.getSession named no account")
+        }
+        return LastFMSession(name: name, key: raw.session.key)
+    }
+
     // MARK: - Plumbing
 
     func decode<T: Decodable>(_ type: T.Type, _ request: LastFMRequest) async throws(SourceError) -> T {

@@ -5,8 +5,18 @@ public struct LastFMConfiguration: Sendable {
     /// The default API address.
     public static let defaultBaseURL = "https://ws.audioscrobbler.com/2.0/"
 
+    /// The default address people approve a web application at.
+    public static let defaultAuthURL = "https://www.last.fm/api/auth/"
+
     /// The API key; `nil` or empty means none is configured.
     public var apiKey: String?
+    /// The key's shared secret (`LASTFM_API_SECRET`), which signs
+    /// authenticated calls; with it, people can sign in with Last.fm.
+    /// Never logged or shown.
+    public var apiSecret: String?
+    /// Where people are sent to let this application use their account
+    /// (`LASTFM_AUTH_URL`; Last.fm's page by default).
+    public var authURL: String = LastFMConfiguration.defaultAuthURL
     /// The API root, ending in `/`.
     public var baseURL: String
     /// At most this many requests reach Last.fm in any one-second window,
@@ -33,9 +43,15 @@ public struct LastFMConfiguration: Sendable {
         self.maxResponseBytes = maxResponseBytes
     }
 
-    /// Reads `LASTFM_API_KEY` and `LASTFM_API_URL` from `environment`.
+    /// Whether people can sign in: both a key and its secret are configured.
+    public var signsIn: Bool { apiKey != nil && apiSecret != nil }
+
+    /// Reads `LASTFM_API_KEY`, `LASTFM_API_SECRET`, `LASTFM_API_URL`,
+    /// `LASTFM_AUTH_URL` and `LASTFM_REQUESTS_PER_SECOND` from `environment`.
     public static func from(environment: [String: String]) -> LastFMConfiguration {
         var config = LastFMConfiguration(apiKey: environment["LASTFM_API_KEY"])
+        config.apiSecret = environment["LASTFM_API_SECRET"].flatMap { $0.trimmingCharacters(in: .whitespaces).isEmpty ? nil : $0 }
+        if let url = environment["LASTFM_AUTH_URL"], !url.isEmpty { config.authURL = url }
         if let url = environment["LASTFM_API_URL"], !url.isEmpty {
             config.baseURL = url.hasSuffix("/") ? url : url + "/"
         }

@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import Synchronization
 import VinylogueCore
@@ -8,25 +9,40 @@ struct LastFMRequest: Sendable {
     enum Subject: Sendable {
         case user(Username)
         case album(artist: String, name: String)
+        /// Completing a sign-in.
+        case signIn
     }
 
     let method: String
     let parameters: [String: String]
     let subject: Subject
     let policy: CachePolicy
+    /// Signed with the shared secret (`api_sig`), as authentication calls are.
+    var signed = false
 
     /// Identifies the answer independently of the API key.
     var cacheKey: String {
         ([method] + parameters.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }).joined(separator: "&")
     }
 
-    func url(base: String, apiKey: String) -> String {
+    /// The request's URL; `secret` signs it when the request is `signed`.
+    func url(base: String, apiKey: String, secret: String? = nil) -> String {
         var all = parameters
         all["method"] = method
         all["api_key"] = apiKey
+        if signed, let secret { all["api_sig"] = Self.signature(all, secret: secret) }
         all["format"] = "json"
         let query = all.sorted { $0.key < $1.key }.map { "\($0.key)=\(Self.encode($0.value))" }.joined(separator: "&")
         return base + "?" + query
+    }
+
+    /// Last.fm's `api_sig`: the MD5 (lowercase hex) of every parameter but
+    /// `format` and `callback` as name then value, sorted by name, with no
+    /// separators, followed by the shared secret, in UTF-8.
+    public static func signature(_ parameters: [String: String], secret: String) -> String {
+        let text = parameters.filter { $0.key != "format" && $0.key != "callback" }
+            .sorted { $0.key < $1.key }.map { $0.key + $0.value }.joined() + secret
+        return Insecure.MD5.hash(data: Data(text.utf8)).map { String(format: "%02x", $0) }.joined()
     }
 
     static let unreserved = CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
@@ -55,6 +71,7 @@ struct LastFMRequest: Sendable {
             switch subject {
             case .user(let user): .notFound(what: "The user “\(user)”")
             case .album(let artist, let name): .notFound(what: "The album “\(name)” by \(artist)")
+            case .signIn: .notFound(what: "The Last.fm account")
             }
         case 17:
             if case .user(let user) = subject { .privateProfile(user: user.value) } else { .privateProfile(user: "This user") }

@@ -200,3 +200,27 @@ struct RecentTracksResponse: Decodable, Sendable {
                             totalPages: attr?.totalPages?.value ?? 1, total: attr?.total?.value ?? scrobbles.count)
     }
 }
+
+/// `{"session": {"name": "RJ", "key": "…", "subscriber": 0}}`.
+struct SessionResponse: Decodable {
+    struct Session: Decodable {
+        let name: String
+        let key: String
+    }
+    let session: Session
+}
+
+/// A signed-in Last.fm account: its name and the session key that lets this
+/// server act for it. The key is a secret: it is never shown, logged or
+/// printed (`description` leaves it out).
+public struct LastFMSession: Sendable, Hashable, CustomStringConvertible {
+    public let name: Username
+    public let key: String
+
+    public init(name: Username, key: String) {
+        self.name = name
+        self.key = key
+    }
+
+    public var description: String { "LastFMSession(\(name), key: <hidden>)" }
+}

@@ -86,13 +86,20 @@ public actor FakeLastFM {
     private let started = ContinuousClock.now
     /// The API key the fake accepts; any other gives error 10.
     public let apiKey: String
+    /// The key's shared secret: `auth.getSession` must be signed with it.
+    public let apiSecret: String
+    /// Web-authentication tokens handed out, by token.
+    var authTokens: [String: IssuedToken] = [:]
+    /// Session keys given at sign-in, to the account name.
+    var sessionKeys: [String: String] = [:]
 
     /// A fake with `ybsc` (fixtures), `rj` and `demo` (generated), and
     /// `hidden` (private).
-    public init(clock: WallClock, apiKey: String = "test-key") throws {
+    public init(clock: WallClock, apiKey: String = "test-key", apiSecret: String = "test-secret") throws {
         self.fixtures = try Fixtures()
         self.clock = clock
         self.apiKey = apiKey
+        self.apiSecret = apiSecret
         accounts["ybsc"] = ("ybsc", .fixtures)
         accounts["rj"] = ("RJ", .generated(DemoHistory(seed: 7, start: 1_136_073_600)))
         accounts["demo"] = ("demo", .generated(DemoHistory()))

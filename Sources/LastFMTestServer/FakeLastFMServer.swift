@@ -9,6 +9,8 @@ import NIOCore
 /// - `POST /_fake/faults` with a JSON `FaultRule` injects a fault;
 /// - `DELETE /_fake/faults` clears them;
 /// - `GET /_fake/requests` lists what was asked; `DELETE` forgets it.
+///
+/// `/api/auth/` is Last.fm's web-authentication page (see `FakeLastFM+Auth`).
 public enum FakeLastFMServer {
     public static func router(for fake: FakeLastFM) -> Router<BasicRequestContext> {
         let router = Router()
@@ -32,6 +34,25 @@ public enum FakeLastFMServer {
             guard let size = context.parameters.get("size"), let file = context.parameters.get("file"),
                   let png = await fake.image(size: size, file: file) else { return Response(status: .notFound) }
             return Response(status: .ok, headers: [.contentType: "image/png"], body: ResponseBody(byteBuffer: ByteBuffer(bytes: png)))
+        }
+        // Web authentication: the page people approve an application on,
+        // and its form, which sends them back to the application.
+        router.get("api/auth") { request, _ -> Response in
+            let query = request.uri.queryParameters
+            guard let key = query.get("api_key"), let callback = query.get("cb"), !callback.isEmpty else {
+                return Response(status: .badRequest, headers: [.contentType: "text/plain"],
+                                body: ResponseBody(byteBuffer: ByteBuffer(string: "api_key and cb are required")))
+            }
+            let page = FakeLastFM.approvalPage(apiKey: key, callback: callback, names: await fake.knownNames())
+            return Response(status: .ok, headers: [.contentType: "text/html; charset=utf-8"], body: ResponseBody(byteBuffer: ByteBuffer(string: page)))
+        }
+        router.post("api/auth") { request, context -> Response in
+            struct Approval: Decodable { let api_key: String; let cb: String; let user: String }
+            let body = try await request.body.collect(upTo: 64 * 1024)
+            let approval = try URLEncodedFormDecoder().decode(Approval.self, from: String(buffer: body))
+            guard approval.api_key == fake.apiKey else { return Response(status: .forbidden) }
+            let location = await fake.approve(user: approval.user, callback: approval.cb)
+            return Response(status: .found, headers: [.location: location])
         }
         router.post("_fake/faults") { request, context -> HTTPResponse.Status in
             let rule = try await request.decode(as: FakeLastFM.FaultRule.self, context: context)

@@ -191,6 +191,19 @@ enum Wire {
         let album: Album
     }
 
+    /// The answer to `auth.getToken`.
+    struct Token: Encodable { let token: String }
+
+    /// The answer to `auth.getSession`.
+    struct SessionAnswer: Encodable {
+        struct Session: Encodable {
+            let name: String
+            let key: String
+            var subscriber = 0
+        }
+        let session: Session
+    }
+
     /// Last.fm's error body: `{"error": 6, "message": "…", "links": []}`.
     struct Failure: Encodable {
         let error: Int

@@ -44,6 +44,8 @@ extension Composition {
             clock: clock, lastFM: lastFMClient(cache: SQLiteResponseCache(database, clock: clock)), demo: demoOn ? demo : nil,
             lists: lists, settings: try await CurrentSettings(store: lists, clock: clock), pages: try await PageRenderer.bundled(),
             artwork: artwork, demoCovers: demoCovers, archive: archive, patience: configuration.patience,
-            background: background)
+            background: background,
+            accounts: configuration.lastFM.signsIn ? AccountStore(database) : nil,
+            secureCookies: configuration.server.publicBase.lowercased().hasPrefix("https://"))
     }
 }

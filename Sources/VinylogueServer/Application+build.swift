@@ -43,8 +43,14 @@ public func buildRouter(configuration: ServerConfiguration, dependencies: Server
     CoverRoutes(dependencies: dependencies).register(on: router)
     FeedRoutes(dependencies: dependencies, base: configuration.publicBase).register(on: router)
     SettingsRoutes(dependencies: dependencies, configuration: configuration).register(on: router)
-    router.get("/api/users") { _, _ in
-        APIResponse.json(try UserListJSON(try await dependencies.lists.users()).data())
+    if let sessions = dependencies.signIn {
+        SignInRoutes(dependencies: dependencies, sessions: sessions, configuration: configuration).register(on: router)
+    }
+    router.get("/api/users") { request, _ in
+        guard let owner = await dependencies.viewer(of: request).owner else {
+            throw HTTPError(.unauthorized, message: "Sign in with Last.fm to see your list.")
+        }
+        return APIResponse.json(try UserListJSON(try await dependencies.lists.owned(by: owner).users()).data())
     }
     // Last, so it wraps only the not-found answer (see its doc comment).
     router.add(middleware: MethodNotAllowedMiddleware(routes: router.routes, headFollowsGet: true))

@@ -1,6 +1,7 @@
 import Archive
 import Artwork
 import Foundation
+import Hummingbird
 import LastFM
 import VinylogueCore
 
@@ -15,6 +16,9 @@ public struct ServerDependencies: Sendable {
     /// from it, offline.
     public let archive: ScrobbleStore?
     public let settings: CurrentSettings
+    /// Sign-in with Last.fm, when the key's secret is configured; nil keeps
+    /// one household list and no sign-in.
+    let signIn: SignInSessions?
     /// Album art on disk, fetched only from Last.fm's image host.
     public let artwork: ArtworkStore
     /// The demo's generated covers.
@@ -49,7 +53,9 @@ public struct ServerDependencies: Sendable {
 
     public init(clock: WallClock, lastFM: LastFMClient, demo: DemoChartSource?, lists: ListStore,
                 settings: CurrentSettings, pages: PageRenderer, artwork: ArtworkStore, demoCovers: DemoCoverCatalogue,
-                archive: ScrobbleStore? = nil, patience: Patience = Patience(), background: BackgroundWork = BackgroundWork()) {
+                archive: ScrobbleStore? = nil, patience: Patience = Patience(), background: BackgroundWork = BackgroundWork(),
+                accounts: AccountStore? = nil, secureCookies: Bool = false) {
+        self.signIn = accounts.map { SignInSessions(accounts: $0, clock: clock, secureCookies: secureCookies) }
         self.patience = patience
         self.background = background
         self.artwork = artwork
@@ -65,6 +71,17 @@ public struct ServerDependencies: Sendable {
     }
 
     var apiKeyConfigured: Bool { lastFM.configuration.apiKey != nil }
+
+    /// Who sent `request`: always the household when nobody signs in here.
+    func viewer(of request: Request) async -> Viewer {
+        guard let signIn else { return .household }
+        return await signIn.viewer(of: request)
+    }
+
+    /// The settings that apply to `request`'s viewer.
+    func settings(for request: Request) async -> Settings {
+        await settings.current(for: await viewer(of: request).owner)
+    }
 
     /// The one rule for where a user's listening comes from (the same as
     /// the command line's).

@@ -54,7 +54,9 @@ struct Harness: Sendable {
     ///   well inside.
     /// - Parameter server: how the app is served; `demo` is set from `demo`.
     ///   With `testing: .live`, give port 0 so the system picks a free one.
-    static func run(demo: Bool = false, server: ServerConfiguration = ServerConfiguration(), testing: TestingSetup = .router,
+    /// - Parameter signIn: configure the key's shared secret, so people sign
+    ///   in with Last.fm (through the fake's approval page).
+    static func run(demo: Bool = false, signIn: Bool = false, secret: String = "test-secret", server: ServerConfiguration = ServerConfiguration(), testing: TestingSetup = .router,
                     patience: ServerDependencies.Patience = .init(nameLookup: .seconds(10), albumColours: .seconds(10), lastFM: .seconds(10)),
                     _ body: @Sendable (Harness, any TestClientProtocol) async throws -> Void) async throws {
         let clock = TestClock(july2023)
@@ -67,6 +69,10 @@ struct Harness: Sendable {
             var configuration = VinylogueConfiguration(environment: [:])
             configuration.dataDirectory = directory
             configuration.lastFM = LastFMConfiguration(apiKey: "test-key", baseURL: url, requestsPerSecond: 200, maxAttempts: 1)
+            if signIn {
+                configuration.lastFM.apiSecret = secret
+                configuration.lastFM.authURL = url.replacingOccurrences(of: "2.0/", with: "api/auth/")
+            }
             configuration.imageBase = url.replacingOccurrences(of: "2.0/", with: "i/u/")
             configuration.server = server
             configuration.server.demo = demo
@@ -104,9 +110,10 @@ extension TestClientProtocol {
         return page
     }
 
-    /// Opens `/settings` to get a CSRF cookie and token, like a browser would.
-    func session() async throws -> Harness.Session {
-        let response = try await execute(uri: "/settings", method: .get, headers: [:], body: nil)
+    /// Opens `page` (`/settings` by default) to get a CSRF cookie and token,
+    /// like a browser would.
+    func session(from page: String = "/settings") async throws -> Harness.Session {
+        let response = try await execute(uri: page, method: .get, headers: [:], body: nil)
         let setCookie = try #require(response.headers[.setCookie])
         let cookie = String(setCookie.prefix { $0 != ";" })
         let token = String(cookie.split(separator: "=")[1])

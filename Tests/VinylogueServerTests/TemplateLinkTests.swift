@@ -11,7 +11,7 @@ import Testing
             .appendingPathComponent("Sources/VinylogueServer/Templates")
         let names = try FileManager.default.contentsOfDirectory(atPath: templates.path).filter { $0.hasSuffix(".mustache") }
         #expect(names.count >= 7)
-        let spelled = try Regex(#"(href|src|action)\s*=\s*"/"#)
+        let spelled = try Regex(#"(href|src|action|-url)\s*=\s*"/"#)
         for name in names {
             let text = try String(contentsOf: templates.appendingPathComponent(name), encoding: .utf8)
             for (number, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated()

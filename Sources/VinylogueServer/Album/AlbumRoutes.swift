@@ -20,7 +20,7 @@ struct AlbumRoutes: Sendable {
               let name = context.parameters.get("album")?.removingPercentEncoding, !name.isEmpty else {
             throw PageError.badRequest("That album address is not complete: it needs a user, an artist and an album.")
         }
-        let settings = await dependencies.settings.current()
+        let settings = await dependencies.settings(for: request)
         let labels = WeekLabels(timeZone: settings.timeZone)
         let day = request.uri.queryParameters.get("week").flatMap(labels.parseDay)
         let mbid = request.uri.queryParameters.get("mbid").flatMap { $0.count == 36 ? $0 : nil }

@@ -69,7 +69,7 @@ struct ChartRoutes: Sendable {
     }
 
     func page(_ request: Request, _ context: Context, day: String?) async throws -> Response {
-        let settings = await dependencies.settings.current()
+        let settings = await dependencies.settings(for: request)
         let asked = try asked(request, context, day: day, settings: settings)
         // Keyed by what was asked, not by the raw URL: unique junk in a
         // query string must not grow the cache (only complete pages, which
@@ -102,7 +102,7 @@ struct ChartRoutes: Sendable {
     }
 
     func json(_ request: Request, _ context: Context) async throws -> Response {
-        let settings = await dependencies.settings.current()
+        let settings = await dependencies.settings(for: request)
         let asked: Asked
         do {
             asked = try self.asked(request, context, day: nil, settings: settings)

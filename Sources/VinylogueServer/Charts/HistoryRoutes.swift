@@ -50,7 +50,7 @@ struct HistoryRoutes: Sendable {
 
     func page(_ request: Request, _ context: Context) async throws -> Response {
         let user = try RouteParameters.user(context)
-        let settings = await dependencies.settings.current()
+        let settings = await dependencies.settings(for: request)
         let asked = EveryYearPage.Request(user: user, filter: settings.filter, timeZone: settings.timeZone)
         let source = await dependencies.charts(for: user), now = dependencies.clock.now
         let (page, savedCopies) = await SavedCopies.noted { await EveryYearPage.load(asked, from: source, now: now) }

@@ -26,7 +26,7 @@ struct FeedRoutes: Sendable {
             }
             yearsAgo = years
         }
-        let settings = await dependencies.settings.current()
+        let settings = await dependencies.settings(for: request)
         let asked = FeedPage.Request(user: user, yearsAgo: yearsAgo, filter: settings.filter, weeks: Self.weeks,
                                      timeZone: settings.timeZone)
         let source = await dependencies.charts(for: user), now = dependencies.clock.now

@@ -16,6 +16,8 @@ enum Paths {
     static let usersReorder = "/users/reorder"
     static let friendsImport = "/friends/import"
     static let placeholderCover = "/static/placeholder.svg"
+    static let signIn = "/signin"
+    static let signOut = "/signout"
 
     /// A shipped asset, versioned so browsers may cache it forever.
     static func asset(_ file: String) -> String { "/static/\(file)?v=\(StaticAssets.version)" }
@@ -50,6 +52,9 @@ struct SiteLinks: Sendable {
     let settings = Paths.settings
     let users = Paths.users
     let friendsImport = Paths.friendsImport
+    let usersReorder = Paths.usersReorder
+    let signIn = Paths.signIn
+    let signOut = Paths.signOut
     let stylesheet = Paths.asset("vinylogue.css")
     let script = Paths.asset("vinylogue.js")
 }

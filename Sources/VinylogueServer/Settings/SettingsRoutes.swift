@@ -42,9 +42,18 @@ struct SettingsRoutes: Sendable {
              timeZone: settings.timeZone.identifier, zones: Self.zones, apiKeyConfigured: dependencies.apiKeyConfigured)
     }
 
+    /// Whose settings `request` may see and change: a visitor who has not
+    /// signed in has none.
+    func owner(of request: Request) async throws -> ListOwner {
+        guard let owner = await dependencies.viewer(of: request).owner else {
+            throw HTTPError(.forbidden, message: "Sign in with Last.fm to choose your own filter and time zone. Start from the home page.")
+        }
+        return owner
+    }
+
     func show(_ request: Request) async throws -> Response {
         let csrf = CSRFProtection.token(for: request)
-        var view = view(await dependencies.settings.current(), csrf: csrf.value)
+        var view = view(await dependencies.settings.current(for: try await owner(of: request)), csrf: csrf.value)
         if request.uri.queryParameters.get("saved") != nil { view.notice = "Settings saved." }
         var response = dependencies.pages.response("settings", view)
         response.attach(csrf: csrf)
@@ -54,7 +63,8 @@ struct SettingsRoutes: Sendable {
     func save(_ request: Request) async throws -> Response {
         let form = try await FormFields.read(request, limit: configuration.maxBodyBytes)
         try CSRFProtection.verify(request, form: form)
-        var settings = await dependencies.settings.current()
+        let owner = try await owner(of: request)
+        var settings = await dependencies.settings.current(for: owner)
         guard let threshold = form["filter"].flatMap(Int.init), PlayCountFilter.choices.contains(threshold) else {
             var view = view(settings, csrf: form["csrf"] ?? "")
             view.formError = "Choose one of the filter values offered."
@@ -68,8 +78,9 @@ struct SettingsRoutes: Sendable {
         }
         settings.filter = PlayCountFilter(threshold: threshold)
         settings.timeZoneIdentifier = zone.isEmpty ? nil : zone
-        try await dependencies.settings.save(settings)
-        dependencies.rendered.removeAll()
+        // Rendered pages are kept under the settings they were made with,
+        // so the next page is made with these and nobody else's changes.
+        try await dependencies.settings.save(settings, for: owner)
         return .redirect(to: Paths.settings + "?saved=1", type: .normal)
     }
 }

@@ -23,6 +23,8 @@ struct UsersPage {
     var formError: String?
     var formValue: String?
     var notice: String?
+    /// The account's name when the viewer signed in (offers signing out).
+    var signedInAs: String?
 
     init(users listed: [ListedUser], csrf: String, apiKeyConfigured: Bool) {
         layout = LayoutFields(title: listed.isEmpty ? "Welcome" : "Users", csrf: csrf)
@@ -46,5 +48,16 @@ struct UsersPage {
         case .missingAPIKey: "Adding Last.fm users needs an API key: start the server with LASTFM_API_KEY set (see Settings)."
         default: error.forVisitors
         }
+    }
+}
+
+/// The home page of a server where people sign in, for a visitor who has
+/// not: what Vinylogue is, and the way in.
+struct WelcomePage {
+    var layout: LayoutFields
+    let signInURL = Paths.signIn
+
+    init(csrf: String) {
+        layout = LayoutFields(title: "Welcome", csrf: csrf)
     }
 }

@@ -18,12 +18,30 @@ struct UsersRoutes: Sendable {
         router.post(RouterPath(Paths.friendsImport)) { request, _ in try await self.importFriends(request) }
     }
 
+    /// The list `request`'s viewer may change; a visitor who has not signed
+    /// in has none, and is told to sign in.
+    func list(for request: Request) async throws -> (ListStore, Viewer) {
+        let viewer = await dependencies.viewer(of: request)
+        guard let owner = viewer.owner else {
+            throw HTTPError(.forbidden, message: "Sign in with Last.fm to keep your own list of friends. Start from the home page.")
+        }
+        return (dependencies.lists.owned(by: owner), viewer)
+    }
+
     func page(_ request: Request, csrf: String) async throws -> UsersPage {
-        UsersPage(users: try await dependencies.lists.users(), csrf: csrf, apiKeyConfigured: dependencies.apiKeyConfigured)
+        let (list, viewer) = try await list(for: request)
+        var page = UsersPage(users: try await list.users(), csrf: csrf, apiKeyConfigured: dependencies.apiKeyConfigured)
+        if case .account(let account) = viewer { page.signedInAs = account.name.value }
+        return page
     }
 
     func list(_ request: Request) async throws -> Response {
         let csrf = CSRFProtection.token(for: request)
+        if await dependencies.viewer(of: request) == .visitor {
+            var response = dependencies.pages.response("welcome", WelcomePage(csrf: csrf.value))
+            response.attach(csrf: csrf)
+            return response
+        }
         var page = try await page(request, csrf: csrf.value)
         if let imported = request.uri.queryParameters.get("imported", as: Int.self) {
             page.notice = imported == 0 ? "Everyone you follow on Last.fm is already listed."
@@ -62,7 +80,7 @@ struct UsersRoutes: Sendable {
         case .failure(let problem):
             return try await rerender(request, form: form, problem: problem.message)
         case .success(let name):
-            try await dependencies.lists.add(name)
+            try await list(for: request).0.add(name)
             return .redirect(to: Paths.home, type: .normal)
         }
     }
@@ -71,7 +89,7 @@ struct UsersRoutes: Sendable {
         let form = try await FormFields.read(request, limit: configuration.maxBodyBytes)
         try CSRFProtection.verify(request, form: form)
         let user = try RouteParameters.user(context)
-        let lists = dependencies.lists
+        let lists = try await list(for: request).0
         switch context.parameters.get("action") {
         case "move": try await lists.move(user, by: form["direction"] == "up" ? -1 : 1)
         case "remove": try await lists.remove(user)
@@ -95,19 +113,20 @@ struct UsersRoutes: Sendable {
         let form = try await FormFields.read(request, limit: configuration.maxBodyBytes)
         try CSRFProtection.verify(request, form: form)
         let names = (form["order"] ?? "").split(separator: ",").compactMap { Username(validating: String($0)) }
-        try await dependencies.lists.reorder(names)
+        try await list(for: request).0.reorder(names)
         return Response(status: .noContent)
     }
 
     func importFriends(_ request: Request) async throws -> Response {
         let form = try await FormFields.read(request, limit: configuration.maxBodyBytes)
         try CSRFProtection.verify(request, form: form)
-        guard let me = try await dependencies.lists.users().first(where: \.isMe)?.username else {
+        let lists = try await list(for: request).0
+        guard let me = try await lists.users().first(where: \.isMe)?.username else {
             return try await rerender(request, form: form, problem: "Add yourself first, then import your friends.")
         }
         do {
             let friends = try await dependencies.profiles(for: me).friends(of: me)
-            let added = try await dependencies.lists.addAll(friends.map(\.name))
+            let added = try await lists.addAll(friends.map(\.name))
             return .redirect(to: Paths.home + "?imported=\(added.count)", type: .normal)
         } catch let error as SourceError {
             return try await rerender(request, form: FormFields(values: ["csrf": form["csrf"] ?? ""]),

@@ -46,6 +46,6 @@ extension Composition {
             artwork: artwork, demoCovers: demoCovers, archive: archive, patience: configuration.patience,
             background: background,
             accounts: configuration.lastFM.signsIn ? AccountStore(database) : nil,
-            secureCookies: configuration.server.publicBase.lowercased().hasPrefix("https://"))
+            secureCookies: configuration.server.isPublicHTTPS)
     }
 }

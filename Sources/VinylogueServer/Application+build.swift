@@ -12,19 +12,28 @@ import NIOCore
 public func buildApplication(configuration: ServerConfiguration, dependencies: ServerDependencies,
                              logger: Logger = Logger(label: "vinylogue.server"),
                              onServing: @escaping @Sendable (Int) async -> Void = { _ in }) -> some ApplicationProtocol {
-    Application(
-        router: buildRouter(configuration: configuration, dependencies: dependencies),
+    let address = PublicAddress(configuration)
+    return Application(
+        router: buildRouter(configuration: configuration, dependencies: dependencies, address: address),
         // Hummingbird's own connection timer: it closes a connection that
         // has not delivered a whole request head within the timeout.
         server: .http1(configuration: .init(idleTimeout: TimeAmount(configuration.idleTimeout))),
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "Vinylogue"),
         services: [dependencies.background],
-        onServerRunning: { channel in await onServing(channel.localAddress?.port ?? configuration.port) },
+        onServerRunning: { channel in
+            let port = channel.localAddress?.port ?? configuration.port
+            address.listening(on: port)
+            await onServing(port)
+        },
         logger: logger)
 }
 
 /// The router alone, for tests that drive it without a socket.
 public func buildRouter(configuration: ServerConfiguration, dependencies: ServerDependencies) -> Router<BasicRequestContext> {
+    buildRouter(configuration: configuration, dependencies: dependencies, address: PublicAddress(configuration))
+}
+
+func buildRouter(configuration: ServerConfiguration, dependencies: ServerDependencies, address: PublicAddress) -> Router<BasicRequestContext> {
     // HEAD answers every GET route with its headers alone (it was 404).
     let router = Router(options: .autoGenerateHeadEndpoints)
     router.add(middleware: SecurityHeadersMiddleware())
@@ -41,14 +50,14 @@ public func buildRouter(configuration: ServerConfiguration, dependencies: Server
     HistoryRoutes(dependencies: dependencies).register(on: router)
     AlbumRoutes(dependencies: dependencies).register(on: router)
     CoverRoutes(dependencies: dependencies).register(on: router)
-    FeedRoutes(dependencies: dependencies, base: configuration.publicBase).register(on: router)
+    FeedRoutes(dependencies: dependencies, address: address).register(on: router)
     SettingsRoutes(dependencies: dependencies, configuration: configuration).register(on: router)
     if let sessions = dependencies.signIn {
-        SignInRoutes(dependencies: dependencies, sessions: sessions, configuration: configuration).register(on: router)
+        SignInRoutes(dependencies: dependencies, sessions: sessions, configuration: configuration, address: address).register(on: router)
     }
     router.get("/api/users") { request, _ in
         guard let owner = await dependencies.viewer(of: request).owner else {
-            throw HTTPError(.unauthorized, message: "Sign in with Last.fm to see your list.")
+            throw SignInRequired(message: "Sign in with Last.fm to see your list.")
         }
         return APIResponse.json(try UserListJSON(try await dependencies.lists.owned(by: owner).users()).data())
     }

@@ -9,6 +9,12 @@ struct ErrorPageMiddleware<Context: RequestContext>: RouterMiddleware {
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         do {
             return try await next(request, context)
+        } catch let error as SignInRequired {
+            if request.uri.path.hasPrefix("/api/") { return APIResponse.error(status: .unauthorized, message: error.message) }
+            var page = MessagePage(title: "Sign in first", heading: "Sign in first", csrf: "", message: error.message)
+            page.linkURL = Paths.signIn
+            page.linkLabel = "Sign in with Last.fm"
+            return pages.response("message", page, status: .forbidden)
         } catch let error as PageError {
             return render(request, status: .badRequest, heading: "That address doesn’t work", message: error.message)
         } catch let error as HTTPError {

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// How the web app is served.
 public struct ServerConfiguration: Sendable {
@@ -21,11 +22,17 @@ public struct ServerConfiguration: Sendable {
     /// Never taken from a request's Host header, which anyone can set.
     public var publicURL: String?
 
-    /// `publicURL` without a trailing slash, else `http://host:port`.
-    public var publicBase: String {
+    /// `publicURL` without a trailing slash, else `http://host:port` (with
+    /// the configured port: see `PublicAddress` for the one bound).
+    public var publicBase: String { publicBase(port: port) }
+
+    func publicBase(port: Int) -> String {
         if let publicURL, !publicURL.isEmpty { return publicURL.hasSuffix("/") ? String(publicURL.dropLast()) : publicURL }
         return "http://\(host.contains(":") ? "[\(host)]" : host):\(port)"
     }
+
+    /// Whether people reach the server over https (cookies get `Secure`).
+    public var isPublicHTTPS: Bool { publicBase.lowercased().hasPrefix("https://") }
 
     public init(host: String = "127.0.0.1", port: Int = 8080, demo: Bool = false, maxBodyBytes: Int = 16 * 1024,
                 idleTimeout: Duration = .seconds(10)) {
@@ -35,4 +42,21 @@ public struct ServerConfiguration: Sendable {
         self.maxBodyBytes = maxBodyBytes
         self.idleTimeout = idleTimeout
     }
+}
+
+/// The address people reach a running server at, for links that leave a
+/// page (the Atom feed's, Last.fm's sign-in callback): the configured public
+/// URL, else `http://host:port` with the port actually bound, which is only
+/// known once the server listens when port 0 was asked for.
+final class PublicAddress: Sendable {
+    private let configuration: ServerConfiguration
+    private let boundPort: Mutex<Int?> = Mutex(nil)
+
+    init(_ configuration: ServerConfiguration) { self.configuration = configuration }
+
+    /// Called once the server listens.
+    func listening(on port: Int) { boundPort.withLock { $0 = port } }
+
+    /// The base URL, without a trailing slash.
+    var base: String { configuration.publicBase(port: boundPort.withLock { $0 } ?? configuration.port) }
 }

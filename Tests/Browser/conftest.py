@@ -39,6 +39,7 @@ FAKE_LASTFM = BUILD / "fake-lastfm"
 SCREENSHOTS = ROOT / "artifacts" / "screenshots"
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
 API_KEY = "test-key"
+API_SECRET = "test-secret"
 
 # Ms Playwright waits for a selector or a navigation before failing.
 TIMEOUT_MS = 10_000
@@ -192,8 +193,11 @@ class Stack:
         self.servers.append(server)
         return FakeLastFM(server)
 
-    def app(self, fake: FakeLastFM, *extra_args: str, data_dir: Path | None = None) -> App:
-        """Starts `vinylogue serve` with a fresh data directory, or with `data_dir` (to restart on the same data)."""
+    def app(self, fake: FakeLastFM, *extra_args: str, data_dir: Path | None = None, sign_in: bool = False) -> App:
+        """Starts `vinylogue serve` with a fresh data directory, or with `data_dir` (to restart on the same data).
+
+        With `sign_in`, the key's shared secret is configured, so people sign
+        in with Last.fm (on the fake's approval page) and each has a list."""
         data_dir = data_dir or Path(tempfile.mkdtemp(prefix="data-", dir=self.workdir))
         env = dict(os.environ)
         env.update({
@@ -202,6 +206,10 @@ class Stack:
             "LASTFM_API_KEY": API_KEY,
             "LASTFM_REQUESTS_PER_SECOND": "50",
         })
+        env.pop("LASTFM_API_SECRET", None)
+        if sign_in:
+            env["LASTFM_API_SECRET"] = API_SECRET
+            env["LASTFM_AUTH_URL"] = fake.api_url.replace("/2.0/", "/api/auth/")
         server = start_server(
             "vinylogue", VINYLOGUE, ["serve", "--host", "127.0.0.1", "--port", "0", "--data-dir", str(data_dir), *extra_args],
             "Vinylogue is serving at ", env=env, workdir=self.workdir,
@@ -238,6 +246,12 @@ def fake(stack) -> FakeLastFM:
 def app(stack, fake) -> App:
     """A fresh `vinylogue serve` (empty user list, default settings) against a fresh fake Last.fm."""
     return stack.app(fake)
+
+
+@pytest.fixture
+def signin_app(stack, fake) -> App:
+    """A fresh `vinylogue serve` where people sign in with Last.fm."""
+    return stack.app(fake, sign_in=True)
 
 
 # --------------------------------------------------------------------------

@@ -259,6 +259,19 @@ import VinylogueServer
         }
     }
 
+    /// Used to fail: with `--port 0` the callback (and the feed's links)
+    /// named port 0, which no browser can reach.
+    @Test func onAnyFreePortTheCallbackNamesThePortBound() async throws {
+        var server = ServerConfiguration()
+        server.port = 0
+        try await Harness.run(signIn: true, server: server, testing: .live) { _, client in
+            let port = try #require(client.port)
+            _ = try await Self.startSignIn(client, base: "http://127.0.0.1:\(port)")
+            let feed = try await client.get("/u/ybsc/feed.atom")
+            #expect(feed.body.contains("href=\"http://127.0.0.1:\(port)/u/ybsc\""), "\(feed.body.prefix(600))")
+        }
+    }
+
     @Test func aWrongSecretIsTheOperatorsProblemToFix() async throws {
         try await Harness.run(signIn: true, secret: "not-the-secret") { harness, client in
             let (nonce, state) = try await Self.startSignIn(client)

@@ -8,8 +8,8 @@ struct FeedRoutes: Sendable {
     typealias Context = BasicRequestContext
 
     let dependencies: ServerDependencies
-    /// Where the feed's links point (`ServerConfiguration.publicBase`).
-    let base: String
+    /// Where the feed's links point.
+    let address: PublicAddress
     /// How many recent weeks the feed carries.
     static var weeks: Int { 4 }
 
@@ -37,6 +37,7 @@ struct FeedRoutes: Sendable {
         }
         let labels = WeekLabels(timeZone: settings.timeZone)
         let query = yearsAgo == 1 ? "" : "?years_ago=\(yearsAgo)"
+        let base = address.base
         let entries = feed.entries.map { entry in
             AtomEntry(id: "tag:vinylogue,2025:\(user.key):\(entry.week.from)", title: entry.title,
                       url: base + Paths.week(user, day: labels.permalinkDay(of: entry.week)), updated: entry.published, summary: entry.summary)

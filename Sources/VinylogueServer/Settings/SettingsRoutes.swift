@@ -46,7 +46,7 @@ struct SettingsRoutes: Sendable {
     /// signed in has none.
     func owner(of request: Request) async throws -> ListOwner {
         guard let owner = await dependencies.viewer(of: request).owner else {
-            throw HTTPError(.forbidden, message: "Sign in with Last.fm to choose your own filter and time zone. Start from the home page.")
+            throw SignInRequired(message: "Sign in with Last.fm to choose your own filter and time zone.")
         }
         return owner
     }

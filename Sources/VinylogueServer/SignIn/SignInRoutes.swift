@@ -25,6 +25,8 @@ struct SignInRoutes: Sendable {
     let dependencies: ServerDependencies
     let sessions: SignInSessions
     let configuration: ServerConfiguration
+    /// Where Last.fm sends people back to.
+    let address: PublicAddress
 
     func register(on router: Router<Context>) {
         router.get(RouterPath(Paths.signIn)) { _, _ in self.start() }
@@ -36,7 +38,7 @@ struct SignInRoutes: Sendable {
     func start() -> Response {
         let nonce = SignInSessions.newToken()
         let lastFM = dependencies.lastFM.configuration
-        let callback = configuration.publicBase + SignInSessions.returnPath + "/" + nonce
+        let callback = address.base + SignInSessions.returnPath + "/" + nonce
         var location = lastFM.authURL + (lastFM.authURL.contains("?") ? "&" : "?")
         location += "api_key=\(Paths.encode(lastFM.apiKey ?? ""))&cb=\(Paths.encode(callback))"
         var response = Response(status: .found, headers: [.location: location, .cacheControl: "no-store"])

@@ -94,3 +94,9 @@ struct SignInSessions: Sendable {
         Cookie(name: Self.stateCookieName, value: "", maxAge: 0, path: Self.returnPath, secure: secureCookies, httpOnly: true, sameSite: .lax)
     }
 }
+
+/// What a visitor who has not signed in asked for needs an account: the
+/// page says so and links to signing in (403; 401 under `/api/`).
+struct SignInRequired: Error {
+    let message: String
+}

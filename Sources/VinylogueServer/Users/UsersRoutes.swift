@@ -23,7 +23,7 @@ struct UsersRoutes: Sendable {
     func list(for request: Request) async throws -> (ListStore, Viewer) {
         let viewer = await dependencies.viewer(of: request)
         guard let owner = viewer.owner else {
-            throw HTTPError(.forbidden, message: "Sign in with Last.fm to keep your own list of friends. Start from the home page.")
+            throw SignInRequired(message: "Sign in with Last.fm to keep your own list of friends.")
         }
         return (dependencies.lists.owned(by: owner), viewer)
     }

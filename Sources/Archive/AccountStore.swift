@@ -12,14 +12,14 @@ public struct Account: Sendable, Hashable {
     public var owner: ListOwner { .account(id) }
 }
 
-/// Accounts and their server-side sign-in sessions, in SQLite.
+/// `AccountStore` in SQLite.
 ///
 /// A browser holds only a random session token in a cookie; the database
 /// keeps its SHA-256 digest (`tokenDigest`), so a copy of the database
 /// cannot be replayed as a cookie. Last.fm's own session key for the
 /// account (for scrobbling on the person's behalf later) is stored here and
 /// never leaves the server.
-public struct AccountStore: Sendable {
+public struct SQLiteAccountStore: AccountStore {
     let writer: any DatabaseWriter
 
     public init(_ database: ArchiveDatabase) { writer = database.writer }

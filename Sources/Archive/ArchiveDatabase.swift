@@ -110,11 +110,11 @@ public final class ArchiveDatabase: Sendable {
     /// Every schema change, in order. Append; never edit a landed migration.
     static var migrator: DatabaseMigrator {
         var migrator = DatabaseMigrator()
-        ListStore.registerMigrations(in: &migrator)
+        SQLiteListStore.registerMigrations(in: &migrator)
         ResponseCacheTable.registerMigrations(in: &migrator)
         ScrobbleStore.registerMigrations(in: &migrator)
-        ListStore.registerOwnerMigrations(in: &migrator)
-        AccountStore.registerMigrations(in: &migrator)
+        SQLiteListStore.registerOwnerMigrations(in: &migrator)
+        SQLiteAccountStore.registerMigrations(in: &migrator)
         return migrator
     }
 

@@ -51,12 +51,12 @@ public struct Settings: Sendable, Hashable {
     }
 }
 
-/// One owner's users list, its order, and settings, in SQLite.
+/// `ListStore` in SQLite.
 ///
 /// Every change is one transaction; positions are renumbered densely after
 /// each change so the order is always 0, 1, 2, …. A store sees only its
 /// owner's rows: `owned(by:)` gives another owner's.
-public struct ListStore: Sendable {
+public struct SQLiteListStore: ListStore {
     let writer: any DatabaseWriter
     /// Whose list and settings this store reads and writes.
     public let owner: ListOwner
@@ -72,7 +72,7 @@ public struct ListStore: Sendable {
     }
 
     /// The same database, `owner`'s list and settings.
-    public func owned(by owner: ListOwner) -> ListStore { ListStore(writer: writer, owner: owner) }
+    public func owned(by owner: ListOwner) -> SQLiteListStore { SQLiteListStore(writer: writer, owner: owner) }
 
     /// This owner's entries.
     var entries: QueryInterfaceRequest<ListedUser> { ListedUser.filter(Column("owner") == owner.id) }

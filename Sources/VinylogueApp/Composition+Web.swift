@@ -26,7 +26,7 @@ extension Composition {
     func serverDependencies() async throws -> ServerDependencies {
         let directory = configuration.dataDirectory
         let database = try ArchiveDatabase(directory: directory)
-        let lists = ListStore(database)
+        let lists = SQLiteListStore(database)
         let archive = ScrobbleStore(database: database)
         let demoOn = configuration.server.demo
         let demoCovers = DemoCoverCatalogue()
@@ -45,7 +45,7 @@ extension Composition {
             lists: lists, settings: try await CurrentSettings(store: lists, clock: clock), pages: try await PageRenderer.bundled(),
             artwork: artwork, demoCovers: demoCovers, archive: archive, patience: configuration.patience,
             background: background,
-            accounts: configuration.lastFM.signsIn ? AccountStore(database) : nil,
+            accounts: configuration.lastFM.signsIn ? SQLiteAccountStore(database) : nil,
             secureCookies: configuration.server.isPublicHTTPS)
     }
 }

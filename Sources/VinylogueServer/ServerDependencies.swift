@@ -11,7 +11,7 @@ public struct ServerDependencies: Sendable {
     public let lastFM: LastFMClient
     /// The built-in demo, when the server runs with `--demo`.
     public let demo: DemoChartSource?
-    public let lists: ListStore
+    public let lists: any ListStore
     /// The local scrobble archive; users with scrobbles there are charted
     /// from it, offline.
     public let archive: ScrobbleStore?
@@ -51,10 +51,10 @@ public struct ServerDependencies: Sendable {
     /// visit gets the redirect or the colours.
     let patience: Patience
 
-    public init(clock: WallClock, lastFM: LastFMClient, demo: DemoChartSource?, lists: ListStore,
+    public init(clock: WallClock, lastFM: LastFMClient, demo: DemoChartSource?, lists: any ListStore,
                 settings: CurrentSettings, pages: PageRenderer, artwork: ArtworkStore, demoCovers: DemoCoverCatalogue,
                 archive: ScrobbleStore? = nil, patience: Patience = Patience(), background: BackgroundWork = BackgroundWork(),
-                accounts: AccountStore? = nil, secureCookies: Bool = false) {
+                accounts: (any AccountStore)? = nil, secureCookies: Bool = false) {
         self.signIn = accounts.map { SignInSessions(accounts: $0, clock: clock, secureCookies: secureCookies) }
         self.patience = patience
         self.background = background

@@ -19,7 +19,7 @@ import VinylogueCore
         }
         try ArchiveDatabase.migrator.migrate(queue)
 
-        let household = ListStore(writer: queue, owner: .household)
+        let household = SQLiteListStore(writer: queue, owner: .household)
         #expect(try await household.users().map(\.name) == ["ybsc", "RJ", "demo"])
         #expect(try await household.users().filter(\.isMe).map(\.name) == ["RJ"])
         #expect(try await household.settings() == Settings(filter: PlayCountFilter(threshold: 4), timeZoneIdentifier: "Europe/Berlin"))

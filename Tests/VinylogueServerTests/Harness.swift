@@ -30,7 +30,7 @@ let july2023 = Date(timeIntervalSince1970: 1_688_806_800)
 struct Harness: Sendable {
     let fake: FakeLastFM
     let clock: TestClock
-    let lists: ListStore
+    let lists: SQLiteListStore
     let database: ArchiveDatabase
     /// The work pages started and did not wait for; `idle()` waits for it.
     let background: BackgroundWork
@@ -80,7 +80,7 @@ struct Harness: Sendable {
             try await Composition.with(configuration, clock: clock.wallClock) { composition in
                 let app = try await composition.buildApplication()
                 let database = try ArchiveDatabase(directory: directory)
-                let harness = Harness(fake: fake, clock: clock, lists: ListStore(database), database: database,
+                let harness = Harness(fake: fake, clock: clock, lists: SQLiteListStore(database), database: database,
                                       background: composition.background)
                 try await app.test(testing) { client in try await body(harness, client) }
             }

@@ -11,8 +11,8 @@ import VinylogueCore
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("vinylogue-settings-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }
         let clock = TestClock(july2023)
-        let first = try await CurrentSettings(store: ListStore(try ArchiveDatabase(directory: directory)), clock: clock.wallClock)
-        let second = try await CurrentSettings(store: ListStore(try ArchiveDatabase(directory: directory)), clock: clock.wallClock)
+        let first = try await CurrentSettings(store: SQLiteListStore(try ArchiveDatabase(directory: directory)), clock: clock.wallClock)
+        let second = try await CurrentSettings(store: SQLiteListStore(try ArchiveDatabase(directory: directory)), clock: clock.wallClock)
         #expect(await second.current().filter.threshold == 0)
         try await first.save(Settings(filter: PlayCountFilter(threshold: 4), timeZoneIdentifier: "Europe/Berlin"))
         #expect(await first.current().filter.threshold == 4)

@@ -107,7 +107,7 @@ import VinylogueServer
                 #expect(!String(buffer: response.body).contains(key) && !"\(response.headers)".contains(key), "\(uri)")
             }
             #expect(!"\(back.headers)".contains(key))
-            let accounts = AccountStore(harness.database)
+            let accounts = SQLiteAccountStore(harness.database)
             #expect(try await accounts.accountCount() == 1)
             #expect(try await accounts.sessionCount() == 1)
         }
@@ -143,7 +143,7 @@ import VinylogueServer
 
     @Test func aForgedOrReplayedSignInStartsNoSession() async throws {
         try await Harness.run(signIn: true) { harness, client in
-            let accounts = AccountStore(harness.database)
+            let accounts = SQLiteAccountStore(harness.database)
             // A token Last.fm never issued.
             var (nonce, state) = try await Self.startSignIn(client)
             let forged = try await Self.callback(client, nonce: nonce, token: "0123456789abcdef0123456789abcdef", cookie: state)
@@ -197,7 +197,7 @@ import VinylogueServer
             #expect(out.status == .seeOther)
             #expect(Self.value(Self.setCookies(out.headers)["vinylogue_session"]) == "")
             #expect(try await Self.page(client, "/", browser).body.contains("href=\"/signin\""))
-            #expect(try await AccountStore(harness.database).sessionCount() == 0)
+            #expect(try await SQLiteAccountStore(harness.database).sessionCount() == 0)
 
             // Sessions end after 30 days.
             let again = try await Self.signIn(client, harness, as: "RJ")
@@ -215,8 +215,8 @@ import VinylogueServer
             #expect(second.sessionCookie != first.sessionCookie)
             #expect(try await Self.page(client, "/", first).body.contains("href=\"/signin\""))
             #expect(try await Self.page(client, "/", second).body.contains("as <strong>RJ</strong>"))
-            #expect(try await AccountStore(harness.database).sessionCount() == 1)
-            #expect(try await AccountStore(harness.database).accountCount() == 1)
+            #expect(try await SQLiteAccountStore(harness.database).sessionCount() == 1)
+            #expect(try await SQLiteAccountStore(harness.database).accountCount() == 1)
         }
     }
 
@@ -278,7 +278,7 @@ import VinylogueServer
             let back = try await Self.callback(client, nonce: nonce, token: await harness.fake.approvedToken(for: "RJ"), cookie: state)
             #expect(back.status == .badGateway)
             #expect(String(buffer: back.body).contains("The person running this Vinylogue needs to check its Last.fm API key and secret."))
-            #expect(try await AccountStore(harness.database).accountCount() == 0)
+            #expect(try await SQLiteAccountStore(harness.database).accountCount() == 0)
         }
     }
 

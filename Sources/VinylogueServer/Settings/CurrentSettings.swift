@@ -15,7 +15,7 @@ public final class CurrentSettings: Sendable {
     }
 
     private let copies: Mutex<[ListOwner: Copy]>
-    private let store: ListStore
+    private let store: any ListStore
     private let clock: WallClock
     private let refreshInterval: TimeInterval
     /// At most this many owners' copies are kept; past it, all are dropped
@@ -23,7 +23,7 @@ public final class CurrentSettings: Sendable {
     private let capacity = 10_000
 
     /// Loads the household's stored settings.
-    public init(store: ListStore, clock: WallClock, refreshInterval: TimeInterval = 1) async throws {
+    public init(store: any ListStore, clock: WallClock, refreshInterval: TimeInterval = 1) async throws {
         self.store = store
         self.clock = clock
         self.refreshInterval = refreshInterval

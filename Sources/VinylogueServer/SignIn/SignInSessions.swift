@@ -34,14 +34,14 @@ struct SignInSessions: Sendable {
     /// Where Last.fm sends people back; the nonce follows as a path segment.
     static let returnPath = "/signin/return"
 
-    let accounts: AccountStore
+    let accounts: any AccountStore
     let clock: WallClock
     /// How long a session lasts from sign-in.
     let lifetime: TimeInterval
     /// Cookies carry `Secure` (the public URL is https).
     let secureCookies: Bool
 
-    init(accounts: AccountStore, clock: WallClock, lifetime: TimeInterval = 30 * 86_400, secureCookies: Bool) {
+    init(accounts: any AccountStore, clock: WallClock, lifetime: TimeInterval = 30 * 86_400, secureCookies: Bool) {
         self.accounts = accounts
         self.clock = clock
         self.lifetime = lifetime

@@ -20,7 +20,7 @@ struct UsersRoutes: Sendable {
 
     /// The list `request`'s viewer may change; a visitor who has not signed
     /// in has none, and is told to sign in.
-    func list(for request: Request) async throws -> (ListStore, Viewer) {
+    func list(for request: Request) async throws -> (any ListStore, Viewer) {
         let viewer = await dependencies.viewer(of: request)
         guard let owner = viewer.owner else {
             throw SignInRequired(message: "Sign in with Last.fm to keep your own list of friends.")

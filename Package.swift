@@ -11,6 +11,7 @@ let package = Package(
         .library(name: "Archive", targets: ["Archive"]),
         .library(name: "Artwork", targets: ["Artwork"]),
         .library(name: "VinylogueServer", targets: ["VinylogueServer"]),
+        .library(name: "PostgresStore", targets: ["PostgresStore"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
@@ -24,6 +25,7 @@ let package = Package(
         .package(url: "https://github.com/x-sheep/swift-property-based.git", from: "2.0.1"),
         // MD5 for Last.fm's request signatures, SHA-256 for session digests.
         .package(url: "https://github.com/apple/swift-crypto.git", "3.12.3"..<"5.0.0"),
+        .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
     ],
     targets: [
         // Values, week arithmetic, chart computation, presenters. Foundation only.
@@ -47,6 +49,15 @@ let package = Package(
                 "VinylogueCore",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
+            ]
+        ),
+        // The same stores in PostgreSQL, for several instances on one database.
+        .target(
+            name: "PostgresStore",
+            dependencies: [
+                "VinylogueCore", "Archive",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
         // libjpeg / libpng behind a small C layer: libjpeg reports errors by
@@ -100,7 +111,7 @@ let package = Package(
         .target(
             name: "VinylogueApp",
             dependencies: [
-                "VinylogueCore", "LastFM", "Archive", "Artwork", "VinylogueServer",
+                "VinylogueCore", "LastFM", "Archive", "Artwork", "VinylogueServer", "PostgresStore",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
@@ -137,6 +148,11 @@ let package = Package(
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ]
+        ),
+        // One contract for every store, run against SQLite and PostgreSQL.
+        .testTarget(
+            name: "StoreContractTests",
+            dependencies: ["Archive", "PostgresStore", "VinylogueCore"]
         ),
         .testTarget(
             name: "VinylogueCLITests",

@@ -10,6 +10,11 @@ public struct Account: Sendable, Hashable {
 
     /// Their list and settings.
     public var owner: ListOwner { .account(id) }
+
+    public init(id: Int64, name: Username) {
+        self.id = id
+        self.name = name
+    }
 }
 
 /// `AccountStore` in SQLite.

@@ -33,6 +33,14 @@ public struct ListedUser: Sendable, Hashable, Codable, FetchableRecord, Persista
     public var isMe: Bool
 
     public var username: Username { (try? Username(name)) ?? Username(validating: key)! }
+
+    public init(owner: Int64, key: String, name: String, position: Int, isMe: Bool) {
+        self.owner = owner
+        self.key = key
+        self.name = name
+        self.position = position
+        self.isMe = isMe
+    }
 }
 
 /// The app's settings.

@@ -1,0 +1,138 @@
+import Foundation
+import Logging
+import PostgresNIO
+
+/// A PostgreSQL database holding Vinylogue's stores: a pool of connections
+/// and the schema, migrated once per start under an advisory lock, so
+/// several instances starting together on one database migrate it once.
+///
+/// The pool runs while `run()` does (the server adds it to its services;
+/// `with(url:_:)` runs it around a body).
+public final class PostgresDatabase: Sendable {
+    public let client: PostgresClient
+    let logger: Logger
+
+    /// `url` is `postgres://user:password@host:port/database`, optionally
+    /// with `?sslmode=disable|prefer|require` (default: prefer).
+    public init(url: String, maximumConnections: Int = 20, logger: Logger = Logger(label: "vinylogue.postgres")) throws(PostgresURLProblem) {
+        var configuration = try Self.configuration(url)
+        configuration.options.maximumConnections = maximumConnections
+        self.client = PostgresClient(configuration: configuration, backgroundLogger: logger)
+        self.logger = logger
+    }
+
+    /// Runs the connection pool until the task is cancelled.
+    public func run() async { await client.run() }
+
+    /// Runs the pool, migrates the schema, and gives `body` the database;
+    /// the pool stops when `body` returns.
+    public static func with<T: Sendable>(url: String, maximumConnections: Int = 20,
+                                         _ body: @Sendable (PostgresDatabase) async throws -> T) async throws -> T {
+        let database = try PostgresDatabase(url: url, maximumConnections: maximumConnections)
+        return try await withThrowingTaskGroup(of: T?.self) { group in
+            group.addTask { await database.run(); return nil }
+            defer { group.cancelAll() }
+            try await database.migrate()
+            return try await body(database)
+        }
+    }
+
+    /// The pool's configuration for `url`.
+    static func configuration(_ url: String) throws(PostgresURLProblem) -> PostgresClient.Configuration {
+        guard let parts = URLComponents(string: url), ["postgres", "postgresql"].contains(parts.scheme?.lowercased() ?? ""),
+              let host = parts.host, !host.isEmpty, let user = parts.user, !user.isEmpty else {
+            throw PostgresURLProblem(url: url)
+        }
+        let database = String(parts.path.drop { $0 == "/" })
+        let tls: PostgresClient.Configuration.TLS
+        switch parts.queryItems?.first(where: { $0.name == "sslmode" })?.value ?? "prefer" {
+        case "disable": tls = .disable
+        case "require", "verify-ca", "verify-full": tls = .require(.makeClientConfiguration())
+        default: tls = .prefer(.makeClientConfiguration())
+        }
+        return PostgresClient.Configuration(host: host, port: parts.port ?? 5432, username: user.removingPercentEncoding ?? user,
+                                            password: parts.password?.removingPercentEncoding,
+                                            database: database.isEmpty ? nil : database, tls: tls)
+    }
+
+    /// One schema change: statements run in order, in one transaction.
+    struct Migration {
+        let name: String
+        let statements: [String]
+    }
+
+    /// Every schema change, in order. Append; never edit a landed one.
+    /// Tables of personal rows are keyed by their owner first, so they can
+    /// be hash-partitioned (or distributed with Citus) by owner later.
+    static let migrations: [Migration] = [
+        Migration(name: "accounts-sessions-lists-settings", statements: [
+            """
+            CREATE TABLE account (
+                id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+                name_key TEXT NOT NULL UNIQUE,
+                name TEXT NOT NULL,
+                lastfm_session_key TEXT NOT NULL,
+                created_at TIMESTAMPTZ NOT NULL,
+                signed_in_at TIMESTAMPTZ NOT NULL)
+            """,
+            """
+            CREATE TABLE web_session (
+                token_digest TEXT PRIMARY KEY,
+                account_id BIGINT NOT NULL REFERENCES account(id) ON DELETE CASCADE,
+                created_at TIMESTAMPTZ NOT NULL,
+                expires_at TIMESTAMPTZ NOT NULL)
+            """,
+            "CREATE INDEX web_session_account ON web_session(account_id)",
+            "CREATE INDEX web_session_expiry ON web_session(expires_at)",
+            """
+            CREATE TABLE list_entry (
+                owner BIGINT NOT NULL,
+                key TEXT NOT NULL,
+                name TEXT NOT NULL,
+                position BIGINT NOT NULL,
+                is_me BOOLEAN NOT NULL DEFAULT false,
+                PRIMARY KEY (owner, key))
+            """,
+            """
+            CREATE TABLE owner_setting (
+                owner BIGINT NOT NULL,
+                key TEXT NOT NULL,
+                value TEXT NOT NULL,
+                PRIMARY KEY (owner, key))
+            """,
+        ]),
+    ]
+
+    /// Applies the migrations this database has not had, holding an
+    /// advisory lock so that concurrent starts wait for one another.
+    public func migrate() async throws {
+        let logger = self.logger
+        try await client.withTransaction(logger: logger) { connection in
+            try await connection.query("SELECT pg_advisory_xact_lock(\(Self.migrationLock))", logger: logger)
+            try await connection.query("""
+                CREATE TABLE IF NOT EXISTS schema_migration (name TEXT PRIMARY KEY, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())
+                """, logger: logger)
+            var applied: Set<String> = []
+            for try await name in try await connection.query("SELECT name FROM schema_migration", logger: logger).decode(String.self) {
+                applied.insert(name)
+            }
+            for migration in Self.migrations where !applied.contains(migration.name) {
+                for statement in migration.statements {
+                    try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
+                }
+                try await connection.query("INSERT INTO schema_migration(name) VALUES (\(migration.name))", logger: logger)
+            }
+        }
+    }
+
+    /// The advisory lock key that serialises migrations ("vinylogu" in ASCII).
+    static let migrationLock: Int64 = 0x76696E796C6F6775
+}
+
+/// A database URL that cannot be used, said so.
+public struct PostgresURLProblem: Error, CustomStringConvertible {
+    let url: String
+    public var description: String {
+        "The database address must look like postgres://user:password@host:5432/database (got one that does not)."
+    }
+}

@@ -1,0 +1,171 @@
+import Foundation
+import PostgresNIO
+import PostgresStore
+import Testing
+import VinylogueCore
+@testable import Archive
+
+/// The stores' one contract, run against every implementation: SQLite (the
+/// embedded default) and PostgreSQL (a fresh database per test in the
+/// cluster `scripts/test` starts, named by `VINYLOGUE_TEST_DATABASE_URL`).
+@Suite struct StoreContractTests {
+    enum Backend: String, CaseIterable, Sendable, CustomTestStringConvertible {
+        case sqlite, postgres
+        var testDescription: String { rawValue }
+    }
+
+    struct Stores: Sendable {
+        let lists: any ListStore
+        let accounts: any AccountStore
+    }
+
+    /// Fresh, empty stores on `backend` for the duration of `body`.
+    static func withStores(_ backend: Backend, _ body: @Sendable (Stores) async throws -> Void) async throws {
+        switch backend {
+        case .sqlite:
+            let directory = FileManager.default.temporaryDirectory.appendingPathComponent("contract-\(UUID().uuidString)")
+            defer { try? FileManager.default.removeItem(at: directory) }
+            let database = try ArchiveDatabase(directory: directory)
+            try await body(Stores(lists: SQLiteListStore(database), accounts: SQLiteAccountStore(database)))
+        case .postgres:
+            try await withFreshPostgres { url in
+                try await PostgresDatabase.with(url: url) { database in
+                    try await body(Stores(lists: PostgresListStore(database), accounts: PostgresAccountStore(database)))
+                }
+            }
+        }
+    }
+
+    /// A new database in the test cluster, dropped afterwards.
+    static func withFreshPostgres(_ body: @Sendable (String) async throws -> Void) async throws {
+        guard let admin = ProcessInfo.processInfo.environment["VINYLOGUE_TEST_DATABASE_URL"], !admin.isEmpty else {
+            Issue.record("VINYLOGUE_TEST_DATABASE_URL is not set: run the tests with scripts/test, which starts a PostgreSQL cluster for them")
+            return
+        }
+        let name = "contract_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
+        try await PostgresDatabase.with(url: admin + "?sslmode=disable", maximumConnections: 1) { server in
+            try await server.client.query(PostgresQuery(unsafeSQL: "CREATE DATABASE \(name)"))
+        }
+        let base = admin.components(separatedBy: "/").dropLast().joined(separator: "/")
+        do {
+            try await body("\(base)/\(name)?sslmode=disable")
+        } catch {
+            try? await drop(name, admin)
+            throw error
+        }
+        try await drop(name, admin)
+    }
+
+    static func drop(_ name: String, _ admin: String) async throws {
+        try await PostgresDatabase.with(url: admin + "?sslmode=disable", maximumConnections: 1) { server in
+            try await server.client.query(PostgresQuery(unsafeSQL: "DROP DATABASE IF EXISTS \(name) WITH (FORCE)"))
+        }
+    }
+
+    static func names(_ list: any ListStore) async throws -> [String] { try await list.users().map(\.name) }
+
+    @Test(arguments: Backend.allCases)
+    func aListKeepsItsOrderAndItsMe(_ backend: Backend) async throws {
+        try await Self.withStores(backend) { stores in
+            let list = stores.lists
+            #expect(try await list.add(Username("ybsc")))
+            #expect(try await !list.add(Username("YBSC")), "the same name in another case")
+            #expect(try await list.addAll([Username("RJ"), Username("ybsc"), Username("demo")]).map(\.value) == ["RJ", "demo"])
+            #expect(try await Self.names(list) == ["ybsc", "RJ", "demo"])
+            #expect(try await list.users().filter(\.isMe).map(\.name) == ["ybsc"])
+            #expect(try await list.user(Username("rj"))?.name == "RJ")
+
+            try await list.move(Username("demo"), by: -1)
+            #expect(try await Self.names(list) == ["ybsc", "demo", "RJ"])
+            try await list.move(Username("ybsc"), by: -1)
+            #expect(try await Self.names(list) == ["ybsc", "demo", "RJ"], "the first cannot move up")
+            try await list.reorder([Username("RJ"), Username("nobody"), Username("RJ")])
+            #expect(try await Self.names(list) == ["RJ", "ybsc", "demo"])
+            #expect(try await list.users().map(\.position) == [0, 1, 2])
+
+            #expect(try await list.rename(Username("ybsc"), to: Username("YBSC2")))
+            #expect(try await Self.names(list) == ["RJ", "YBSC2", "demo"])
+            #expect(try await !list.rename(Username("demo"), to: Username("rj")), "already listed")
+            try await list.setMe(Username("demo"))
+            #expect(try await list.users().filter(\.isMe).map(\.name) == ["demo"])
+            try await list.remove(Username("demo"))
+            #expect(try await list.users().filter(\.isMe).map(\.name) == ["RJ"], "the first remaining becomes me")
+            #expect(try await list.users().map(\.position) == [0, 1])
+        }
+    }
+
+    @Test(arguments: Backend.allCases)
+    func ownersNeverSeeEachOthersListsOrSettings(_ backend: Backend) async throws {
+        try await Self.withStores(backend) { stores in
+            let household = stores.lists.owned(by: .household), first = stores.lists.owned(by: .account(1)),
+                second = stores.lists.owned(by: .account(2))
+            try await household.add(Username("ybsc"))
+            try await first.add(Username("RJ"))
+            try await second.add(Username("RJ"))
+            try await second.add(Username("demo"))
+            try await first.remove(Username("RJ"))
+            #expect(try await Self.names(household) == ["ybsc"])
+            #expect(try await Self.names(first).isEmpty)
+            #expect(try await Self.names(second) == ["RJ", "demo"])
+            #expect(first.owner == .account(1))
+
+            #expect(try await first.settings() == Settings())
+            try await first.save(Settings(filter: PlayCountFilter(threshold: 4), timeZoneIdentifier: "Europe/Berlin"))
+            try await second.save(Settings(filter: PlayCountFilter(threshold: 8)))
+            #expect(try await first.settings() == Settings(filter: PlayCountFilter(threshold: 4), timeZoneIdentifier: "Europe/Berlin"))
+            #expect(try await second.settings() == Settings(filter: PlayCountFilter(threshold: 8)))
+            #expect(try await household.settings() == Settings())
+            try await first.save(Settings(filter: PlayCountFilter(threshold: 2)))
+            #expect(try await first.settings().timeZoneIdentifier == nil, "no zone: the server's")
+        }
+    }
+
+    @Test(arguments: Backend.allCases)
+    func concurrentChangesToOneListKeepItDense(_ backend: Backend) async throws {
+        try await Self.withStores(backend) { stores in
+            let list = stores.lists.owned(by: .account(7))
+            let names = try (0..<16).map { try Username("friend\($0)") }
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for name in names { group.addTask { try await list.add(name) } }
+                try await group.waitForAll()
+            }
+            let users = try await list.users()
+            #expect(users.count == 16)
+            #expect(users.map(\.position) == Array(0..<16))
+            #expect(users.filter(\.isMe).count == 1)
+        }
+    }
+
+    @Test(arguments: Backend.allCases)
+    func accountsAndSessions(_ backend: Backend) async throws {
+        try await Self.withStores(backend) { stores in
+            let accounts = stores.accounts
+            let now = Date(timeIntervalSince1970: 1_700_000_000)
+            let (rj, isNew) = try await accounts.signedIn(Username("rj"), lastFMSessionKey: "key-1", at: now)
+            #expect(isNew)
+            let (again, newAgain) = try await accounts.signedIn(Username("RJ"), lastFMSessionKey: "key-2", at: now)
+            #expect(!newAgain)
+            #expect(again.id == rj.id)
+            let (other, _) = try await accounts.signedIn(Username("ybsc"), lastFMSessionKey: "key-3", at: now)
+            #expect(other.id != rj.id)
+            #expect(try await accounts.accountCount() == 2)
+
+            let day: TimeInterval = 86_400
+            try await accounts.startSession(digest: "a", for: again, at: now, expires: now + 30 * day, replacing: nil)
+            try await accounts.startSession(digest: "b", for: other, at: now, expires: now + day, replacing: nil)
+            #expect(try await accounts.account(forSession: "a", at: now)?.name.value == "RJ", "the latest spelling")
+            #expect(try await accounts.account(forSession: "b", at: now)?.id == other.id)
+            #expect(try await accounts.account(forSession: "c", at: now) == nil)
+            #expect(try await accounts.account(forSession: "b", at: now + day) == nil, "expired")
+
+            // A new session replaces the browser's old one and clears expired ones.
+            try await accounts.startSession(digest: "a2", for: again, at: now + 2 * day, expires: now + 32 * day, replacing: "a")
+            #expect(try await accounts.account(forSession: "a", at: now + 2 * day) == nil)
+            #expect(try await accounts.account(forSession: "a2", at: now + 2 * day)?.id == rj.id)
+            #expect(try await accounts.sessionCount() == 1, "b expired and was cleared")
+            try await accounts.endSession(digest: "a2")
+            #expect(try await accounts.account(forSession: "a2", at: now + 2 * day) == nil)
+            #expect(try await accounts.sessionCount() == 0)
+        }
+    }
+}

@@ -144,9 +144,10 @@ let package = Package(
         .testTarget(
             name: "VinylogueServerTests",
             dependencies: [
-                "VinylogueServer", "VinylogueApp", "LastFMTestServer", "LastFM", "Archive", "Artwork", "VinylogueCore",
+                "VinylogueServer", "VinylogueApp", "LastFMTestServer", "LastFM", "Archive", "Artwork", "VinylogueCore", "PostgresStore",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
         // One contract for every store, run against SQLite and PostgreSQL.

@@ -37,6 +37,34 @@ public final class PostgresDatabase: Sendable {
         }
     }
 
+    /// A new, empty database on the server `serverURL` points at (any
+    /// database there, reached as a user who may create databases), given
+    /// to `body` by its URL and dropped afterwards, however `body` ends: for
+    /// tests and benchmarks.
+    public static func withTemporaryDatabase<T: Sendable>(server serverURL: String,
+                                                          _ body: @Sendable (String) async throws -> T) async throws -> T {
+        let name = "scratch_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
+        try await with(url: serverURL, maximumConnections: 1) { server in
+            try await server.client.query(PostgresQuery(unsafeSQL: "CREATE DATABASE \(name)"))
+        }
+        var parts = URLComponents(string: serverURL)
+        parts?.path = "/" + name
+        guard let url = parts?.string else { throw PostgresURLProblem(url: serverURL) }
+        func drop() async throws {
+            try await with(url: serverURL, maximumConnections: 1) { server in
+                try await server.client.query(PostgresQuery(unsafeSQL: "DROP DATABASE IF EXISTS \(name) WITH (FORCE)"))
+            }
+        }
+        do {
+            let result = try await body(url)
+            try await drop()
+            return result
+        } catch {
+            try? await drop()
+            throw error
+        }
+    }
+
     /// The pool's configuration for `url`.
     static func configuration(_ url: String) throws(PostgresURLProblem) -> PostgresClient.Configuration {
         guard let parts = URLComponents(string: url), ["postgres", "postgresql"].contains(parts.scheme?.lowercased() ?? ""),

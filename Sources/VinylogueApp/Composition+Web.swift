@@ -4,6 +4,7 @@ import Foundation
 import Hummingbird
 import LastFM
 import Logging
+import PostgresStore
 import VinylogueCore
 import VinylogueServer
 
@@ -26,7 +27,14 @@ extension Composition {
     func serverDependencies() async throws -> ServerDependencies {
         let directory = configuration.dataDirectory
         let database = try ArchiveDatabase(directory: directory)
-        let lists = SQLiteListStore(database)
+        if let postgres {
+            do {
+                try await postgres.migrate()
+            } catch {
+                throw DatabaseUnavailable(reason: "it could not be reached, or its tables could not be set up.")
+            }
+        }
+        let lists: any ListStore = postgres.map { PostgresListStore($0) } ?? SQLiteListStore(database)
         let archive = ScrobbleStore(database: database)
         let demoOn = configuration.server.demo
         let demoCovers = DemoCoverCatalogue()
@@ -45,7 +53,7 @@ extension Composition {
             lists: lists, settings: try await CurrentSettings(store: lists, clock: clock), pages: try await PageRenderer.bundled(),
             artwork: artwork, demoCovers: demoCovers, archive: archive, patience: configuration.patience,
             background: background,
-            accounts: configuration.lastFM.signsIn ? SQLiteAccountStore(database) : nil,
+            accounts: configuration.lastFM.signsIn ? (postgres.map { PostgresAccountStore($0) } ?? SQLiteAccountStore(database)) : nil,
             secureCookies: configuration.server.isPublicHTTPS)
     }
 }

@@ -5,6 +5,7 @@ import Foundation
 import Hummingbird
 import LastFM
 import Logging
+import PostgresStore
 import VinylogueCore
 import VinylogueServer
 
@@ -22,10 +23,18 @@ public final class Composition: Sendable {
     public let demo: DemoChartSource
     /// Work the web app's pages start and do not wait for.
     public let background = BackgroundWork()
+    /// The PostgreSQL database, when one is configured; its pool runs for
+    /// as long as the composition does.
+    let postgres: PostgresDatabase?
     let logger: Logger
 
-    init(configuration: VinylogueConfiguration, clock: WallClock) {
+    init(configuration: VinylogueConfiguration, clock: WallClock) throws(DatabaseUnavailable) {
         self.configuration = configuration
+        do {
+            postgres = try configuration.databaseURL.map { url throws(PostgresURLProblem) in try PostgresDatabase(url: url) }
+        } catch {
+            throw DatabaseUnavailable(reason: "its address must look like postgres://user:password@host:5432/database.")
+        }
         self.clock = clock
         var logger = Logger(label: "vinylogue")
         logger.logLevel = configuration.logLevel ?? .error
@@ -36,12 +45,23 @@ public final class Composition: Sendable {
     }
 
     /// Runs `body` with the graph for `configuration` and shuts its HTTP
-    /// client down after, however `body` ends.
+    /// client down after, however `body` ends. With a PostgreSQL database,
+    /// its pool runs around `body` (connecting only when first used).
     public static func with<T>(_ configuration: VinylogueConfiguration = .fromProcessEnvironment(), clock: WallClock = .system,
                                _ body: (Composition) async throws -> T) async throws -> T {
-        let composition = Composition(configuration: configuration, clock: clock)
+        let composition = try Composition(configuration: configuration, clock: clock)
+        defer { _ = composition }
         do {
-            let result = try await body(composition)
+            let result: T
+            if let postgres = composition.postgres {
+                result = try await withThrowingTaskGroup(of: Void.self) { group in
+                    group.addTask { await postgres.run() }
+                    defer { group.cancelAll() }
+                    return try await body(composition)
+                }
+            } else {
+                result = try await body(composition)
+            }
             try? await composition.httpClient.shutdown()
             return result
         } catch {
@@ -92,3 +112,10 @@ public final class Composition: Sendable {
 
 /// Where charts come from on the command line (`--source`).
 public typealias SourceChoice = ListeningSources.Source
+
+/// The configured PostgreSQL database cannot be used: its address is not
+/// one, or the server cannot be reached or migrated.
+public struct DatabaseUnavailable: Error, CustomStringConvertible {
+    public let reason: String
+    public var description: String { "The PostgreSQL database could not be used: \(reason)" }
+}

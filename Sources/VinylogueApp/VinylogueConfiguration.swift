@@ -19,6 +19,10 @@ public struct VinylogueConfiguration: Sendable {
     public var imageBase: String
     /// `VINYLOGUE_LOG_LEVEL`; nil leaves each command its default.
     public var logLevel: Logger.Level?
+    /// A PostgreSQL database for accounts, sessions, lists and settings
+    /// (`DATABASE_URL`, `serve --database`); nil keeps them in SQLite under
+    /// the data directory. Never logged: it may carry a password.
+    public var databaseURL: String?
     /// How the web app is served (`serve`'s options; `VINYLOGUE_PUBLIC_URL`).
     public var server: ServerConfiguration
     /// At most this much album art on disk (`--art-cache-mb`); nil: no limit.
@@ -36,6 +40,7 @@ public struct VinylogueConfiguration: Sendable {
         lastFM = LastFMConfiguration.from(environment: environment)
         imageBase = environment["LASTFM_IMAGE_URL"].flatMap { $0.isEmpty ? nil : $0 } ?? ArtworkAddress.lastFMImageBase
         logLevel = environment["VINYLOGUE_LOG_LEVEL"].flatMap(Logger.Level.init(rawValue:))
+        databaseURL = environment["DATABASE_URL"].flatMap { $0.isEmpty ? nil : $0 }
         server = ServerConfiguration()
         server.publicURL = environment["VINYLOGUE_PUBLIC_URL"].flatMap { $0.isEmpty ? nil : $0 }
         artCacheBytes = ArtworkStore.defaultMaxDiskBytes

@@ -26,6 +26,9 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("data-dir"), help: "Where users, settings and caches are kept (default: $XDG_DATA_HOME/vinylogue).")
     var dataDir: String?
 
+    @Option(name: .customLong("database"), help: "A PostgreSQL database for accounts, sessions, lists and settings, as postgres://user:password@host:5432/name (default: $DATABASE_URL, else SQLite in --data-dir).")
+    var databaseURL: String?
+
     @Flag(help: "Serve the built-in demo history for the user `demo`, with no key and no network.")
     var demo = false
 
@@ -45,6 +48,9 @@ struct ServeCommand: AsyncParsableCommand {
     static func application(_ composition: Composition, onServing: @escaping @Sendable (Int) async -> Void) async throws -> some ApplicationProtocol {
         do {
             return try await composition.buildApplication(onServing: onServing)
+        } catch let error as DatabaseUnavailable {
+            throw CommandFailure("\(error) Check --database (or DATABASE_URL) and that the PostgreSQL server is running and accepts this user.",
+                                 exitCode: .configuration)
         } catch let error as SourceError {
             switch error {
             case .storage, .diskFull:
@@ -56,16 +62,26 @@ struct ServeCommand: AsyncParsableCommand {
         }
     }
 
+    /// `Composition.with`, with an unusable database address said so.
+    static func composing(_ configuration: VinylogueConfiguration, _ body: (Composition) async throws -> Void) async throws {
+        do {
+            try await Composition.with(configuration, body)
+        } catch let error as DatabaseUnavailable {
+            throw CommandFailure("\(error) Check --database (or DATABASE_URL).", exitCode: .configuration)
+        }
+    }
+
     func run() async throws {
         var configuration = VinylogueConfiguration.fromProcessEnvironment()
         configuration.dataDirectory = configuration.dataDirectory(dataDir)
+        if let databaseURL { configuration.databaseURL = databaseURL.isEmpty ? nil : databaseURL }
         configuration.server.host = host
         configuration.server.port = port
         configuration.server.demo = demo
         configuration.server.idleTimeout = .milliseconds(Int64(idleTimeoutSeconds * 1000))
         configuration.artCacheBytes = artCacheMegabytes == 0 ? nil : Int64(artCacheMegabytes) << 20
         let directory = configuration.dataDirectory
-        try await Composition.with(configuration) { composition in
+        try await Self.composing(configuration) { composition in
             let host = host
             // Printed once the socket listens: a supervisor (or a test) may
             // wait for this line instead of polling.

@@ -38,28 +38,11 @@ import VinylogueCore
 
     /// A new database in the test cluster, dropped afterwards.
     static func withFreshPostgres(_ body: @Sendable (String) async throws -> Void) async throws {
-        guard let admin = ProcessInfo.processInfo.environment["VINYLOGUE_TEST_DATABASE_URL"], !admin.isEmpty else {
+        guard let server = ProcessInfo.processInfo.environment["VINYLOGUE_TEST_DATABASE_URL"], !server.isEmpty else {
             Issue.record("VINYLOGUE_TEST_DATABASE_URL is not set: run the tests with scripts/test, which starts a PostgreSQL cluster for them")
             return
         }
-        let name = "contract_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
-        try await PostgresDatabase.with(url: admin + "?sslmode=disable", maximumConnections: 1) { server in
-            try await server.client.query(PostgresQuery(unsafeSQL: "CREATE DATABASE \(name)"))
-        }
-        let base = admin.components(separatedBy: "/").dropLast().joined(separator: "/")
-        do {
-            try await body("\(base)/\(name)?sslmode=disable")
-        } catch {
-            try? await drop(name, admin)
-            throw error
-        }
-        try await drop(name, admin)
-    }
-
-    static func drop(_ name: String, _ admin: String) async throws {
-        try await PostgresDatabase.with(url: admin + "?sslmode=disable", maximumConnections: 1) { server in
-            try await server.client.query(PostgresQuery(unsafeSQL: "DROP DATABASE IF EXISTS \(name) WITH (FORCE)"))
-        }
+        try await PostgresDatabase.withTemporaryDatabase(server: server + "?sslmode=disable", body)
     }
 
     static func names(_ list: any ListStore) async throws -> [String] { try await list.users().map(\.name) }

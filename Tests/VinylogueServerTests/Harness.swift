@@ -8,6 +8,7 @@ import HummingbirdTesting
 import LastFM
 import LastFMTestServer
 import NIOCore
+import PostgresStore
 import Testing
 import VinylogueCore
 import VinylogueApp
@@ -34,6 +35,8 @@ struct Harness: Sendable {
     let database: ArchiveDatabase
     /// The work pages started and did not wait for; `idle()` waits for it.
     let background: BackgroundWork
+    /// The PostgreSQL database the app keeps personal data in, if any.
+    let databaseURL: String?
 
     /// A browser session: remembers the CSRF cookie and token.
     struct Session {
@@ -56,9 +59,27 @@ struct Harness: Sendable {
     ///   With `testing: .live`, give port 0 so the system picks a free one.
     /// - Parameter signIn: configure the key's shared secret, so people sign
     ///   in with Last.fm (through the fake's approval page).
-    static func run(demo: Bool = false, signIn: Bool = false, secret: String = "test-secret", server: ServerConfiguration = ServerConfiguration(), testing: TestingSetup = .router,
+    /// - Parameter postgres: keep accounts, sessions, lists and settings in
+    ///   a fresh PostgreSQL database in the test cluster (its URL is then in
+    ///   `databaseURL`).
+    static func run(demo: Bool = false, signIn: Bool = false, secret: String = "test-secret", postgres: Bool = false, server: ServerConfiguration = ServerConfiguration(), testing: TestingSetup = .router,
                     patience: ServerDependencies.Patience = .init(nameLookup: .seconds(10), albumColours: .seconds(10), lastFM: .seconds(10)),
                     _ body: @Sendable (Harness, any TestClientProtocol) async throws -> Void) async throws {
+        guard postgres else {
+            return try await run(demo: demo, signIn: signIn, secret: secret, databaseURL: nil, server: server, testing: testing, patience: patience, body)
+        }
+        guard let cluster = ProcessInfo.processInfo.environment["VINYLOGUE_TEST_DATABASE_URL"], !cluster.isEmpty else {
+            Issue.record("VINYLOGUE_TEST_DATABASE_URL is not set: run the tests with scripts/test, which starts a PostgreSQL cluster for them")
+            return
+        }
+        try await PostgresDatabase.withTemporaryDatabase(server: cluster + "?sslmode=disable") { url in
+            try await run(demo: demo, signIn: signIn, secret: secret, databaseURL: url, server: server, testing: testing, patience: patience, body)
+        }
+    }
+
+    private static func run(demo: Bool, signIn: Bool, secret: String, databaseURL: String?, server: ServerConfiguration, testing: TestingSetup,
+                            patience: ServerDependencies.Patience,
+                            _ body: @Sendable (Harness, any TestClientProtocol) async throws -> Void) async throws {
         let clock = TestClock(july2023)
         let fake = try FakeLastFM(clock: clock.wallClock)
         let directory = Self.scratch.appendingPathComponent("vinylogue-routes-\(UUID().uuidString)")
@@ -74,6 +95,7 @@ struct Harness: Sendable {
                 configuration.lastFM.authURL = url.replacingOccurrences(of: "2.0/", with: "api/auth/")
             }
             configuration.imageBase = url.replacingOccurrences(of: "2.0/", with: "i/u/")
+            configuration.databaseURL = databaseURL
             configuration.server = server
             configuration.server.demo = demo
             configuration.patience = patience
@@ -81,7 +103,7 @@ struct Harness: Sendable {
                 let app = try await composition.buildApplication()
                 let database = try ArchiveDatabase(directory: directory)
                 let harness = Harness(fake: fake, clock: clock, lists: SQLiteListStore(database), database: database,
-                                      background: composition.background)
+                                      background: composition.background, databaseURL: databaseURL)
                 try await app.test(testing) { client in try await body(harness, client) }
             }
         }

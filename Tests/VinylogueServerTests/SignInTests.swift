@@ -4,7 +4,9 @@ import Hummingbird
 import HummingbirdTesting
 import NIOCore
 import Testing
+import PostgresStore
 import VinylogueServer
+import Crypto
 
 /// Signing in with Last.fm's web authentication, end to end against the
 /// fake Last.fm (its approval step, `auth.getSession` with the signature
@@ -282,11 +284,44 @@ import VinylogueServer
         }
     }
 
+    /// With `--database`, accounts, sessions, lists and settings live in
+    /// PostgreSQL (so every instance on it shares them), none in SQLite.
+    @Test func onPostgreSQLEverythingPersonalIsKeptThere() async throws {
+        try await Harness.run(signIn: true, postgres: true) { harness, client in
+            let rj = try await Self.signIn(client, harness, as: "RJ")
+            #expect(try await client.post("/settings", ["filter": "4", "timezone": "UTC"], session: rj.form).status == .seeOther)
+            let home = try await Self.page(client, "/", rj)
+            #expect(home.body.containsInOrder(["data-user=\"RJ\"", "data-user=\"demo\"", "data-user=\"hidden\"", "data-user=\"ybsc\""]))
+            #expect(!(try await Self.page(client, "/u/ybsc/week/2020-07-08", rj)).body.contains("Exposition I"))
+
+            let url = try #require(harness.databaseURL)
+            try await PostgresDatabase.with(url: url) { database in
+                let accounts = PostgresAccountStore(database)
+                #expect(try await accounts.accountCount() == 1)
+                #expect(try await accounts.sessionCount() == 1)
+                let account = try #require(try await accounts.account(forSession: SignInSessionDigest.of(rj.sessionCookie), at: harness.clock.now))
+                let list = PostgresListStore(database, owner: account.owner)
+                #expect(try await list.users().map(\.name) == ["RJ", "demo", "hidden", "ybsc"])
+                #expect(try await list.settings().filter.threshold == 4)
+            }
+            #expect(try await SQLiteAccountStore(harness.database).accountCount() == 0)
+            #expect(try await harness.lists.owned(by: .account(1)).users().isEmpty)
+        }
+    }
+
     @Test func withoutASecretNobodySignsIn() async throws {
         try await Harness.run { _, client in
             #expect(try await client.execute(uri: "/signin", method: .get, headers: [:], body: nil).status == .notFound)
             let home = try await client.get("/")
             #expect(!home.body.contains("/signin"))
         }
+    }
+}
+
+/// The digest the server stores for a session cookie's token.
+enum SignInSessionDigest {
+    static func of(_ cookie: String) -> String {
+        let token = cookie.split(separator: "=", maxSplits: 1).last.map(String.init) ?? ""
+        return SHA256.hash(data: Data(token.utf8)).map { String(format: "%02x", $0) }.joined()
     }
 }

@@ -28,10 +28,16 @@ extension Composition {
         let directory = configuration.dataDirectory
         let database = try ArchiveDatabase(directory: directory)
         if let postgres {
-            do {
-                try await postgres.migrate()
-            } catch {
-                throw DatabaseUnavailable(reason: "it could not be reached, or its tables could not be set up.")
+            // The pool keeps retrying an unreachable server; starting up
+            // waits 15 s for it at most.
+            let migrating = Task { try await postgres.migrate() }
+            switch await migrating.result(within: .seconds(15)) {
+            case .success: break
+            case .failure:
+                throw DatabaseUnavailable(reason: "it refused the connection, or its tables could not be set up.")
+            case nil:
+                migrating.cancel()
+                throw DatabaseUnavailable(reason: "it could not be reached within 15 seconds.")
             }
         }
         let lists: any ListStore = postgres.map { PostgresListStore($0) } ?? SQLiteListStore(database)

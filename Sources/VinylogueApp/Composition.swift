@@ -31,7 +31,13 @@ public final class Composition: Sendable {
     init(configuration: VinylogueConfiguration, clock: WallClock) throws(DatabaseUnavailable) {
         self.configuration = configuration
         do {
-            postgres = try configuration.databaseURL.map { url throws(PostgresURLProblem) in try PostgresDatabase(url: url) }
+            // The pool retries connections on its own and says so at info
+            // level: a warning is the least worth printing here.
+            var databaseLogger = Logger(label: "vinylogue.postgres")
+            databaseLogger.logLevel = configuration.logLevel ?? .warning
+            postgres = try configuration.databaseURL.map { url throws(PostgresURLProblem) in
+                try PostgresDatabase(url: url, logger: databaseLogger)
+            }
         } catch {
             throw DatabaseUnavailable(reason: "its address must look like postgres://user:password@host:5432/database.")
         }

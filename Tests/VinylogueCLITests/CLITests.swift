@@ -118,6 +118,17 @@ func withFakeEnvironment(_ body: @Sendable (FakeLastFM, [String: String]) async 
         }
     }
 
+    /// A database address that is not PostgreSQL's is one sentence, exit 4,
+    /// and the address (which may hold a password) is not repeated.
+    @Test func aDatabaseAddressThatIsNotOneIsRefused() async throws {
+        let data = FileManager.default.temporaryDirectory.appendingPathComponent("vinylogue-db-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: data) }
+        let run = try await vinylogue(["serve", "--port", "0", "--data-dir", data.path, "--database", "mysql://me:s3cret@db/x"])
+        #expect(run.status == 4)
+        #expect(run.stderr.contains("The PostgreSQL database could not be used: its address must look like postgres://user:password@host:5432/database. Check --database (or DATABASE_URL)."), "\(run.stderr)")
+        #expect(!run.stderr.contains("s3cret"))
+    }
+
     /// `serve --idle-timeout` takes seconds above zero; anything else is a usage error.
     @Test func anIdleTimeoutOfZeroIsRefused() async throws {
         for value in ["0", "-1", "99999"] {

@@ -55,7 +55,8 @@ let package = Package(
         .target(
             name: "PostgresStore",
             dependencies: [
-                "VinylogueCore", "Archive",
+                "VinylogueCore", "Archive", "LastFM",
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -153,7 +154,7 @@ let package = Package(
         // One contract for every store, run against SQLite and PostgreSQL.
         .testTarget(
             name: "StoreContractTests",
-            dependencies: ["Archive", "PostgresStore", "VinylogueCore"]
+            dependencies: ["Archive", "PostgresStore", "LastFM", "VinylogueCore"]
         ),
         .testTarget(
             name: "VinylogueCLITests",

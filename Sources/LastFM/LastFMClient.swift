@@ -14,17 +14,20 @@ public final class LastFMClient: ChartSource, UserSource, AlbumSource, Sendable 
     let cache: (any LastFMResponseCache)?
     let clock: WallClock
     let logger: Logger
-    let rateLimit: RateLimit
+    let permits: any LastFMRequestPermits
     let inFlight = InFlightRequests<Data>()
 
+    /// `permits` paces requests (default: this process's own `RateLimit` at
+    /// the configured rate); give a shared one when several processes use
+    /// one API key.
     public init(configuration: LastFMConfiguration, transport: LastFMTransport, cache: (any LastFMResponseCache)? = nil,
-                clock: WallClock, logger: Logger = Logger(label: "vinylogue.lastfm")) {
+                permits: (any LastFMRequestPermits)? = nil, clock: WallClock, logger: Logger = Logger(label: "vinylogue.lastfm")) {
         self.configuration = configuration
         self.transport = transport
         self.cache = cache
         self.clock = clock
         self.logger = logger
-        self.rateLimit = RateLimit(limit: configuration.requestsPerSecond, window: .seconds(1))
+        self.permits = permits ?? RateLimit(limit: configuration.requestsPerSecond, window: .seconds(1))
     }
 
     // MARK: - Methods
@@ -166,19 +169,23 @@ public final class LastFMClient: ChartSource, UserSource, AlbumSource, Sendable 
         if let saved, saved.entry.isFresh(at: now) { return saved.value }
         let url = request.url(base: configuration.baseURL, apiKey: key)
         let fetch = await inFlight.task(url) { [self] in
-            // An identical request may have stored its answer between the
-            // lookup above and this one starting: asking again would be a
-            // duplicate.
-            if let stored = await self.cache?.lookup(request.cacheKey), stored.isFresh(at: self.clock.now),
-               (try? convert(self.decodeBody(R.self, stored.body, request))) != nil {
-                return stored.body
+            let work: @Sendable () async throws -> Data = {
+                // An identical request (here, or in another process sharing
+                // the cache) may have stored its answer since the lookup
+                // above: asking again would be a duplicate.
+                if let stored = await self.cache?.lookup(request.cacheKey), stored.isFresh(at: self.clock.now),
+                   (try? convert(self.decodeBody(R.self, stored.body, request))) != nil {
+                    return stored.body
+                }
+                let body = try await self.fetchWithRetries(request, url: url)
+                _ = try convert(self.decodeBody(R.self, body, request))
+                if let expiry = request.policy.expiry(after: now) {
+                    await self.cache?.store(body, for: request.cacheKey, expires: expiry)
+                }
+                return body
             }
-            let body = try await self.fetchWithRetries(request, url: url)
-            _ = try convert(self.decodeBody(R.self, body, request))
-            if let expiry = request.policy.expiry(after: now) {
-                await self.cache?.store(body, for: request.cacheKey, expires: expiry)
-            }
-            return body
+            guard let cache = self.cache else { return try await work() }
+            return try await cache.exclusively(request.cacheKey, work)
         }
         let outcome: Result<Data, any Error>
         if let deadline = AnswerDeadline.current {
@@ -230,9 +237,15 @@ public final class LastFMClient: ChartSource, UserSource, AlbumSource, Sendable 
     }
 
     private func fetchOnce(_ request: LastFMRequest, url: String) async throws -> Data {
-        try await rateLimit.acquire()
-        defer { rateLimit.release() }
-        let reply = try await transport.get(url, configuration.timeout, configuration.maxResponseBytes)
+        let permit = try await permits.acquire()
+        let reply: HTTPReply
+        do {
+            reply = try await transport.get(url, configuration.timeout, configuration.maxResponseBytes)
+        } catch {
+            await permits.release(permit)
+            throw error
+        }
+        await permits.release(permit)
         if let apiError = try? JSONDecoder().decode(RawError.self, from: reply.body) {
             throw request.error(code: apiError.error.value, message: apiError.message?.value ?? "")
         }

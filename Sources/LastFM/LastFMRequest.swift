@@ -122,6 +122,31 @@ public struct CachedResponse: Sendable {
 public protocol LastFMResponseCache: Sendable {
     func lookup(_ key: String) async -> CachedResponse?
     func store(_ body: Data, for key: String, expires: Date) async
+    /// Runs `work` (which checks this cache, then fetches and stores) as
+    /// the only such work for `key` among every process sharing the cache:
+    /// others wait for it to end and then find its answer stored. A cache
+    /// only this process uses just runs `work` (the client already joins
+    /// identical requests within a process).
+    func exclusively<T: Sendable>(_ key: String, _ work: @Sendable () async throws -> T) async throws -> T
+}
+
+extension LastFMResponseCache {
+    public func exclusively<T: Sendable>(_ key: String, _ work: @Sendable () async throws -> T) async throws -> T {
+        try await work()
+    }
+}
+
+/// Decides when a request may leave for Last.fm: at most a configured number
+/// reach it in any window, counted from each request's start until a window
+/// after its answer arrived. `RateLimit` keeps to that within one process;
+/// a shared implementation (`PostgresRequestPermits`) keeps a whole fleet
+/// sharing one API key to it.
+public protocol LastFMRequestPermits: Sendable {
+    /// Waits for a permit and returns it; throws only if the wait cannot
+    /// go on (the task is cancelled, the shared store is unreachable).
+    func acquire() async throws -> Int
+    /// Gives `permit` back, a window after now.
+    func release(_ permit: Int) async
 }
 
 /// Collects the failures that were papered over with stale cached answers

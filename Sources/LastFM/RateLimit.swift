@@ -11,7 +11,7 @@ import Synchronization
 /// A released permit is not handed back by a task of its own: it carries the
 /// instant it returns, and a waiter sleeps (in its own task) until the first
 /// one does. Nothing outlives the requests, so nothing needs stopping.
-final class RateLimit: Sendable {
+public final class RateLimit: LastFMRequestPermits {
     private struct Permits {
         /// Held by requests under way.
         var inUse = 0
@@ -23,13 +23,13 @@ final class RateLimit: Sendable {
     private let window: Duration
     private let permits = Mutex(Permits())
 
-    init(limit: Int, window: Duration) {
+    public init(limit: Int, window: Duration) {
         self.limit = max(1, limit)
         self.window = window
     }
 
     /// Waits for a permit; throws only if the waiting task is cancelled.
-    func acquire() async throws {
+    public func acquire() async throws -> Int {
         while true {
             let wake = permits.withLock { p -> ContinuousClock.Instant? in
                 let now = ContinuousClock.now
@@ -42,13 +42,13 @@ final class RateLimit: Sendable {
                 // released, or one released from now on (a window away at least).
                 return p.returning.min() ?? now.advanced(by: window)
             }
-            guard let wake else { return }
+            guard let wake else { return 0 }
             try await Task.sleep(until: wake, clock: .continuous)
         }
     }
 
     /// Gives the permit back, `window` after now.
-    func release() {
+    public func release(_ permit: Int = 0) {
         permits.withLock { p in
             p.inUse -= 1
             p.returning.append(ContinuousClock.now.advanced(by: window))

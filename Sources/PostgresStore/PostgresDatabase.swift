@@ -129,6 +129,21 @@ public final class PostgresDatabase: Sendable {
                 PRIMARY KEY (owner, key))
             """,
         ]),
+        Migration(name: "lastfm-responses-and-permits", statements: [
+            """
+            CREATE TABLE lastfm_response (
+                key TEXT PRIMARY KEY,
+                body BYTEA NOT NULL,
+                stored_at TIMESTAMPTZ NOT NULL,
+                expires_at TIMESTAMPTZ NOT NULL)
+            """,
+            """
+            CREATE TABLE lastfm_permit (
+                slot INT PRIMARY KEY,
+                available_at TIMESTAMPTZ NOT NULL DEFAULT '-infinity',
+                held BOOLEAN NOT NULL DEFAULT false)
+            """,
+        ]),
     ]
 
     /// Applies the migrations this database has not had, holding an

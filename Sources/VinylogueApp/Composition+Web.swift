@@ -40,6 +40,16 @@ extension Composition {
                 throw DatabaseUnavailable(reason: "it could not be reached within 15 seconds.")
             }
         }
+        // With PostgreSQL, Last.fm's answers and the request budget are the
+        // fleet's: shared by every instance on the database.
+        var cache: any LastFMResponseCache = SQLiteResponseCache(database, clock: clock)
+        var permits: (any LastFMRequestPermits)?
+        if let postgres, let postgresLocks {
+            cache = PostgresResponseCache(postgres, coordination: postgresLocks, clock: clock)
+            let shared = PostgresRequestPermits(postgres, limit: configuration.lastFM.requestsPerSecond)
+            try await shared.prepare()
+            permits = shared
+        }
         let lists: any ListStore = postgres.map { PostgresListStore($0) } ?? SQLiteListStore(database)
         let archive = ScrobbleStore(database: database)
         let demoOn = configuration.server.demo
@@ -55,7 +65,7 @@ extension Composition {
         let artwork = ArtworkStore(dataDirectory: directory, upstream: .live(httpClient), imageBase: configuration.imageBase,
                                    demoCovers: demoCovers, maxDiskBytes: configuration.artCacheBytes)
         return ServerDependencies(
-            clock: clock, lastFM: lastFMClient(cache: SQLiteResponseCache(database, clock: clock)), demo: demoOn ? demo : nil,
+            clock: clock, lastFM: lastFMClient(cache: cache, permits: permits), demo: demoOn ? demo : nil,
             lists: lists, settings: try await CurrentSettings(store: lists, clock: clock), pages: try await PageRenderer.bundled(),
             artwork: artwork, demoCovers: demoCovers, archive: archive, patience: configuration.patience,
             background: background,

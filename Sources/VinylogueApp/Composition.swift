@@ -26,6 +26,9 @@ public final class Composition: Sendable {
     /// The PostgreSQL database, when one is configured; its pool runs for
     /// as long as the composition does.
     let postgres: PostgresDatabase?
+    /// A second, small pool on the same database for the locks that make
+    /// one instance the fetcher of each Last.fm request.
+    let postgresLocks: PostgresDatabase?
     let logger: Logger
 
     init(configuration: VinylogueConfiguration, clock: WallClock) throws(DatabaseUnavailable) {
@@ -37,6 +40,9 @@ public final class Composition: Sendable {
             databaseLogger.logLevel = configuration.logLevel ?? .warning
             postgres = try configuration.databaseURL.map { url throws(PostgresURLProblem) in
                 try PostgresDatabase(url: url, logger: databaseLogger)
+            }
+            postgresLocks = try configuration.databaseURL.map { url throws(PostgresURLProblem) in
+                try PostgresDatabase(url: url, maximumConnections: 40, logger: databaseLogger)
             }
         } catch {
             throw DatabaseUnavailable(reason: "its address must look like postgres://user:password@host:5432/database.")
@@ -62,6 +68,7 @@ public final class Composition: Sendable {
             if let postgres = composition.postgres {
                 result = try await withThrowingTaskGroup(of: Void.self) { group in
                     group.addTask { await postgres.run() }
+                    if let locks = composition.postgresLocks { group.addTask { await locks.run() } }
                     defer { group.cancelAll() }
                     return try await body(composition)
                 }
@@ -77,8 +84,8 @@ public final class Composition: Sendable {
     }
 
     /// A Last.fm client that keeps answers in `cache` (the web app's).
-    public func lastFMClient(cache: any LastFMResponseCache) -> LastFMClient {
-        LastFMClient(configuration: configuration.lastFM, transport: .live(httpClient), cache: cache, clock: clock, logger: logger)
+    public func lastFMClient(cache: any LastFMResponseCache, permits: (any LastFMRequestPermits)? = nil) -> LastFMClient {
+        LastFMClient(configuration: configuration.lastFM, transport: .live(httpClient), cache: cache, permits: permits, clock: clock, logger: logger)
     }
 
     /// `--data-dir`, else the configured data directory.

@@ -94,6 +94,11 @@ public final class ArchiveDatabase: Sendable {
     /// The database's file in its data directory.
     static let fileName = "vinylogue.sqlite"
 
+    /// Whether the database answers a trivial read now.
+    public func isReadable() async -> Bool {
+        (try? await writer.read { db in try Int.fetchOne(db, sql: "SELECT 1") }) != nil
+    }
+
     /// Whether `directory` holds a Vinylogue database already.
     public static func exists(in directory: URL) -> Bool {
         FileManager.default.fileExists(atPath: directory.appendingPathComponent(fileName).path)

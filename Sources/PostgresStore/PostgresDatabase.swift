@@ -21,6 +21,16 @@ public final class PostgresDatabase: Sendable {
         self.logger = logger
     }
 
+    /// Whether the database answers a trivial query now.
+    public func isReachable() async -> Bool {
+        do {
+            for try await _ in try await client.query("SELECT 1", logger: logger).decode(Int32.self) {}
+            return true
+        } catch {
+            return false
+        }
+    }
+
     /// Runs the connection pool until the task is cancelled.
     public func run() async { await client.run() }
 

@@ -70,6 +70,8 @@ extension Composition {
             artwork: artwork, demoCovers: demoCovers, archive: archive, patience: configuration.patience,
             background: background,
             accounts: configuration.lastFM.signsIn ? (postgres.map { PostgresAccountStore($0) } ?? SQLiteAccountStore(database)) : nil,
-            secureCookies: configuration.server.isPublicHTTPS)
+            secureCookies: configuration.server.isPublicHTTPS,
+            database: postgres.map { postgres in DatabaseHealth(kind: "postgresql") { await postgres.isReachable() } }
+                ?? DatabaseHealth(kind: "sqlite") { await database.isReadable() })
     }
 }

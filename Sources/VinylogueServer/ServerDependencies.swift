@@ -19,6 +19,9 @@ public struct ServerDependencies: Sendable {
     /// Sign-in with Last.fm, when the key's secret is configured; nil keeps
     /// one household list and no sign-in.
     let signIn: SignInSessions?
+    /// The database personal data lives in, for `/healthz`: its kind and
+    /// a check that answers whether it can be used now.
+    public let database: DatabaseHealth
     /// Album art on disk, fetched only from Last.fm's image host.
     public let artwork: ArtworkStore
     /// The demo's generated covers.
@@ -54,7 +57,9 @@ public struct ServerDependencies: Sendable {
     public init(clock: WallClock, lastFM: LastFMClient, demo: DemoChartSource?, lists: any ListStore,
                 settings: CurrentSettings, pages: PageRenderer, artwork: ArtworkStore, demoCovers: DemoCoverCatalogue,
                 archive: ScrobbleStore? = nil, patience: Patience = Patience(), background: BackgroundWork = BackgroundWork(),
-                accounts: (any AccountStore)? = nil, secureCookies: Bool = false) {
+                accounts: (any AccountStore)? = nil, secureCookies: Bool = false,
+                database: DatabaseHealth = DatabaseHealth(kind: "sqlite") { true }) {
+        self.database = database
         self.signIn = accounts.map { SignInSessions(accounts: $0, clock: clock, secureCookies: secureCookies) }
         self.patience = patience
         self.background = background
@@ -97,4 +102,17 @@ public struct ServerDependencies: Sendable {
     func profiles(for user: Username) -> any UserSource { sources.profiles(for: user) }
 
     func albums(for user: Username) -> any AlbumSource { sources.albums(for: user) }
+}
+
+/// Which database keeps the app's personal data, and whether it answers.
+public struct DatabaseHealth: Sendable {
+    /// "sqlite" or "postgresql".
+    public let kind: String
+    /// Whether a trivial query succeeds now (bounded by the caller).
+    public let check: @Sendable () async -> Bool
+
+    public init(kind: String, check: @escaping @Sendable () async -> Bool) {
+        self.kind = kind
+        self.check = check
+    }
 }

@@ -305,7 +305,9 @@ import Crypto
                 #expect(try await list.settings().filter.threshold == 4)
             }
             #expect(try await SQLiteAccountStore(harness.database).accountCount() == 0)
+            #expect(try await client.get("/healthz").body == #"{"database":"postgresql","status":"ok"}"#)
             #expect(try await harness.lists.owned(by: .account(1)).users().isEmpty)
+            #expect(try await client.get("/healthz").body == #"{"database":"postgresql","status":"ok"}"#)
         }
     }
 

@@ -212,7 +212,8 @@ import VinylogueCore
     @Test func healthAndAssets() async throws {
         try await Harness.run { harness, client in
             let health = try await client.get("/healthz")
-            #expect(health.status == .ok && health.body.contains("ok"))
+            #expect(health.status == .ok)
+            #expect(health.body == #"{"database":"sqlite","status":"ok"}"#)
             let css = try await client.get("/static/vinylogue.css")
             #expect(css.status == .ok)
             #expect(css.headers[.cacheControl]?.contains("immutable") == true)

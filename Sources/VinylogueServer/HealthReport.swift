@@ -1,0 +1,23 @@
+import Foundation
+import Hummingbird
+
+/// The body of `/healthz`: `{"database":"postgresql","status":"ok"}`, or
+/// status "unavailable" with HTTP 503 when the database does not answer
+/// within 2 seconds, so a load balancer stops sending people to an
+/// instance that cannot serve them.
+struct HealthReport: Encodable {
+    let status: String
+    let database: String
+
+    static func response(_ database: DatabaseHealth) async throws -> Response {
+        let checking = Task { await database.check() }
+        let healthy = await checking.value(within: .seconds(2)) ?? false
+        let report = HealthReport(status: healthy ? "ok" : "unavailable", database: database.kind)
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        var response = APIResponse.json(try encoder.encode(report))
+        if !healthy { response.status = .serviceUnavailable }
+        response.headers[.cacheControl] = "no-store"
+        return response
+    }
+}

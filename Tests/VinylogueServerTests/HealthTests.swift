@@ -1,0 +1,36 @@
+import Foundation
+import HummingbirdTesting
+import PostgresNIO
+import PostgresStore
+import Testing
+
+/// `/healthz` says which database the instance uses and whether it answers,
+/// so a load balancer can route around an instance that lost it.
+@Suite struct HealthTests {
+    @Test func healthSaysWhenPostgreSQLIsGoneAndWhenItIsBack() async throws {
+        try await Harness.run(postgres: true) { harness, client in
+            #expect(try await client.getOnce("/healthz").body == #"{"database":"postgresql","status":"ok"}"#)
+            let url = try #require(harness.databaseURL)
+            let name = try #require(URLComponents(string: url)?.path.split(separator: "/").last.map(String.init))
+            var admin = try #require(URLComponents(string: url))
+            admin.path = "/postgres"
+            let adminURL = try #require(admin.string)
+            // The database stops taking connections and drops the app's.
+            try await PostgresDatabase.with(url: adminURL, maximumConnections: 1) { server in
+                try await server.client.query(PostgresQuery(unsafeSQL: "ALTER DATABASE \(name) WITH ALLOW_CONNECTIONS false"))
+                try await server.client.query(PostgresQuery(unsafeSQL:
+                    "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '\(name)'"))
+            }
+            let gone = try await client.getOnce("/healthz")
+            #expect(gone.status == .serviceUnavailable)
+            #expect(gone.body == #"{"database":"postgresql","status":"unavailable"}"#)
+            try await PostgresDatabase.with(url: adminURL, maximumConnections: 1) { server in
+                try await server.client.query(PostgresQuery(unsafeSQL: "ALTER DATABASE \(name) WITH ALLOW_CONNECTIONS true"))
+            }
+            // The pool reconnects on its own.
+            var back = try await client.getOnce("/healthz")
+            for _ in 0..<5 where back.status != .ok { back = try await client.getOnce("/healthz") }
+            #expect(back.status == .ok)
+        }
+    }
+}

@@ -8,7 +8,9 @@ import NIOCore
 ///
 /// - `POST /_fake/faults` with a JSON `FaultRule` injects a fault;
 /// - `DELETE /_fake/faults` clears them;
-/// - `GET /_fake/requests` lists what was asked; `DELETE` forgets it.
+/// - `GET /_fake/requests` lists what was asked; `DELETE` forgets it;
+/// - `GET /_fake/held?count=N` answers once N answers are held back by the
+///   `held` fault; `POST /_fake/held/release` lets them go.
 ///
 /// `/api/auth/` is Last.fm's web-authentication page (see `FakeLastFM+Auth`).
 public enum FakeLastFMServer {
@@ -57,6 +59,16 @@ public enum FakeLastFMServer {
         router.post("_fake/faults") { request, context -> HTTPResponse.Status in
             let rule = try await request.decode(as: FakeLastFM.FaultRule.self, context: context)
             await fake.inject(rule)
+            return .noContent
+        }
+        // For other processes: wait (without polling) until `count` answers
+        // are held back by the `held` fault, and let them all go.
+        router.get("_fake/held") { request, _ -> HTTPResponse.Status in
+            await fake.untilHolding(request.uri.queryParameters.get("count", as: Int.self) ?? 1)
+            return .noContent
+        }
+        router.post("_fake/held/release") { _, _ -> HTTPResponse.Status in
+            await fake.releaseHeld()
             return .noContent
         }
         router.delete("_fake/faults") { _, _ -> HTTPResponse.Status in

@@ -81,6 +81,21 @@ import VinylogueCore
             }
         }
 
+        /// The exit status, once the process ends (an event, not a poll).
+        func exit() -> Task<Int32, Never> {
+            let process = self.process
+            return Task {
+                await withCheckedContinuation { (done: CheckedContinuation<Int32, Never>) in
+                    let once = Mutex(false)
+                    let finish: @Sendable (Process) -> Void = { ended in
+                        if once.withLock({ let first = !$0; $0 = true; return first }) { done.resume(returning: ended.terminationStatus) }
+                    }
+                    process.terminationHandler = finish
+                    if !process.isRunning { finish(process) }
+                }
+            }
+        }
+
         deinit {
             if process.isRunning { process.terminate() }
         }

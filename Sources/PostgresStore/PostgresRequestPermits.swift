@@ -11,14 +11,15 @@ import PostgresNIO
 ///
 /// Times are the database's (`clock_timestamp()`), so instances' clocks
 /// need not agree. A permit taken by an instance that dies returns after
-/// `lease`. Every instance must be configured with the same rate.
+/// `lease` (20 s: longer than one request to Last.fm may take). Every
+/// instance must be configured with the same rate.
 public struct PostgresRequestPermits: LastFMRequestPermits {
     let database: PostgresDatabase
     let limit: Int
     let window: Duration
     let lease: Duration
 
-    public init(_ database: PostgresDatabase, limit: Int, window: Duration = .seconds(1), lease: Duration = .seconds(60)) {
+    public init(_ database: PostgresDatabase, limit: Int, window: Duration = .seconds(1), lease: Duration = .seconds(20)) {
         self.database = database
         self.limit = max(1, limit)
         self.window = window

@@ -1,0 +1,151 @@
+import AsyncHTTPClient
+import Foundation
+import NIOCore
+import NIOHTTP1
+import PostgresStore
+import Testing
+import VinylogueCore
+
+/// Three real `vinylogue serve` processes on one PostgreSQL database and
+/// one API key, against the real `fake-lastfm`: 200 concurrent cold chart
+/// views over 50 (user, week) pairs spread across them. Together they keep
+/// to Last.fm's 5 requests a second and ask it each thing at most once; a
+/// person who signs in on one is signed in on another; one killed with
+/// SIGKILL midway loses nothing and the others keep answering.
+@Suite struct FleetProcessTests {
+    typealias Child = ConcurrentServeTests.Child
+
+    /// The `Set-Cookie` value of `name` in `response`.
+    static func cookie(_ name: String, in response: HTTPClientResponse) -> String? {
+        for line in response.headers["set-cookie"] where line.hasPrefix(name + "=") {
+            return String(line.dropFirst(name.count + 1).prefix { $0 != ";" })
+        }
+        return nil
+    }
+
+    static func send(_ http: HTTPClient, _ url: String, method: HTTPMethod = .GET, cookie: String? = nil,
+                     form: String? = nil) async throws -> (HTTPClientResponse, String) {
+        var request = HTTPClientRequest(url: url)
+        request.method = method
+        if let cookie { request.headers.add(name: "Cookie", value: cookie) }
+        if let form {
+            request.headers.add(name: "Content-Type", value: "application/x-www-form-urlencoded")
+            request.body = .bytes(ByteBuffer(string: form))
+        }
+        let response = try await http.execute(request, timeout: .seconds(10))
+        let body = String(buffer: try await response.body.collect(upTo: 4 << 20))
+        return (response, body)
+    }
+
+    /// Signs in as `user` on the instance at `base`, through the fake's
+    /// approval form, as a browser would; returns the session cookie.
+    static func signIn(_ http: HTTPClient, _ base: String, lastFM: String, as user: String) async throws -> String {
+        let (start, _) = try await send(http, base + "/signin")
+        #expect(start.status == .found)
+        let location = try #require(start.headers.first(name: "location"))
+        let approval = try #require(URLComponents(string: location))
+        let callback = try #require(approval.queryItems?.first { $0.name == "cb" }?.value)
+        let nonce = try #require(cookie("vinylogue_signin", in: start))
+        let form = "api_key=test-key&cb=\(callback.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!)&user=\(user)"
+        let (approved, _) = try await send(http, lastFM + "/api/auth/", method: .POST, form: form)
+        #expect(approved.status == .found)
+        let back = try #require(approved.headers.first(name: "location"))
+        let (signedIn, _) = try await send(http, back, cookie: "vinylogue_signin=\(nonce)")
+        #expect(signedIn.status == .seeOther)
+        let token = try #require(cookie("vinylogue_session", in: signedIn))
+        return "vinylogue_session=" + token
+    }
+
+    @Test func threeInstancesShareOneBudgetOneFetchAndTheSessions() async throws {
+        guard let cluster = ProcessInfo.processInfo.environment["VINYLOGUE_TEST_DATABASE_URL"], !cluster.isEmpty else {
+            Issue.record("VINYLOGUE_TEST_DATABASE_URL is not set: run the tests with scripts/test, which starts a PostgreSQL cluster for them")
+            return
+        }
+        try await PostgresDatabase.withTemporaryDatabase(server: cluster + "?sslmode=disable") { databaseURL in
+            let dir = try TemporaryDirectory()
+            // 8 July 2023, as the other process-level tests.
+            let fake = try Child(try KillTests.executable("fake-lastfm"), ["--port", "0", "--now", "1688800000"],
+                                 marker: "fake Last.fm listening at ", output: \.standardOutput)
+            let lastFMAPI = try await fake.serving()
+            let lastFM = String(lastFMAPI.dropLast("/2.0/".count))
+            var environment = ProcessInfo.processInfo.environment
+            environment["LASTFM_API_URL"] = lastFMAPI
+            environment["LASTFM_API_KEY"] = "test-key"
+            environment["LASTFM_API_SECRET"] = "test-secret"
+            environment["LASTFM_AUTH_URL"] = lastFM + "/api/auth/"
+            environment["LASTFM_REQUESTS_PER_SECOND"] = nil
+            environment["DATABASE_URL"] = databaseURL
+            var instances: [Child] = []
+            var bases: [String] = []
+            for n in 1...3 {
+                let instance = try Child(try KillTests.executable(),
+                                         ["serve", "--port", "0", "--data-dir", dir.url.appendingPathComponent("instance\(n)").path],
+                                         environment: environment, marker: "Vinylogue is serving at ", output: \.standardError)
+                bases.append(String(try await instance.serving().dropLast()))
+                instances.append(instance)
+            }
+            defer { _ = fake; _ = instances }
+
+            var clientConfiguration = HTTPClient.Configuration()
+            clientConfiguration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = 256
+            clientConfiguration.redirectConfiguration = .disallow
+            let http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: clientConfiguration)
+            do {
+                // Signed in on the first instance, seen on the third.
+                let session = try await Self.signIn(http, bases[0], lastFM: lastFM, as: "RJ")
+                let (_, home) = try await Self.send(http, bases[2] + "/", cookie: session)
+                #expect(home.contains("Signed in with Last.fm as <strong>RJ</strong>"))
+                #expect(home.contains("data-user=\"ybsc\""))
+
+                var clear = HTTPClientRequest(url: lastFM + "/_fake/requests")
+                clear.method = .DELETE
+                _ = try await http.execute(clear, timeout: .seconds(10))
+
+                // 50 (user, week) pairs, each viewed 4 times, across the instances.
+                let pairs = (0..<25).flatMap { n in ["RJ", "demo"].map { "/u/\($0)/week/\(2010 + n / 12)-\(String(format: "%02d", n % 12 + 1))-10" } }
+                func view(_ base: String, _ path: String) async throws -> Int {
+                    var page = try await ConcurrentServeTests.page(http, base + path)
+                    // A page that waited 7 s for Last.fm says so; reloading
+                    // joins the fetch still under way.
+                    while page.status == 503 && page.waiting { page = try await ConcurrentServeTests.page(http, base + path) }
+                    return page.status
+                }
+                func batch(_ views: [(String, String)]) async throws -> [Int] {
+                    try await withThrowingTaskGroup(of: Int.self) { group in
+                        for (base, path) in views { group.addTask { try await view(base, path) } }
+                        return try await group.reduce(into: [Int]()) { $0.append($1) }
+                    }
+                }
+                let first = try await batch((0..<100).map { (bases[$0 % 3], pairs[$0 % 50]) })
+                #expect(first.allSatisfy { $0 == 200 }, "\(first.filter { $0 != 200 })")
+
+                // SIGKILL the second instance midway; the others take its views.
+                kill(instances[1].process.processIdentifier, SIGKILL)
+                #expect(await instances[1].exit().value(within: .seconds(10)) != nil)
+                let second = try await batch((100..<200).map { (bases[$0 % 2 == 0 ? 0 : 2], pairs[$0 % 50]) })
+                #expect(second.allSatisfy { $0 == 200 }, "\(second.filter { $0 != 200 })")
+
+                // Nothing was lost: the session still works on both.
+                for base in [bases[0], bases[2]] {
+                    let (_, list) = try await Self.send(http, base + "/", cookie: session)
+                    #expect(list.contains("as <strong>RJ</strong>"), "\(base)")
+                }
+
+                let upstream = try await ConcurrentServeTests.upstreamRequests(http, lastFM)
+                let asked = upstream.map { "\($0.method) \($0.parameters.filter { $0.key != "api_key" }.sorted { $0.key < $1.key })" }
+                #expect(Set(asked).count == asked.count, "asked twice: \(Dictionary(grouping: asked) { $0 }.filter { $1.count > 1 }.keys)")
+                #expect(upstream.filter { $0.method == "user.getweeklyalbumchart" }.count >= 50)
+                let arrivals = upstream.map(\.received).sorted()
+                if arrivals.count > 5 {
+                    let tightest = (5..<arrivals.count).map { arrivals[$0] - arrivals[$0 - 5] }.min() ?? 1
+                    #expect(tightest >= 0.99, "6 requests within \(tightest) s")
+                }
+                print("FleetProcessTests: \(upstream.count) requests to Last.fm for 200 views; \(Set(asked).count) distinct")
+            } catch {
+                try? await http.shutdown()
+                throw error
+            }
+            try await http.shutdown()
+        }
+    }
+}

@@ -94,7 +94,7 @@ import Glibc
             defer { socket.close() }
             for _ in 0..<3 {
                 #expect(socket.send("GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n"))
-                let answer = await socket.receive(until: #"{"status":"ok"}"#)
+                let answer = await socket.receive(until: #""status":"ok"}"#)
                 #expect(answer.hasPrefix("HTTP/1.1 200"), "\(answer)")
             }
             // Idle after its last answer, the connection is closed too.

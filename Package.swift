@@ -22,6 +22,7 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/swift-mustache.git", from: "2.1.1"),
         .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
         .package(url: "https://github.com/x-sheep/swift-property-based.git", from: "2.0.1"),
+        .package(url: "https://github.com/weichsel/ZIPFoundation.git", from: "0.9.20"),
     ],
     targets: [
         // Values, week arithmetic, chart computation, presenters. Foundation only.
@@ -44,6 +45,7 @@ let package = Package(
                 "VinylogueCore",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
+                .product(name: "ZIPFoundation", package: "ZIPFoundation"),
             ]
         ),
         // libjpeg / libpng behind a small C layer: libjpeg reports errors by
@@ -135,7 +137,10 @@ let package = Package(
         ),
         .testTarget(
             name: "VinylogueCLITests",
-            dependencies: ["VinylogueCLI", "LastFMTestServer", "VinylogueCore", "vinylogue"]
+            dependencies: [
+                "VinylogueCLI", "LastFMTestServer", "VinylogueCore", "vinylogue",
+                .product(name: "ZIPFoundation", package: "ZIPFoundation"),
+            ]
         ),
         .testTarget(
             name: "ArchiveTests",
@@ -143,6 +148,7 @@ let package = Package(
                 "Archive", "VinylogueCore", "LastFM", "LastFMTestServer", "vinylogue", "fake-lastfm",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "ZIPFoundation", package: "ZIPFoundation"),
             ]
         ),
     ]

@@ -3,83 +3,53 @@ import GRDB
 import Synchronization
 import VinylogueCore
 
-/// The kinds of export file the importer reads, recognised from the content.
-public enum ExportFormat: String, Sendable, Hashable {
-    /// Last.fm scrobble export without a header: `artist,album,track,date`.
-    /// Its dates have minute resolution, so two plays of one track by one
-    /// artist in the same minute share a dedupe key and count once.
-    case lastFMCSV = "Last.fm CSV export (artist,album,track,date)"
-    /// Last.fm scrobble export with the header `uts,utc_time,artist,artist_mbid,album,album_mbid,track,track_mbid`.
-    case lastFMCSVWithHeader = "Last.fm CSV export (uts,utc_time,artist,…)"
-    /// A JSON array of ListenBrainz listens.
-    case listenBrainzJSON = "ListenBrainz listens (JSON array)"
-    /// ListenBrainz listens, one JSON object per line.
-    case listenBrainzJSONLines = "ListenBrainz listens (JSON lines)"
-    /// Spotify extended streaming history (`Streaming_History_Audio_*.json`, `endsong_*.json`).
-    case spotifyJSON = "Spotify extended streaming history (JSON)"
-    /// A JSON array whose elements were not recognised.
-    case jsonArray = "JSON array"
-}
-
-/// One line (or JSON element) the importer could not use.
-public struct RejectedLine: Sendable, Hashable, CustomStringConvertible {
-    /// 1-based line number in the file (for a JSON element: where it starts).
-    public let line: Int
-    public let reason: String
-
-    public var description: String { "line \(line): \(reason)" }
-}
-
-/// What an import did.
-public struct ImportSummary: Sendable, Hashable {
-    public var format: ExportFormat?
-    public var imported = 0
-    /// Scrobbles already in the archive (or repeated in the file).
-    public var duplicates = 0
-    /// Entries that are fine but not scrobbles, by reason (podcasts, short plays).
-    public var skipped: [String: Int] = [:]
-    /// How many lines were rejected in all.
-    public var rejectedCount = 0
-    /// The first `ScrobbleImporter.rejectionsKept` rejected lines, in file order.
-    public var rejected: [RejectedLine] = []
-
-    public init() {}
-}
-
-/// How far an import has got, for a progress bar.
-public struct ImportProgress: Sendable, Hashable {
-    public let bytesRead: Int64
-    public let totalBytes: Int64
-    public let imported: Int
-    public let duplicates: Int
-    public let rejected: Int
-}
-
-/// Imports a listening export file into the archive for one user.
+/// Imports listening exports into the archive for one user: a single
+/// export file, a ZIP archive as ListenBrainz or Spotify deliver it, or a
+/// directory of either.
 ///
-/// Streams the file in 1 MiB chunks, so memory stays flat whatever its
-/// size; recognises the format from the first bytes; stores scrobbles in
-/// batches, one transaction each, so a killed import keeps every finished
-/// batch and a rerun skips what is already there (the archive's dedupe key
-/// makes every insert idempotent). Bad lines are reported with their line
-/// number and never stop the rest: among them lines over 16 MiB (dropped as
-/// they stream past, never held whole) and times outside
-/// `PlausibleTime.range(now:)`, read once from `clock` per import.
-/// A UTF-8 byte-order mark at the start of any format is skipped.
+/// Streams everything in chunks, so memory stays flat whatever the size:
+/// files in 1 MiB reads, ZIP members inflated in 256 KiB pieces straight
+/// from the archive (never written to disk). Each file or member has its
+/// format recognised from its own first bytes (`FormatSniffer`); one that
+/// matches no format imports nothing and is named in the summary, never
+/// guessed at. Members that are not listening history (ListenBrainz's
+/// `user.json` and `feedback.jsonl`, Spotify's video and podcast files) are
+/// skipped by name. A ZIP member is first inflated once to check its CRC
+/// and its size (at most `maxMemberBytes`), so a damaged member or a ZIP
+/// bomb is refused whole, and the other members still import.
+///
+/// Scrobbles are stored in batches, one transaction each, so a killed
+/// import keeps every finished batch and a rerun skips what is already
+/// there (`ScrobbleStore.insertDistinct` makes every insert idempotent and
+/// leaves out the same listen from another source). Bad lines are
+/// reported with their member and line number and never stop the rest:
+/// among them lines over 16 MiB (dropped as they stream past, never held
+/// whole) and times outside `PlausibleTime.range(now:)`, read once from
+/// `clock` per import. A UTF-8 byte-order mark at the start of any format
+/// is skipped.
 public struct ScrobbleImporter: Sendable {
     public let store: ScrobbleStore
     public let clock: WallClock
     public var batchSize: Int
+    /// A format named by the person (`--format`), replacing detection.
+    public var format: FormatChoice?
+    /// The most bytes one ZIP member may inflate to. Real members are tens
+    /// of megabytes at most (Spotify splits its history into files of about
+    /// 12 MB, ListenBrainz into months); anything past this is refused as a
+    /// ZIP bomb before any of it is parsed.
+    public var maxMemberBytes: Int64 = 1 << 30
     /// Rejected lines listed one by one in the summary; the rest are counted.
     public static let rejectionsKept = 1000
 
-    public init(store: ScrobbleStore, clock: WallClock, batchSize: Int = 10_000) {
+    public init(store: ScrobbleStore, clock: WallClock, batchSize: Int = 10_000, format: FormatChoice? = nil) {
         self.store = store
         self.clock = clock
         self.batchSize = max(1, batchSize)
+        self.format = format
     }
 
-    /// Imports the file at `path` for `user`, calling `progress` after each batch.
+    /// Imports the file, ZIP archive or directory at `path` for `user`,
+    /// calling `progress` after each batch.
     ///
     /// Blocks for as long as the import takes (it reads the file and waits
     /// for its writer queue): from async code, call it inside
@@ -96,159 +66,213 @@ public struct ScrobbleImporter: Sendable {
     }
 
     private func importing(_ path: String, _ user: Username, _ progress: @escaping (ImportProgress) -> Void) throws -> ImportSummary {
-        var chunks = try FileChunks(path: path)
-        defer { chunks.close() }
-        var firstChunk = try chunks.next()
-        if let bytes = firstChunk, bytes.starts(with: FileChunks.byteOrderMark) {
-            firstChunk = bytes.count > 3 ? Array(bytes[3...]) : try chunks.next()
-        }
-        guard let first = firstChunk else {
-            var summary = ImportSummary()
-            summary.rejectedCount = 1
-            summary.rejected = [RejectedLine(line: 1, reason: "the file is empty")]
-            return summary
-        }
-        let userID = try store.write { db in try ScrobbleStore.ensureUserID(of: user, in: db) }
-        var run = Run(writer: BatchWriter(store: store, userID: userID), batchSize: batchSize, totalBytes: chunks.totalBytes,
-                      plausible: PlausibleTime.range(now: clock.now), progress: progress)
-
-        switch Self.firstSignificantByte(first) {
-        case UInt8(ascii: "["):
-            run.summary.format = .jsonArray
-            var splitter = JSONArraySplitter()
-            var chunk: [UInt8]? = first
-            while let bytes = chunk {
-                try splitter.feed(bytes) { event in try run.handle(event) }
-                run.bytesRead = chunks.bytesRead
-                chunk = try chunks.next()
-            }
-            try splitter.finish { event in try run.handle(event) }
-        case UInt8(ascii: "{"):
-            run.summary.format = .listenBrainzJSONLines
-            try Self.lines(first, &chunks, &run) { line, number, run in
-                guard !line.allSatisfy(JSONArraySplitter.isSpace) else { return }
-                try run.handle(ListenObjects.outcome(Array(line)), line: number)
-            }
-        default:
-            var csv: CSVRows?
-            try Self.lines(first, &chunks, &run) { line, number, run in
-                if csv == nil {
-                    let (rows, isHeader) = CSVRows.detect(firstLine: line)
-                    csv = rows
-                    run.summary.format = rows.format
-                    if isHeader { return }
-                }
-                guard !line.isEmpty else { return }
-                switch csv!.scrobble(line) {
-                case .success(let scrobble): try run.add(scrobble, origin: .lastFMExport, line: number)
-                case .failure(let problem): run.reject(number, problem.reason)
+        var run = ImportRun(writer: BatchWriter(store: store, user: user), batchSize: batchSize,
+                            plausible: PlausibleTime.range(now: clock.now), progress: progress)
+        if Self.isDirectory(path) {
+            let files = try Self.files(in: path)
+            run.summary.isCollection = true
+            var archives: [(String, ExportArchive)] = []
+            for file in files {
+                let name = String(file.dropFirst(path.count).drop { $0 == "/" })
+                if ExportArchive.isZIP(file) {
+                    let archive = try ExportArchive(path: file, maxMemberBytes: maxMemberBytes)
+                    run.totalBytes += archive.totalBytes
+                    archives.append((name, archive))
+                } else {
+                    run.totalBytes += Self.size(of: file)
                 }
             }
+            for file in files {
+                let name = String(file.dropFirst(path.count).drop { $0 == "/" })
+                if let archive = archives.first(where: { $0.0 == name })?.1 {
+                    try archive.importMembers(into: &run, prefix: name + "/", choice: format)
+                } else {
+                    try importPlainFile(file, named: name, into: &run)
+                }
+            }
+        } else if ExportArchive.isZIP(path) {
+            let archive = try ExportArchive(path: path, maxMemberBytes: maxMemberBytes)
+            run.summary.isCollection = true
+            run.totalBytes = archive.totalBytes
+            try archive.importMembers(into: &run, prefix: "", choice: format)
+        } else {
+            run.totalBytes = Self.size(of: path)
+            try importPlainFile(path, named: nil, into: &run)
         }
         try run.finish()
         return run.summary
     }
 
-    private static func lines(_ first: [UInt8], _ chunks: inout FileChunks, _ run: inout Run,
-                              _ body: (ArraySlice<UInt8>, Int, inout Run) throws -> Void) throws {
-        var splitter = LineSplitter()
-        var chunk: [UInt8]? = first
-        func line(_ line: LineSplitter.Line, _ number: Int) throws {
-            switch line {
-            case .text(let text): try body(text, number, &run)
-            case .tooLong(let bytes):
-                run.reject(number, "the line is \(bytes) bytes long, over the \(LineSplitter.maxLineLength >> 20) MiB limit for one line")
-            }
+    /// One export file, read in 1 MiB chunks.
+    private func importPlainFile(_ path: String, named name: String?, into run: inout ImportRun) throws {
+        if let name, let reason = MemberNames.notHistory(name) {
+            run.skipMember(name, reason)
+            return
         }
-        while let bytes = chunk {
-            try splitter.feed(bytes, line)
-            run.bytesRead = chunks.bytesRead
-            chunk = try chunks.next()
+        var chunks = try FileChunks(path: path)
+        defer { chunks.close() }
+        run.beginMember(name ?? URL(fileURLWithPath: path).lastPathComponent, listed: name)
+        var reader = MemberReader(choice: format)
+        let before = run.bytesRead
+        while let chunk = try chunks.next() {
+            try reader.feed(chunk, &run)
+            run.bytesRead = before + chunks.bytesRead
         }
-        try splitter.finish(line)
+        try reader.finish(&run)
+        try run.endMember(reader)
     }
 
-    static func firstSignificantByte(_ bytes: [UInt8]) -> UInt8? {
-        bytes.first { !JSONArraySplitter.isSpace($0) }
+    static func isDirectory(_ path: String) -> Bool {
+        var isDirectory: ObjCBool = false
+        return FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) && isDirectory.boolValue
     }
 
-    /// The state of one import: the batch being filled and the running summary.
-    struct Run {
-        let writer: BatchWriter
-        let batchSize: Int
-        let totalBytes: Int64
-        /// The instants this import accepts (`PlausibleTime.range(now:)`).
-        let plausible: ClosedRange<Int64>
-        let progress: (ImportProgress) -> Void
-        var summary = ImportSummary()
-        var bytesRead: Int64 = 0
-        var batch: [(Scrobble, ScrobbleOrigin)] = []
+    static func size(of path: String) -> Int64 {
+        ((try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? NSNumber)?.int64Value ?? 0
+    }
 
-        mutating func handle(_ event: JSONArraySplitter.Event) throws {
-            switch event {
-            case .element(let bytes, let line): try handle(ListenObjects.outcome(bytes), line: line)
-            case .problem(let reason, let line): reject(line, reason)
-            }
+    /// Every regular file under `directory`, hidden ones left out, in
+    /// natural order (`listens/2020/2.jsonl` before `listens/2020/10.jsonl`).
+    static func files(in directory: String) throws -> [String] {
+        let root = URL(fileURLWithPath: directory)
+        guard let walker = FileManager.default.enumerator(at: root, includingPropertiesForKeys: [.isRegularFileKey],
+                                                          options: [.skipsHiddenFiles]) else {
+            throw SourceError.unreadableFile(path: directory, reason: "the directory could not be listed")
         }
+        var files: [String] = []
+        for case let url as URL in walker where (try? url.resourceValues(forKeys: [.isRegularFileKey]).isRegularFile) == true {
+            files.append(url.path)
+        }
+        guard !files.isEmpty else {
+            throw SourceError.unreadableFile(path: directory, reason: "it is a directory with no export files in it")
+        }
+        return files.sorted { MemberNames.naturalOrder($0, $1) }
+    }
+}
 
-        mutating func handle(_ outcome: ListenObjects.Outcome, line: Int) throws {
-            switch outcome {
-            case .scrobble(let scrobble, let origin):
-                if summary.format == nil || summary.format == .jsonArray {
-                    summary.format = origin == .spotify ? .spotifyJSON : .listenBrainzJSON
-                }
-                try add(scrobble, origin: origin, line: line)
-            case .skipped(let reason): summary.skipped[reason, default: 0] += 1
-            case .rejected(let problem): reject(line, problem.reason)
-            }
-        }
+/// The state of one import: the batch being filled, the running summary
+/// and the member being read.
+struct ImportRun {
+    let writer: BatchWriter
+    let batchSize: Int
+    /// The instants this import accepts (`PlausibleTime.range(now:)`).
+    let plausible: ClosedRange<Int64>
+    let progress: (ImportProgress) -> Void
+    var summary = ImportSummary()
+    var totalBytes: Int64 = 0
+    var bytesRead: Int64 = 0
+    var batch: [(Scrobble, ScrobbleOrigin)] = []
+    /// The member being read and the writer's counts when it began.
+    private var member: MemberSummary?
+    private var listedName: String?
+    private var countsBefore = InsertCounts()
 
-        mutating func add(_ scrobble: Scrobble, origin: ScrobbleOrigin, line: Int) throws {
-            guard plausible.contains(scrobble.instant) else {
-                return reject(line, PlausibleTime.problem(with: scrobble.instant, in: plausible) ?? "implausible time")
-            }
-            batch.append((scrobble, origin))
-            if batch.count >= batchSize { try flush() }
-        }
+    init(writer: BatchWriter, batchSize: Int, plausible: ClosedRange<Int64>, progress: @escaping (ImportProgress) -> Void) {
+        self.writer = writer
+        self.batchSize = batchSize
+        self.plausible = plausible
+        self.progress = progress
+    }
 
-        mutating func reject(_ line: Int, _ reason: String) {
-            summary.rejectedCount += 1
-            if summary.rejected.count < ScrobbleImporter.rejectionsKept { summary.rejected.append(RejectedLine(line: line, reason: reason)) }
-        }
+    /// Starts a member; `listed` is the name rejections carry (`nil` for a single file).
+    mutating func beginMember(_ name: String, listed: String?) {
+        member = MemberSummary(name: name, outcome: .skipped(MemberSummary.notRecognised))
+        listedName = listed
+        countsBefore = writer.counts
+    }
 
-        /// Hands the batch to the writer thread (one transaction per batch),
-        /// so parsing the next batch overlaps with storing this one.
-        mutating func flush() throws {
-            if !batch.isEmpty {
-                // Exports run newest first; inserting each batch in ascending
-                // order lets SQLite fill B-tree pages instead of splitting
-                // them half empty at every step.
-                batch.sort { $0.0.instant < $1.0.instant }
-                try writer.submit(batch)
-                batch.removeAll(keepingCapacity: true)
-            }
-            let counts = writer.counts
-            summary.imported = counts.inserted
-            summary.duplicates = counts.duplicates
-            progress(ImportProgress(bytesRead: bytesRead, totalBytes: totalBytes, imported: counts.inserted,
-                                    duplicates: counts.duplicates, rejected: summary.rejectedCount))
-        }
+    /// The member's format is known.
+    mutating func began(_ format: ExportFormat) {
+        member?.outcome = .read(format)
+        if summary.format == nil { summary.format = format }
+    }
 
-        /// Waits for every batch to be stored.
-        mutating func finish() throws {
-            try flush()
-            let counts = try writer.finish()
-            summary.imported = counts.inserted
-            summary.duplicates = counts.duplicates
+    mutating func note(_ text: String) {
+        guard var member, !member.notes.contains(text) else { return }
+        member.notes.append(text)
+        self.member = member
+        if !summary.notes.contains(text) { summary.notes.append(text) }
+    }
+
+    /// Stores what the member left in the batch and records its counts.
+    mutating func endMember(_ reader: MemberReader) throws {
+        try flush()
+        guard var member else { return }
+        let counts = try writer.drain()
+        member.imported = counts.inserted - countsBefore.inserted
+        member.duplicates = counts.duplicates - countsBefore.duplicates
+        if reader.isUnrecognised { member.outcome = .skipped(MemberSummary.notRecognised) }
+        if reader.wasEmpty { member.outcome = .skipped("it is empty") }
+        summary.members.append(member)
+        self.member = nil
+    }
+
+    /// A member left alone as a whole (not history, damaged, too large).
+    mutating func skipMember(_ name: String, _ reason: String, refused: Bool = false) {
+        summary.members.append(MemberSummary(name: name, outcome: refused ? .refused(reason) : .skipped(reason)))
+    }
+
+    mutating func handle(_ outcome: ListenObjects.Outcome, line: Int) throws {
+        switch outcome {
+        case .scrobble(let scrobble, let origin): try add(scrobble, origin: origin, line: line)
+        case .skipped(let reason):
+            summary.skipped[reason, default: 0] += 1
+            member?.skipped[reason, default: 0] += 1
+        case .rejected(let problem): reject(line, problem.reason)
+        case .noted(let text): note(text)
+        case .ignored: break
         }
+    }
+
+    mutating func add(_ scrobble: Scrobble, origin: ScrobbleOrigin, line: Int) throws {
+        guard plausible.contains(scrobble.instant) else {
+            return reject(line, PlausibleTime.problem(with: scrobble.instant, in: plausible) ?? "implausible time")
+        }
+        batch.append((scrobble, origin))
+        if batch.count >= batchSize { try flush() }
+    }
+
+    mutating func reject(_ line: Int, _ reason: String) {
+        summary.rejectedCount += 1
+        member?.rejectedCount += 1
+        if summary.rejected.count < ScrobbleImporter.rejectionsKept {
+            summary.rejected.append(RejectedLine(member: listedName, line: line, reason: reason))
+        }
+    }
+
+    /// Hands the batch to the writer thread (one transaction per batch),
+    /// so parsing the next batch overlaps with storing this one.
+    mutating func flush() throws {
+        if !batch.isEmpty {
+            // Exports run newest first; inserting each batch in ascending
+            // order lets SQLite fill B-tree pages instead of splitting
+            // them half empty at every step.
+            batch.sort { $0.0.instant < $1.0.instant }
+            try writer.submit(batch)
+            batch.removeAll(keepingCapacity: true)
+        }
+        let counts = writer.counts
+        summary.imported = counts.inserted
+        summary.duplicates = counts.duplicates
+        progress(ImportProgress(bytesRead: bytesRead, totalBytes: totalBytes, imported: counts.inserted,
+                                duplicates: counts.duplicates, rejected: summary.rejectedCount, member: listedName))
+    }
+
+    /// Waits for every batch to be stored.
+    mutating func finish() throws {
+        try flush()
+        let counts = try writer.drain()
+        summary.imported = counts.inserted
+        summary.duplicates = counts.duplicates
     }
 }
 
 /// Stores batches on a background queue, in submission order, at most two
 /// in flight (so memory stays bounded); the first failure stops the import.
+/// Its counts follow the archive's duplicate rule (`insertDistinct`).
 final class BatchWriter: Sendable {
     private let store: ScrobbleStore
-    private let userID: Int64
+    private let user: Username
     private let queue = DispatchQueue(label: "vinylogue.import.writer")
     private let slots = DispatchSemaphore(value: 2)
 
@@ -259,9 +283,9 @@ final class BatchWriter: Sendable {
 
     private let progress = Mutex(Progress())
 
-    init(store: ScrobbleStore, userID: Int64) {
+    init(store: ScrobbleStore, user: Username) {
         self.store = store
-        self.userID = userID
+        self.user = user
     }
 
     /// Counts of the batches stored so far.
@@ -277,15 +301,18 @@ final class BatchWriter: Sendable {
             defer { slots.signal() }
             guard progress.withLock({ $0.failure == nil }) else { return }
             do {
-                let userID = self.userID
+                let user = self.user
                 let counts = try store.write { db in
+                    // The user row is written with the first batch, so a
+                    // file that holds no scrobbles leaves nothing behind.
+                    let userID = try ScrobbleStore.ensureUserID(of: user, in: db)
                     var counts = InsertCounts()
                     // Runs of one origin share one statement loop.
                     var start = batch.startIndex
                     while start < batch.endIndex {
                         let origin = batch[start].1
                         let end = batch[start...].firstIndex { $0.1 != origin } ?? batch.endIndex
-                        counts += try ScrobbleStore.insert(batch[start..<end].lazy.map(\.0), userID: userID, origin: origin, in: db)
+                        counts += try ScrobbleStore.insertDistinct(batch[start..<end].lazy.map(\.0), userID: userID, origin: origin, in: db)
                         start = end
                     }
                     return counts
@@ -298,7 +325,7 @@ final class BatchWriter: Sendable {
     }
 
     /// Waits for the queue to drain; throws the first failure.
-    func finish() throws -> InsertCounts {
+    func drain() throws -> InsertCounts {
         queue.sync {}
         return try progress.withLock { progress in
             if let failure = progress.failure { throw failure }

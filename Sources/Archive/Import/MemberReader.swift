@@ -85,6 +85,10 @@ struct MemberReader {
         }
         self.format = format
         run.began(format)
+        if format == .spotifyAccountJSON {
+            run.note("Spotify account data has no album names: its plays are kept with an empty album, "
+                + "so they count in artist and track charts but not in album charts.")
+        }
         switch format {
         case .lastFMJSON, .listenBrainzJSON, .spotifyJSON, .spotifyAccountJSON:
             parser = .array(JSONArraySplitter())

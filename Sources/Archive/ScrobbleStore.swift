@@ -198,15 +198,15 @@ public struct ScrobbleStore: Sendable {
         var duplicates = 0
         var low = 0, recentStart = 0
         for s in sorted {
-            while low < nearby.count, nearby[low].instant <= s.instant - window { low += 1 }
+            while low < nearby.count, nearby[low].instant <= s.instant.minus(window) { low += 1 }
             var same = false
             var i = low
-            while i < nearby.count, nearby[i].instant < s.instant + window {
+            while i < nearby.count, nearby[i].instant < s.instant.plus(window) {
                 if nearby[i].isSameListen(as: s) { same = true; break }
                 i += 1
             }
             if !same {
-                while recentStart < fresh.count, fresh[recentStart].instant <= s.instant - window { recentStart += 1 }
+                while recentStart < fresh.count, fresh[recentStart].instant <= s.instant.minus(window) { recentStart += 1 }
                 var j = recentStart
                 while j < fresh.count {
                     if fresh[j].isSameListen(as: s) { same = true; break }
@@ -230,13 +230,13 @@ public struct ScrobbleStore: Sendable {
         var found: [Scrobble] = []
         var runStart = first.instant, runEnd = first.instant
         func scan() throws {
-            let rows = try Row.fetchCursor(statement, arguments: [userID, runStart - sameListenWindow, runEnd + sameListenWindow])
+            let rows = try Row.fetchCursor(statement, arguments: [userID, runStart.minus(sameListenWindow), runEnd.plus(sameListenWindow)])
             while let row = try rows.next() {
                 found.append(Scrobble(instant: row[0], artist: row[1], album: "", track: row[2]))
             }
         }
         for s in sorted.dropFirst() {
-            if s.instant - runEnd > 3600 {
+            if s.instant > runEnd.plus(3600) {
                 try scan()
                 runStart = s.instant
             }
@@ -391,11 +391,24 @@ extension Scrobble {
     /// The archive's duplicate rule: same artist and track without regard
     /// to case, instants less than `ScrobbleStore.sameListenWindow` apart.
     func isSameListen(as other: Scrobble) -> Bool {
-        abs(instant - other.instant) < ScrobbleStore.sameListenWindow
+        max(instant, other.instant).minus(min(instant, other.instant)) < ScrobbleStore.sameListenWindow
             && Self.sameName(artist, other.artist) && Self.sameName(track, other.track)
     }
 
     private static func sameName(_ a: String, _ b: String) -> Bool {
         a == b || a.lowercased() == b.lowercased()
+    }
+}
+
+extension Int64 {
+    /// Saturating arithmetic: a damaged row's instant may sit at either end of `Int64`.
+    func plus(_ other: Int64) -> Int64 {
+        let (sum, overflow) = addingReportingOverflow(other)
+        return overflow ? (other > 0 ? .max : .min) : sum
+    }
+
+    func minus(_ other: Int64) -> Int64 {
+        let (difference, overflow) = subtractingReportingOverflow(other)
+        return overflow ? (other > 0 ? .min : .max) : difference
     }
 }

@@ -113,3 +113,14 @@ struct ExportArchive {
         }
     }
 }
+
+/// Writes ZIP archives of export files, deflated as export sites send them:
+/// for the benchmark (`vinylogue bench` times a ZIP import beside the plain
+/// file) and for anyone scripting around the importer.
+public enum ExportPacking {
+    /// Packs the file at `file` into a new ZIP archive at `zip`, as the member `member`.
+    public static func pack(file: String, as member: String, into zip: String) throws {
+        let archive = try Archive(url: URL(fileURLWithPath: zip), accessMode: .create)
+        try archive.addEntry(with: member, fileURL: URL(fileURLWithPath: file), compressionMethod: .deflate)
+    }
+}

@@ -64,6 +64,14 @@ struct BenchCommand: AsyncParsableCommand {
         print("Import from a ZIP (\(zipSize / 1_000_000) MB): \(grouped(zipSummary.imported)) scrobbles in \(Self.format(zipSeconds, 2)) s, "
             + "\(grouped(Int(zipRate))) scrobbles/s (\(Self.format(100 * zipRate / csvRate, 0))% of the CSV rate)")
 
+        // The same file again: every row meets the duplicate rule, which
+        // reads each batch's neighbourhood back from the archive.
+        let againStart = clock.now
+        let again = try await DedicatedThread.run(named: "vinylogue.import") { try importer.importFile(at: csvPath, for: user) }
+        let againSeconds = Self.seconds(clock.now - againStart)
+        print("Import of the same CSV again: \(grouped(again.imported)) new, \(grouped(again.duplicates)) duplicates "
+            + "in \(Self.format(againSeconds, 2)) s, \(grouped(Int(Double(again.imported + again.duplicates) / againSeconds))) scrobbles/s")
+
         let source = ArchiveChartSource(store: store)
         let list = try await source.chartList(for: user)
         var latencies: [Double] = []

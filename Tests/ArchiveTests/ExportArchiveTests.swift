@@ -117,7 +117,7 @@ import ZIPFoundation
 
     /// A member that inflates past the limit is refused, whether its header
     /// says so or lies about its size; the inflated bytes are counted as
-    /// they come out, in 256 KiB pieces, and never held.
+    /// they come out, in 1 MiB pieces, and never held.
     @Test func aZIPBombIsRefused() throws {
         let dir = try TemporaryDirectory()
         let zip = dir.url.appendingPathComponent("bomb.zip")

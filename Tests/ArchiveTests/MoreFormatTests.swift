@@ -192,14 +192,17 @@ import VinylogueCore
         try (listenLine(1_581_000_000, "A", "Two") + "\nbroken\n").write(to: export.appendingPathComponent("listens/2020/2.jsonl"),
                                                                          atomically: true, encoding: .utf8)
         try "hello".write(to: export.appendingPathComponent("readme.txt"), atomically: true, encoding: .utf8)
+        try "#AUDIOSCROBBLER/1.1\n#TZ/UTC\nA\tB\tThree\t1\t200\tL\t1582000000\t\n"
+            .write(to: export.appendingPathComponent(".scrobbler.log"), atomically: true, encoding: .utf8)
+        try "junk".write(to: export.appendingPathComponent(".DS_Store"), atomically: true, encoding: .utf8)
         let store = try dir.store()
         let summary = try ScrobbleImporter(store: store, clock: testClock).importFile(at: export.path, for: alice)
         #expect(summary.isCollection)
-        #expect(summary.members.map(\.name) == ["listens/2020/1.jsonl", "listens/2020/2.jsonl", "readme.txt", "user.json"])
-        #expect(summary.members.map(\.imported) == [1, 1, 0, 0])
+        #expect(summary.members.map(\.name) == [".scrobbler.log", "listens/2020/1.jsonl", "listens/2020/2.jsonl", "readme.txt", "user.json"])
+        #expect(summary.members.map(\.imported) == [1, 1, 1, 0, 0])
         #expect(summary.rejected == [RejectedLine(member: "listens/2020/2.jsonl", line: 2, reason: "invalid JSON")])
         #expect(summary.unrecognised.map(\.name) == ["readme.txt"])
-        #expect(summary.members[3].outcome == .skipped("ListenBrainz account details, not listening history"))
+        #expect(summary.members[4].outcome == .skipped("ListenBrainz account details, not listening history"))
 
         let empty = dir.url.appendingPathComponent("empty")
         try FileManager.default.createDirectory(at: empty, withIntermediateDirectories: true)

@@ -8,7 +8,7 @@ import ZIPFoundation
 /// (`Spotify Extended Streaming History/Streaming_History_Audio_*.json`)
 /// deliver them, read with ZIPFoundation.
 ///
-/// Members are inflated in `chunkSize` pieces straight into the importer,
+/// Members are inflated in `chunkSize` (1 MiB) pieces straight into the importer,
 /// never written to disk, so a member named `../../x` is only a label.
 /// Each member is inflated twice: first to check its CRC-32 and its size
 /// (at most `maxMemberBytes`, counted as the bytes come out, whatever the
@@ -23,7 +23,7 @@ struct ExportArchive {
     private let entries: [Entry]
     /// The bytes the members to read inflate to, as their headers say (for progress).
     let totalBytes: Int64
-    static let chunkSize = 256 << 10
+    static let chunkSize = 1 << 20
 
     /// True when the file starts like a ZIP archive (a local file header, or an empty archive's end record).
     static func isZIP(_ path: String) -> Bool {

@@ -79,7 +79,7 @@ struct MemberReader {
     private mutating func start(_ run: inout ImportRun) throws {
         let bytes = Self.withoutBOM(head[...])
         head = []
-        guard let format = FormatSniffer.detect(bytes, choice: choice) else {
+        guard let format = FormatSniffer.detect(bytes.prefix(FormatSniffer.window), choice: choice) else {
             parser = .ignoring
             return
         }

@@ -8,7 +8,7 @@ import VinylogueCore
 /// directory of either.
 ///
 /// Streams everything in chunks, so memory stays flat whatever the size:
-/// files in 1 MiB reads, ZIP members inflated in 256 KiB pieces straight
+/// files in 1 MiB reads, ZIP members inflated in 1 MiB pieces straight
 /// from the archive (never written to disk). Each file or member has its
 /// format recognised from its own first bytes (`FormatSniffer`); one that
 /// matches no format imports nothing and is named in the summary, never
@@ -131,17 +131,24 @@ public struct ScrobbleImporter: Sendable {
         ((try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? NSNumber)?.int64Value ?? 0
     }
 
-    /// Every regular file under `directory`, hidden ones left out, in
-    /// natural order (`listens/2020/2.jsonl` before `listens/2020/10.jsonl`).
+    /// Every regular file under `directory`, in natural order
+    /// (`listens/2020/2.jsonl` before `listens/2020/10.jsonl`). Hidden
+    /// files and folders are left out, except `.scrobbler.log`: that is
+    /// the name a portable player gives its log.
     static func files(in directory: String) throws -> [String] {
         let root = URL(fileURLWithPath: directory)
-        guard let walker = FileManager.default.enumerator(at: root, includingPropertiesForKeys: [.isRegularFileKey],
-                                                          options: [.skipsHiddenFiles]) else {
+        guard let walker = FileManager.default.enumerator(at: root, includingPropertiesForKeys: [.isRegularFileKey, .isDirectoryKey]) else {
             throw SourceError.unreadableFile(path: directory, reason: "the directory could not be listed")
         }
         var files: [String] = []
-        for case let url as URL in walker where (try? url.resourceValues(forKeys: [.isRegularFileKey]).isRegularFile) == true {
-            files.append(url.path)
+        for case let url as URL in walker {
+            let values = try? url.resourceValues(forKeys: [.isRegularFileKey, .isDirectoryKey])
+            let name = url.lastPathComponent
+            if name.hasPrefix("."), name != ".scrobbler.log" {
+                if values?.isDirectory == true { walker.skipDescendants() }
+                continue
+            }
+            if values?.isRegularFile == true { files.append(url.path) }
         }
         guard !files.isEmpty else {
             throw SourceError.unreadableFile(path: directory, reason: "it is a directory with no export files in it")

@@ -82,6 +82,11 @@ struct ImportCommand: AsyncParsableCommand {
                     + "(\(ExportFormat.names.joined(separator: ", "))).", exitCode: .usage)
             }
             Terminal.standardOutput.write(Self.report(summary, user: username))
+            if summary.isCollection, summary.imported + summary.duplicates == 0, !summary.refused.isEmpty {
+                throw CommandFailure("Nothing was imported from “\(file)”: \(summary.refused.count == 1 ? "a file in it is" : "files in it are") "
+                    + "damaged or too large (listed above). Download the export again; if it keeps happening, unpack it and import "
+                    + "the files that are left.", exitCode: .noData)
+            }
             if summary.isCollection, summary.imported + summary.duplicates == 0, summary.rejectedCount == 0 {
                 throw CommandFailure("No listening history was found in “\(file)”, so nothing was imported. Vinylogue reads "
                     + "\(ExportFormat.known); check that this is the export you meant (for ListenBrainz, the ZIP from "
@@ -97,7 +102,7 @@ struct ImportCommand: AsyncParsableCommand {
     static func report(_ summary: ImportSummary, user: Username) -> String {
         var out = ""
         if summary.isCollection {
-            out += "Read \(summary.members.count) files:\n"
+            out += "Read \(summary.members.count) \(summary.members.count == 1 ? "file" : "files"):\n"
             let width = min(60, summary.members.map(\.name.count).max() ?? 0)
             for member in summary.members {
                 let name = member.name.padding(toLength: max(width, member.name.count), withPad: " ", startingAt: 0)

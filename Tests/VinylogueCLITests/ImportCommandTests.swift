@@ -87,4 +87,25 @@ import ZIPFoundation
         #expect(run.stdout.contains("notes.txt  skipped: not a format Vinylogue recognises"))
         #expect(run.stderr.contains("No listening history was found in"))
     }
+
+    @Test func aZIPWhoseOnlyMemberIsDamagedSaysToDownloadItAgain() async throws {
+        let folder = try Folder()
+        let url = folder.url.appendingPathComponent("export.zip")
+        let text = Self.listen(1_580_495_100, "Portishead", "Roads") + "\n"
+        let archive = try Archive(url: url, accessMode: .create)
+        let data = Data(text.utf8)
+        try archive.addEntry(with: "listens/2020/1.jsonl", type: .file, uncompressedSize: Int64(data.count), compressionMethod: .none) { position, size in
+            data.subdata(in: Int(position)..<(Int(position) + size))
+        }
+        // Flip one byte of the stored member: its CRC no longer matches.
+        var bytes = try Data(contentsOf: url)
+        let at = try #require(bytes.range(of: Data("Portishead".utf8))).lowerBound
+        bytes[at] ^= 0x20
+        try bytes.write(to: url)
+        let run = try await vinylogue(["import", url.path, "--user", "alice", "--data-dir", folder.data])
+        #expect(run.status == 2)
+        #expect(run.stdout.contains("Read 1 file:"))
+        #expect(run.stdout.contains("refused: it is damaged (its checksum does not match); download the export again"))
+        #expect(run.stderr.contains("Nothing was imported from") && run.stderr.contains("Download the export again"))
+    }
 }

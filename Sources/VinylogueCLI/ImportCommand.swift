@@ -34,6 +34,11 @@ struct ImportCommand: AsyncParsableCommand {
                                valueName: "name"))
     var format: String?
 
+    @Option(name: .customLong("player-time-zone"),
+            help: ArgumentHelp("The zone a portable player's clock was set to, for a .scrobbler.log marked #TZ/UNKNOWN "
+                + "(default: its times are kept as written, as UTC).", valueName: "zone"))
+    var playerTimeZone: String?
+
     @Option(name: .customLong("batch-size"), help: "Scrobbles per transaction.")
     var batchSize = 10_000
 
@@ -49,6 +54,14 @@ struct ImportCommand: AsyncParsableCommand {
             }
             choice = chosen
         }
+        var playerZone: TimeZone?
+        if let playerTimeZone {
+            guard let zone = TimeZone(identifier: playerTimeZone) else {
+                throw CommandFailure("“\(playerTimeZone)” is not a time zone. Use a name like Europe/Berlin or America/New_York.",
+                                     exitCode: .usage)
+            }
+            playerZone = zone
+        }
         guard FileManager.default.fileExists(atPath: file) else {
             throw CommandFailure("“\(file)” does not exist. Check the path of the export file.", exitCode: .usage)
         }
@@ -60,7 +73,8 @@ struct ImportCommand: AsyncParsableCommand {
             let summary: ImportSummary
             do {
                 let store = try composition.openArchive(dataDir: dataDir)
-                let importer = ScrobbleImporter(store: store, clock: composition.clock, batchSize: batchSize, format: choice)
+                let importer = ScrobbleImporter(store: store, clock: composition.clock, batchSize: batchSize, format: choice,
+                                                playerTimeZone: playerZone)
                 let progressBar = composition.progressBar(), file = self.file
                 // The import blocks (file reads, waits for its writer): on a
                 // thread of its own, never on Swift's cooperative pool.

@@ -79,6 +79,19 @@ import VinylogueCore
         let second = try ScrobbleImporter(store: store, clock: testClock).importFile(at: unknown, for: alice)
         #expect(second.imported == 1)
         #expect(second.notes == [ScrobblerLogLine.unknownZoneNote])
+
+        // With the player's zone, wall-clock times become real instants
+        // (Berlin is UTC+1 in February, UTC+2 in July). #TZ/UTC logs are never shifted.
+        let berlin = try #require(TimeZone(identifier: "Europe/Berlin"))
+        let zoned = try dir.store("zoned")
+        let converted = try ScrobbleImporter(store: zoned, clock: testClock, playerTimeZone: berlin).importFile(at: unknown, for: alice)
+        #expect(converted.notes == [ScrobblerLogLine.convertedNote(berlin)])
+        let summer = try dir.file("summer.scrobbler.log", "#AUDIOSCROBBLER/1.1\n#TZ/UNKNOWN\n#CLIENT/Rockbox\n"
+            + "Björk\tVespertine\tHidden Place\t1\t330\tL\t1594000000\t\n")
+        _ = try ScrobbleImporter(store: zoned, clock: testClock, playerTimeZone: berlin).importFile(at: summer, for: alice)
+        _ = try ScrobbleImporter(store: zoned, clock: testClock, playerTimeZone: berlin).importFile(at: path, for: alice)
+        let instants = try zoned.scrobbles(for: alice, from: 0, to: .max).map(\.instant)
+        #expect(instants == [1_580_495_100, 1_580_495_658, 1_580_600_000 - 3600, 1_594_000_000 - 7200])
     }
 
     /// Maloja's export (`json.dump(indent=3)` of `{"maloja": {...}, "scrobbles": [...]}`).

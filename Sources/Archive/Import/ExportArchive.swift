@@ -52,7 +52,7 @@ struct ExportArchive {
 
     /// Imports every member in turn; `prefix` goes before member names in
     /// the summary (the archive's name when it was found in a directory).
-    func importMembers(into run: inout ImportRun, prefix: String, choice: FormatChoice?) throws {
+    func importMembers(into run: inout ImportRun, prefix: String, choice: FormatChoice?, playerTimeZone: TimeZone?) throws {
         for entry in entries {
             let name = prefix + entry.path
             if let reason = MemberNames.notHistory(entry.path) {
@@ -65,7 +65,7 @@ struct ExportArchive {
                 continue
             }
             run.beginMember(name, listed: name)
-            var reader = MemberReader(choice: choice)
+            var reader = MemberReader(choice: choice, playerTimeZone: playerTimeZone)
             do {
                 _ = try archive.extract(entry, bufferSize: Self.chunkSize, skipCRC32: true) { data in
                     try reader.feed([UInt8](data), &run)

@@ -1,3 +1,4 @@
+import Foundation
 import VinylogueCore
 
 /// Reads one export stream (a file, or one member of a ZIP archive) as its
@@ -18,6 +19,10 @@ struct MemberReader {
     }
 
     let choice: FormatChoice?
+    /// The zone of a portable player's clock, for `.scrobbler.log` files marked `#TZ/UNKNOWN`.
+    let playerTimeZone: TimeZone?
+    /// Set once this stream said `#TZ/UNKNOWN` and a zone was given.
+    private var playerClock: TimeZone?
     private(set) var format: ExportFormat?
     private var parser = Parser.sniffing
     private var head: [UInt8] = []
@@ -25,7 +30,10 @@ struct MemberReader {
     /// The stream held nothing but white space (or nothing at all).
     private(set) var wasEmpty = false
 
-    init(choice: FormatChoice?) { self.choice = choice }
+    init(choice: FormatChoice?, playerTimeZone: TimeZone? = nil) {
+        self.choice = choice
+        self.playerTimeZone = playerTimeZone
+    }
 
     /// True once the first bytes were looked at and matched no format.
     var isUnrecognised: Bool { format == nil && !wasEmpty }
@@ -112,7 +120,17 @@ struct MemberReader {
             guard !text.allSatisfy(JSONArraySplitter.isSpace) else { return }
             try run.handle(ListenObjects.outcome(Array(text), as: .listenBrainzJSONLines), line: number)
         case .scrobblerLog:
-            try run.handle(ScrobblerLogLine.outcome(text), line: number)
+            var outcome = ScrobblerLogLine.outcome(text)
+            if case .noted = outcome {
+                // #TZ/UNKNOWN: the times are the player's wall clock.
+                if let zone = playerTimeZone {
+                    playerClock = zone
+                    outcome = .noted(ScrobblerLogLine.convertedNote(zone))
+                }
+            } else if case .scrobble(let scrobble, let origin) = outcome, let zone = playerClock {
+                outcome = .scrobble(ScrobblerLogLine.fromWallClock(scrobble, in: zone), origin)
+            }
+            try run.handle(outcome, line: number)
         default:
             if csv == nil {
                 let (rows, isHeader) = CSVRows.detect(firstLine: text)

@@ -38,14 +38,19 @@ public struct ScrobbleImporter: Sendable {
     /// 12 MB, ListenBrainz into months); anything past this is refused as a
     /// ZIP bomb before any of it is parsed.
     public var maxMemberBytes: Int64 = 1 << 30
+    /// The zone a portable player's clock was set to, for `.scrobbler.log`
+    /// files marked `#TZ/UNKNOWN` (`nil`: their times are kept as written, as UTC).
+    public var playerTimeZone: TimeZone?
     /// Rejected lines listed one by one in the summary; the rest are counted.
     public static let rejectionsKept = 1000
 
-    public init(store: ScrobbleStore, clock: WallClock, batchSize: Int = 10_000, format: FormatChoice? = nil) {
+    public init(store: ScrobbleStore, clock: WallClock, batchSize: Int = 10_000, format: FormatChoice? = nil,
+                playerTimeZone: TimeZone? = nil) {
         self.store = store
         self.clock = clock
         self.batchSize = max(1, batchSize)
         self.format = format
+        self.playerTimeZone = playerTimeZone
     }
 
     /// Imports the file, ZIP archive or directory at `path` for `user`,
@@ -85,7 +90,7 @@ public struct ScrobbleImporter: Sendable {
             for file in files {
                 let name = String(file.dropFirst(path.count).drop { $0 == "/" })
                 if let archive = archives.first(where: { $0.0 == name })?.1 {
-                    try archive.importMembers(into: &run, prefix: name + "/", choice: format)
+                    try archive.importMembers(into: &run, prefix: name + "/", choice: format, playerTimeZone: playerTimeZone)
                 } else {
                     try importPlainFile(file, named: name, into: &run)
                 }
@@ -94,7 +99,7 @@ public struct ScrobbleImporter: Sendable {
             let archive = try ExportArchive(path: path, maxMemberBytes: maxMemberBytes)
             run.summary.isCollection = true
             run.totalBytes = archive.totalBytes
-            try archive.importMembers(into: &run, prefix: "", choice: format)
+            try archive.importMembers(into: &run, prefix: "", choice: format, playerTimeZone: playerTimeZone)
         } else {
             run.totalBytes = Self.size(of: path)
             try importPlainFile(path, named: nil, into: &run)
@@ -112,7 +117,7 @@ public struct ScrobbleImporter: Sendable {
         var chunks = try FileChunks(path: path)
         defer { chunks.close() }
         run.beginMember(name ?? URL(fileURLWithPath: path).lastPathComponent, listed: name)
-        var reader = MemberReader(choice: format)
+        var reader = MemberReader(choice: format, playerTimeZone: playerTimeZone)
         let before = run.bytesRead
         while let chunk = try chunks.next() {
             try reader.feed(chunk, &run)

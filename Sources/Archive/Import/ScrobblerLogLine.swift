@@ -12,14 +12,32 @@ import VinylogueCore
 /// RATING is `L` (listened: played at least half, or 240 s) or `S`
 /// (skipped): only `L` is a scrobble. TIMESTAMP is Unix seconds; under
 /// `#TZ/UNKNOWN` the player's clock had no time zone, so the seconds are
-/// its local wall time read as if it were UTC. They are stored as they
-/// are (off by the player's UTC offset), and the summary says so: the
-/// player's zone is not in the file, and guessing the computer's zone
-/// would be wrong as often as right for a player set while travelling.
+/// its local wall time read as if it were UTC. Given the player's zone
+/// (`vinylogue import --player-time-zone`), they are converted from it;
+/// without one they are stored as they are (off by the player's UTC
+/// offset) and the summary says so: the player's zone is not in the file,
+/// and guessing the computer's zone would be wrong as often as right for a
+/// player set while travelling.
 enum ScrobblerLogLine {
     static let unknownZoneNote = "The .scrobbler.log says #TZ/UNKNOWN: its times are the player's local clock and were "
         + "stored as if they were UTC, so they are off by the player's UTC offset (a few plays near Sunday noon may "
-        + "fall in the next or previous week, and they will not be matched with the same plays from Last.fm)."
+        + "fall in the next or previous week, and they will not be matched with the same plays from Last.fm). "
+        + "To convert them, import it again into a fresh data directory with --player-time-zone (for example Europe/Berlin)."
+
+    static func convertedNote(_ zone: TimeZone) -> String {
+        "The .scrobbler.log says #TZ/UNKNOWN: its times were read as the player's clock in \(zone.identifier)."
+    }
+
+    /// `scrobble`, whose instant is a wall-clock time in `zone` written as
+    /// if UTC, at its real instant. Around a daylight-saving change the
+    /// offset is the one in force an offset's length away, so plays in the
+    /// repeated or skipped hour may be an hour off.
+    static func fromWallClock(_ scrobble: Scrobble, in zone: TimeZone) -> Scrobble {
+        let guess = scrobble.instant.minus(Int64(zone.secondsFromGMT(for: Date(timeIntervalSince1970: TimeInterval(scrobble.instant)))))
+        let offset = Int64(zone.secondsFromGMT(for: Date(timeIntervalSince1970: TimeInterval(guess))))
+        return Scrobble(instant: scrobble.instant.minus(offset), artist: scrobble.artist, album: scrobble.album, track: scrobble.track,
+                        artistMBID: scrobble.artistMBID, albumMBID: scrobble.albumMBID, trackMBID: scrobble.trackMBID)
+    }
 
     static func outcome(_ line: ArraySlice<UInt8>) -> ListenObjects.Outcome {
         if line.first == UInt8(ascii: "#") {

@@ -173,6 +173,21 @@ import ZIPFoundation
         #expect(after == before)
     }
 
+    /// In a directory, a cut-off ZIP is named as refused and the rest imports.
+    @Test func aBrokenZIPInADirectoryIsNamedAndTheRestImports() throws {
+        let dir = try TemporaryDirectory()
+        let folder = dir.url.appendingPathComponent("exports")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let good = try listenBrainzZIP(in: dir, name: "exports/good.zip")
+        let cut = folder.appendingPathComponent("cut.zip")
+        let bytes = try Data(contentsOf: good)
+        try bytes.prefix(bytes.count / 2).write(to: cut)
+        let summary = try ScrobbleImporter(store: try dir.store(), clock: testClock).importFile(at: folder.path, for: alice)
+        #expect(summary.imported == 4)
+        #expect(summary.refused.map(\.name) == ["cut.zip"])
+        #expect(summary.members.contains { $0.name == "good.zip/listens/2020/10.jsonl" && $0.imported == 1 })
+    }
+
     /// A ZIP whose table of contents is cut off says so with a next step.
     @Test func aTruncatedZIPSaysWhatToDo() throws {
         let dir = try TemporaryDirectory()

@@ -77,19 +77,27 @@ public struct ScrobbleImporter: Sendable {
             let files = try Self.files(in: path)
             run.summary.isCollection = true
             var archives: [(String, ExportArchive)] = []
+            var broken: [String: String] = [:]
             for file in files {
                 let name = String(file.dropFirst(path.count).drop { $0 == "/" })
                 if ExportArchive.isZIP(file) {
-                    let archive = try ExportArchive(path: file, maxMemberBytes: maxMemberBytes)
-                    run.totalBytes += archive.totalBytes
-                    archives.append((name, archive))
+                    // A broken ZIP among other exports is named, not fatal.
+                    do {
+                        let archive = try ExportArchive(path: file, maxMemberBytes: maxMemberBytes)
+                        run.totalBytes += archive.totalBytes
+                        archives.append((name, archive))
+                    } catch let SourceError.unreadableFile(_, reason) {
+                        broken[name] = reason
+                    }
                 } else {
                     run.totalBytes += Self.size(of: file)
                 }
             }
             for file in files {
                 let name = String(file.dropFirst(path.count).drop { $0 == "/" })
-                if let archive = archives.first(where: { $0.0 == name })?.1 {
+                if let reason = broken[name] {
+                    run.skipMember(name, reason, refused: true)
+                } else if let archive = archives.first(where: { $0.0 == name })?.1 {
                     try archive.importMembers(into: &run, prefix: name + "/", choice: format, playerTimeZone: playerTimeZone)
                 } else {
                     try importPlainFile(file, named: name, into: &run)

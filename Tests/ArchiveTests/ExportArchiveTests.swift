@@ -188,6 +188,39 @@ import ZIPFoundation
         #expect(summary.members.contains { $0.name == "good.zip/listens/2020/10.jsonl" && $0.imported == 1 })
     }
 
+    /// A deflate stream that never ends (a valid listen, sync-flushed, then
+    /// a stored block longer than the rest of the file) is refused; it must
+    /// not leave the reader waiting at the end of the file for ever.
+    @Test func aDeflateStreamThatNeverEndsIsRefused() async throws {
+        let dir = try TemporaryDirectory()
+        let zip = dir.url.appendingPathComponent("endless.zip")
+        // Raw deflate of one listen line (zlib, Z_SYNC_FLUSH), then `00 FFFF 0000`.
+        let stream: [UInt8] = [
+            0xAA, 0x56, 0xCA, 0xC9, 0x2C, 0x2E, 0x49, 0xCD, 0x4B, 0x4D, 0x89, 0x4F, 0x2C, 0x51, 0xB2, 0x52, 0x30, 0x34, 0xB5, 0x30,
+            0x30, 0xB1, 0x34, 0x35, 0x34, 0x30, 0xD0, 0x51, 0x50, 0x2A, 0x29, 0x4A, 0x4C, 0xCE, 0x8E, 0xCF, 0x4D, 0x2D, 0x49, 0x4C,
+            0x49, 0x2C, 0x49, 0x04, 0xCA, 0x56, 0x2B, 0x25, 0x16, 0x95, 0x00, 0xD5, 0xC7, 0xE7, 0x25, 0xE6, 0xA6, 0x02, 0xF9, 0x4A,
+            0x8E, 0x4A, 0x70, 0x65, 0x30, 0x21, 0x27, 0xA5, 0xDA, 0x5A, 0x2E, 0x00, 0x00, 0x00, 0x00, 0xFF, 0xFF, 0x00, 0xFF, 0xFF,
+            0x00, 0x00,
+        ]
+        try makeZIP(at: zip, [("listens/2020/1.jsonl", Data(stream))], compression: .none)
+        // Written stored (the bytes as they are), then marked deflated in both headers.
+        var bytes = try Data(contentsOf: zip)
+        #expect(bytes.range(of: Data(stream)) != nil)
+        for (signature, offset) in [([UInt8]([0x50, 0x4B, 0x03, 0x04]), 8), ([0x50, 0x4B, 0x01, 0x02], 10)] {
+            let at = try #require(bytes.range(of: Data(signature))).lowerBound
+            bytes[at + offset] = 8
+        }
+        try bytes.write(to: zip)
+        let store = try dir.store()
+        let path = zip.path
+        // On a thread of its own, awaited: a hang fails the test by the time limit instead of blocking the pool.
+        let summary = try await DedicatedThread.run(named: "endless-zip") {
+            try ScrobbleImporter(store: store, clock: testClock).importFile(at: path, for: alice)
+        }
+        #expect(summary.imported == 0)
+        #expect(summary.refused.map(\.name) == ["listens/2020/1.jsonl"])
+    }
+
     /// A ZIP whose table of contents is cut off says so with a next step.
     @Test func aTruncatedZIPSaysWhatToDo() throws {
         let dir = try TemporaryDirectory()

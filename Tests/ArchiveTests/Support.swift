@@ -56,9 +56,13 @@ let testClock = WallClock.fixed(Date(timeIntervalSince1970: 1_794_000_000))
 
 /// Writes a ZIP archive of `members` (path, contents) at `url` with ZIPFoundation, as an export site would.
 func makeZIP(at url: URL, _ members: [(String, String)], compression: CompressionMethod = .deflate) throws {
+    try makeZIP(at: url, members.map { ($0.0, Data($0.1.utf8)) }, compression: compression)
+}
+
+/// Writes a ZIP archive of members given as bytes.
+func makeZIP(at url: URL, _ members: [(String, Data)], compression: CompressionMethod = .deflate) throws {
     let archive = try ZIPFoundation.Archive(url: url, accessMode: .create)
-    for (path, text) in members {
-        let data = Data(text.utf8)
+    for (path, data) in members {
         try archive.addEntry(with: path, type: .file, uncompressedSize: Int64(data.count), compressionMethod: compression) { position, size in
             data.subdata(in: Int(position)..<(Int(position) + size))
         }

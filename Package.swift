@@ -26,6 +26,7 @@ let package = Package(
         // MD5 for Last.fm's request signatures, SHA-256 for session digests.
         .package(url: "https://github.com/apple/swift-crypto.git", "3.12.3"..<"5.0.0"),
         .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
+        .package(url: "https://github.com/weichsel/ZIPFoundation.git", from: "0.9.20"),
     ],
     targets: [
         // Values, week arithmetic, chart computation, presenters. Foundation only.
@@ -49,6 +50,7 @@ let package = Package(
                 "VinylogueCore",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
+                .product(name: "ZIPFoundation", package: "ZIPFoundation"),
             ]
         ),
         // The same stores in PostgreSQL, for several instances on one database.
@@ -158,7 +160,10 @@ let package = Package(
         ),
         .testTarget(
             name: "VinylogueCLITests",
-            dependencies: ["VinylogueCLI", "LastFMTestServer", "VinylogueCore", "vinylogue"]
+            dependencies: [
+                "VinylogueCLI", "LastFMTestServer", "VinylogueCore", "vinylogue",
+                .product(name: "ZIPFoundation", package: "ZIPFoundation"),
+            ]
         ),
         .testTarget(
             name: "ArchiveTests",
@@ -167,6 +172,7 @@ let package = Package(
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "ZIPFoundation", package: "ZIPFoundation"),
             ]
         ),
     ]

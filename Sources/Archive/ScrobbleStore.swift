@@ -10,6 +10,9 @@ public enum ScrobbleOrigin: Int, Sendable, Codable, CaseIterable {
     case listenBrainz = 3
     case spotify = 4
     case demo = 5
+    case maloja = 6
+    /// A portable player's `.scrobbler.log` (Rockbox).
+    case scrobblerLog = 7
 }
 
 /// A person whose scrobbles are archived. Scrobble rows carry this small
@@ -75,7 +78,8 @@ public struct InsertCounts: Sendable, Hashable {
 ///
 /// Writes are batched, one transaction per batch, through one prepared
 /// `INSERT OR IGNORE`; a batch is either all stored or not at all, and
-/// storing the same scrobble twice is a counted no-op.
+/// storing the same listen twice (exactly, or from another source a few
+/// seconds apart: `sameListenWindow`) is a counted no-op.
 public struct ScrobbleStore: Sendable {
     public let database: ArchiveDatabase
 
@@ -160,19 +164,96 @@ public struct ScrobbleStore: Sendable {
     public func insert(_ scrobbles: some Collection<Scrobble>, for user: Username, origin: ScrobbleOrigin) throws(SourceError) -> InsertCounts {
         try write { db in
             let id = try Self.ensureUserID(of: user, in: db)
-            return try Self.insert(scrobbles, userID: id, origin: origin, in: db)
+            return try Self.insertDistinct(scrobbles, userID: id, origin: origin, in: db)
         }
     }
 
     /// Rows per multi-row `INSERT`: one statement step stores this many.
     static let rowsPerStatement = 64
 
+    /// Two plays of one track are one listen when their instants are less
+    /// than this many seconds apart (and artist and track match without
+    /// regard to case). See `docs/ARCHIVE.md`, "Duplicates across sources".
+    public static let sameListenWindow: Int64 = 60
+
+    /// Inserts inside the caller's transaction, leaving out every scrobble
+    /// that is the same listen as one already archived for the user or one
+    /// earlier in `scrobbles`: same artist and same track, compared without
+    /// regard to case (Swift's Unicode lowercasing, as charts merge them),
+    /// instants less than `sameListenWindow` seconds apart. Left-out rows
+    /// are counted as duplicates. Every import and every sync stores
+    /// through here.
+    ///
+    /// The archived rows near the new ones are read with one range scan per
+    /// run of new instants (a run ends at a gap of over an hour), so a
+    /// batch of an export (a few weeks of listening) costs a handful of
+    /// index seeks, and the check itself is a merge of two sorted lists.
+    static func insertDistinct(_ scrobbles: some Collection<Scrobble>, userID: Int64, origin: ScrobbleOrigin, in db: Database) throws -> InsertCounts {
+        var sorted = Array(scrobbles)
+        if zip(sorted, sorted.dropFirst()).contains(where: { $0.instant > $1.instant }) { sorted.sort { $0.instant < $1.instant } }
+        let nearby = try archivedNear(sorted, userID: userID, in: db)
+        let window = sameListenWindow
+        var fresh: [Scrobble] = []
+        fresh.reserveCapacity(sorted.count)
+        var duplicates = 0
+        var low = 0, recentStart = 0
+        for s in sorted {
+            while low < nearby.count, nearby[low].instant <= s.instant.minus(window) { low += 1 }
+            var same = false
+            var i = low
+            while i < nearby.count, nearby[i].instant < s.instant.plus(window) {
+                if nearby[i].isSameListen(as: s) { same = true; break }
+                i += 1
+            }
+            if !same {
+                while recentStart < fresh.count, fresh[recentStart].instant <= s.instant.minus(window) { recentStart += 1 }
+                var j = recentStart
+                while j < fresh.count {
+                    if fresh[j].isSameListen(as: s) { same = true; break }
+                    j += 1
+                }
+            }
+            if same { duplicates += 1 } else { fresh.append(s) }
+        }
+        var counts = try insert(fresh, userID: userID, origin: origin, in: db)
+        counts.duplicates += duplicates
+        return counts
+    }
+
+    /// The archived scrobbles of `userID` within `sameListenWindow` of any
+    /// of `sorted` (ascending), in time order.
+    private static func archivedNear(_ sorted: [Scrobble], userID: Int64, in db: Database) throws -> [Scrobble] {
+        guard let first = sorted.first else { return [] }
+        let statement = try db.cachedStatement(sql: """
+            SELECT instant, artist, track FROM scrobble WHERE user_id = ? AND instant > ? AND instant < ? ORDER BY instant
+            """)
+        var found: [Scrobble] = []
+        var runStart = first.instant, runEnd = first.instant
+        func scan() throws {
+            let rows = try Row.fetchCursor(statement, arguments: [userID, runStart.minus(sameListenWindow), runEnd.plus(sameListenWindow)])
+            while let row = try rows.next() {
+                found.append(Scrobble(instant: row[0], artist: row[1], album: "", track: row[2]))
+            }
+        }
+        for s in sorted.dropFirst() {
+            if s.instant > runEnd.plus(3600) {
+                try scan()
+                runStart = s.instant
+            }
+            runEnd = s.instant
+        }
+        try scan()
+        return found
+    }
+
     /// Inserts inside the caller's transaction, through the connection's
     /// cached prepared statements, binding values with the SQLite C API
     /// (GRDB's argument arrays would allocate per row). Rows go in groups of
     /// `rowsPerStatement` per statement execution (with the user id and
     /// origin written into the SQL), which roughly halves SQLite's per-row
-    /// overhead on bulk imports; each ignored row is a duplicate.
+    /// overhead on bulk imports; each ignored row (the same key exactly) is a
+    /// duplicate. No near-duplicate check (the generated demo history uses
+    /// it as it is); imports and syncs go through `insertDistinct`.
     static func insert(_ scrobbles: some Collection<Scrobble>, userID: Int64, origin: ScrobbleOrigin, in db: Database) throws -> InsertCounts {
         var counts = InsertCounts()
         var rest = scrobbles[...]
@@ -303,5 +384,31 @@ public struct ScrobbleStore: Sendable {
     /// for the writer never holds one of Swift's cooperative threads.
     func writeAsync<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws(SourceError) -> T {
         do { return try await database.writer.write(body) } catch { throw ArchiveDatabase.failure(error) }
+    }
+}
+
+extension Scrobble {
+    /// The archive's duplicate rule: same artist and track without regard
+    /// to case, instants less than `ScrobbleStore.sameListenWindow` apart.
+    func isSameListen(as other: Scrobble) -> Bool {
+        max(instant, other.instant).minus(min(instant, other.instant)) < ScrobbleStore.sameListenWindow
+            && Self.sameName(artist, other.artist) && Self.sameName(track, other.track)
+    }
+
+    private static func sameName(_ a: String, _ b: String) -> Bool {
+        a == b || a.lowercased() == b.lowercased()
+    }
+}
+
+extension Int64 {
+    /// Saturating arithmetic: a damaged row's instant may sit at either end of `Int64`.
+    func plus(_ other: Int64) -> Int64 {
+        let (sum, overflow) = addingReportingOverflow(other)
+        return overflow ? (other > 0 ? .max : .min) : sum
+    }
+
+    func minus(_ other: Int64) -> Int64 {
+        let (difference, overflow) = subtractingReportingOverflow(other)
+        return overflow ? (other > 0 ? .min : .max) : difference
     }
 }

@@ -152,7 +152,7 @@ public struct ScrobbleSync: Sendable {
             state.nextPage = number - 1
             let next = state
             let counts = try await store.writeAsync { db in
-                let counts = try ScrobbleStore.insert(scrobbles, userID: userID, origin: .lastFMSync, in: db)
+                let counts = try ScrobbleStore.insertDistinct(scrobbles, userID: userID, origin: .lastFMSync, in: db)
                 if next.nextPage >= 1 {
                     try next.save(db)
                 } else {

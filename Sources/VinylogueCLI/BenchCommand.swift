@@ -7,7 +7,7 @@ import VinylogueCore
 struct BenchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bench",
-        abstract: "Benchmark the archive: import, weekly chart latency, every-year query, peak memory.")
+        abstract: "Benchmark the archive: import (CSV and ZIP), weekly chart latency, every-year query, peak memory.")
 
     @Option(help: "Scrobbles in the generated export.")
     var scrobbles = 1_000_000
@@ -41,8 +41,36 @@ struct BenchCommand: AsyncParsableCommand {
         let summary = try await DedicatedThread.run(named: "vinylogue.import") { try importer.importFile(at: csvPath, for: user) }
         let importTime = clock.now - importStart
         let seconds = Self.seconds(importTime)
+        let csvRate = Double(summary.imported + summary.duplicates) / seconds
         print("Import: \(grouped(summary.imported)) scrobbles (\(grouped(summary.duplicates)) duplicates, \(summary.rejectedCount) rejected) "
-            + "in \(Self.format(seconds, 2)) s, \(grouped(Int(Double(summary.imported) / seconds))) scrobbles/s")
+            + "in \(Self.format(seconds, 2)) s, \(grouped(Int(csvRate))) scrobbles/s")
+
+        // The same export as a ZIP archive (deflated, as export sites send
+        // it), into an archive of its own: each member is inflated twice
+        // (checked, then read), so this is what a ZIP costs over the file.
+        let zip = temp.appendingPathComponent("export.zip")
+        try ExportPacking.pack(file: csv.path, as: "scrobbles.csv", into: zip.path)
+        let zipSize = (try? FileManager.default.attributesOfItem(atPath: zip.path)[.size] as? Int) ?? 0
+        let zipStore: ScrobbleStore
+        do { zipStore = ScrobbleStore(database: try ArchiveDatabase(directory: temp.appendingPathComponent("data-zip"))) } catch {
+            throw CommandFailure(error)
+        }
+        let zipImporter = ScrobbleImporter(store: zipStore, clock: .fixed(Date(timeIntervalSince1970: TimeInterval(end))))
+        let zipPath = zip.path
+        let zipStart = clock.now
+        let zipSummary = try await DedicatedThread.run(named: "vinylogue.import") { try zipImporter.importFile(at: zipPath, for: user) }
+        let zipSeconds = Self.seconds(clock.now - zipStart)
+        let zipRate = Double(zipSummary.imported + zipSummary.duplicates) / zipSeconds
+        print("Import from a ZIP (\(zipSize / 1_000_000) MB): \(grouped(zipSummary.imported)) scrobbles in \(Self.format(zipSeconds, 2)) s, "
+            + "\(grouped(Int(zipRate))) scrobbles/s (\(Self.format(100 * zipRate / csvRate, 0))% of the CSV rate)")
+
+        // The same file again: every row meets the duplicate rule, which
+        // reads each batch's neighbourhood back from the archive.
+        let againStart = clock.now
+        let again = try await DedicatedThread.run(named: "vinylogue.import") { try importer.importFile(at: csvPath, for: user) }
+        let againSeconds = Self.seconds(clock.now - againStart)
+        print("Import of the same CSV again: \(grouped(again.imported)) new, \(grouped(again.duplicates)) duplicates "
+            + "in \(Self.format(againSeconds, 2)) s, \(grouped(Int(Double(again.imported + again.duplicates) / againSeconds))) scrobbles/s")
 
         let source = ArchiveChartSource(store: store)
         let list = try await source.chartList(for: user)

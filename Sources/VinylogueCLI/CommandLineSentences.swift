@@ -18,7 +18,7 @@ extension SourceError {
         case .storage: "Check that the data directory (--data-dir) is a readable and writable folder, or run the import again."
         case .notArchived(let user): "Run `vinylogue sync \(user)` or `vinylogue import FILE --user \(user)` first."
         case .unreadableFile:
-            "Give the path of the export file itself (a Last.fm CSV, a ListenBrainz listens file or a Spotify streaming history JSON file)."
+            "Give the path of an export file, a ZIP archive of exports as downloaded, or a directory of them (Last.fm, ListenBrainz, Spotify, Rockbox or Maloja)."
         case .diskFull:
             "Free some space on that disk (or pass --data-dir on another one) and run the command again; what was already stored is kept."
         }

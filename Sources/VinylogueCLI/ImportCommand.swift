@@ -4,19 +4,24 @@ import Archive
 import Foundation
 import VinylogueCore
 
-/// `vinylogue import FILE --user NAME`: adds an export file to the archive.
+/// `vinylogue import FILE --user NAME`: adds an export file, a ZIP archive
+/// of exports or a directory of them to the archive.
 struct ImportCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "import",
-        abstract: "Import a listening export into the local archive.",
+        abstract: "Import a listening export (a file, a ZIP archive as downloaded, or a directory) into the local archive.",
         discussion: """
-            Recognises Last.fm CSV exports (with or without the uts header), \
-            ListenBrainz listens (JSON array or JSON lines) and Spotify extended \
-            streaming history (Streaming_History_Audio_*.json, endsong_*.json). \
-            Importing the same file again adds nothing.
+            Recognises Last.fm CSV and JSON exports, ListenBrainz exports (the ZIP as \
+            downloaded, or its JSON / JSON lines files), Spotify extended streaming history \
+            and account data (my_spotify_data.zip, or its JSON files), Rockbox \
+            .scrobbler.log files and Maloja exports, each from its content. A ZIP archive \
+            or a directory is read member by member; members that are not listening \
+            history are skipped and named. The same play from two sources (less than a \
+            minute apart, same artist and track) is stored once; importing the same file \
+            again adds nothing.
             """)
 
-    @Argument(help: "The export file.")
+    @Argument(help: "The export file, ZIP archive or directory.")
     var file: String
 
     @Option(help: "The Last.fm username the scrobbles belong to.")
@@ -25,6 +30,15 @@ struct ImportCommand: AsyncParsableCommand {
     @Option(name: .customLong("data-dir"), help: "The archive's data directory (default: $XDG_DATA_HOME/vinylogue).")
     var dataDir: String?
 
+    @Option(help: ArgumentHelp("The export's format, when it is not recognised from its content: \(ExportFormat.names.joined(separator: ", ")).",
+                               valueName: "name"))
+    var format: String?
+
+    @Option(name: .customLong("player-time-zone"),
+            help: ArgumentHelp("The zone a portable player's clock was set to, for a .scrobbler.log marked #TZ/UNKNOWN "
+                + "(default: its times are kept as written, as UTC).", valueName: "zone"))
+    var playerTimeZone: String?
+
     @Option(name: .customLong("batch-size"), help: "Scrobbles per transaction.")
     var batchSize = 10_000
 
@@ -32,13 +46,24 @@ struct ImportCommand: AsyncParsableCommand {
         guard let username = Username(validating: user) else {
             throw CommandFailure("“\(user)” is not a valid Last.fm username.", exitCode: .usage)
         }
-        var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: file, isDirectory: &isDirectory) else {
-            throw CommandFailure("“\(file)” does not exist. Check the path of the export file.", exitCode: .usage)
+        var choice: FormatChoice?
+        if let format {
+            guard let chosen = FormatChoice(format) else {
+                throw CommandFailure("“\(format)” is not a format Vinylogue knows. Use one of: \(ExportFormat.names.joined(separator: ", ")).",
+                                     exitCode: .usage)
+            }
+            choice = chosen
         }
-        guard !isDirectory.boolValue else {
-            throw CommandFailure("“\(file)” is a directory, not an export file. Give the path of the file itself, "
-                + "for example “\(URL(fileURLWithPath: file).appendingPathComponent("scrobbles.csv").path)”.", exitCode: .usage)
+        var playerZone: TimeZone?
+        if let playerTimeZone {
+            guard let zone = TimeZone(identifier: playerTimeZone) else {
+                throw CommandFailure("“\(playerTimeZone)” is not a time zone. Use a name like Europe/Berlin or America/New_York.",
+                                     exitCode: .usage)
+            }
+            playerZone = zone
+        }
+        guard FileManager.default.fileExists(atPath: file) else {
+            throw CommandFailure("“\(file)” does not exist. Check the path of the export file.", exitCode: .usage)
         }
         guard FileManager.default.isReadableFile(atPath: file) else {
             throw CommandFailure("“\(file)” may not be read by this user. Check its permissions (`ls -l`), or copy it somewhere readable.",
@@ -48,7 +73,8 @@ struct ImportCommand: AsyncParsableCommand {
             let summary: ImportSummary
             do {
                 let store = try composition.openArchive(dataDir: dataDir)
-                let importer = ScrobbleImporter(store: store, clock: composition.clock, batchSize: batchSize)
+                let importer = ScrobbleImporter(store: store, clock: composition.clock, batchSize: batchSize, format: choice,
+                                                playerTimeZone: playerZone)
                 let progressBar = composition.progressBar(), file = self.file
                 // The import blocks (file reads, waits for its writer): on a
                 // thread of its own, never on Swift's cooperative pool.
@@ -56,28 +82,62 @@ struct ImportCommand: AsyncParsableCommand {
                     var bar = progressBar
                     defer { bar.finish() }
                     return try importer.importFile(at: file, for: username) { p in
-                        let fraction = p.totalBytes > 0 ? Double(p.bytesRead) / Double(p.totalBytes) : 1
-                        bar.update(fraction, "\(grouped(p.imported)) imported, \(grouped(p.duplicates)) duplicates, \(grouped(p.rejected)) rejected")
+                        let fraction = p.totalBytes > 0 ? min(1, Double(p.bytesRead) / Double(p.totalBytes)) : 1
+                        bar.update(fraction, (p.member.map { "\($0): " } ?? "")
+                            + "\(grouped(p.imported)) imported, \(grouped(p.duplicates)) duplicates, \(grouped(p.rejected)) rejected")
                     }
                 }
             } catch let error as SourceError {
                 throw CommandFailure(error)
             }
+            if !summary.isCollection, !summary.unrecognised.isEmpty {
+                throw CommandFailure("“\(file)” is not an export Vinylogue recognises, so nothing was imported. It reads "
+                    + "\(ExportFormat.known). If the file is one of these, name its format with --format "
+                    + "(\(ExportFormat.names.joined(separator: ", "))).", exitCode: .usage)
+            }
             Terminal.standardOutput.write(Self.report(summary, user: username))
+            if summary.isCollection, summary.imported + summary.duplicates == 0, !summary.refused.isEmpty {
+                throw CommandFailure("Nothing was imported from “\(file)”: \(summary.refused.count == 1 ? "a file in it is" : "files in it are") "
+                    + "damaged or too large (listed above). Download the export again; if it keeps happening, unpack it and import "
+                    + "the files that are left.", exitCode: .noData)
+            }
+            if summary.isCollection, summary.imported + summary.duplicates == 0, summary.rejectedCount == 0 {
+                throw CommandFailure("No listening history was found in “\(file)”, so nothing was imported. Vinylogue reads "
+                    + "\(ExportFormat.known); check that this is the export you meant (for ListenBrainz, the ZIP from "
+                    + "“Export data”; for Spotify, my_spotify_data.zip).", exitCode: .noData)
+            }
             if summary.imported + summary.duplicates == 0, summary.rejectedCount > 0 {
-                throw CommandFailure("No scrobbles could be read from “\(file)”. Check that it is a Last.fm CSV export, "
-                    + "a ListenBrainz listens export or a Spotify extended streaming history file.", exitCode: .noData)
+                throw CommandFailure("No scrobbles could be read from “\(file)”: every line was rejected (listed above). Check that "
+                    + "it is a complete export, or name its format with --format.", exitCode: .noData)
             }
         }
     }
 
     static func report(_ summary: ImportSummary, user: Username) -> String {
-        var out = "Format: \(summary.format?.rawValue ?? "not recognised")\n"
+        var out = ""
+        if summary.isCollection {
+            out += "Read \(summary.members.count) \(summary.members.count == 1 ? "file" : "files"):\n"
+            let width = min(60, summary.members.map(\.name.count).max() ?? 0)
+            for member in summary.members {
+                let name = member.name.padding(toLength: max(width, member.name.count), withPad: " ", startingAt: 0)
+                switch member.outcome {
+                case .read(let format):
+                    out += "  \(name)  \(format.rawValue): \(grouped(member.imported)) imported, "
+                        + "\(grouped(member.duplicates)) duplicates, \(grouped(member.rejectedCount)) rejected\n"
+                case .skipped(let reason): out += "  \(name)  skipped: \(reason)\n"
+                case .refused(let reason): out += "  \(name)  refused: \(reason)\n"
+                }
+            }
+            out += "In all: "
+        } else {
+            out += "Format: \(summary.format?.rawValue ?? "not recognised")\n"
+        }
         out += "Imported \(grouped(summary.imported)) scrobbles for \(user); \(grouped(summary.duplicates)) duplicates skipped"
         out += "; \(grouped(summary.rejectedCount)) lines rejected.\n"
         for (reason, count) in summary.skipped.sorted(by: { $0.key < $1.key }) {
             out += "Skipped \(grouped(count)) \(reason).\n"
         }
+        for note in summary.notes { out += "Note: \(note)\n" }
         let shown = summary.rejected.prefix(50)
         for rejection in shown { out += "  rejected \(rejection)\n" }
         if summary.rejectedCount > shown.count { out += "  … and \(grouped(summary.rejectedCount - shown.count)) more rejected lines.\n" }

@@ -58,12 +58,14 @@ import VinylogueCore
         #expect(history.output.contains("A Year Ago"))
     }
 
-    @Test func importingADirectorySaysItIsADirectory() throws {
+    @Test func importingAnEmptyDirectorySaysItHoldsNoExports() throws {
         let dir = try TemporaryDirectory()
-        let run = try Self.run(["import", dir.url.path, "--user", "alice", "--data-dir", dir.url.appendingPathComponent("data").path], in: dir.url)
+        let empty = dir.url.appendingPathComponent("empty")
+        try FileManager.default.createDirectory(at: empty, withIntermediateDirectories: true)
+        let run = try Self.run(["import", empty.path, "--user", "alice", "--data-dir", dir.url.appendingPathComponent("data").path], in: dir.url)
         #expect(run.status == 1)
-        #expect(run.output.contains("is a directory, not an export file"))
-        #expect(!run.output.contains("--data-dir"))
+        #expect(run.output.contains("is a directory with no export files in it"))
+        #expect(run.output.contains("Give the path of an export file, a ZIP archive"))
     }
 
     @Test func importingABombReportsTheLineAndStoresNothingAbsurd() throws {

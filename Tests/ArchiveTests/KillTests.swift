@@ -129,8 +129,11 @@ import VinylogueCore
 
         let clean = try dir.store("clean")
         let summary = try ScrobbleImporter(store: clean, clock: testClock).importFile(at: file, for: alice)
-        #expect(summary.imported == scrobbles.count)
-        #expect(try store.count(for: alice) == scrobbles.count)
+        // Every play is stored or counted as the same listen as another
+        // (the generated history has a few repeats less than a minute apart).
+        #expect(summary.imported + summary.duplicates == scrobbles.count)
+        #expect(summary.duplicates < 10)
+        #expect(try store.count(for: alice) == summary.imported)
         #expect(try store.scrobbles(for: alice, from: 0, to: .max) == clean.scrobbles(for: alice, from: 0, to: .max))
         let killedSource = ArchiveChartSource(store: store), cleanSource = ArchiveChartSource(store: clean)
         for week in weeks {

@@ -8,7 +8,8 @@ import VinylogueCore
     @Test func duplicatesInsideOneBatchAndAcrossBatchesAreCountedNotStored() async throws {
         let dir = try TemporaryDirectory()
         let store = try dir.store()
-        let unique = (0..<150).map { Scrobble(instant: 1_600_000_000 + Int64($0), artist: "A", album: "B", track: "T\($0 % 7)") }
+        // A minute apart: closer plays of one track are one listen (DuplicateRuleTests).
+        let unique = (0..<150).map { Scrobble(instant: 1_600_000_000 + Int64($0) * 60, artist: "A", album: "B", track: "T\($0 % 7)") }
         // Every tenth one repeated, some within the same 64-row statement.
         let withRepeats = unique + unique.enumerated().filter { $0.offset % 10 == 0 }.map(\.element)
         let first = try store.insert(withRepeats.shuffled(), for: alice, origin: .lastFMExport)
@@ -23,7 +24,7 @@ import VinylogueCore
         let bob = try Username("Bob")
         #expect(try store.insert(unique.prefix(10), for: bob, origin: .demo).inserted == 10)
         #expect(try store.count(for: Username("BOB")) == 10)
-        #expect(try await store.span(for: alice) == 1_600_000_000...1_600_000_149)
+        #expect(try await store.span(for: alice) == 1_600_000_000...(1_600_000_000 + 149 * 60))
         let origins = try await store.database.writer.read { db in
             try ArchivedScrobble.filter(sql: "user_id = 1").fetchAll(db).map(\.origin)
         }

@@ -150,6 +150,29 @@ import VinylogueCore
 
     /// A name Last.fm does not know fails with "not found" and leaves nothing
     /// behind: an empty archive would otherwise shadow the user's charts.
+    /// The duplicate rule applies to the sync too: plays already imported
+    /// from ListenBrainz (a few seconds off, in other casing) are not
+    /// stored again when the same plays come from Last.fm.
+    @Test func aSyncAfterAListenBrainzImportStoresEachPlayOnce() async throws {
+        let dir = try TemporaryDirectory()
+        let clock = WallClock.fixed(Self.now)
+        let end = Int64(Self.now.timeIntervalSince1970)
+        let expected = Self.expected(until: end)
+        let listens = expected.prefix(300).map { s in
+            listenLine(s.instant + 4, s.artist.uppercased(), s.track.lowercased(), album: s.album)
+        }
+        let file = try dir.file("listens.jsonl", listens.joined(separator: "\n"))
+        let both = try dir.store("both"), syncOnly = try dir.store("sync-only")
+        let imported = try ScrobbleImporter(store: both, clock: clock).importFile(at: file, for: Self.rj)
+        #expect(imported.imported > 250)
+        try await Self.withSync(both, clock: clock) { _, sync in
+            let summary = try await sync.sync(Self.rj)
+            #expect(summary.duplicates >= imported.imported)
+        }
+        try await Self.withSync(syncOnly, clock: clock) { _, sync in _ = try await sync.sync(Self.rj) }
+        #expect(try both.count(for: Self.rj) == syncOnly.count(for: Self.rj))
+    }
+
     @Test func anUnknownUserLeavesNoArchiveBehind() async throws {
         let dir = try TemporaryDirectory()
         let store = try dir.store()

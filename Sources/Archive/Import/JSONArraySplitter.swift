@@ -12,7 +12,20 @@ struct JSONArraySplitter {
         case problem(String, line: Int)
     }
 
-    private enum State { case beforeArray, expectElement, inElement, afterElement, done }
+    private enum State { case seekingKey, beforeArray, expectElement, inElement, afterElement, done }
+
+    /// For an array inside a top-level object (Maloja's `"scrobbles"`):
+    /// the key, and what the scan of the object before it has seen.
+    private struct KeySeek {
+        let key: [UInt8]
+        var depth = 0
+        var inString = false
+        var escaped = false
+        var string: [UInt8] = []
+        var lastString: [UInt8]?
+        var afterColon = false
+    }
+    private var seek: KeySeek?
 
     private var state = State.beforeArray
     private var line = 1
@@ -28,10 +41,21 @@ struct JSONArraySplitter {
     /// 16 MiB, as for a line: an element over it is reported, never held whole.
     static let maxElementBytes = LineSplitter.maxLineLength
 
+    init() {}
+
+    /// Splits the array that is the value of `key` in the top-level object;
+    /// the rest of the object is skipped.
+    init(arrayAtKey key: String) {
+        seek = KeySeek(key: Array(key.utf8))
+        state = .seekingKey
+    }
+
     mutating func feed(_ chunk: [UInt8], _ emit: (Event) throws -> Void) rethrows {
         for byte in chunk {
             if byte == UInt8(ascii: "\n") { line += 1 }
             switch state {
+            case .seekingKey:
+                try seekKey(byte, emit)
             case .beforeArray:
                 // The importer has already skipped a byte-order mark.
                 if Self.isSpace(byte) { continue }
@@ -82,7 +106,7 @@ struct JSONArraySplitter {
                     append(byte)
                 }
             case .done:
-                if !Self.isSpace(byte), !reportedTrailing {
+                if seek == nil, !Self.isSpace(byte), !reportedTrailing {
                     reportedTrailing = true
                     try emit(.problem("text after the end of the JSON array", line: line))
                 }
@@ -94,6 +118,9 @@ struct JSONArraySplitter {
     mutating func finish(_ emit: (Event) throws -> Void) rethrows {
         switch state {
         case .done: return
+        case .seekingKey:
+            let key = String(decoding: seek?.key ?? [], as: UTF8.self)
+            try emit(.problem("the file has no \"\(key)\" list of scrobbles", line: line))
         case .beforeArray: try emit(.problem("the file is empty", line: line))
         case .inElement:
             try emit(.problem("the file ends inside an element (unterminated string or object)", line: elementLine))
@@ -101,6 +128,52 @@ struct JSONArraySplitter {
             try emit(.problem("the file ends before the JSON array is closed", line: line))
         }
         state = .done
+    }
+
+    /// Scans the top-level object for `"key": [`, skipping every other value.
+    private mutating func seekKey(_ byte: UInt8, _ emit: (Event) throws -> Void) rethrows {
+        guard var s = seek else { return }
+        defer { if state == .seekingKey { seek = s } }
+        if s.inString {
+            if s.escaped { s.escaped = false } else if byte == UInt8(ascii: "\\") { s.escaped = true } else if byte == UInt8(ascii: "\"") {
+                s.inString = false
+                s.lastString = s.depth == 1 ? s.string : nil
+            } else if s.depth == 1, s.string.count <= s.key.count {
+                s.string.append(byte)
+            }
+            return
+        }
+        if Self.isSpace(byte) { return }
+        if s.afterColon {
+            s.afterColon = false
+            if byte == UInt8(ascii: "[") {
+                state = .expectElement
+                return
+            }
+            try emit(.problem("\"\(String(decoding: s.key, as: UTF8.self))\" is not a list", line: line))
+            state = .done
+            return
+        }
+        switch byte {
+        case UInt8(ascii: "\""):
+            s.inString = true
+            s.string.removeAll(keepingCapacity: true)
+        case UInt8(ascii: "{"), UInt8(ascii: "["):
+            if s.depth == 0, byte == UInt8(ascii: "[") {
+                try emit(.problem("the file is a JSON array, not an object", line: line))
+                state = .done
+                return
+            }
+            s.depth += 1
+        case UInt8(ascii: "}"), UInt8(ascii: "]"):
+            s.depth -= 1
+        case UInt8(ascii: ":"):
+            if s.depth == 1, s.lastString == s.key { s.afterColon = true }
+        default:
+            break
+        }
+        if byte != UInt8(ascii: ":") { s.lastString = nil }
+        if s.depth < 0 { state = .done }
     }
 
     private mutating func startElement(_ byte: UInt8) {

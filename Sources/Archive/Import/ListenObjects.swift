@@ -2,7 +2,8 @@ import Foundation
 import VinylogueCore
 
 /// Turns one decoded JSON object from a listening export into a scrobble:
-/// a ListenBrainz listen or a Spotify extended streaming history entry.
+/// a ListenBrainz listen, a Spotify streaming history entry (extended or
+/// account data), a Maloja scrobble, or a page of a Last.fm JSON export.
 /// These raw shapes never leave the importer.
 enum ListenObjects {
     /// What one object turned out to be.
@@ -11,12 +12,16 @@ enum ListenObjects {
         /// Valid, but not a scrobble (a podcast, a short play); counted by reason.
         case skipped(String)
         case rejected(ImportProblem)
+        /// Something the summary should say once about the whole member.
+        case noted(String)
+        /// Nothing to count (a header line).
+        case ignored
     }
 
     /// Last.fm counts a play once at least 30 seconds were heard.
     static let minimumSpotifyPlay = 30_000
 
-    static func outcome(_ bytes: [UInt8]) -> Outcome {
+    static func outcome(_ bytes: [UInt8], as format: ExportFormat) -> Outcome {
         let object: Any
         do {
             object = try JSONSerialization.jsonObject(with: Data(bytes), options: [])
@@ -24,9 +29,85 @@ enum ListenObjects {
             return .rejected(.init("invalid JSON"))
         }
         guard let dictionary = object as? [String: Any] else { return .rejected(.init("not a JSON object")) }
-        if dictionary["ms_played"] != nil || dictionary["ts"] != nil { return spotify(dictionary) }
-        if dictionary["track_metadata"] != nil || dictionary["listened_at"] != nil { return listenBrainz(dictionary) }
-        return .rejected(.init("neither a ListenBrainz listen nor a Spotify streaming history entry"))
+        switch format {
+        case .spotifyJSON: return spotify(dictionary)
+        case .spotifyAccountJSON: return spotifyAccount(dictionary)
+        case .malojaJSON: return maloja(dictionary)
+        case .lastFMJSON: return lastFMTrack(dictionary)
+        default: return listenBrainz(dictionary)
+        }
+    }
+
+    /// One element of a Last.fm JSON export: a page (an array of
+    /// `user.getRecentTracks` track objects, or an object holding one in
+    /// `track` or `recenttracks.track`), or one track object.
+    static func lastFMPage(_ bytes: [UInt8]) -> [Outcome] {
+        let object: Any
+        do {
+            object = try JSONSerialization.jsonObject(with: Data(bytes), options: [])
+        } catch {
+            return [.rejected(.init("invalid JSON"))]
+        }
+        if let tracks = object as? [Any] { return tracks.map(lastFMTrack) }
+        guard let dictionary = object as? [String: Any] else { return [.rejected(.init("neither a page of scrobbles nor a scrobble"))] }
+        if let tracks = dictionary["track"] as? [Any] { return tracks.map(lastFMTrack) }
+        if let tracks = (dictionary["recenttracks"] as? [String: Any])?["track"] as? [Any] { return tracks.map(lastFMTrack) }
+        return [lastFMTrack(dictionary)]
+    }
+
+    /// `{"artist": {"#text": "Radiohead", "mbid": "…"}, "name": "Airbag", "mbid": "…",
+    /// "album": {"#text": "OK Computer", "mbid": "…"}, "date": {"uts": "1580495100", "#text": "31 Jan 2020, 18:25"}}`
+    /// (extended pages name the artist in `name` instead of `#text`). The
+    /// track being played right now (`"@attr": {"nowplaying": "true"}`) is
+    /// not a scrobble yet.
+    static func lastFMTrack(_ value: Any) -> Outcome {
+        guard let d = value as? [String: Any] else { return .rejected(.init("a scrobble that is not a JSON object")) }
+        if let attributes = d["@attr"] as? [String: Any], "\(attributes["nowplaying"] ?? "")" == "true" {
+            return .skipped("tracks playing at export time (not scrobbled yet)")
+        }
+        guard let date = d["date"] as? [String: Any], let instant = instant(date["uts"]) else {
+            return .rejected(.init("missing or invalid date.uts"))
+        }
+        func named(_ value: Any?) -> String? {
+            if let object = value as? [String: Any] { return text(object["#text"]) ?? text(object["name"]) }
+            return text(value)
+        }
+        guard let artist = named(d["artist"]) else { return .rejected(.init("missing artist")) }
+        guard let track = text(d["name"]) else { return .rejected(.init("missing track name")) }
+        let album = named(d["album"]) ?? ""
+        return .scrobble(Scrobble(instant: instant, artist: artist, album: album, track: track,
+                                  artistMBID: text((d["artist"] as? [String: Any])?["mbid"]),
+                                  albumMBID: text((d["album"] as? [String: Any])?["mbid"]), trackMBID: text(d["mbid"])),
+                         .lastFMExport)
+    }
+
+    /// Maloja's export: `{"time": 1580495100, "track": {"artists": ["Portishead"], "title": "Roads",
+    /// "album": {"albumtitle": "Dummy", "artists": [...]}, "length": 305}, "duration": 290, "origin": "client:x"}`
+    /// (older versions name the album `name`). Several artists are joined
+    /// with ", ", as ListenBrainz does when it imports Maloja.
+    static func maloja(_ d: [String: Any]) -> Outcome {
+        guard let instant = instant(d["time"]) else { return .rejected(.init("missing or invalid time")) }
+        guard let trackObject = d["track"] as? [String: Any] else { return .rejected(.init("missing track")) }
+        let artists = (trackObject["artists"] as? [Any])?.compactMap { text($0) } ?? []
+        guard !artists.isEmpty else { return .rejected(.init("missing track.artists")) }
+        guard let title = text(trackObject["title"]) else { return .rejected(.init("missing track.title")) }
+        let albumObject = trackObject["album"] as? [String: Any]
+        let album = text(albumObject?["albumtitle"]) ?? text(albumObject?["name"]) ?? ""
+        return .scrobble(Scrobble(instant: instant, artist: artists.joined(separator: ", "), album: album, track: title), .maloja)
+    }
+
+    /// Spotify account data (`StreamingHistory*.json`):
+    /// `{"endTime": "2020-01-31 18:28", "artistName": "Portishead", "trackName": "Glory Box", "msPlayed": 201000}`.
+    /// `endTime` is UTC, to the minute; the instant is the end minus the
+    /// time played. There is no album: the play is kept with an empty album
+    /// (it counts in artist and track charts) and the summary says so.
+    static func spotifyAccount(_ d: [String: Any]) -> Outcome {
+        guard let end = text(d["endTime"]).flatMap(Timestamps.minuteUTC) else { return .rejected(.init("missing or invalid endTime")) }
+        guard let played = whole(d["msPlayed"]), played >= 0 else { return .rejected(.init("missing or invalid msPlayed")) }
+        guard let track = text(d["trackName"]) else { return .skipped("entries without a track (podcasts)") }
+        guard played >= minimumSpotifyPlay else { return .skipped("plays shorter than 30 seconds") }
+        guard let artist = text(d["artistName"]) else { return .rejected(.init("missing artistName")) }
+        return .scrobble(Scrobble(instant: end - played / 1000, artist: artist, album: "", track: track), .spotify)
     }
 
     /// `{"listened_at": 1580495100, "track_metadata": {"artist_name", "release_name", "track_name",

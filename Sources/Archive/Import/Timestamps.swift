@@ -39,6 +39,18 @@ enum Timestamps {
         return unix(year: year, month: month + 1, day: day, hour: hour, minute: minute, second: second)
     }
 
+    /// `2020-01-31 18:28` in UTC: Spotify account data's `endTime`.
+    static func minuteUTC(_ text: String) -> Int64? {
+        let b = Array(text.utf8)
+        guard b.count == 16, b[4] == UInt8(ascii: "-"), b[7] == UInt8(ascii: "-"), b[10] == UInt8(ascii: " "), b[13] == UInt8(ascii: ":") else {
+            return nil
+        }
+        func number(_ from: Int, _ count: Int) -> Int? { Int(String(decoding: b[from..<(from + count)], as: UTF8.self)) }
+        guard let year = number(0, 4), let month = number(5, 2), let day = number(8, 2), let hour = number(11, 2),
+              let minute = number(14, 2) else { return nil }
+        return unix(year: year, month: month, day: day, hour: hour, minute: minute, second: 0)
+    }
+
     /// ISO 8601 with a time and an offset: `2020-01-31T18:25:07Z`,
     /// `2020-01-31T18:25:07.123+01:00`.
     static func iso8601(_ text: String) -> Int64? {

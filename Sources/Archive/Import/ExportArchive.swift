@@ -1,0 +1,126 @@
+import Foundation
+import GRDB
+import VinylogueCore
+import ZIPFoundation
+
+/// A ZIP archive of listening exports, as ListenBrainz (`user.json`,
+/// `feedback.jsonl`, `listens/YYYY/M.jsonl`) and Spotify
+/// (`Spotify Extended Streaming History/Streaming_History_Audio_*.json`)
+/// deliver them, read with ZIPFoundation.
+///
+/// Members are inflated in `chunkSize` (1 MiB) pieces straight into the importer,
+/// never written to disk, so a member named `../../x` is only a label.
+/// Each member is inflated twice: first to check its CRC-32 and its size
+/// (at most `maxMemberBytes`, counted as the bytes come out, whatever the
+/// header claims), then to import it. So a damaged member or a ZIP bomb is
+/// refused before any of it is stored, and the other members still import.
+/// Inflating is cheap next to parsing and storing (see docs/BENCHMARKS.md).
+struct ExportArchive {
+    let path: String
+    let maxMemberBytes: Int64
+    private let archive: Archive
+    /// The file members, in natural order of their paths.
+    private let entries: [Entry]
+    /// The bytes the members to read inflate to, as their headers say (for progress).
+    let totalBytes: Int64
+    static let chunkSize = 1 << 20
+
+    /// True when the file starts like a ZIP archive (a local file header, or an empty archive's end record).
+    static func isZIP(_ path: String) -> Bool {
+        guard let handle = FileHandle(forReadingAtPath: path) else { return false }
+        defer { try? handle.close() }
+        guard let magic = try? handle.read(upToCount: 4), magic.count == 4 else { return false }
+        return Array(magic) == [0x50, 0x4B, 0x03, 0x04] || Array(magic) == [0x50, 0x4B, 0x05, 0x06]
+    }
+
+    init(path: String, maxMemberBytes: Int64) throws {
+        let archive: Archive
+        do {
+            archive = try Archive(url: URL(fileURLWithPath: path), accessMode: .read)
+        } catch {
+            throw SourceError.unreadableFile(path: path, reason: "it starts like a ZIP archive, but its table of contents "
+                + "could not be read (an incomplete download?); download the export again")
+        }
+        self.path = path
+        self.maxMemberBytes = maxMemberBytes
+        self.archive = archive
+        entries = archive.filter { $0.type == .file }.sorted { MemberNames.naturalOrder($0.path, $1.path) }
+        totalBytes = entries.reduce(0) { total, entry in
+            MemberNames.notHistory(entry.path) == nil ? total + Int64(min(entry.uncompressedSize, UInt64(maxMemberBytes))) : total
+        }
+    }
+
+    /// Imports every member in turn; `prefix` goes before member names in
+    /// the summary (the archive's name when it was found in a directory).
+    func importMembers(into run: inout ImportRun, prefix: String, choice: FormatChoice?, playerTimeZone: TimeZone?) throws {
+        for entry in entries {
+            let name = prefix + entry.path
+            if let reason = MemberNames.notHistory(entry.path) {
+                run.skipMember(name, reason)
+                continue
+            }
+            if let problem = check(entry) {
+                run.skipMember(name, problem, refused: true)
+                run.bytesRead += Int64(min(entry.uncompressedSize, UInt64(maxMemberBytes)))
+                continue
+            }
+            run.beginMember(name, listed: name)
+            var reader = MemberReader(choice: choice, playerTimeZone: playerTimeZone)
+            do {
+                _ = try archive.extract(entry, bufferSize: Self.chunkSize, skipCRC32: true) { data in
+                    try reader.feed([UInt8](data), &run)
+                    run.bytesRead += Int64(data.count)
+                }
+            } catch let error as SourceError {
+                throw error
+            } catch let error as DatabaseError {
+                throw error
+            } catch {
+                // Checked a moment ago; the file changed under us. Say so and go on.
+                run.reject(0, "the member could not be read to the end (\(error)); the archive may have changed while it was read")
+            }
+            try reader.finish(&run)
+            try run.endMember(reader)
+        }
+    }
+
+    private struct TooLarge: Error {}
+
+    /// Why `entry` must not be imported (damaged, or inflating past
+    /// `maxMemberBytes`), or `nil` when it is sound.
+    private func check(_ entry: Entry) -> String? {
+        let limit = maxMemberBytes
+        let mib = { (bytes: Int64) in "\(bytes >> 20) MiB" }
+        if entry.uncompressedSize > UInt64(limit) {
+            return "it says it inflates to \(mib(Int64(clamping: entry.uncompressedSize))), over the \(mib(limit)) limit for one member; "
+                + "no listening export is that large, so it was refused as a possible ZIP bomb"
+        }
+        var inflated: Int64 = 0
+        do {
+            let crc = try archive.extract(entry, bufferSize: Self.chunkSize, skipCRC32: false) { data in
+                inflated += Int64(data.count)
+                if inflated > limit { throw TooLarge() }
+            }
+            guard crc == entry.checksum else {
+                return "it is damaged (its checksum does not match); download the export again"
+            }
+            return nil
+        } catch is TooLarge {
+            return "it inflates to more than \(mib(limit)) (\(entry.compressedSize >> 10) KiB compressed), over the limit for one member; "
+                + "no listening export is that large, so it was refused as a possible ZIP bomb"
+        } catch {
+            return "it is damaged and could not be inflated (\(error)); download the export again"
+        }
+    }
+}
+
+/// Writes ZIP archives of export files, deflated as export sites send them:
+/// for the benchmark (`vinylogue bench` times a ZIP import beside the plain
+/// file) and for anyone scripting around the importer.
+public enum ExportPacking {
+    /// Packs the file at `file` into a new ZIP archive at `zip`, as the member `member`.
+    public static func pack(file: String, as member: String, into zip: String) throws {
+        let archive = try Archive(url: URL(fileURLWithPath: zip), accessMode: .create)
+        try archive.addEntry(with: member, fileURL: URL(fileURLWithPath: file), compressionMethod: .deflate)
+    }
+}

@@ -1,0 +1,188 @@
+import Foundation
+import GRDB
+import Synchronization
+import VinylogueCore
+
+/// The state of one import: the batch being filled, the running summary
+/// and the member being read.
+struct ImportRun {
+    let writer: BatchWriter
+    let batchSize: Int
+    /// The instants this import accepts (`PlausibleTime.range(now:)`).
+    let plausible: ClosedRange<Int64>
+    let progress: (ImportProgress) -> Void
+    var summary = ImportSummary()
+    var totalBytes: Int64 = 0
+    var bytesRead: Int64 = 0
+    var batch: [(Scrobble, ScrobbleOrigin)] = []
+    /// The member being read and the writer's counts when it began.
+    private var member: MemberSummary?
+    private var listedName: String?
+    private var countsBefore = InsertCounts()
+
+    init(writer: BatchWriter, batchSize: Int, plausible: ClosedRange<Int64>, progress: @escaping (ImportProgress) -> Void) {
+        self.writer = writer
+        self.batchSize = batchSize
+        self.plausible = plausible
+        self.progress = progress
+    }
+
+    /// Starts a member; `listed` is the name rejections carry (`nil` for a single file).
+    mutating func beginMember(_ name: String, listed: String?) {
+        member = MemberSummary(name: name, outcome: .skipped(MemberSummary.notRecognised))
+        listedName = listed
+        countsBefore = writer.counts
+    }
+
+    /// The member's format is known.
+    mutating func began(_ format: ExportFormat) {
+        member?.outcome = .read(format)
+        if summary.format == nil { summary.format = format }
+    }
+
+    mutating func note(_ text: String) {
+        guard var member, !member.notes.contains(text) else { return }
+        member.notes.append(text)
+        self.member = member
+        if !summary.notes.contains(text) { summary.notes.append(text) }
+    }
+
+    /// Stores what the member left in the batch and records its counts.
+    mutating func endMember(_ reader: MemberReader) throws {
+        try flush()
+        guard var member else { return }
+        let counts = try writer.drain()
+        member.imported = counts.inserted - countsBefore.inserted
+        member.duplicates = counts.duplicates - countsBefore.duplicates
+        if reader.isUnrecognised { member.outcome = .skipped(MemberSummary.notRecognised) }
+        if reader.wasEmpty { member.outcome = .skipped("it is empty") }
+        summary.members.append(member)
+        self.member = nil
+    }
+
+    /// A member left alone as a whole (not history, damaged, too large).
+    mutating func skipMember(_ name: String, _ reason: String, refused: Bool = false) {
+        summary.members.append(MemberSummary(name: name, outcome: refused ? .refused(reason) : .skipped(reason)))
+    }
+
+    mutating func handle(_ outcome: ListenObjects.Outcome, line: Int) throws {
+        switch outcome {
+        case .scrobble(let scrobble, let origin): try add(scrobble, origin: origin, line: line)
+        case .skipped(let reason):
+            summary.skipped[reason, default: 0] += 1
+            member?.skipped[reason, default: 0] += 1
+        case .rejected(let problem): reject(line, problem.reason)
+        case .noted(let text): note(text)
+        case .ignored: break
+        }
+    }
+
+    mutating func add(_ scrobble: Scrobble, origin: ScrobbleOrigin, line: Int) throws {
+        guard plausible.contains(scrobble.instant) else {
+            return reject(line, PlausibleTime.problem(with: scrobble.instant, in: plausible) ?? "implausible time")
+        }
+        batch.append((scrobble, origin))
+        if batch.count >= batchSize { try flush() }
+    }
+
+    mutating func reject(_ line: Int, _ reason: String) {
+        summary.rejectedCount += 1
+        member?.rejectedCount += 1
+        if summary.rejected.count < ScrobbleImporter.rejectionsKept {
+            summary.rejected.append(RejectedLine(member: listedName, line: line, reason: reason))
+        }
+    }
+
+    /// Hands the batch to the writer thread (one transaction per batch),
+    /// so parsing the next batch overlaps with storing this one.
+    mutating func flush() throws {
+        if !batch.isEmpty {
+            // Exports run newest first; inserting each batch in ascending
+            // order lets SQLite fill B-tree pages instead of splitting
+            // them half empty at every step.
+            batch.sort { $0.0.instant < $1.0.instant }
+            try writer.submit(batch)
+            batch.removeAll(keepingCapacity: true)
+        }
+        let counts = writer.counts
+        summary.imported = counts.inserted
+        summary.duplicates = counts.duplicates
+        progress(ImportProgress(bytesRead: bytesRead, totalBytes: totalBytes, imported: counts.inserted,
+                                duplicates: counts.duplicates, rejected: summary.rejectedCount, member: listedName))
+    }
+
+    /// Waits for every batch to be stored.
+    mutating func finish() throws {
+        try flush()
+        let counts = try writer.drain()
+        summary.imported = counts.inserted
+        summary.duplicates = counts.duplicates
+    }
+}
+
+/// Stores batches on a background queue, in submission order, at most two
+/// in flight (so memory stays bounded); the first failure stops the import.
+/// Its counts follow the archive's duplicate rule (`insertDistinct`).
+final class BatchWriter: Sendable {
+    private let store: ScrobbleStore
+    private let user: Username
+    private let queue = DispatchQueue(label: "vinylogue.import.writer")
+    private let slots = DispatchSemaphore(value: 2)
+
+    private struct Progress {
+        var stored = InsertCounts()
+        var failure: (any Error)?
+    }
+
+    private let progress = Mutex(Progress())
+
+    init(store: ScrobbleStore, user: Username) {
+        self.store = store
+        self.user = user
+    }
+
+    /// Counts of the batches stored so far.
+    var counts: InsertCounts { progress.withLock { $0.stored } }
+
+    func submit(_ batch: [(Scrobble, ScrobbleOrigin)]) throws {
+        slots.wait()
+        if let failure = progress.withLock({ $0.failure }) {
+            slots.signal()
+            throw failure
+        }
+        queue.async { [self] in
+            defer { slots.signal() }
+            guard progress.withLock({ $0.failure == nil }) else { return }
+            do {
+                let user = self.user
+                let counts = try store.write { db in
+                    // The user row is written with the first batch, so a
+                    // file that holds no scrobbles leaves nothing behind.
+                    let userID = try ScrobbleStore.ensureUserID(of: user, in: db)
+                    var counts = InsertCounts()
+                    // Runs of one origin share one statement loop.
+                    var start = batch.startIndex
+                    while start < batch.endIndex {
+                        let origin = batch[start].1
+                        let end = batch[start...].firstIndex { $0.1 != origin } ?? batch.endIndex
+                        counts += try ScrobbleStore.insertDistinct(batch[start..<end].lazy.map(\.0), userID: userID, origin: origin, in: db)
+                        start = end
+                    }
+                    return counts
+                }
+                progress.withLock { $0.stored += counts }
+            } catch {
+                progress.withLock { $0.failure = error }
+            }
+        }
+    }
+
+    /// Waits for the queue to drain; throws the first failure.
+    func drain() throws -> InsertCounts {
+        queue.sync {}
+        return try progress.withLock { progress in
+            if let failure = progress.failure { throw failure }
+            return progress.stored
+        }
+    }
+}

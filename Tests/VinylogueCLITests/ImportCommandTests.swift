@@ -1,0 +1,111 @@
+import Foundation
+import Testing
+import ZIPFoundation
+
+/// `vinylogue import` on exports exactly as people download them, run as the real binary.
+@Suite struct ImportCommandTests {
+    /// A temporary folder for one test.
+    final class Folder {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("vinylogue-import-cli-\(UUID().uuidString)")
+        init() throws { try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true) }
+        deinit { try? FileManager.default.removeItem(at: url) }
+        var data: String { url.appendingPathComponent("data").path }
+
+        func zip(_ name: String, _ members: [(String, String)]) throws -> String {
+            let url = self.url.appendingPathComponent(name)
+            let archive = try Archive(url: url, accessMode: .create)
+            for (path, text) in members {
+                let data = Data(text.utf8)
+                try archive.addEntry(with: path, type: .file, uncompressedSize: Int64(data.count), compressionMethod: .deflate) { position, size in
+                    data.subdata(in: Int(position)..<(Int(position) + size))
+                }
+            }
+            return url.path
+        }
+    }
+
+    static func listen(_ instant: Int, _ artist: String, _ track: String) -> String {
+        #"{"listened_at": \#(instant), "track_metadata": {"artist_name": "\#(artist)", "release_name": "Dummy", "track_name": "\#(track)"}}"#
+    }
+
+    @Test func aListenBrainzZIPInOneCommand() async throws {
+        let folder = try Folder()
+        let zip = try folder.zip("listenbrainz_alice_1700000000.zip", [
+            ("user.json", #"{"user_id": 1, "user_name": "alice"}"#),
+            ("feedback.jsonl", #"{"recording_msid": "x", "score": 1}"#),
+            ("listens/2020/1.jsonl", [Self.listen(1_580_495_100, "Portishead", "Sour Times"), Self.listen(1_580_495_400, "Portishead", "Roads"),
+                                      "{broken"].joined(separator: "\n")),
+            ("listens/2020/2.jsonl", Self.listen(1_581_000_000, "Portishead", "Glory Box")),
+        ])
+        let run = try await vinylogue(["import", zip, "--user", "alice", "--data-dir", folder.data])
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(run.stdout.contains("Read 4 files:"))
+        #expect(run.stdout.contains("listens/2020/1.jsonl  ListenBrainz listens (JSON lines): 2 imported, 0 duplicates, 1 rejected"))
+        #expect(run.stdout.contains("user.json             skipped: ListenBrainz account details, not listening history"))
+        #expect(run.stdout.contains("In all: Imported 3 scrobbles for alice; 0 duplicates skipped; 1 lines rejected."))
+        #expect(run.stdout.contains("rejected listens/2020/1.jsonl, line 3: invalid JSON"))
+
+        let again = try await vinylogue(["import", zip, "--user", "alice", "--data-dir", folder.data])
+        #expect(again.status == 0)
+        #expect(again.stdout.contains("In all: Imported 0 scrobbles for alice; 3 duplicates skipped"))
+    }
+
+    @Test func aSpotifyZIPInOneCommand() async throws {
+        let folder = try Folder()
+        let entry = #"{"ts": "2020-01-31T18:28:21Z", "ms_played": 201000, "master_metadata_track_name": "Glory Box", "#
+            + #""master_metadata_album_artist_name": "Portishead", "master_metadata_album_album_name": "Dummy"}"#
+        let zip = try folder.zip("my_spotify_data.zip", [
+            ("Spotify Extended Streaming History/Streaming_History_Audio_2020.json", "[" + entry + "]"),
+            ("Spotify Extended Streaming History/Streaming_History_Video_2020.json", "[]"),
+        ])
+        let run = try await vinylogue(["import", zip, "--user", "alice", "--data-dir", folder.data])
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(run.stdout.contains("Streaming_History_Audio_2020.json  Spotify extended streaming history (JSON): 1 imported"))
+        #expect(run.stdout.contains("skipped: Spotify video history, not music"))
+    }
+
+    @Test func anUnrecognisedFileSaysSoAndNamesTheFormats() async throws {
+        let folder = try Folder()
+        let zip = folder.url.appendingPathComponent("listenbrainz_export.csv")
+        try "artist,album,track\nA,B,C\n".write(to: zip, atomically: true, encoding: .utf8)
+        let run = try await vinylogue(["import", zip.path, "--user", "alice", "--data-dir", folder.data])
+        #expect(run.status == 1)
+        #expect(run.stderr.contains("is not an export Vinylogue recognises, so nothing was imported"))
+        #expect(run.stderr.contains("Rockbox .scrobbler.log") && run.stderr.contains("--format"))
+        #expect(!run.stderr.contains("expected 4 columns"))
+
+        let wrong = try await vinylogue(["import", zip.path, "--user", "alice", "--format", "excel", "--data-dir", folder.data])
+        #expect(wrong.status == 1)
+        #expect(wrong.stderr.contains("“excel” is not a format Vinylogue knows. Use one of: lastfm-csv"))
+    }
+
+    @Test func aZIPWithNoHistorySaysWhatWasInIt() async throws {
+        let folder = try Folder()
+        let zip = try folder.zip("export.zip", [("user.json", "{}"), ("notes.txt", "hello")])
+        let run = try await vinylogue(["import", zip, "--user", "alice", "--data-dir", folder.data])
+        #expect(run.status == 2)
+        #expect(run.stdout.contains("notes.txt  skipped: not a format Vinylogue recognises"))
+        #expect(run.stderr.contains("No listening history was found in"))
+    }
+
+    @Test func aZIPWhoseOnlyMemberIsDamagedSaysToDownloadItAgain() async throws {
+        let folder = try Folder()
+        let url = folder.url.appendingPathComponent("export.zip")
+        let text = Self.listen(1_580_495_100, "Portishead", "Roads") + "\n"
+        let archive = try Archive(url: url, accessMode: .create)
+        let data = Data(text.utf8)
+        try archive.addEntry(with: "listens/2020/1.jsonl", type: .file, uncompressedSize: Int64(data.count), compressionMethod: .none) { position, size in
+            data.subdata(in: Int(position)..<(Int(position) + size))
+        }
+        // Flip one byte of the stored member: its CRC no longer matches.
+        var bytes = try Data(contentsOf: url)
+        let at = try #require(bytes.range(of: Data("Portishead".utf8))).lowerBound
+        bytes[at] ^= 0x20
+        try bytes.write(to: url)
+        let run = try await vinylogue(["import", url.path, "--user", "alice", "--data-dir", folder.data])
+        #expect(run.status == 2)
+        #expect(run.stdout.contains("Read 1 file:"))
+        #expect(run.stdout.contains("refused: it is damaged (its checksum does not match); download the export again"))
+        #expect(run.stderr.contains("Nothing was imported from") && run.stderr.contains("Download the export again"))
+    }
+}

@@ -109,6 +109,15 @@ let package = Package(
                 .product(name: "Hummingbird", package: "hummingbird"),
             ]
         ),
+        // The upstream economy of a fleet: Last.fm requests per 1,000 views.
+        .executableTarget(
+            name: "fleet-bench",
+            dependencies: [
+                "VinylogueApp", "VinylogueServer", "LastFMTestServer", "PostgresStore", "LastFM", "VinylogueCore",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+            ]
+        ),
         // The composition root: configuration read once, the object graph,
         // the web app. The command line and the route tests build through it.
         .target(

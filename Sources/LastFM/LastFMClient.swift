@@ -74,7 +74,7 @@ public final class LastFMClient: ChartSource, UserSource, AlbumSource, Sendable 
         let closed = week.toDate <= clock.now
         let request = LastFMRequest(method: method, parameters: ["user": user.value, "from": String(week.from), "to": String(week.to)],
                                     subject: .user(user), policy: closed ? .forever : .hours(1))
-        return try await answer(WeeklyChartResponse.self, request) { raw throws(SourceError) in try raw.value(user: user, kind: kind, week: week) }
+        return try await answer(WeeklyChartResponse.self, request) { raw throws(SourceError) in raw.value(user: user, kind: kind, week: week) }
     }
 
     /// By MusicBrainz id when there is one, else by artist and album name.
@@ -86,14 +86,14 @@ public final class LastFMClient: ChartSource, UserSource, AlbumSource, Sendable 
         if let mbid, !mbid.isEmpty {
             let request = LastFMRequest(method: "album.getinfo", parameters: common.merging(["mbid": mbid]) { a, _ in a }, subject: subject, policy: .days(30))
             do {
-                return try await answer(AlbumInfoResponse.self, request) { raw throws(SourceError) in try raw.value() }
+                return try await answer(AlbumInfoResponse.self, request) { raw throws(SourceError) in raw.value() }
             } catch .notFound {
                 // Fall through to a lookup by name.
             }
         }
         let request = LastFMRequest(method: "album.getinfo", parameters: common.merging(["artist": artist, "album": name]) { a, _ in a },
                                     subject: subject, policy: .days(30))
-        return try await answer(AlbumInfoResponse.self, request) { raw throws(SourceError) in try raw.value() }
+        return try await answer(AlbumInfoResponse.self, request) { raw throws(SourceError) in raw.value() }
     }
 
     /// One page (up to 200) of `user`'s scrobbles in `[from, to]`, newest
@@ -103,7 +103,7 @@ public final class LastFMClient: ChartSource, UserSource, AlbumSource, Sendable 
         if let from { parameters["from"] = String(from) }
         if let to { parameters["to"] = String(to) }
         let request = LastFMRequest(method: "user.getrecenttracks", parameters: parameters, subject: .user(user), policy: .never)
-        return try await answer(RecentTracksResponse.self, request) { raw throws(SourceError) in try raw.value() }
+        return try await answer(RecentTracksResponse.self, request) { raw throws(SourceError) in raw.value() }
     }
 
     /// Completes a web sign-in: exchanges the `token` Last.fm handed back
@@ -134,7 +134,7 @@ public final class LastFMClient: ChartSource, UserSource, AlbumSource, Sendable 
 
     // MARK: - Plumbing
 
-    func decode<T: Decodable>(_ type: T.Type, _ request: LastFMRequest) async throws(SourceError) -> T {
+    func decode<T: Decodable & SendableMetatype>(_ type: T.Type, _ request: LastFMRequest) async throws(SourceError) -> T {
         try await answer(type, request) { raw throws(SourceError) in raw }
     }
 
@@ -159,7 +159,7 @@ public final class LastFMClient: ChartSource, UserSource, AlbumSource, Sendable 
     /// replaces a good copy; a stored body that no longer converts (written
     /// before this rule) counts as absent. Storing is part of the fetch, so
     /// an answer that arrives after the caller stopped waiting is kept.
-    func answer<R: Decodable, T>(_ type: R.Type, _ request: LastFMRequest,
+    func answer<R: Decodable & SendableMetatype, T>(_ type: R.Type, _ request: LastFMRequest,
                                  _ convert: @escaping @Sendable (R) throws(SourceError) -> T) async throws(SourceError) -> T {
         guard let key = configuration.apiKey else { throw .missingAPIKey }
         let cached = await cache?.lookup(request.cacheKey)

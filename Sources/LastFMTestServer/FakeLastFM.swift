@@ -77,6 +77,7 @@ public actor FakeLastFM {
     let fixtures: Fixtures
     let clock: WallClock
     private var accounts: [String: (name: String, account: Account)] = [:]
+    private var listeners: [String: (name: String, account: Account)] = [:]
     private var held: [CheckedContinuation<Void, Never>] = []
     private var holdWaiters: [(count: Int, waiter: CheckedContinuation<Void, Never>)] = []
     private var rules: [FaultRule] = []
@@ -150,7 +151,23 @@ public actor FakeLastFM {
     func knownNames() -> [String] { accounts.values.map(\.name).sorted() }
 
     func account(_ name: String?) -> (name: String, account: Account)? {
-        name.flatMap { accounts[$0.lowercased()] }
+        guard let name else { return nil }
+        if let known = accounts[name.lowercased()] { return known }
+        return listener(name)
+    }
+
+    /// "listener1" … "listener1000000": generated listeners, each with a
+    /// history of its own (seeded by its number, starting on one of 520
+    /// weeks from 2006), for benchmarks over many users. Not listed as
+    /// anyone's friends.
+    func listener(_ name: String) -> (name: String, account: Account)? {
+        let key = name.lowercased()
+        if let made = listeners[key] { return made }
+        guard key.hasPrefix("listener"), let n = Int(key.dropFirst("listener".count)), (1...1_000_000).contains(n),
+              key == "listener\(n)" else { return nil }
+        let made = (name, Account.generated(DemoHistory(seed: UInt64(n), start: 1_136_073_600 + Int64(n % 520) * 604_800)))
+        listeners[key] = made
+        return made
     }
 
     /// Records the request and returns the fault to apply, if any, with the

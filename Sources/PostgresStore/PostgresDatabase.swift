@@ -36,6 +36,7 @@ public final class PostgresDatabase: Sendable {
 
     /// Runs the pool, migrates the schema, and gives `body` the database;
     /// the pool stops when `body` returns.
+    @discardableResult
     public static func with<T: Sendable>(url: String, maximumConnections: Int = 20,
                                          _ body: @Sendable (PostgresDatabase) async throws -> T) async throws -> T {
         let database = try PostgresDatabase(url: url, maximumConnections: maximumConnections)

@@ -59,7 +59,7 @@ extension Composition {
             // The demo is charted from the archive, like an imported history;
             // writing it blocks, so on a thread of its own.
             let filler = GeneratedHistory(history: demo.history, store: archive), now = clock.now
-            try await DedicatedThread.run(named: "vinylogue.demo") { try filler.fill(now: now) }
+            _ = try await DedicatedThread.run(named: "vinylogue.demo") { try filler.fill(now: now) }
             for album in demo.history.catalog.albums { demoCovers.register(artist: album.artist, album: album.name) }
         }
         let artwork = ArtworkStore(dataDirectory: directory, upstream: .live(httpClient), imageBase: configuration.imageBase,

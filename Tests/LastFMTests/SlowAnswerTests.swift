@@ -60,7 +60,7 @@ import VinylogueCore
     @Test func callsAfterTheDeadlineDoNotWaitAgain() async throws {
         try await withFakeLastFM(cache: MemoryResponseCache()) { fake, client in
             await fake.inject(.init(.held))
-            try await AnswerDeadline.$current.withValue(AnswerDeadline(after: .milliseconds(50))) {
+            await AnswerDeadline.$current.withValue(AnswerDeadline(after: .milliseconds(50))) {
                 await #expect(throws: SourceError.stillWaiting) { try await client.chartList(for: ybsc) }
                 let started = ContinuousClock.now
                 await #expect(throws: SourceError.stillWaiting) { try await client.user(ybsc) }

@@ -31,8 +31,8 @@ func vinylogue(_ arguments: [String], environment: [String: String] = [:]) async
     process.environment = ["PATH": "/usr/bin:/bin", "HOME": home.path, "TZ": "UTC", "XDG_DATA_HOME": home.appendingPathComponent("data").path]
         .merging(environment) { _, new in new }
     let out = home.appendingPathComponent("stdout"), err = home.appendingPathComponent("stderr")
-    FileManager.default.createFile(atPath: out.path, contents: nil)
-    FileManager.default.createFile(atPath: err.path, contents: nil)
+    _ = FileManager.default.createFile(atPath: out.path, contents: nil)
+    _ = FileManager.default.createFile(atPath: err.path, contents: nil)
     process.standardOutput = try FileHandle(forWritingTo: out)
     process.standardError = try FileHandle(forWritingTo: err)
     process.standardInput = FileHandle.nullDevice

@@ -133,7 +133,7 @@ let package = Package(
         .target(
             name: "VinylogueCLI",
             dependencies: [
-                "VinylogueCore", "LastFM", "Archive", "Artwork", "VinylogueServer", "VinylogueApp",
+                "VinylogueCore", "LastFM", "Archive", "Artwork", "VinylogueServer", "VinylogueApp", "PostgresStore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Logging", package: "swift-log"),
@@ -170,7 +170,7 @@ let package = Package(
         .testTarget(
             name: "VinylogueCLITests",
             dependencies: [
-                "VinylogueCLI", "LastFMTestServer", "VinylogueCore", "vinylogue",
+                "VinylogueCLI", "LastFMTestServer", "VinylogueCore", "Archive", "PostgresStore", "vinylogue",
                 .product(name: "ZIPFoundation", package: "ZIPFoundation"),
             ]
         ),

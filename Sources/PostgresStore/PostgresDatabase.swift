@@ -39,7 +39,11 @@ public final class PostgresDatabase: Sendable {
     @discardableResult
     public static func with<T: Sendable>(url: String, maximumConnections: Int = 20,
                                          _ body: @Sendable (PostgresDatabase) async throws -> T) async throws -> T {
-        let database = try PostgresDatabase(url: url, maximumConnections: maximumConnections)
+        // Errors only: the pool warns when it is first asked for a
+        // connection a moment before `run()` below has started, which is harmless.
+        var logger = Logger(label: "vinylogue.postgres")
+        logger.logLevel = .error
+        let database = try PostgresDatabase(url: url, maximumConnections: maximumConnections, logger: logger)
         return try await withThrowingTaskGroup(of: T?.self) { group in
             group.addTask { await database.run(); return nil }
             defer { group.cancelAll() }

@@ -13,7 +13,7 @@ public struct VinylogueCommand: AsyncParsableCommand {
             4 configuration (for example a missing LASTFM_API_KEY).
             """,
         subcommands: [ChartCommand.self, YearsCommand.self, HistoryCommand.self, UserCommand.self, ServeCommand.self,
-                      ImportCommand.self, SyncCommand.self, BenchCommand.self]
+                      ImportCommand.self, SyncCommand.self, BenchCommand.self, DatabaseCommand.self]
     )
 
     public init() {}

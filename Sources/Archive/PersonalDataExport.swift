@@ -1,0 +1,95 @@
+import Foundation
+import GRDB
+
+/// Everything personal and shareable a SQLite data directory holds, read
+/// table by table for `vinylogue db copy` (moving a home installation to
+/// PostgreSQL). Rows come in key order, in pages, so a copy can stream a
+/// large response cache without holding it in memory.
+public struct PersonalDataExport: Sendable {
+    let writer: any DatabaseWriter
+
+    public init(_ database: ArchiveDatabase) { writer = database.writer }
+
+    /// An account as stored, with Last.fm's session key.
+    public struct AccountRow: Sendable {
+        public let id: Int64
+        public let nameKey: String
+        public let name: String
+        public let lastFMSessionKey: String
+        public let createdAt: Date
+        public let signedInAt: Date
+    }
+
+    public struct SettingRow: Sendable {
+        public let owner: Int64
+        public let key: String
+        public let value: String
+    }
+
+    public struct SessionRow: Sendable {
+        public let tokenDigest: String
+        public let accountID: Int64
+        public let createdAt: Date
+        public let expiresAt: Date
+    }
+
+    public struct ResponseRow: Sendable {
+        public let key: String
+        public let body: Data
+        public let storedAt: Date
+        public let expiresAt: Date
+    }
+
+    public func accounts() async throws -> [AccountRow] {
+        try await writer.read { db in
+            try Row.fetchAll(db, sql: "SELECT id, name_key, name, lastfm_session_key, created_at, signed_in_at FROM account ORDER BY id").map {
+                AccountRow(id: $0[0], nameKey: $0[1], name: $0[2], lastFMSessionKey: $0[3],
+                           createdAt: Date(timeIntervalSince1970: $0[4]), signedInAt: Date(timeIntervalSince1970: $0[5]))
+            }
+        }
+    }
+
+    public func listEntries() async throws -> [ListedUser] {
+        try await writer.read { db in try ListedUser.order(Column("owner"), Column("position")).fetchAll(db) }
+    }
+
+    public func settings() async throws -> [SettingRow] {
+        try await writer.read { db in
+            try Row.fetchAll(db, sql: "SELECT owner, key, value FROM owner_setting ORDER BY owner, key").map {
+                SettingRow(owner: $0[0], key: $0[1], value: $0[2])
+            }
+        }
+    }
+
+    public func sessions() async throws -> [SessionRow] {
+        try await writer.read { db in
+            try Row.fetchAll(db, sql: "SELECT token_digest, account_id, created_at, expires_at FROM web_session ORDER BY token_digest").map {
+                SessionRow(tokenDigest: $0[0], accountID: $0[1], createdAt: Date(timeIntervalSince1970: $0[2]),
+                           expiresAt: Date(timeIntervalSince1970: $0[3]))
+            }
+        }
+    }
+
+    /// Up to `limit` saved Last.fm answers whose keys sort after `key`.
+    public func responses(after key: String, limit: Int) async throws -> [ResponseRow] {
+        try await writer.read { db in
+            try Row.fetchAll(db, sql: "SELECT key, body, storedAt, expiresAt FROM response_cache WHERE key > ? ORDER BY key LIMIT ?",
+                             arguments: [key, limit]).map {
+                ResponseRow(key: $0[0], body: $0[1], storedAt: Date(timeIntervalSince1970: $0[2]),
+                            expiresAt: Date(timeIntervalSince1970: $0[3]))
+            }
+        }
+    }
+
+    /// Rows per table, for the count check at the end of a copy.
+    public func counts() async throws -> [String: Int] {
+        try await writer.read { db in
+            var counts: [String: Int] = [:]
+            for (name, table) in [("accounts", "account"), ("list entries", "list_entry"), ("settings", "owner_setting"),
+                                  ("sessions", "web_session"), ("saved Last.fm answers", "response_cache"), ("scrobbles", "scrobble")] {
+                counts[name] = try Int.fetchOne(db, sql: "SELECT count(*) FROM \(table)") ?? 0
+            }
+            return counts
+        }
+    }
+}

@@ -1,0 +1,96 @@
+import Archive
+import Foundation
+import Logging
+import PostgresNIO
+
+/// Writes what `PersonalDataExport` reads into PostgreSQL, for `vinylogue
+/// db copy`. Every write is an upsert, so a copy that stopped can simply
+/// be run again: it ends with the destination holding the source's rows.
+/// Account ids are kept (lists and sessions refer to them), and the
+/// account id sequence moves past them.
+public struct PostgresCopy: Sendable {
+    let database: PostgresDatabase
+
+    public init(_ database: PostgresDatabase) { self.database = database }
+
+    var logger: Logger { database.logger }
+
+    public func write(_ accounts: [PersonalDataExport.AccountRow]) async throws {
+        let logger = self.logger
+        try await database.client.withTransaction(logger: logger) { connection in
+            for a in accounts {
+                try await connection.query("""
+                    INSERT INTO account(id, name_key, name, lastfm_session_key, created_at, signed_in_at) OVERRIDING SYSTEM VALUE
+                    VALUES (\(a.id), \(a.nameKey), \(a.name), \(a.lastFMSessionKey), \(a.createdAt), \(a.signedInAt))
+                    ON CONFLICT (id) DO UPDATE SET name_key = EXCLUDED.name_key, name = EXCLUDED.name,
+                        lastfm_session_key = EXCLUDED.lastfm_session_key, signed_in_at = EXCLUDED.signed_in_at
+                    """, logger: logger)
+            }
+            try await connection.query("""
+                SELECT setval(pg_get_serial_sequence('account', 'id'), GREATEST((SELECT max(id) FROM account), 1))
+                """, logger: logger)
+        }
+    }
+
+    public func write(_ entries: [ListedUser]) async throws {
+        let logger = self.logger
+        try await database.client.withTransaction(logger: logger) { connection in
+            for e in entries {
+                try await connection.query("""
+                    INSERT INTO list_entry(owner, key, name, position, is_me) VALUES (\(e.owner), \(e.key), \(e.name), \(Int64(e.position)), \(e.isMe))
+                    ON CONFLICT (owner, key) DO UPDATE SET name = EXCLUDED.name, position = EXCLUDED.position, is_me = EXCLUDED.is_me
+                    """, logger: logger)
+            }
+        }
+    }
+
+    public func write(_ settings: [PersonalDataExport.SettingRow]) async throws {
+        let logger = self.logger
+        try await database.client.withTransaction(logger: logger) { connection in
+            for s in settings {
+                try await connection.query("""
+                    INSERT INTO owner_setting(owner, key, value) VALUES (\(s.owner), \(s.key), \(s.value))
+                    ON CONFLICT (owner, key) DO UPDATE SET value = EXCLUDED.value
+                    """, logger: logger)
+            }
+        }
+    }
+
+    public func write(_ sessions: [PersonalDataExport.SessionRow]) async throws {
+        let logger = self.logger
+        try await database.client.withTransaction(logger: logger) { connection in
+            for s in sessions {
+                try await connection.query("""
+                    INSERT INTO web_session(token_digest, account_id, created_at, expires_at)
+                    VALUES (\(s.tokenDigest), \(s.accountID), \(s.createdAt), \(s.expiresAt))
+                    ON CONFLICT (token_digest) DO UPDATE SET expires_at = EXCLUDED.expires_at
+                    """, logger: logger)
+            }
+        }
+    }
+
+    public func write(_ responses: [PersonalDataExport.ResponseRow]) async throws {
+        let logger = self.logger
+        try await database.client.withTransaction(logger: logger) { connection in
+            for r in responses {
+                let expiry = min(r.expiresAt, Date(timeIntervalSince1970: 1e11))
+                try await connection.query("""
+                    INSERT INTO lastfm_response(key, body, stored_at, expires_at) VALUES (\(r.key), \(ByteBuffer(bytes: r.body)), \(r.storedAt), \(expiry))
+                    ON CONFLICT (key) DO UPDATE SET body = EXCLUDED.body, stored_at = EXCLUDED.stored_at, expires_at = EXCLUDED.expires_at
+                    """, logger: logger)
+            }
+        }
+    }
+
+    /// Rows per table in the destination, by the names `PersonalDataExport.counts()` uses.
+    public func counts() async throws -> [String: Int] {
+        var counts: [String: Int] = [:]
+        for (name, table) in [("accounts", "account"), ("list entries", "list_entry"), ("settings", "owner_setting"),
+                              ("sessions", "web_session"), ("saved Last.fm answers", "lastfm_response")] {
+            for try await n in try await database.client.query(PostgresQuery(unsafeSQL: "SELECT count(*) FROM \(table)"), logger: logger).decode(Int64.self) {
+                counts[name] = Int(n)
+            }
+        }
+        return counts
+    }
+}

@@ -1,0 +1,94 @@
+import Archive
+import ArgumentParser
+import Foundation
+import PostgresStore
+import VinylogueApp
+import VinylogueCore
+
+/// `vinylogue db`: moving data between databases.
+struct DatabaseCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "db",
+        abstract: "Move a home installation's data between databases.",
+        subcommands: [CopyCommand.self])
+}
+
+/// `vinylogue db copy --from DIR --to postgres://…`: copies what a SQLite
+/// data directory holds that PostgreSQL can hold (accounts, sessions, lists,
+/// settings, saved Last.fm answers) into a PostgreSQL database, then checks
+/// the counts. Run it again after an interruption: it upserts, so it ends
+/// with the same rows.
+struct CopyCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "copy",
+        abstract: "Copy a SQLite data directory into PostgreSQL (resumable; counts checked at the end).")
+
+    @Option(name: .customLong("from"), help: "The data directory to copy from (as given to serve --data-dir).")
+    var source: String
+
+    @Option(name: .customLong("to"), help: "The PostgreSQL database to copy into: postgres://user:password@host:5432/name.")
+    var destination: String
+
+    /// Saved answers per transaction.
+    static let page = 500
+
+    func run() async throws {
+        let directory = URL(fileURLWithPath: source, isDirectory: true).standardizedFileURL
+        guard ArchiveDatabase.exists(in: directory) else {
+            throw CommandFailure("There is no Vinylogue data in \(directory.path). Give the directory serve uses (its --data-dir) with --from.",
+                                 exitCode: .configuration)
+        }
+        let export: PersonalDataExport
+        do { export = PersonalDataExport(try ArchiveDatabase(directory: directory)) } catch {
+            throw CommandFailure(error)
+        }
+        let out = Terminal.standardOutput
+        do {
+            try await PostgresDatabase.with(url: destination) { database in
+                let copy = PostgresCopy(database)
+                out.write("Copying \(directory.path) into PostgreSQL:\n")
+                let accounts = try await export.accounts()
+                try await copy.write(accounts)
+                out.write("  accounts: \(accounts.count)\n")
+                let entries = try await export.listEntries()
+                try await copy.write(entries)
+                out.write("  list entries: \(entries.count)\n")
+                let settings = try await export.settings()
+                try await copy.write(settings)
+                out.write("  settings: \(settings.count)\n")
+                let sessions = try await export.sessions()
+                try await copy.write(sessions)
+                out.write("  sessions: \(sessions.count)\n")
+                var last = "", responses = 0
+                while true {
+                    let batch = try await export.responses(after: last, limit: Self.page)
+                    guard let final = batch.last else { break }
+                    try await copy.write(batch)
+                    responses += batch.count
+                    last = final.key
+                }
+                out.write("  saved Last.fm answers: \(responses)\n")
+
+                let source = try await export.counts(), copied = try await copy.counts()
+                let short = copied.filter { name, count in count < source[name] ?? 0 }
+                guard short.isEmpty else {
+                    throw CommandFailure("The count check failed: PostgreSQL holds fewer \(short.keys.sorted().joined(separator: ", ")) than \(directory.path). "
+                                         + "Run the same command again; it continues where it stopped.", exitCode: .noData)
+                }
+                out.write("Counts checked: PostgreSQL holds every row copied.\n")
+                if let scrobbles = source["scrobbles"], scrobbles > 0 {
+                    out.write("The scrobble archive (\(scrobbles) scrobbles), album art and palettes stay in \(directory.path): "
+                              + "keep giving it to serve with --data-dir.\n")
+                }
+            }
+        } catch let failure as CommandFailure {
+            throw failure
+        } catch let problem as PostgresURLProblem {
+            throw CommandFailure("\(problem) Check --to.", exitCode: .configuration)
+        } catch {
+            throw CommandFailure("The copy into PostgreSQL stopped: the database could not be reached or refused a write. "
+                                 + "Check --to and that the server is running, then run the same command again; it continues where it stopped.",
+                                 exitCode: .configuration)
+        }
+    }
+}

@@ -47,11 +47,7 @@ public struct ChartJSONView: Encodable, Sendable {
     }
 
     /// Pretty-printed, keys sorted, slashes unescaped.
-    public func data() -> Data {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-        return (try? encoder.encode(self)) ?? Data("{}".utf8)
-    }
+    public func data() -> Data { StableJSON.data(self) }
 }
 
 /// The stable JSON form of the every-year page, printed by
@@ -94,9 +90,15 @@ public struct EveryYearJSONView: Encodable, Sendable {
     }
 
     /// Pretty-printed, keys sorted, slashes unescaped.
-    public func data() -> Data {
+    public func data() -> Data { StableJSON.data(self) }
+}
+
+/// The command line's and the API's JSON layout: pretty-printed, keys
+/// sorted, slashes unescaped, so output diffs cleanly between runs.
+enum StableJSON {
+    static func data(_ value: some Encodable) -> Data {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-        return (try? encoder.encode(self)) ?? Data("{}".utf8)
+        return (try? encoder.encode(value)) ?? Data("{}".utf8)
     }
 }

@@ -64,7 +64,7 @@ struct SignInRoutes: Sendable {
             return refused(.badRequest, "This sign-in was not started from this browser, or took longer than 10 minutes. Sign in again from here.")
         }
         guard let token = request.uri.queryParameters.get("token"), (1...128).contains(token.utf8.count),
-              token.utf8.allSatisfy({ $0 < 128 && (Character(UnicodeScalar($0)).isLetter || Character(UnicodeScalar($0)).isNumber) }) else {
+              token.utf8.allSatisfy({ (48...57).contains($0) || (65...90).contains($0) || (97...122).contains($0) }) else {
             return refused(.badRequest, "Last.fm did not send back a sign-in token. Sign in again and choose “Yes, allow access” on Last.fm.")
         }
         let lastFMSession: LastFMSession

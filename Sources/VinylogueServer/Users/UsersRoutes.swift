@@ -22,27 +22,32 @@ struct UsersRoutes: Sendable {
     /// in has none, and is told to sign in.
     func list(for request: Request) async throws -> (any ListStore, Viewer) {
         let viewer = await dependencies.viewer(of: request)
+        return (try list(for: viewer), viewer)
+    }
+
+    func list(for viewer: Viewer) throws -> any ListStore {
         guard let owner = viewer.owner else {
             throw SignInRequired(message: "Sign in with Last.fm to keep your own list of friends.")
         }
-        return (dependencies.lists.owned(by: owner), viewer)
+        return dependencies.lists.owned(by: owner)
     }
 
-    func page(_ request: Request, csrf: String) async throws -> UsersPage {
-        let (list, viewer) = try await list(for: request)
-        var page = UsersPage(users: try await list.users(), csrf: csrf, apiKeyConfigured: dependencies.apiKeyConfigured)
+    func page(for viewer: Viewer, csrf: String) async throws -> UsersPage {
+        var page = UsersPage(users: try await list(for: viewer).users(), csrf: csrf, apiKeyConfigured: dependencies.apiKeyConfigured)
         if case .account(let account) = viewer { page.signedInAs = account.name.value }
         return page
     }
 
     func list(_ request: Request) async throws -> Response {
         let csrf = CSRFProtection.token(for: request)
-        if await dependencies.viewer(of: request) == .visitor {
+        // One session lookup for the whole page.
+        let viewer = await dependencies.viewer(of: request)
+        if viewer == .visitor {
             var response = dependencies.pages.response("welcome", WelcomePage(csrf: csrf.value))
             response.attach(csrf: csrf)
             return response
         }
-        var page = try await page(request, csrf: csrf.value)
+        var page = try await page(for: viewer, csrf: csrf.value)
         if let imported = request.uri.queryParameters.get("imported", as: Int.self) {
             page.notice = imported == 0 ? "Everyone you follow on Last.fm is already listed."
                 : imported == 1 ? "Added 1 friend from Last.fm." : "Added \(imported) friends from Last.fm."
@@ -67,7 +72,7 @@ struct UsersRoutes: Sendable {
     struct FormProblem: Error { let message: String; init(_ m: String) { message = m } }
 
     func rerender(_ request: Request, form: FormFields, problem: String) async throws -> Response {
-        var page = try await page(request, csrf: form["csrf"] ?? "")
+        var page = try await page(for: await dependencies.viewer(of: request), csrf: form["csrf"] ?? "")
         page.formError = problem
         page.formValue = form["username"]
         return dependencies.pages.response("users", page, status: .unprocessableContent)

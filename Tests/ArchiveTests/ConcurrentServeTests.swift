@@ -102,7 +102,7 @@ import VinylogueCore
     }
 
     static func get(_ http: HTTPClient, _ url: String, within seconds: Int64) async throws -> Int {
-        let response = try await http.execute(HTTPClientRequest(url: url), timeout: .seconds(seconds))
+        let response = try await execute(http, HTTPClientRequest(url: url), timeout: seconds)
         _ = try await response.body.collect(upTo: 4 << 20)
         return Int(response.status.code)
     }
@@ -121,8 +121,19 @@ import VinylogueCore
     }
 
     /// A page's status and whether it says Last.fm is still being waited for.
+    /// `request`, sent again once when the server closed the kept-alive
+    /// connection just as it was reused (its idle timer and the new request
+    /// crossed; no answer was started), as browsers do for such requests.
+    static func execute(_ http: HTTPClient, _ request: HTTPClientRequest, timeout seconds: Int64 = 10) async throws -> HTTPClientResponse {
+        do {
+            return try await http.execute(request, timeout: .seconds(seconds))
+        } catch let error where (error as? ChannelError) == .ioOnClosedChannel || (error as? HTTPClientError) == .remoteConnectionClosed {
+            return try await http.execute(request, timeout: .seconds(seconds))
+        }
+    }
+
     static func page(_ http: HTTPClient, _ url: String) async throws -> (status: Int, waiting: Bool) {
-        let response = try await http.execute(HTTPClientRequest(url: url), timeout: .seconds(10))
+        let response = try await execute(http, HTTPClientRequest(url: url))
         let body = String(buffer: try await response.body.collect(upTo: 4 << 20))
         return (Int(response.status.code), body.contains("Last.fm is slow to answer right now"))
     }

@@ -32,7 +32,7 @@ import VinylogueCore
             request.headers.add(name: "Content-Type", value: "application/x-www-form-urlencoded")
             request.body = .bytes(ByteBuffer(string: form))
         }
-        let response = try await http.execute(request, timeout: .seconds(10))
+        let response = try await ConcurrentServeTests.execute(http, request)
         let body = String(buffer: try await response.body.collect(upTo: 4 << 20))
         return (response, body)
     }
@@ -134,7 +134,10 @@ import VinylogueCore
                 let upstream = try await ConcurrentServeTests.upstreamRequests(http, lastFM)
                 let asked = upstream.map { "\($0.method) \($0.parameters.filter { $0.key != "api_key" }.sorted { $0.key < $1.key })" }
                 #expect(Set(asked).count == asked.count, "asked twice: \(Dictionary(grouping: asked) { $0 }.filter { $1.count > 1 }.keys)")
-                #expect(upstream.filter { $0.method == "user.getweeklyalbumchart" }.count >= 50)
+                // Every page's own week was fetched: RJ's 25, and demo's 13 from
+                // January 2011 (its history starts then). Fetches of the year
+                // before, made in the background, may or may not have happened yet.
+                #expect(upstream.filter { $0.method == "user.getweeklyalbumchart" }.count >= 38)
                 let arrivals = upstream.map(\.received).sorted()
                 if arrivals.count > 5 {
                     let tightest = (5..<arrivals.count).map { arrivals[$0] - arrivals[$0 - 5] }.min() ?? 1

@@ -3,20 +3,14 @@ import GRDB
 import GRDBSQLite
 import VinylogueCore
 
-/// Weekly charts computed from the local scrobble archive, with the same
-/// semantics as `ScrobbleTally` (and so as Last.fm).
-///
-/// SQLite groups a week's rows by exact spelling (a range scan of the
-/// table's primary key, which starts with user and instant); the few
-/// resulting groups are then merged case-insensitively by
-/// `ScrobbleTally.Tally`, so Unicode case folding is Swift's, not SQLite's
-/// ASCII-only `lower()`.
+/// Weekly charts computed from the scrobble archive (either store), with
+/// the same semantics as `ScrobbleTally` (and so as Last.fm).
 public struct ArchiveChartSource: ChartSource {
-    public let store: ScrobbleStore
+    public let store: any ScrobbleArchive
 
-    public init(store: ScrobbleStore) { self.store = store }
+    public init(store: any ScrobbleArchive) { self.store = store }
 
-    public init(database: ArchiveDatabase) { self.store = ScrobbleStore(database: database) }
+    public init(database: ArchiveDatabase) { self.store = SQLiteScrobbleStore(database: database) }
 
     static func nothingArchived(_ user: Username) -> SourceError {
         .notArchived(user: user.value)
@@ -32,48 +26,31 @@ public struct ArchiveChartSource: ChartSource {
     }
 
     public func chart(for user: Username, kind: ChartKind, week: ChartWeek) async throws(SourceError) -> WeeklyChart {
-        // Each statement reads a consistent snapshot on its own.
-        let charts = try await store.unsafeReadAsync(Self.reading(kind, of: user, weeks: [week]))
-        guard let chart = charts?.first else { throw Self.nothingArchived(user) }
+        guard let chart = try await store.charts(kind, of: user, weeks: [week])?.first else { throw Self.nothingArchived(user) }
         return chart
     }
 
     /// The charts of several weeks in one query (the every-year page asks
     /// for one week in each earlier year).
     public func charts(for user: Username, kind: ChartKind, weeks: [ChartWeek]) async throws(SourceError) -> [WeeklyChart] {
-        let charts = try await store.readAsync(Self.reading(kind, of: user, weeks: weeks))
-        guard let charts else { throw Self.nothingArchived(user) }
+        guard let charts = try await store.charts(kind, of: user, weeks: weeks) else { throw Self.nothingArchived(user) }
         return charts
     }
 
-    /// The same chart as `chart(for:kind:week:)`, read on the calling
-    /// thread. It blocks: only for threads of one's own (`vinylogue bench`
-    /// uses it to time the query apart from the hop to GRDB's queue and
-    /// back), never on Swift's cooperative pool.
-    public func chartBlocking(for user: Username, kind: ChartKind, week: ChartWeek) throws(SourceError) -> WeeklyChart {
-        let charts = try store.read(Self.reading(kind, of: user, weeks: [week]))
-        guard let chart = charts?.first else { throw Self.nothingArchived(user) }
-        return chart
-    }
-
-    /// The read behind every chart question: nil when `user` has no
+    /// SQLite's read behind every chart question: nil when `user` has no
     /// archive, else the charts of `weeks`.
     static func reading(_ kind: ChartKind, of user: Username, weeks: [ChartWeek]) -> @Sendable (Database) throws -> [WeeklyChart]? {
         { db in
-            guard let id = try ScrobbleStore.userID(of: user, in: db) else { return nil }
+            guard let id = try SQLiteScrobbleStore.userID(of: user, in: db) else { return nil }
             return try charts(kind, user: user, userID: id, weeks: weeks, in: db)
         }
     }
 
-    /// The charts of `kind` for several weeks in one query.
+    /// The charts of `kind` for several weeks in one SQLite query.
     ///
     /// SQLite only walks the primary key's (user, instant) ranges, with no
     /// sorting; the rows are counted per exact spelling in Swift (a
-    /// dictionary of a few hundred keys), and the groups are then merged
-    /// case-insensitively by `ScrobbleTally.Tally`. A group's MusicBrainz id
-    /// is that of its earliest play that has one, and groups are fed to the
-    /// tally in that order, so the id chosen is the one a time-ordered
-    /// `ScrobbleTally` pass would choose.
+    /// dictionary of a few hundred keys) and merged by `SpellingCounts`.
     static func charts(_ kind: ChartKind, user: Username, userID: Int64, weeks: [ChartWeek], in db: Database) throws -> [WeeklyChart] {
         guard !weeks.isEmpty else { return [] }
         let (name, mbid, albumFilter) = switch kind {
@@ -97,69 +74,18 @@ public struct ArchiveChartSource: ChartSource {
         sqlite3_bind_int64(handle, Int32(3 * weeks.count + 1), userID)
         defer { sqlite3_reset(handle) }
 
-        var groups = [[Spelling: Group]](repeating: [:], count: weeks.count)
-        // Rows arrive week by week; count into a local dictionary (one hash
-        // lookup per row) and store it when the week changes.
-        var current: [Spelling: Group] = [:]
-        current.reserveCapacity(256)
-        var currentWeek = -1
+        var counts = SpellingCounts(kind: kind, weeks: weeks.count)
         var code = sqlite3_step(handle)
         while code == SQLITE_ROW {
-            let n = Int(sqlite3_column_int64(handle, 0))
-            if n != currentWeek {
-                if currentWeek >= 0 { groups[currentWeek].merge(current) { a, b in a.merged(with: b) } }
-                current.removeAll(keepingCapacity: true)
-                currentWeek = n
-            }
-            let instant = sqlite3_column_int64(handle, 1)
             let hasMBID = sqlite3_column_type(handle, 4) != SQLITE_NULL
-            Self.count(&current[Spelling(artist: Self.text(handle, 2), name: Self.text(handle, 3)), default: Group()],
-                       instant: instant, mbid: hasMBID ? { Self.text(handle, 4) } : nil)
+            counts.addPlay(week: Int(sqlite3_column_int64(handle, 0)), artist: Self.text(handle, 2), name: Self.text(handle, 3),
+                           instant: sqlite3_column_int64(handle, 1), mbid: hasMBID ? { Self.text(handle, 4) } : nil)
             code = sqlite3_step(handle)
         }
-        if currentWeek >= 0 { groups[currentWeek].merge(current) { a, b in a.merged(with: b) } }
         guard code == SQLITE_DONE else {
             throw DatabaseError(resultCode: ResultCode(rawValue: code), message: String(cString: sqlite3_errmsg(db.sqliteConnection)))
         }
-        return zip(weeks, groups).map { week, groups in
-            var tally = ScrobbleTally.Tally(kind: kind)
-            // Only groups with an id need ordering (their earliest play
-            // decides whose id a merged group shows); plays add up in any order.
-            let ordered = groups.sorted { $0.value.mbidInstant < $1.value.mbidInstant }
-            for (key, group) in ordered {
-                switch kind {
-                case .album: tally.add(artist: key.artist, album: key.name, track: "", mbid: group.mbid, plays: group.plays)
-                case .artist: tally.add(artist: key.artist, album: "", track: "", mbid: group.mbid, plays: group.plays)
-                case .track: tally.add(artist: key.artist, album: "", track: key.name, mbid: group.mbid, plays: group.plays)
-                }
-            }
-            return WeeklyChart(user: user, kind: kind, week: week, entries: tally.ranked())
-        }
-    }
-
-    private struct Spelling: Hashable {
-        let artist: String
-        let name: String
-    }
-
-    private struct Group {
-        var plays = 0
-        var mbid: String?
-        var mbidInstant = Int64.max
-
-        func merged(with other: Group) -> Group {
-            var result = mbidInstant <= other.mbidInstant ? self : other
-            result.plays = plays + other.plays
-            return result
-        }
-    }
-
-    private static func count(_ group: inout Group, instant: Int64, mbid: (() -> String)?) {
-        group.plays += 1
-        if let mbid, instant < group.mbidInstant {
-            group.mbid = mbid()
-            group.mbidInstant = instant
-        }
+        return counts.charts(of: user, weeks: weeks)
     }
 
     private static func text(_ handle: OpaquePointer?, _ column: Int32) -> String {

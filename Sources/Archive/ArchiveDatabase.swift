@@ -117,7 +117,7 @@ public final class ArchiveDatabase: Sendable {
         var migrator = DatabaseMigrator()
         SQLiteListStore.registerMigrations(in: &migrator)
         ResponseCacheTable.registerMigrations(in: &migrator)
-        ScrobbleStore.registerMigrations(in: &migrator)
+        SQLiteScrobbleStore.registerMigrations(in: &migrator)
         SQLiteListStore.registerOwnerMigrations(in: &migrator)
         SQLiteAccountStore.registerMigrations(in: &migrator)
         return migrator

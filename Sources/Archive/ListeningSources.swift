@@ -11,13 +11,13 @@ public struct ListeningSources: Sendable {
     }
 
     /// The local archive, when there is one.
-    public let archive: ScrobbleStore?
+    public let archive: (any ScrobbleArchive)?
     /// The built-in demo, when it is on.
     public let demo: DemoChartSource?
     /// Last.fm (any source that speaks for it: the cached client, or a fake).
     public let lastFM: any ChartSource & UserSource & AlbumSource
 
-    public init(archive: ScrobbleStore?, demo: DemoChartSource?, lastFM: any ChartSource & UserSource & AlbumSource) {
+    public init(archive: (any ScrobbleArchive)?, demo: DemoChartSource?, lastFM: any ChartSource & UserSource & AlbumSource) {
         self.archive = archive
         self.demo = demo
         self.lastFM = lastFM

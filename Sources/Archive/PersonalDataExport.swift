@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import VinylogueCore
 
 /// Everything personal and shareable a SQLite data directory holds, read
 /// table by table for `vinylogue db copy` (moving a home installation to
@@ -78,6 +79,59 @@ public struct PersonalDataExport: Sendable {
                 ResponseRow(key: $0[0], body: $0[1], storedAt: Date(timeIntervalSince1970: $0[2]),
                             expiresAt: Date(timeIntervalSince1970: $0[3]))
             }
+        }
+    }
+
+    /// A person in the scrobble archive, with their unfinished sync and the
+    /// demo's generation mark, if any.
+    public struct ArchivedPerson: Sendable {
+        public let name: Username
+        public let scrobbles: Int
+        public let pendingSync: SyncState?
+        /// (seed, first week, generated through) of a generated history.
+        public let generated: (seed: Int64, firstWeek: Int64, through: Int64)?
+    }
+
+    /// Everyone in the scrobble archive, by name. Rows whose name is not a
+    /// valid Last.fm name (none are stored so) are left out.
+    public func archivedPeople() async throws -> [ArchivedPerson] {
+        try await writer.read { db in
+            try Row.fetchAll(db, sql: """
+                SELECT u.name, (SELECT count(*) FROM scrobble s WHERE s.user_id = u.id),
+                    y.from_instant, y.to_instant, y.next_page, y.total_pages, y.page_size,
+                    g.seed, g.first_week, g.generated_through
+                FROM archive_user u LEFT JOIN sync_state y ON y.user_id = u.id LEFT JOIN generated_history g ON g.user_id = u.id
+                ORDER BY u.name_key
+                """).compactMap { row -> ArchivedPerson? in
+                guard let name = Username(validating: row[0]) else { return nil }
+                let sync: SyncState? = (row[2] as Int64?).map { from in
+                    SyncState(fromInstant: from, toInstant: row[3], nextPage: row[4], totalPages: row[5], pageSize: row[6])
+                }
+                let generated: (Int64, Int64, Int64)? = (row[7] as Int64?).map { seed in (seed, row[8], row[9]) }
+                return ArchivedPerson(name: name, scrobbles: row[1], pendingSync: sync, generated: generated)
+            }
+        }
+    }
+
+    /// Up to `limit` of `person`'s scrobbles at or after `instant`, in key
+    /// order (instant, artist, track), with their origins, starting after
+    /// `(instant, artist, track)` when `after` is given.
+    public func scrobbles(of person: Username, from instant: Int64, after: (artist: String, track: String)? = nil,
+                          limit: Int) async throws -> [(Scrobble, ScrobbleOrigin)] {
+        try await writer.read { db in
+            guard let id = try SQLiteScrobbleStore.userID(of: person, in: db) else { return [] }
+            let rows: [ArchivedScrobble]
+            if let after {
+                rows = try ArchivedScrobble.fetchAll(db, sql: """
+                    SELECT * FROM scrobble WHERE user_id = ? AND (instant, artist, track) > (?, ?, ?)
+                    ORDER BY instant, artist, track LIMIT ?
+                    """, arguments: [id, instant, after.artist, after.track, limit])
+            } else {
+                rows = try ArchivedScrobble.fetchAll(db, sql: """
+                    SELECT * FROM scrobble WHERE user_id = ? AND instant >= ? ORDER BY instant, artist, track LIMIT ?
+                    """, arguments: [id, instant, limit])
+            }
+            return rows.map { ($0.scrobble, $0.origin) }
         }
     }
 

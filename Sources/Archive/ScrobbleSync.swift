@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 import VinylogueCore
 
 /// The one Last.fm call a sync needs: a page of a user's scrobbles in
@@ -15,9 +14,7 @@ public struct RecentTracksGateway: Sendable {
 
 /// A sync in progress, as stored: the fixed bounds it downloads and the
 /// next page to fetch. Its row exists only while a sync is unfinished.
-public struct SyncState: Codable, Sendable, Hashable, FetchableRecord, PersistableRecord {
-    public static let databaseTableName = "sync_state"
-    public var userID: Int64
+public struct SyncState: Sendable, Hashable {
     /// Inclusive bounds, Unix seconds.
     public var fromInstant: Int64
     public var toInstant: Int64
@@ -26,9 +23,12 @@ public struct SyncState: Codable, Sendable, Hashable, FetchableRecord, Persistab
     public var totalPages: Int
     public var pageSize: Int
 
-    enum CodingKeys: String, CodingKey {
-        case userID = "user_id", fromInstant = "from_instant", toInstant = "to_instant"
-        case nextPage = "next_page", totalPages = "total_pages", pageSize = "page_size"
+    public init(fromInstant: Int64, toInstant: Int64, nextPage: Int, totalPages: Int, pageSize: Int) {
+        self.fromInstant = fromInstant
+        self.toInstant = toInstant
+        self.nextPage = nextPage
+        self.totalPages = totalPages
+        self.pageSize = pageSize
     }
 }
 
@@ -70,7 +70,7 @@ public struct SyncSummary: Sendable, Hashable {
 /// overlap picks up a late scrobble that shifted Last.fm's pages while an
 /// earlier sync was walking them.
 public struct ScrobbleSync: Sendable {
-    public let store: ScrobbleStore
+    public let store: any ScrobbleArchive
     public let gateway: RecentTracksGateway
     public let clock: WallClock
     public var pageSize: Int
@@ -80,7 +80,7 @@ public struct ScrobbleSync: Sendable {
     /// Last.fm's limit for submitting a scrobble late: 14 days.
     public static let lastFMLateScrobbleLimit: Int64 = 14 * 86_400
 
-    public init(store: ScrobbleStore, gateway: RecentTracksGateway, clock: WallClock, pageSize: Int = 200,
+    public init(store: any ScrobbleArchive, gateway: RecentTracksGateway, clock: WallClock, pageSize: Int = 200,
                 lateWindow: Int64 = ScrobbleSync.lastFMLateScrobbleLimit) {
         self.store = store
         self.gateway = gateway
@@ -90,52 +90,32 @@ public struct ScrobbleSync: Sendable {
     }
 
     /// The unfinished sync of `user`, if any.
-    public func pending(for user: Username) throws(SourceError) -> SyncState? {
-        try store.read { db in
-            guard let id = try ScrobbleStore.userID(of: user, in: db) else { return nil }
-            return try SyncState.fetchOne(db, key: id)
-        }
+    public func pending(for user: Username) async throws(SourceError) -> SyncState? {
+        try await store.syncStart(of: user).pending
     }
 
     public func sync(_ user: Username, progress: @Sendable (SyncProgress) async -> Void = { _ in }) async throws(SourceError) -> SyncSummary {
         var summary = SyncSummary()
-        let (existingID, saved, newest): (Int64?, SyncState?, Int64?) = try await store.readAsync { db in
-            guard let id = try ScrobbleStore.userID(of: user, in: db) else { return (nil, nil, nil) }
-            // Only Last.fm's own scrobbles (synced or from its export) say
-            // how far Last.fm has been copied; a newer Spotify or
-            // ListenBrainz import must not make the sync skip anything; nor
-            // must a damaged row with an absurd time (nor overflow below).
-            let newest = try Int64.fetchOne(db, sql: "SELECT MAX(instant) FROM scrobble WHERE user_id = ? AND source IN (?, ?) AND instant BETWEEN ? AND ?",
-                                            arguments: [id, ScrobbleOrigin.lastFMSync.rawValue, ScrobbleOrigin.lastFMExport.rawValue,
-                                                        PlausibleTime.archived.lowerBound, PlausibleTime.archived.upperBound])
-            return (id, try SyncState.fetchOne(db, key: id), newest)
-        }
+        // Only Last.fm's own scrobbles (synced or from its export) say how
+        // far Last.fm has been copied: a newer Spotify or ListenBrainz import
+        // must not make the sync skip anything.
+        let start = try await store.syncStart(of: user)
         var state: SyncState
         var firstPage: ScrobblePage?
-        let userID: Int64
-        if let saved, let existingID {
+        if let saved = start.pending {
             state = saved
-            userID = existingID
             summary.resumed = true
         } else {
-            let from = newest.map { max(0, $0 + 1 - lateWindow) } ?? 0
+            let from = start.newestFromLastFM.map { max(0, $0 + 1 - lateWindow) } ?? 0
             let to = Int64(clock.now.timeIntervalSince1970.rounded(.down))
             guard from <= to else { return summary }
             // Asked before anything is written: a user Last.fm does not know
             // (a typo) leaves no empty archive behind to shadow their charts.
             let page = try await gateway.page(user, from, to, 1, pageSize)
             firstPage = page
-            if let existingID {
-                userID = existingID
-            } else {
-                userID = try await store.writeAsync { db in try ScrobbleStore.ensureUserID(of: user, in: db) }
-            }
-            state = SyncState(userID: userID, fromInstant: from, toInstant: to, nextPage: max(1, page.totalPages),
+            state = SyncState(fromInstant: from, toInstant: to, nextPage: max(1, page.totalPages),
                               totalPages: max(1, page.totalPages), pageSize: pageSize)
-            if state.totalPages > 1 {
-                let record = state
-                try await store.writeAsync { db in try record.insert(db) }
-            }
+            if state.totalPages > 1 { try await store.beginSync(state, of: user) }
         }
 
         while state.nextPage >= 1 {
@@ -150,16 +130,7 @@ public struct ScrobbleSync: Sendable {
             // already guarantee it).
             let scrobbles = page.scrobbles.filter { $0.instant >= state.fromInstant && $0.instant <= state.toInstant }
             state.nextPage = number - 1
-            let next = state
-            let counts = try await store.writeAsync { db in
-                let counts = try ScrobbleStore.insertDistinct(scrobbles, userID: userID, origin: .lastFMSync, in: db)
-                if next.nextPage >= 1 {
-                    try next.save(db)
-                } else {
-                    _ = try SyncState.deleteOne(db, key: userID)
-                }
-                return counts
-            }
+            let counts = try await store.storeSyncPage(scrobbles, of: user, next: state.nextPage >= 1 ? state : nil)
             summary.imported += counts.inserted
             summary.duplicates += counts.duplicates
             summary.pages += 1

@@ -1,6 +1,7 @@
 import Archive
 import Foundation
 import Logging
+import VinylogueCore
 import PostgresNIO
 
 /// Writes what `PersonalDataExport` reads into PostgreSQL, for `vinylogue
@@ -82,11 +83,51 @@ public struct PostgresCopy: Sendable {
         }
     }
 
+    /// Where the copy of `person`'s scrobbles stands: the newest instant
+    /// already in PostgreSQL (copying resumes there; rows already copied
+    /// are skipped by their key).
+    public func newestScrobble(of person: Username) async throws -> Int64? {
+        let logger = self.logger
+        let rows = try await database.client.query("""
+            SELECT max(s.instant) FROM archive_user u JOIN scrobble s ON s.user_id = u.id WHERE u.name_key = \(person.key)
+            """, logger: logger)
+        for try await instant in rows.decode(Int64?.self) { return instant }
+        return nil
+    }
+
+    /// Copies `rows` of `person` as they are (no duplicate rule: they were
+    /// archived once already), in one transaction, skipping rows already
+    /// there. Returns how many were new.
+    @discardableResult
+    public func write(_ rows: [(Scrobble, ScrobbleOrigin)], of person: Username) async throws -> Int {
+        let logger = self.logger
+        return try await database.client.withTransaction(logger: logger) { connection in
+            let id = try await PostgresScrobbleStore.ensureUserID(of: person, connection, logger)
+            try await connection.query("SELECT pg_advisory_xact_lock(\(PostgresScrobbleStore.lockKey(id)))", logger: logger)
+            return try await PostgresScrobbleStore.copyKeepingExisting(rows, userID: id, connection, logger)
+        }
+    }
+
+    /// Copies `person`'s unfinished sync and the demo's generation mark.
+    public func write(_ person: PersonalDataExport.ArchivedPerson) async throws {
+        let logger = self.logger
+        try await database.client.withTransaction(logger: logger) { connection in
+            let id = try await PostgresScrobbleStore.ensureUserID(of: person.name, connection, logger)
+            if let state = person.pendingSync { try await PostgresScrobbleStore.save(state, userID: id, connection, logger) }
+            if let g = person.generated {
+                try await connection.query("""
+                    INSERT INTO generated_history (user_id, seed, first_week, generated_through) VALUES (\(id), \(g.seed), \(g.firstWeek), \(g.through))
+                    ON CONFLICT (user_id) DO UPDATE SET generated_through = GREATEST(generated_history.generated_through, EXCLUDED.generated_through)
+                    """, logger: logger)
+            }
+        }
+    }
+
     /// Rows per table in the destination, by the names `PersonalDataExport.counts()` uses.
     public func counts() async throws -> [String: Int] {
         var counts: [String: Int] = [:]
         for (name, table) in [("accounts", "account"), ("list entries", "list_entry"), ("settings", "owner_setting"),
-                              ("sessions", "web_session"), ("saved Last.fm answers", "lastfm_response")] {
+                              ("sessions", "web_session"), ("saved Last.fm answers", "lastfm_response"), ("scrobbles", "scrobble")] {
             for try await n in try await database.client.query(PostgresQuery(unsafeSQL: "SELECT count(*) FROM \(table)"), logger: logger).decode(Int64.self) {
                 counts[name] = Int(n)
             }

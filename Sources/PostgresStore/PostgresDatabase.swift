@@ -159,6 +159,45 @@ public final class PostgresDatabase: Sendable {
                 held BOOLEAN NOT NULL DEFAULT false)
             """,
         ]),
+        // The scrobble archive: rows keyed by (user, instant, artist, track),
+        // user first, as in SQLite (see `PostgresScrobbleStore`).
+        Migration(name: "scrobble-archive", statements: [
+            """
+            CREATE TABLE archive_user (
+                id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+                name_key TEXT NOT NULL UNIQUE,
+                name TEXT NOT NULL)
+            """,
+            """
+            CREATE TABLE scrobble (
+                user_id BIGINT NOT NULL REFERENCES archive_user(id) ON DELETE CASCADE,
+                instant BIGINT NOT NULL,
+                artist TEXT NOT NULL,
+                track TEXT NOT NULL,
+                album TEXT NOT NULL,
+                artist_mbid TEXT,
+                album_mbid TEXT,
+                track_mbid TEXT,
+                source SMALLINT NOT NULL,
+                PRIMARY KEY (user_id, instant, artist, track))
+            """,
+            """
+            CREATE TABLE sync_state (
+                user_id BIGINT PRIMARY KEY REFERENCES archive_user(id) ON DELETE CASCADE,
+                from_instant BIGINT NOT NULL,
+                to_instant BIGINT NOT NULL,
+                next_page INT NOT NULL,
+                total_pages INT NOT NULL,
+                page_size INT NOT NULL)
+            """,
+            """
+            CREATE TABLE generated_history (
+                user_id BIGINT PRIMARY KEY REFERENCES archive_user(id) ON DELETE CASCADE,
+                seed BIGINT NOT NULL,
+                first_week BIGINT NOT NULL,
+                generated_through BIGINT NOT NULL)
+            """,
+        ]),
     ]
 
     /// Applies the migrations this database has not had, holding an

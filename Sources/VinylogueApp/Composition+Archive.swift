@@ -1,31 +1,42 @@
 import Archive
 import Foundation
 import LastFM
+import PostgresStore
 import VinylogueCore
 
 extension Composition {
     /// Opens (creating when missing) the archive in the data directory.
-    public func openArchive(dataDir: String?) throws(SourceError) -> ScrobbleStore {
-        ScrobbleStore(database: try ArchiveDatabase(directory: dataDirectory(dataDir)))
+    public func openLocalArchive(dataDir: String?) throws(SourceError) -> SQLiteScrobbleStore {
+        SQLiteScrobbleStore(database: try ArchiveDatabase(directory: dataDirectory(dataDir)))
+    }
+
+    /// The scrobble archive: PostgreSQL's when a database is configured,
+    /// else the one in the data directory (created when missing). Opening
+    /// SQLite blocks, so it happens on a thread of its own.
+    public func openArchive(dataDir: String?) async throws -> any ScrobbleArchive {
+        if let postgres = try await migratedPostgres() { return PostgresScrobbleStore(postgres) }
+        return try await DedicatedThread.run(named: "vinylogue.archive") { try self.openLocalArchive(dataDir: dataDir) }
     }
 
     /// The archive to chart `user` from: opened (and created) for the demo
     /// user, whose generated history is stored first, and when `--source
     /// archive` asks for it; otherwise only when the data directory already
     /// has one, so asking for a Last.fm chart never creates a directory.
-    func archiveForCharts(of user: Username, pinned: SourceChoice?, dataDir: String?) throws(SourceError) -> ScrobbleStore? {
+    func archiveForCharts(of user: Username, pinned: SourceChoice?, dataDir: String?) async throws -> (any ScrobbleArchive)? {
         if pinned == .lastfm || (pinned == .demo && user != DemoHistory.username) { return nil }
         let directory = dataDirectory(dataDir)
-        guard user == DemoHistory.username || pinned == .archive || ArchiveDatabase.exists(in: directory) else { return nil }
-        let store = try openArchive(dataDir: dataDir)
-        if pinned != .demo { try fillDemo(for: user, in: store) }
+        guard postgres != nil || user == DemoHistory.username || pinned == .archive || ArchiveDatabase.exists(in: directory) else {
+            return nil
+        }
+        let store = try await openArchive(dataDir: dataDir)
+        if pinned != .demo { try await fillDemo(for: user, in: store) }
         return store
     }
 
     /// Stores the demo history when `user` is the demo user.
-    public func fillDemo(for user: Username, in store: ScrobbleStore) throws(SourceError) {
+    public func fillDemo(for user: Username, in store: any ScrobbleArchive) async throws(SourceError) {
         guard user == DemoHistory.username else { return }
-        try GeneratedHistory(history: demo.history, store: store).fill(now: clock.now)
+        try await GeneratedHistory(history: demo.history, store: store).fill(now: clock.now)
     }
 
     /// Last.fm's recent tracks, for `sync`.

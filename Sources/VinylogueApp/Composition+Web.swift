@@ -23,23 +23,27 @@ extension Composition {
                                                onServing: onServing)
     }
 
+    /// The configured PostgreSQL database with its tables set up, or nil
+    /// when none is configured. The pool keeps retrying an unreachable
+    /// server; this waits 15 s for it at most.
+    func migratedPostgres() async throws(DatabaseUnavailable) -> PostgresDatabase? {
+        guard let postgres else { return nil }
+        let migrating = Task { try await postgres.migrate() }
+        switch await migrating.result(within: .seconds(15)) {
+        case .success: return postgres
+        case .failure:
+            throw DatabaseUnavailable(reason: "it refused the connection, or its tables could not be set up.")
+        case nil:
+            migrating.cancel()
+            throw DatabaseUnavailable(reason: "it could not be reached within 15 seconds.")
+        }
+    }
+
     /// What the routes talk to, built from the configuration.
     func serverDependencies() async throws -> ServerDependencies {
         let directory = configuration.dataDirectory
         let database = try ArchiveDatabase(directory: directory)
-        if let postgres {
-            // The pool keeps retrying an unreachable server; starting up
-            // waits 15 s for it at most.
-            let migrating = Task { try await postgres.migrate() }
-            switch await migrating.result(within: .seconds(15)) {
-            case .success: break
-            case .failure:
-                throw DatabaseUnavailable(reason: "it refused the connection, or its tables could not be set up.")
-            case nil:
-                migrating.cancel()
-                throw DatabaseUnavailable(reason: "it could not be reached within 15 seconds.")
-            }
-        }
+        let postgres = try await migratedPostgres()
         // With PostgreSQL, Last.fm's answers and the request budget are the
         // fleet's: shared by every instance on the database.
         var cache: any LastFMResponseCache = SQLiteResponseCache(database, clock: clock)
@@ -51,15 +55,13 @@ extension Composition {
             permits = shared
         }
         let lists: any ListStore = postgres.map { PostgresListStore($0) } ?? SQLiteListStore(database)
-        let archive = ScrobbleStore(database: database)
+        let archive: any ScrobbleArchive = postgres.map { PostgresScrobbleStore($0) } ?? SQLiteScrobbleStore(database: database)
         let demoOn = configuration.server.demo
         let demoCovers = DemoCoverCatalogue()
         if demoOn {
             if try await lists.users().isEmpty { try await lists.add(DemoHistory.username) }
-            // The demo is charted from the archive, like an imported history;
-            // writing it blocks, so on a thread of its own.
-            let filler = GeneratedHistory(history: demo.history, store: archive), now = clock.now
-            _ = try await DedicatedThread.run(named: "vinylogue.demo") { try filler.fill(now: now) }
+            // The demo is charted from the archive, like an imported history.
+            try await GeneratedHistory(history: demo.history, store: archive).fill(now: clock.now)
             for album in demo.history.catalog.albums { demoCovers.register(artist: album.artist, album: album.name) }
         }
         let artwork = ArtworkStore(dataDirectory: directory, upstream: .live(httpClient), imageBase: configuration.imageBase,

@@ -104,13 +104,9 @@ public final class Composition: Sendable {
     /// Last.fm. The demo user is charted from the archive, filled with the
     /// generated history first.
     public func chartSource(for user: Username, _ pinned: SourceChoice?, dataDir: String? = nil) async -> any ChartSource {
-        let archive: ScrobbleStore?
+        let archive: (any ScrobbleArchive)?
         do {
-            // Opening, migrating and filling the demo block: on a thread of
-            // their own, not Swift's cooperative pool.
-            archive = try await DedicatedThread.run(named: "vinylogue.archive") {
-                try self.archiveForCharts(of: user, pinned: pinned, dataDir: dataDir)
-            }
+            archive = try await archiveForCharts(of: user, pinned: pinned, dataDir: dataDir)
         } catch {
             return UnavailableChartSource(error: error as? SourceError ?? .storage(detail: "\(error)"))
         }

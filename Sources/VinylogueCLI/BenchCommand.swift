@@ -29,8 +29,8 @@ struct BenchCommand: AsyncParsableCommand {
         print("Generated \(grouped(scrobbles)) scrobbles (\(size / 1_000_000) MB CSV) over 15 years.")
 
         let directory = dataDir.map { URL(fileURLWithPath: $0) } ?? temp.appendingPathComponent("data")
-        let store: ScrobbleStore
-        do { store = ScrobbleStore(database: try ArchiveDatabase(directory: directory)) } catch { throw CommandFailure(error) }
+        let store: SQLiteScrobbleStore
+        do { store = SQLiteScrobbleStore(database: try ArchiveDatabase(directory: directory)) } catch { throw CommandFailure(error) }
 
         let clock = ContinuousClock()
         let importStart = clock.now
@@ -51,8 +51,8 @@ struct BenchCommand: AsyncParsableCommand {
         let zip = temp.appendingPathComponent("export.zip")
         try ExportPacking.pack(file: csv.path, as: "scrobbles.csv", into: zip.path)
         let zipSize = (try? FileManager.default.attributesOfItem(atPath: zip.path)[.size] as? Int) ?? 0
-        let zipStore: ScrobbleStore
-        do { zipStore = ScrobbleStore(database: try ArchiveDatabase(directory: temp.appendingPathComponent("data-zip"))) } catch {
+        let zipStore: SQLiteScrobbleStore
+        do { zipStore = SQLiteScrobbleStore(database: try ArchiveDatabase(directory: temp.appendingPathComponent("data-zip"))) } catch {
             throw CommandFailure(error)
         }
         let zipImporter = ScrobbleImporter(store: zipStore, clock: .fixed(Date(timeIntervalSince1970: TimeInterval(end))))
@@ -94,7 +94,7 @@ struct BenchCommand: AsyncParsableCommand {
             for round in 0..<3 {
                 for week in weeks {
                     let start = ContinuousClock.now
-                    _ = try source.chartBlocking(for: user, kind: .album, week: week)
+                    _ = try store.chartsBlocking(.album, of: user, weeks: [week])
                     if round > 0 { times.append(Self.seconds(ContinuousClock.now - start) * 1000) }
                 }
             }

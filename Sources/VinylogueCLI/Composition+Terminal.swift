@@ -1,4 +1,5 @@
 import Foundation
+import Archive
 import VinylogueApp
 
 extension Composition {
@@ -20,5 +21,28 @@ extension Composition {
     /// A progress bar on standard error, drawn only on a real terminal.
     func progressBar() -> ProgressBar {
         ProgressBar(enabled: isatty(2) == 1 && !configuration.dumbTerminal)
+    }
+}
+
+extension Composition {
+    /// The archive a command reads and writes (`openArchive`), with a
+    /// PostgreSQL server that cannot be used said so with what to check.
+    func openArchiveForCommand(dataDir: String?) async throws -> any ScrobbleArchive {
+        do {
+            return try await openArchive(dataDir: dataDir)
+        } catch let error as DatabaseUnavailable {
+            throw CommandFailure("\(error) Check --database (or DATABASE_URL) and that the PostgreSQL server is running and accepts this user.",
+                                 exitCode: .configuration)
+        }
+    }
+}
+
+extension VinylogueConfiguration {
+    /// The process's configuration with `--database` (when given) in place
+    /// of `DATABASE_URL`; an empty one means SQLite.
+    static func withDatabase(_ url: String?) -> VinylogueConfiguration {
+        var configuration = VinylogueConfiguration.fromProcessEnvironment()
+        if let url { configuration.databaseURL = url.isEmpty ? nil : url }
+        return configuration
     }
 }

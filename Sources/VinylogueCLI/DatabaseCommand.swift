@@ -15,7 +15,7 @@ struct DatabaseCommand: AsyncParsableCommand {
 
 /// `vinylogue db copy --from DIR --to postgres://…`: copies what a SQLite
 /// data directory holds that PostgreSQL can hold (accounts, sessions, lists,
-/// settings, saved Last.fm answers) into a PostgreSQL database, then checks
+/// settings, saved Last.fm answers, the scrobble archive) into a PostgreSQL database, then checks
 /// the counts. Run it again after an interruption: it upserts, so it ends
 /// with the same rows.
 struct CopyCommand: AsyncParsableCommand {
@@ -31,6 +31,8 @@ struct CopyCommand: AsyncParsableCommand {
 
     /// Saved answers per transaction.
     static let page = 500
+    /// Archived scrobbles per transaction.
+    static let scrobblePage = 20_000
 
     func run() async throws {
         let directory = URL(fileURLWithPath: source, isDirectory: true).standardizedFileURL
@@ -69,17 +71,39 @@ struct CopyCommand: AsyncParsableCommand {
                 }
                 out.write("  saved Last.fm answers: \(responses)\n")
 
+                // The scrobble archive, person by person, in key order:
+                // each page is one transaction, and a rerun starts at the
+                // newest scrobble already copied (rows there are skipped by key).
+                let archive = PostgresScrobbleStore(database)
+                var scrobbles = 0, shortPeople: [String] = []
+                for person in try await export.archivedPeople() {
+                    var from = try await copy.newestScrobble(of: person.name) ?? Int64.min
+                    var after: (artist: String, track: String)?
+                    while true {
+                        let page = try await export.scrobbles(of: person.name, from: from, after: after, limit: Self.scrobblePage)
+                        guard let last = page.last?.0 else { break }
+                        try await copy.write(page, of: person.name)
+                        (from, after) = (last.instant, (last.artist, last.track))
+                    }
+                    try await copy.write(person)
+                    let held = try await archive.scrobbleCount(of: person.name)
+                    if held < person.scrobbles { shortPeople.append(person.name.value) }
+                    scrobbles += person.scrobbles
+                    out.write("  scrobbles of \(person.name.value): \(grouped(person.scrobbles))\n")
+                }
+                guard shortPeople.isEmpty else {
+                    throw CommandFailure("The count check failed: PostgreSQL holds fewer scrobbles of \(shortPeople.joined(separator: ", ")) than "
+                                         + "\(directory.path). Run the same command again; it continues where it stopped.", exitCode: .noData)
+                }
+
                 let source = try await export.counts(), copied = try await copy.counts()
                 let short = copied.filter { name, count in count < source[name] ?? 0 }
                 guard short.isEmpty else {
                     throw CommandFailure("The count check failed: PostgreSQL holds fewer \(short.keys.sorted().joined(separator: ", ")) than \(directory.path). "
                                          + "Run the same command again; it continues where it stopped.", exitCode: .noData)
                 }
-                out.write("Counts checked: PostgreSQL holds every row copied.\n")
-                if let scrobbles = source["scrobbles"], scrobbles > 0 {
-                    out.write("The scrobble archive (\(scrobbles) scrobbles), album art and palettes stay in \(directory.path): "
-                              + "keep giving it to serve with --data-dir.\n")
-                }
+                out.write("Counts checked: PostgreSQL holds every row copied (\(grouped(scrobbles)) scrobbles).\n")
+                out.write("Album art stays in \(directory.path) as a cache: each instance fetches its own again when asked.\n")
             }
         } catch let failure as CommandFailure {
             throw failure

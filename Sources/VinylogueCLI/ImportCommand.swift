@@ -30,6 +30,9 @@ struct ImportCommand: AsyncParsableCommand {
     @Option(name: .customLong("data-dir"), help: "The archive's data directory (default: $XDG_DATA_HOME/vinylogue).")
     var dataDir: String?
 
+    @Option(name: .customLong("database"), help: "A PostgreSQL archive instead of --data-dir, as postgres://user:password@host:5432/name (default: $DATABASE_URL).")
+    var databaseURL: String?
+
     @Option(help: ArgumentHelp("The export's format, when it is not recognised from its content: \(ExportFormat.names.joined(separator: ", ")).",
                                valueName: "name"))
     var format: String?
@@ -69,10 +72,10 @@ struct ImportCommand: AsyncParsableCommand {
             throw CommandFailure("“\(file)” may not be read by this user. Check its permissions (`ls -l`), or copy it somewhere readable.",
                                  exitCode: .usage)
         }
-        try await Composition.with { composition in
+        try await ServeCommand.composing(.withDatabase(databaseURL)) { composition in
             let summary: ImportSummary
             do {
-                let store = try composition.openArchive(dataDir: dataDir)
+                let store = try await composition.openArchiveForCommand(dataDir: dataDir)
                 let importer = ScrobbleImporter(store: store, clock: composition.clock, batchSize: batchSize, format: choice,
                                                 playerTimeZone: playerZone)
                 let progressBar = composition.progressBar(), file = self.file
@@ -157,18 +160,21 @@ struct SyncCommand: AsyncParsableCommand {
     @Option(name: .customLong("data-dir"), help: "The archive's data directory (default: $XDG_DATA_HOME/vinylogue).")
     var dataDir: String?
 
+    @Option(name: .customLong("database"), help: "A PostgreSQL archive instead of --data-dir, as postgres://user:password@host:5432/name (default: $DATABASE_URL).")
+    var databaseURL: String?
+
     func run() async throws {
         guard let username = Username(validating: user) else {
             throw CommandFailure("“\(user)” is not a valid Last.fm username.", exitCode: .usage)
         }
-        try await Composition.with { composition in
+        try await ServeCommand.composing(.withDatabase(databaseURL)) { composition in
             do {
-                let store = try composition.openArchive(dataDir: dataDir)
+                let store = try await composition.openArchiveForCommand(dataDir: dataDir)
                 let sync = ScrobbleSync(store: store, gateway: composition.recentTracksGateway, clock: composition.clock)
                 // Checked first: an unknown name fails with "not found" before
                 // anything is stored, and a new archive takes Last.fm's spelling.
                 let username = try await composition.lastFM.user(username).name
-                if let pending = try sync.pending(for: username) {
+                if let pending = try await sync.pending(for: username) {
                     Terminal.standardError.write("Resuming the interrupted sync at page \(pending.nextPage) of \(pending.totalPages).\n")
                 }
                 let bar = BarBox(composition.progressBar())

@@ -14,7 +14,7 @@ public struct ServerDependencies: Sendable {
     public let lists: any ListStore
     /// The local scrobble archive; users with scrobbles there are charted
     /// from it, offline.
-    public let archive: ScrobbleStore?
+    public let archive: (any ScrobbleArchive)?
     public let settings: CurrentSettings
     /// Sign-in with Last.fm, when the key's secret is configured; nil keeps
     /// one household list and no sign-in.
@@ -56,7 +56,7 @@ public struct ServerDependencies: Sendable {
 
     public init(clock: WallClock, lastFM: LastFMClient, demo: DemoChartSource?, lists: any ListStore,
                 settings: CurrentSettings, pages: PageRenderer, artwork: ArtworkStore, demoCovers: DemoCoverCatalogue,
-                archive: ScrobbleStore? = nil, patience: Patience = Patience(), background: BackgroundWork = BackgroundWork(),
+                archive: (any ScrobbleArchive)? = nil, patience: Patience = Patience(), background: BackgroundWork = BackgroundWork(),
                 accounts: (any AccountStore)? = nil, secureCookies: Bool = false,
                 database: DatabaseHealth = DatabaseHealth(kind: "sqlite") { true }) {
         self.database = database

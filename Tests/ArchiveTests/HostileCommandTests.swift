@@ -39,7 +39,7 @@ import VinylogueCore
     @Test func chartAndHistoryStandADamagedArchive() throws {
         let dir = try TemporaryDirectory()
         let data = dir.url.appendingPathComponent("data")
-        let store = ScrobbleStore(database: try ArchiveDatabase(directory: data))
+        let store = SQLiteScrobbleStore(database: try ArchiveDatabase(directory: data))
         let bomb = try Username("bomb")
         // `history` looks at this week in earlier years, as the binary's own clock sees it.
         var utc = Calendar(identifier: .gregorian)

@@ -77,7 +77,7 @@ import VinylogueCore
                           Scrobble(instant: week.from - 364 * 86_400 + 60, artist: "A", album: "Older", track: "C")],
                          for: bomb, origin: .lastFMExport)
         try await store.database.writer.write { db in
-            let id = try #require(try ScrobbleStore.userID(of: bomb, in: db))
+            let id = try #require(try SQLiteScrobbleStore.userID(of: bomb, in: db))
             for instant in [Int64.max, 1_000_000_000_000_000_000, 200_376_420_520_689_663, -5, Int64.min] {
                 try db.execute(sql: "INSERT INTO scrobble (user_id, instant, artist, track, album, source) VALUES (?, ?, 'A', 'D', 'B', 2)",
                                arguments: [id, instant])
@@ -206,7 +206,7 @@ import VinylogueCore
             let directory = dir.url.appendingPathComponent("round-\(round)")
             DispatchQueue.concurrentPerform(iterations: 4) { _ in
                 do {
-                    let store = ScrobbleStore(database: try ArchiveDatabase(directory: directory))
+                    let store = SQLiteScrobbleStore(database: try ArchiveDatabase(directory: directory))
                     _ = try store.count(for: alice)
                 } catch {
                     failures.withLock { $0.append("round \(round): \(error)") }

@@ -96,7 +96,7 @@ import VinylogueCore
         let file = try dir.file("export.csv", text)
 
         let killed = dir.url.appendingPathComponent("killed")
-        let store = try ScrobbleStore(database: ArchiveDatabase(directory: killed))
+        let store = try SQLiteScrobbleStore(database: ArchiveDatabase(directory: killed))
         let seed = Self.seed()
         var rng = SplitMix64(seed: seed)
         var interrupted = 0
@@ -165,7 +165,7 @@ import VinylogueCore
 
         let binary = try Self.executable()
         let data = dir.url.appendingPathComponent("data")
-        let store = try ScrobbleStore(database: ArchiveDatabase(directory: data))
+        let store = try SQLiteScrobbleStore(database: ArchiveDatabase(directory: data))
         @Sendable func syncProcess() throws -> Process {
             let process = Process()
             process.executableURL = binary
@@ -195,7 +195,7 @@ import VinylogueCore
             let count = try store.count(for: rj)
             seen.append(count)
             #expect(count >= before)
-            if count > 0, try ScrobbleSync(store: store, gateway: RecentTracksGateway { _, _, _, _, _ throws(SourceError) in
+            if count > 0, try await ScrobbleSync(store: store, gateway: RecentTracksGateway { _, _, _, _, _ throws(SourceError) in
                 throw .timeout
             }, clock: .system).pending(for: rj) != nil { partial += 1 }
         }

@@ -22,8 +22,8 @@ struct TemporaryDirectory: ~Copyable {
         return path
     }
 
-    func store(_ name: String = "data") throws -> ScrobbleStore {
-        ScrobbleStore(database: try ArchiveDatabase(directory: url.appendingPathComponent(name)))
+    func store(_ name: String = "data") throws -> SQLiteScrobbleStore {
+        SQLiteScrobbleStore(database: try ArchiveDatabase(directory: url.appendingPathComponent(name)))
     }
 }
 

@@ -21,7 +21,7 @@ import VinylogueCore
     }
 
     /// Runs `body` with a sync against a fake Last.fm over real HTTP.
-    static func withSync(_ store: ScrobbleStore, clock: WallClock,
+    static func withSync(_ store: SQLiteScrobbleStore, clock: WallClock,
                          _ body: @Sendable (FakeLastFM, ScrobbleSync) async throws -> Void) async throws {
         let fake = try FakeLastFM(clock: clock)
         let http = LastFMTransport.makeHTTPClient()
@@ -64,7 +64,7 @@ import VinylogueCore
                 }
             }()
             #expect(failure?.isTemporary == true)
-            let pending = try #require(try sync.pending(for: Self.rj))
+            let pending = try #require(try await sync.pending(for: Self.rj))
             #expect(pending.toInstant == end && pending.fromInstant == 0)
             #expect(pending.nextPage == pending.totalPages - 3)
             // The oldest three pages are in (the last page is the short one),
@@ -80,7 +80,7 @@ import VinylogueCore
             #expect(resumed.resumed)
             #expect(resumed.pages == pending.totalPages - 3)
             #expect(resumed.duplicates == 0)
-            #expect(try sync.pending(for: Self.rj) == nil)
+            #expect(try await sync.pending(for: Self.rj) == nil)
             let requests = await fake.requests().filter { $0.method == "user.getrecenttracks" }
             #expect(requests.allSatisfy { $0.parameters["to"] == String(end) && $0.parameters["from"] == "0" })
 

@@ -17,6 +17,7 @@ import VinylogueCore
     struct Stores: Sendable {
         let lists: any ListStore
         let accounts: any AccountStore
+        let scrobbles: any ScrobbleArchive
     }
 
     /// Fresh, empty stores on `backend` for the duration of `body`.
@@ -26,11 +27,13 @@ import VinylogueCore
             let directory = FileManager.default.temporaryDirectory.appendingPathComponent("contract-\(UUID().uuidString)")
             defer { try? FileManager.default.removeItem(at: directory) }
             let database = try ArchiveDatabase(directory: directory)
-            try await body(Stores(lists: SQLiteListStore(database), accounts: SQLiteAccountStore(database)))
+            try await body(Stores(lists: SQLiteListStore(database), accounts: SQLiteAccountStore(database),
+                                  scrobbles: SQLiteScrobbleStore(database: database)))
         case .postgres:
             try await withFreshPostgres { url in
                 try await PostgresDatabase.with(url: url) { database in
-                    try await body(Stores(lists: PostgresListStore(database), accounts: PostgresAccountStore(database)))
+                    try await body(Stores(lists: PostgresListStore(database), accounts: PostgresAccountStore(database),
+                                      scrobbles: PostgresScrobbleStore(database)))
                 }
             }
         }

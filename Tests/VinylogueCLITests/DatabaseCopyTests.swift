@@ -26,13 +26,37 @@ import VinylogueCore
         try await SQLiteAccountStore(database).startSession(digest: "d1", for: account, at: now, expires: .distantFuture, replacing: nil)
         let cache = ResponseCacheTable(database)
         for n in 0..<1_200 { await cache.store(Data("{\"n\":\(n)}".utf8), for: "user.getinfo&user=u\(n)", at: now, expires: .distantFuture) }
+        // A scrobble archive: 45,000 of alice's from several sources (more
+        // than two pages of the copy), two at one instant, a sync left
+        // unfinished; and the demo's generated history.
+        let archive = SQLiteScrobbleStore(database: database)
+        let alice = try Username("alice")
+        let listens = (0..<45_000).map { (n: Int) -> Scrobble in
+            let instant: Int64 = 1_500_000_000 + Int64(n / 2) * 300
+            let album: String = n % 9 == 0 ? "" : "Album \(n % 70)"
+            let mbid: String? = n % 5 == 0 ? "mbid-\(n % 70)" : nil
+            return Scrobble(instant: instant, artist: "Artist \(n % 40)", album: album, track: "Track \(n % 2)\t\(n % 13)", albumMBID: mbid)
+        }
+        try await archive.store(Array(listens[..<30_000]), of: alice, origin: .lastFMExport)
+        try await archive.store(Array(listens[30_000...]), of: alice, origin: .listenBrainz)
+        let pending = SyncState(fromInstant: 1, toInstant: 2, nextPage: 3, totalPages: 4, pageSize: 200)
+        try await archive.beginSync(pending, of: alice)
+        let demoFilled = try await GeneratedHistory(history: DemoHistory(seed: 3, start: 1_293_969_600), store: archive)
+            .fill(now: Date(timeIntervalSince1970: 1_293_969_600 + 400 * 86_400))
 
         try await PostgresDatabase.withTemporaryDatabase(server: cluster + "?sslmode=disable") { url in
+            // A copy that stopped after its first 10,000 scrobbles.
+            try await PostgresDatabase.with(url: url) { postgres in
+                try await postgres.migrate()
+                let first = try await PersonalDataExport(database).scrobbles(of: alice, from: .min, limit: 10_000)
+                try await PostgresCopy(postgres).write(first, of: alice)
+            }
             for _ in 0..<2 {
                 let run = try await vinylogue(["db", "copy", "--from", directory.path, "--to", url])
                 #expect(run.status == 0, "\(run.stderr)")
                 #expect(run.stdout.contains("  list entries: 4\n"), "\(run.stdout)")
                 #expect(run.stdout.contains("  saved Last.fm answers: 1200\n"))
+                #expect(run.stdout.contains("  scrobbles of alice: 45,000\n"), "\(run.stdout)")
                 #expect(run.stdout.contains("Counts checked"))
             }
             try await PostgresDatabase.with(url: url) { postgres in
@@ -47,6 +71,15 @@ import VinylogueCore
                 #expect(isNew && next.id > account.id)
                 let saved = PostgresResponseCache(postgres, coordination: postgres, clock: .fixed(now))
                 #expect(await saved.lookup("user.getinfo&user=u1199")?.body == Data("{\"n\":1199}".utf8))
+                // The archive, row for row, and charted the same.
+                let copied = PostgresScrobbleStore(postgres)
+                #expect(try await copied.scrobbles(of: alice, from: .min, to: .max) == archive.scrobbles(of: alice, from: .min, to: .max))
+                #expect(try await copied.syncStart(of: alice).pending == pending)
+                #expect(try await copied.scrobbleCount(of: DemoHistory.username) == demoFilled)
+                #expect(try await copied.generatedThrough(of: DemoHistory.username) == archive.generatedThrough(of: DemoHistory.username))
+                let weeks = try await ArchiveChartSource(store: archive).chartList(for: alice).weeks
+                #expect(try await ArchiveChartSource(store: copied).charts(for: alice, kind: .album, weeks: weeks)
+                    == ArchiveChartSource(store: archive).charts(for: alice, kind: .album, weeks: weeks))
             }
         }
     }

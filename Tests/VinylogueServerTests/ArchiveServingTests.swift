@@ -13,7 +13,7 @@ import VinylogueCore
         for i in 0..<5 { scrobbles.append(Scrobble(instant: week.from + Int64(i) * 600, artist: "Local Artist", album: "Offline Album", track: "T\(i)")) }
         scrobbles.append(Scrobble(instant: week.from + 9000, artist: "local artist", album: "OFFLINE ALBUM", track: "T9"))
         scrobbles.append(Scrobble(instant: week.from - 364 * 86400 + 60, artist: "Older", album: "Last Year", track: "X"))
-        try ScrobbleStore(database: harness.database).insert(scrobbles, for: user, origin: .lastFMExport)
+        try SQLiteScrobbleStore(database: harness.database).insert(scrobbles, for: user, origin: .lastFMExport)
     }
 
     @Test func archivedUsersAreChartedOffline() async throws {
@@ -33,7 +33,7 @@ import VinylogueCore
     /// first page) must not hide the user's Last.fm charts.
     @Test func anEmptyArchiveEntryDoesNotShadowLastFM() async throws {
         try await Harness.run { harness, client in
-            try ScrobbleStore(database: harness.database).insert([], for: try Username("ybsc"), origin: .lastFMSync)
+            try SQLiteScrobbleStore(database: harness.database).insert([], for: try Username("ybsc"), origin: .lastFMSync)
             let page = try await client.get("/u/ybsc/week/2020-07-08")
             #expect(page.status == .ok)
             #expect(page.body.containsInOrder(["PUP", "Live at The Electric Ballroom", "22 plays"]))
@@ -46,7 +46,7 @@ import VinylogueCore
         try await Harness.run { harness, client in
             let bomb = try Username("bomb")
             try fill(harness, user: bomb)
-            try ScrobbleStore(database: harness.database).insert(
+            try SQLiteScrobbleStore(database: harness.database).insert(
                 [Int64.max, 1_000_000_000_000_000_000, -1].map { Scrobble(instant: $0, artist: "A", album: "B", track: "D") },
                 for: bomb, origin: .lastFMExport)
             let page = try await client.get("/u/bomb/week/2020-07-06")

@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 import Synchronization
 import VinylogueCore
 
@@ -124,7 +123,7 @@ struct ImportRun {
 /// in flight (so memory stays bounded); the first failure stops the import.
 /// Its counts follow the archive's duplicate rule (`insertDistinct`).
 final class BatchWriter: Sendable {
-    private let store: ScrobbleStore
+    private let store: any ScrobbleArchive
     private let user: Username
     private let queue = DispatchQueue(label: "vinylogue.import.writer")
     private let slots = DispatchSemaphore(value: 2)
@@ -136,7 +135,7 @@ final class BatchWriter: Sendable {
 
     private let progress = Mutex(Progress())
 
-    init(store: ScrobbleStore, user: Username) {
+    init(store: any ScrobbleArchive, user: Username) {
         self.store = store
         self.user = user
     }
@@ -154,27 +153,37 @@ final class BatchWriter: Sendable {
             defer { slots.signal() }
             guard progress.withLock({ $0.failure == nil }) else { return }
             do {
-                let user = self.user
-                let counts = try store.write { db in
-                    // The user row is written with the first batch, so a
-                    // file that holds no scrobbles leaves nothing behind.
-                    let userID = try ScrobbleStore.ensureUserID(of: user, in: db)
-                    var counts = InsertCounts()
-                    // Runs of one origin share one statement loop.
-                    var start = batch.startIndex
-                    while start < batch.endIndex {
-                        let origin = batch[start].1
-                        let end = batch[start...].firstIndex { $0.1 != origin } ?? batch.endIndex
-                        counts += try ScrobbleStore.insertDistinct(batch[start..<end].lazy.map(\.0), userID: userID, origin: origin, in: db)
-                        start = end
+                let counts: InsertCounts
+                if let sqlite = store as? SQLiteScrobbleStore {
+                    // SQLite writes on this thread: nothing here waits on
+                    // Swift's pool, so an import called from it (against
+                    // the advice in `importFile`) still finishes.
+                    counts = try sqlite.storeBlocking(batch, of: user)
+                } else {
+                    counts = try Self.awaiting { [store, user] () async throws(SourceError) -> InsertCounts in
+                        try await store.store(batch, of: user)
                     }
-                    return counts
                 }
                 progress.withLock { $0.stored += counts }
             } catch {
                 progress.withLock { $0.failure = error }
             }
         }
+    }
+
+    /// Runs `work` and blocks the calling thread (the writer queue's, never
+    /// one of Swift's cooperative threads) until it is done.
+    private static func awaiting<T: Sendable>(_ work: @escaping @Sendable () async throws(SourceError) -> T) throws(SourceError) -> T {
+        let outcome = Mutex<Result<T, SourceError>?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        Task {
+            let result: Result<T, SourceError>
+            do throws(SourceError) { result = .success(try await work()) } catch { result = .failure(error) }
+            outcome.withLock { $0 = result }
+            done.signal()
+        }
+        done.wait()
+        return try outcome.withLock { $0! }.get()
     }
 
     /// Waits for the queue to drain; throws the first failure.

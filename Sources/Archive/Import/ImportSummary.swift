@@ -50,7 +50,7 @@ public struct ImportSummary: Sendable, Hashable {
     public var format: ExportFormat?
     public var imported = 0
     /// Scrobbles already in the archive (or repeated in the file), by the
-    /// archive's duplicate rule (`ScrobbleStore.sameListenWindow`).
+    /// archive's duplicate rule (`SQLiteScrobbleStore.sameListenWindow`).
     public var duplicates = 0
     /// Entries that are fine but not scrobbles, by reason (podcasts, short plays).
     public var skipped: [String: Int] = [:]

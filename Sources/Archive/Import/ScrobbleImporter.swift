@@ -20,7 +20,7 @@ import VinylogueCore
 ///
 /// Scrobbles are stored in batches, one transaction each, so a killed
 /// import keeps every finished batch and a rerun skips what is already
-/// there (`ScrobbleStore.insertDistinct` makes every insert idempotent and
+/// there (`SQLiteScrobbleStore.insertDistinct` makes every insert idempotent and
 /// leaves out the same listen from another source). Bad lines are
 /// reported with their member and line number and never stop the rest:
 /// among them lines over 16 MiB (dropped as they stream past, never held
@@ -28,7 +28,7 @@ import VinylogueCore
 /// `clock` per import. A UTF-8 byte-order mark at the start of any format
 /// is skipped.
 public struct ScrobbleImporter: Sendable {
-    public let store: ScrobbleStore
+    public let store: any ScrobbleArchive
     public let clock: WallClock
     public var batchSize: Int
     /// A format named by the person (`--format`), replacing detection.
@@ -44,7 +44,7 @@ public struct ScrobbleImporter: Sendable {
     /// Rejected lines listed one by one in the summary; the rest are counted.
     public static let rejectionsKept = 1000
 
-    public init(store: ScrobbleStore, clock: WallClock, batchSize: Int = 10_000, format: FormatChoice? = nil,
+    public init(store: any ScrobbleArchive, clock: WallClock, batchSize: Int = 10_000, format: FormatChoice? = nil,
                 playerTimeZone: TimeZone? = nil) {
         self.store = store
         self.clock = clock

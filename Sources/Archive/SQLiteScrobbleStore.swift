@@ -80,7 +80,7 @@ public struct InsertCounts: Sendable, Hashable {
 /// `INSERT OR IGNORE`; a batch is either all stored or not at all, and
 /// storing the same listen twice (exactly, or from another source a few
 /// seconds apart: `sameListenWindow`) is a counted no-op.
-public struct ScrobbleStore: Sendable {
+public struct SQLiteScrobbleStore: Sendable {
     public let database: ArchiveDatabase
 
     public init(database: ArchiveDatabase) { self.database = database }
@@ -172,77 +172,34 @@ public struct ScrobbleStore: Sendable {
     static let rowsPerStatement = 64
 
     /// Two plays of one track are one listen when their instants are less
-    /// than this many seconds apart (and artist and track match without
-    /// regard to case). See `docs/ARCHIVE.md`, "Duplicates across sources".
-    public static let sameListenWindow: Int64 = 60
+    /// than this many seconds apart (`SameListenRule`).
+    public static let sameListenWindow: Int64 = SameListenRule.window
 
     /// Inserts inside the caller's transaction, leaving out every scrobble
     /// that is the same listen as one already archived for the user or one
-    /// earlier in `scrobbles`: same artist and same track, compared without
-    /// regard to case (Swift's Unicode lowercasing, as charts merge them),
-    /// instants less than `sameListenWindow` seconds apart. Left-out rows
-    /// are counted as duplicates. Every import and every sync stores
-    /// through here.
-    ///
-    /// The archived rows near the new ones are read with one range scan per
-    /// run of new instants (a run ends at a gap of over an hour), so a
-    /// batch of an export (a few weeks of listening) costs a handful of
-    /// index seeks, and the check itself is a merge of two sorted lists.
+    /// earlier in `scrobbles` (`SameListenRule`). Left-out rows are counted
+    /// as duplicates. Every import and every sync stores through here.
     static func insertDistinct(_ scrobbles: some Collection<Scrobble>, userID: Int64, origin: ScrobbleOrigin, in db: Database) throws -> InsertCounts {
-        var sorted = Array(scrobbles)
-        if zip(sorted, sorted.dropFirst()).contains(where: { $0.instant > $1.instant }) { sorted.sort { $0.instant < $1.instant } }
-        let nearby = try archivedNear(sorted, userID: userID, in: db)
-        let window = sameListenWindow
-        var fresh: [Scrobble] = []
-        fresh.reserveCapacity(sorted.count)
-        var duplicates = 0
-        var low = 0, recentStart = 0
-        for s in sorted {
-            while low < nearby.count, nearby[low].instant <= s.instant.minus(window) { low += 1 }
-            var same = false
-            var i = low
-            while i < nearby.count, nearby[i].instant < s.instant.plus(window) {
-                if nearby[i].isSameListen(as: s) { same = true; break }
-                i += 1
-            }
-            if !same {
-                while recentStart < fresh.count, fresh[recentStart].instant <= s.instant.minus(window) { recentStart += 1 }
-                var j = recentStart
-                while j < fresh.count {
-                    if fresh[j].isSameListen(as: s) { same = true; break }
-                    j += 1
-                }
-            }
-            if same { duplicates += 1 } else { fresh.append(s) }
-        }
+        let sorted = SameListenRule.ascending(scrobbles)
+        let (fresh, duplicates) = SameListenRule.fresh(sorted, archived: try archivedNear(sorted, userID: userID, in: db))
         var counts = try insert(fresh, userID: userID, origin: origin, in: db)
         counts.duplicates += duplicates
         return counts
     }
 
-    /// The archived scrobbles of `userID` within `sameListenWindow` of any
-    /// of `sorted` (ascending), in time order.
+    /// The archived scrobbles of `userID` in the neighbourhoods of `sorted`
+    /// (`SameListenRule.neighbourhoods`), in time order.
     private static func archivedNear(_ sorted: [Scrobble], userID: Int64, in db: Database) throws -> [Scrobble] {
-        guard let first = sorted.first else { return [] }
         let statement = try db.cachedStatement(sql: """
             SELECT instant, artist, track FROM scrobble WHERE user_id = ? AND instant > ? AND instant < ? ORDER BY instant
             """)
         var found: [Scrobble] = []
-        var runStart = first.instant, runEnd = first.instant
-        func scan() throws {
-            let rows = try Row.fetchCursor(statement, arguments: [userID, runStart.minus(sameListenWindow), runEnd.plus(sameListenWindow)])
+        for range in SameListenRule.neighbourhoods(of: sorted) {
+            let rows = try Row.fetchCursor(statement, arguments: [userID, range.above, range.below])
             while let row = try rows.next() {
                 found.append(Scrobble(instant: row[0], artist: row[1], album: "", track: row[2]))
             }
         }
-        for s in sorted.dropFirst() {
-            if s.instant > runEnd.plus(3600) {
-                try scan()
-                runStart = s.instant
-            }
-            runEnd = s.instant
-        }
-        try scan()
         return found
     }
 
@@ -346,14 +303,16 @@ public struct ScrobbleStore: Sendable {
 
     /// Every archived scrobble of `user` in `[from, to)`, in time order.
     public func scrobbles(for user: Username, from: Int64, to: Int64) throws(SourceError) -> [Scrobble] {
-        try read { db in
-            guard let id = try Self.userID(of: user, in: db) else { return [] }
-            return try ArchivedScrobble
-                .filter(sql: "user_id = ? AND instant >= ? AND instant < ?", arguments: [id, from, to])
-                .order(sql: "instant, artist, track")
-                .fetchAll(db)
-                .map(\.scrobble)
-        }
+        try read { db in try Self.scrobbles(of: user, from: from, to: to, in: db) }
+    }
+
+    static func scrobbles(of user: Username, from: Int64, to: Int64, in db: Database) throws -> [Scrobble] {
+        guard let id = try userID(of: user, in: db) else { return [] }
+        return try ArchivedScrobble
+            .filter(sql: "user_id = ? AND instant >= ? AND instant < ?", arguments: [id, from, to])
+            .order(sql: "instant, artist, track")
+            .fetchAll(db)
+            .map(\.scrobble)
     }
 
     // MARK: - Plumbing
@@ -387,28 +346,116 @@ public struct ScrobbleStore: Sendable {
     }
 }
 
-extension Scrobble {
-    /// The archive's duplicate rule: same artist and track without regard
-    /// to case, instants less than `ScrobbleStore.sameListenWindow` apart.
-    func isSameListen(as other: Scrobble) -> Bool {
-        max(instant, other.instant).minus(min(instant, other.instant)) < ScrobbleStore.sameListenWindow
-            && Self.sameName(artist, other.artist) && Self.sameName(track, other.track)
+extension SQLiteScrobbleStore: ScrobbleArchive {
+    public func scrobbleCount(of user: Username) async throws(SourceError) -> Int {
+        try await readAsync { db in
+            guard let id = try Self.userID(of: user, in: db) else { return 0 }
+            return try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM scrobble WHERE user_id = ?", arguments: [id]) ?? 0
+        }
     }
 
-    private static func sameName(_ a: String, _ b: String) -> Bool {
-        a == b || a.lowercased() == b.lowercased()
-    }
-}
-
-extension Int64 {
-    /// Saturating arithmetic: a damaged row's instant may sit at either end of `Int64`.
-    func plus(_ other: Int64) -> Int64 {
-        let (sum, overflow) = addingReportingOverflow(other)
-        return overflow ? (other > 0 ? .max : .min) : sum
+    public func scrobbles(of user: Username, from: Int64, to: Int64) async throws(SourceError) -> [Scrobble] {
+        try await readAsync { db in try Self.scrobbles(of: user, from: from, to: to, in: db) }
     }
 
-    func minus(_ other: Int64) -> Int64 {
-        let (difference, overflow) = subtractingReportingOverflow(other)
-        return overflow ? (other > 0 ? .min : .max) : difference
+    public func charts(_ kind: ChartKind, of user: Username, weeks: [ChartWeek]) async throws(SourceError) -> [WeeklyChart]? {
+        // One week is one statement, which reads a consistent snapshot on
+        // its own (it saves a BEGIN/COMMIT per chart); several share one.
+        if weeks.count == 1 { return try await unsafeReadAsync(ArchiveChartSource.reading(kind, of: user, weeks: weeks)) }
+        return try await readAsync(ArchiveChartSource.reading(kind, of: user, weeks: weeks))
+    }
+
+    /// The same charts as `charts(_:of:weeks:)`, read on the calling thread.
+    /// It blocks: only for threads of one's own (`vinylogue bench` uses it
+    /// to time the query apart from the hop to GRDB's queue and back),
+    /// never on Swift's cooperative pool.
+    public func chartsBlocking(_ kind: ChartKind, of user: Username, weeks: [ChartWeek]) throws(SourceError) -> [WeeklyChart]? {
+        try read(ArchiveChartSource.reading(kind, of: user, weeks: weeks))
+    }
+
+    public func store(_ batch: [(Scrobble, ScrobbleOrigin)], of user: Username) async throws(SourceError) -> InsertCounts {
+        try await writeAsync { db in try Self.store(batch, of: user, in: db) }
+    }
+
+    /// Stores a batch the way `store(_:of:)` does, on the calling thread
+    /// (the importer's writer queue).
+    func storeBlocking(_ batch: [(Scrobble, ScrobbleOrigin)], of user: Username) throws(SourceError) -> InsertCounts {
+        try write { db in try Self.store(batch, of: user, in: db) }
+    }
+
+    private static func store(_ batch: [(Scrobble, ScrobbleOrigin)], of user: Username, in db: Database) throws -> InsertCounts {
+        // The user row is written with the first batch, so a file that
+        // holds no scrobbles leaves nothing behind.
+        guard !batch.isEmpty else { return InsertCounts() }
+        let userID = try ensureUserID(of: user, in: db)
+        var counts = InsertCounts()
+        for run in SameListenRule.originRuns(batch) {
+            counts += try insertDistinct(run.scrobbles.lazy.map(\.0), userID: userID, origin: run.origin, in: db)
+        }
+        return counts
+    }
+
+    public func syncStart(of user: Username) async throws(SourceError) -> SyncStart {
+        try await readAsync { db in
+            guard let id = try Self.userID(of: user, in: db) else { return SyncStart() }
+            // A damaged row with an absurd time must not count (nor overflow below).
+            let newest = try Int64.fetchOne(db, sql: """
+                SELECT MAX(instant) FROM scrobble WHERE user_id = ? AND source IN (?, ?) AND instant BETWEEN ? AND ?
+                """, arguments: [id, ScrobbleOrigin.lastFMSync.rawValue, ScrobbleOrigin.lastFMExport.rawValue,
+                                 PlausibleTime.archived.lowerBound, PlausibleTime.archived.upperBound])
+            let pending = try Row.fetchOne(db, sql: """
+                SELECT from_instant, to_instant, next_page, total_pages, page_size FROM sync_state WHERE user_id = ?
+                """, arguments: [id]).map { row in
+                SyncState(fromInstant: row[0], toInstant: row[1], nextPage: row[2], totalPages: row[3], pageSize: row[4])
+            }
+            return SyncStart(pending: pending, newestFromLastFM: newest)
+        }
+    }
+
+    public func beginSync(_ state: SyncState, of user: Username) async throws(SourceError) {
+        try await writeAsync { db in
+            try Self.save(state, userID: try Self.ensureUserID(of: user, in: db), in: db)
+        }
+    }
+
+    public func storeSyncPage(_ scrobbles: [Scrobble], of user: Username, next: SyncState?) async throws(SourceError) -> InsertCounts {
+        try await writeAsync { db in
+            let id = try Self.ensureUserID(of: user, in: db)
+            let counts = try Self.insertDistinct(scrobbles, userID: id, origin: .lastFMSync, in: db)
+            if let next {
+                try Self.save(next, userID: id, in: db)
+            } else {
+                try db.execute(sql: "DELETE FROM sync_state WHERE user_id = ?", arguments: [id])
+            }
+            return counts
+        }
+    }
+
+    private static func save(_ state: SyncState, userID: Int64, in db: Database) throws {
+        try db.execute(sql: """
+            INSERT INTO sync_state (user_id, from_instant, to_instant, next_page, total_pages, page_size) VALUES (?, ?, ?, ?, ?, ?)
+            ON CONFLICT(user_id) DO UPDATE SET from_instant = excluded.from_instant, to_instant = excluded.to_instant,
+                next_page = excluded.next_page, total_pages = excluded.total_pages, page_size = excluded.page_size
+            """, arguments: [userID, state.fromInstant, state.toInstant, state.nextPage, state.totalPages, state.pageSize])
+    }
+
+    public func generatedThrough(of user: Username) async throws(SourceError) -> Int64? {
+        try await readAsync { db in
+            guard let id = try Self.userID(of: user, in: db) else { return nil }
+            return try Int64.fetchOne(db, sql: "SELECT generated_through FROM generated_history WHERE user_id = ?", arguments: [id])
+        }
+    }
+
+    public func storeGenerated(_ scrobbles: [Scrobble], of user: Username, through: Int64, seed: Int64,
+                               firstWeek: Int64) async throws(SourceError) -> Int {
+        try await writeAsync { db in
+            let id = try Self.ensureUserID(of: user, in: db)
+            let counts = try Self.insert(scrobbles, userID: id, origin: .demo, in: db)
+            try db.execute(sql: """
+                INSERT INTO generated_history (user_id, seed, first_week, generated_through) VALUES (?, ?, ?, ?)
+                ON CONFLICT(user_id) DO UPDATE SET generated_through = excluded.generated_through
+                """, arguments: [id, seed, firstWeek, through])
+            return counts.inserted
+        }
     }
 }

@@ -1,0 +1,248 @@
+import Foundation
+import VinylogueCore
+
+/// The scrobble archive: each person's whole listening history, charted
+/// without the network. `SQLiteScrobbleStore` (GRDB, the embedded default)
+/// and `PostgresScrobbleStore` play it; one contract test suite runs
+/// against both.
+///
+/// Every write is one transaction and follows the archive's duplicate rule
+/// (`SameListenRule`): storing a listen that is already archived, exactly
+/// or from another source a few seconds apart, is a counted no-op. Rows are
+/// keyed by the user first, then by time, so one person's week is one
+/// contiguous range.
+public protocol ScrobbleArchive: Sendable {
+    /// The name as the archive stores it, when it holds at least one
+    /// scrobble of `user`; `nil` otherwise (a user row alone, left by a sync
+    /// that failed before its first page, does not count).
+    func storedName(of user: Username) async throws(SourceError) -> Username?
+    /// The first and last archived instants of `user` within
+    /// `PlausibleTime.archived`, if any.
+    func span(for user: Username) async throws(SourceError) -> ClosedRange<Int64>?
+    /// How many scrobbles are archived for `user`.
+    func scrobbleCount(of user: Username) async throws(SourceError) -> Int
+    /// Every archived scrobble of `user` in `[from, to)`, in time order.
+    func scrobbles(of user: Username, from: Int64, to: Int64) async throws(SourceError) -> [Scrobble]
+    /// The charts of `kind` for `weeks`, in their order, with Last.fm's
+    /// semantics (`ScrobbleTally`); `nil` when nothing was ever stored for `user`.
+    func charts(_ kind: ChartKind, of user: Username, weeks: [ChartWeek]) async throws(SourceError) -> [WeeklyChart]?
+    /// Stores a batch (an import's), each scrobble with its origin, in one
+    /// transaction, by the duplicate rule.
+    func store(_ batch: [(Scrobble, ScrobbleOrigin)], of user: Username) async throws(SourceError) -> InsertCounts
+
+    /// Where a Last.fm sync of `user` starts: its unfinished run, if any, and
+    /// the newest scrobble that came from Last.fm (synced or exported).
+    func syncStart(of user: Username) async throws(SourceError) -> SyncStart
+    /// Records a sync run that will take several pages, before its first.
+    func beginSync(_ state: SyncState, of user: Username) async throws(SourceError)
+    /// Stores one page of a sync and where the run goes next (`nil`: it is
+    /// finished), in one transaction.
+    func storeSyncPage(_ scrobbles: [Scrobble], of user: Username, next: SyncState?) async throws(SourceError) -> InsertCounts
+
+    /// The end of the last generated week stored for `user` (the demo).
+    func generatedThrough(of user: Username) async throws(SourceError) -> Int64?
+    /// Stores generated scrobbles (the demo's, exactly as generated: no
+    /// duplicate rule) and the end of the weeks they fill, in one
+    /// transaction. Returns how many were new.
+    func storeGenerated(_ scrobbles: [Scrobble], of user: Username, through: Int64, seed: Int64,
+                        firstWeek: Int64) async throws(SourceError) -> Int
+}
+
+extension ScrobbleArchive {
+    /// Stores `scrobbles`, all from `origin`, by the duplicate rule.
+    @discardableResult
+    public func store(_ scrobbles: [Scrobble], of user: Username, origin: ScrobbleOrigin) async throws(SourceError) -> InsertCounts {
+        try await store(scrobbles.map { ($0, origin) }, of: user)
+    }
+}
+
+/// Where a sync starts (`ScrobbleArchive.syncStart`).
+public struct SyncStart: Sendable, Hashable {
+    /// The run a killed or failed sync left unfinished.
+    public var pending: SyncState?
+    /// The newest archived scrobble that came from Last.fm.
+    public var newestFromLastFM: Int64?
+
+    public init(pending: SyncState? = nil, newestFromLastFM: Int64? = nil) {
+        self.pending = pending
+        self.newestFromLastFM = newestFromLastFM
+    }
+}
+
+/// The archive's rule for one listen counted once across sources: same
+/// user, same artist and same track compared without regard to case
+/// (Swift's Unicode lowercasing, as charts merge them), instants less than
+/// `window` seconds apart. See `docs/ARCHIVE.md`, "Duplicates across sources".
+/// Both stores apply it through here, so they agree row for row.
+public enum SameListenRule {
+    /// Two plays of one track closer than this many seconds are one listen.
+    public static let window: Int64 = 60
+
+    /// The ranges to read back from the archive before storing `sorted`
+    /// (ascending): one per run of instants (a run ends at a gap of over
+    /// an hour), each widened by `window`, with exclusive bounds. A batch
+    /// of an export (a few weeks of listening) costs a handful of seeks.
+    public static func neighbourhoods(of sorted: [Scrobble]) -> [(above: Int64, below: Int64)] {
+        guard let first = sorted.first else { return [] }
+        var ranges: [(above: Int64, below: Int64)] = []
+        var runStart = first.instant, runEnd = first.instant
+        for s in sorted.dropFirst() {
+            if s.instant > runEnd.plus(3600) {
+                ranges.append((runStart.minus(window), runEnd.plus(window)))
+                runStart = s.instant
+            }
+            runEnd = s.instant
+        }
+        ranges.append((runStart.minus(window), runEnd.plus(window)))
+        return ranges
+    }
+
+    /// `sorted` (ascending) without every scrobble that is the same listen
+    /// as one of `archived` (ascending: the archive's rows in the
+    /// neighbourhoods) or one kept earlier in `sorted`; and how many were
+    /// left out. The check is a merge of two sorted lists.
+    public static func fresh(_ sorted: [Scrobble], archived nearby: [Scrobble]) -> (fresh: [Scrobble], duplicates: Int) {
+        var fresh: [Scrobble] = []
+        fresh.reserveCapacity(sorted.count)
+        var duplicates = 0
+        var low = 0, recentStart = 0
+        for s in sorted {
+            while low < nearby.count, nearby[low].instant <= s.instant.minus(window) { low += 1 }
+            var same = false
+            var i = low
+            while i < nearby.count, nearby[i].instant < s.instant.plus(window) {
+                if nearby[i].isSameListen(as: s) { same = true; break }
+                i += 1
+            }
+            if !same {
+                while recentStart < fresh.count, fresh[recentStart].instant <= s.instant.minus(window) { recentStart += 1 }
+                var j = recentStart
+                while j < fresh.count {
+                    if fresh[j].isSameListen(as: s) { same = true; break }
+                    j += 1
+                }
+            }
+            if same { duplicates += 1 } else { fresh.append(s) }
+        }
+        return (fresh, duplicates)
+    }
+
+    /// `scrobbles` in ascending time order (sorting only when needed).
+    public static func ascending(_ scrobbles: some Collection<Scrobble>) -> [Scrobble] {
+        var sorted = Array(scrobbles)
+        if zip(sorted, sorted.dropFirst()).contains(where: { $0.instant > $1.instant }) { sorted.sort { $0.instant < $1.instant } }
+        return sorted
+    }
+
+    /// `batch` cut into runs of one origin, in order.
+    public static func originRuns(_ batch: [(Scrobble, ScrobbleOrigin)]) -> [(origin: ScrobbleOrigin, scrobbles: ArraySlice<(Scrobble, ScrobbleOrigin)>)] {
+        var runs: [(origin: ScrobbleOrigin, scrobbles: ArraySlice<(Scrobble, ScrobbleOrigin)>)] = []
+        var start = batch.startIndex
+        while start < batch.endIndex {
+            let origin = batch[start].1
+            let end = batch[start...].firstIndex { $0.1 != origin } ?? batch.endIndex
+            runs.append((origin, batch[start..<end]))
+            start = end
+        }
+        return runs
+    }
+}
+
+/// Plays counted per exact spelling (artist and name as written) for
+/// several weeks, then merged case-insensitively into ranked charts by
+/// `ScrobbleTally.Tally`, so Unicode case folding is Swift's, never a
+/// database's. A group's MusicBrainz id is that of its earliest play that
+/// has one, and groups reach the tally in that order, so the id a merged
+/// group shows is the one a time-ordered `ScrobbleTally` pass would choose.
+/// Both stores chart through here.
+public struct SpellingCounts: Sendable {
+    public let kind: ChartKind
+    private var weeks: [[Spelling: Group]]
+
+    public init(kind: ChartKind, weeks: Int) {
+        self.kind = kind
+        self.weeks = Array(repeating: [:], count: weeks)
+    }
+
+    /// One play in week number `week` (an index into the weeks asked for);
+    /// `mbid` is read only when this play may decide the group's id.
+    public mutating func addPlay(week: Int, artist: String, name: String, instant: Int64, mbid: (() -> String)?) {
+        weeks[week][Spelling(artist: artist, name: name), default: Group()].add(instant: instant, mbid: mbid)
+    }
+
+    /// `plays` plays of one spelling, already counted; `mbidInstant` is the
+    /// time of the earliest of them with an id.
+    public mutating func addGroup(week: Int, artist: String, name: String, plays: Int, mbid: String?, mbidInstant: Int64?) {
+        let group = Group(plays: plays, mbid: mbid, mbidInstant: mbid == nil ? .max : (mbidInstant ?? .max))
+        weeks[week][Spelling(artist: artist, name: name), default: Group()].merge(group)
+    }
+
+    /// The ranked chart of each week.
+    public func charts(of user: Username, weeks chartWeeks: [ChartWeek]) -> [WeeklyChart] {
+        zip(chartWeeks, weeks).map { week, groups in
+            var tally = ScrobbleTally.Tally(kind: kind)
+            // Only groups with an id need ordering (their earliest play
+            // decides whose id a merged group shows); plays add up in any order.
+            for (key, group) in groups.sorted(by: { $0.value.mbidInstant < $1.value.mbidInstant }) {
+                switch kind {
+                case .album: tally.add(artist: key.artist, album: key.name, track: "", mbid: group.mbid, plays: group.plays)
+                case .artist: tally.add(artist: key.artist, album: "", track: "", mbid: group.mbid, plays: group.plays)
+                case .track: tally.add(artist: key.artist, album: "", track: key.name, mbid: group.mbid, plays: group.plays)
+                }
+            }
+            return WeeklyChart(user: user, kind: kind, week: week, entries: tally.ranked())
+        }
+    }
+
+    private struct Spelling: Hashable, Sendable {
+        let artist: String
+        let name: String
+    }
+
+    private struct Group: Sendable {
+        var plays = 0
+        var mbid: String?
+        var mbidInstant = Int64.max
+
+        mutating func add(instant: Int64, mbid: (() -> String)?) {
+            plays += 1
+            if let mbid, instant < mbidInstant {
+                self.mbid = mbid()
+                mbidInstant = instant
+            }
+        }
+
+        mutating func merge(_ other: Group) {
+            if other.mbidInstant < mbidInstant {
+                mbid = other.mbid
+                mbidInstant = other.mbidInstant
+            }
+            plays += other.plays
+        }
+    }
+}
+
+extension Scrobble {
+    /// The archive's duplicate rule (`SameListenRule`).
+    func isSameListen(as other: Scrobble) -> Bool {
+        max(instant, other.instant).minus(min(instant, other.instant)) < SameListenRule.window
+            && Self.sameName(artist, other.artist) && Self.sameName(track, other.track)
+    }
+
+    private static func sameName(_ a: String, _ b: String) -> Bool {
+        a == b || a.lowercased() == b.lowercased()
+    }
+}
+
+extension Int64 {
+    /// Saturating arithmetic: a damaged row's instant may sit at either end of `Int64`.
+    func plus(_ other: Int64) -> Int64 {
+        let (sum, overflow) = addingReportingOverflow(other)
+        return overflow ? (other > 0 ? .max : .min) : sum
+    }
+
+    func minus(_ other: Int64) -> Int64 {
+        let (difference, overflow) = subtractingReportingOverflow(other)
+        return overflow ? (other > 0 ? .min : .max) : difference
+    }
+}

@@ -1,0 +1,368 @@
+import Archive
+import Foundation
+import Logging
+import PostgresNIO
+import VinylogueCore
+
+/// The scrobble archive in PostgreSQL (`ScrobbleArchive`), for a fleet of
+/// instances on one database.
+///
+/// The schema is SQLite's: `scrobble` keyed by (user, instant, artist,
+/// track), user first, so a person's week is one range of the primary key
+/// and the table can be hash-partitioned or distributed by `user_id`
+/// later (docs/DEPLOY.md). Every write is one transaction holding an
+/// advisory lock on its user, so two imports of one person (from any
+/// instances) apply the duplicate rule one after the other, and different
+/// people never wait for each other. New rows go in with `COPY`, after the
+/// rule has left out every listen already archived.
+public struct PostgresScrobbleStore: ScrobbleArchive {
+    let database: PostgresDatabase
+
+    public init(_ database: PostgresDatabase) { self.database = database }
+
+    var logger: Logger { database.logger }
+
+    // MARK: - Users
+
+    static func userID(of user: Username, _ connection: PostgresConnection, _ logger: Logger) async throws -> Int64? {
+        let rows = try await connection.query("SELECT id FROM archive_user WHERE name_key = \(user.key)", logger: logger)
+        for try await id in rows.decode(Int64.self) { return id }
+        return nil
+    }
+
+    static func ensureUserID(of user: Username, _ connection: PostgresConnection, _ logger: Logger) async throws -> Int64 {
+        if let id = try await userID(of: user, connection, logger) { return id }
+        let rows = try await connection.query("""
+            INSERT INTO archive_user(name_key, name) VALUES (\(user.key), \(user.value))
+            ON CONFLICT (name_key) DO NOTHING RETURNING id
+            """, logger: logger)
+        for try await id in rows.decode(Int64.self) { return id }
+        // Another transaction inserted the same name first and has committed.
+        if let id = try await userID(of: user, connection, logger) { return id }
+        throw SourceError.storage(detail: "the archive's row for \(user.value) could not be created")
+    }
+
+    /// The advisory lock key of one user's scrobbles ("SCRB" in its high bytes).
+    static func lockKey(_ userID: Int64) -> Int64 { 0x5343_5242_0000_0000 ^ userID }
+
+    /// Runs `body` in a transaction holding `user`'s write lock (the user
+    /// row is created first when missing).
+    func writing<T: Sendable>(_ user: Username,
+                              _ body: @escaping @Sendable (Int64, PostgresConnection, Logger) async throws -> T) async throws(SourceError) -> T {
+        let logger = self.logger
+        return try await mapped {
+            try await database.client.withTransaction(logger: logger) { connection in
+                let id = try await Self.ensureUserID(of: user, connection, logger)
+                try await connection.query("SELECT pg_advisory_xact_lock(\(Self.lockKey(id)))", logger: logger)
+                return try await body(id, connection, logger)
+            }
+        }
+    }
+
+    /// Runs `body` on one pooled connection, with `user`'s id (nil when
+    /// nothing was ever stored for them).
+    func reading<T: Sendable>(_ user: Username,
+                              _ body: @escaping @Sendable (Int64?, PostgresConnection, Logger) async throws -> T) async throws(SourceError) -> T {
+        let logger = self.logger
+        return try await mapped {
+            try await database.client.withConnection { connection in
+                try await body(try await Self.userID(of: user, connection, logger), connection, logger)
+            }
+        }
+    }
+
+    func mapped<T>(_ body: () async throws -> T) async throws(SourceError) -> T {
+        do {
+            return try await body()
+        } catch let error as SourceError {
+            throw error
+        } catch let error as PSQLError {
+            throw .storage(detail: error.serverInfo?[.message] ?? "the PostgreSQL database could not be reached (\(error.code))")
+        } catch {
+            throw .storage(detail: "\(error)")
+        }
+    }
+
+    // MARK: - Reading
+
+    public func storedName(of user: Username) async throws(SourceError) -> Username? {
+        let logger = self.logger
+        return try await mapped {
+            let rows = try await database.client.query("""
+                SELECT u.name FROM archive_user u
+                WHERE u.name_key = \(user.key) AND EXISTS (SELECT 1 FROM scrobble s WHERE s.user_id = u.id)
+                """, logger: logger)
+            for try await name in rows.decode(String.self) { return Username(validating: name) }
+            return nil
+        }
+    }
+
+    public func span(for user: Username) async throws(SourceError) -> ClosedRange<Int64>? {
+        try await reading(user) { id, connection, logger in
+            guard let id else { return nil }
+            // Rows outside `PlausibleTime.archived` are left out, so one
+            // damaged row cannot stretch a user's weeks over aeons.
+            let (low, high) = (PlausibleTime.archived.lowerBound, PlausibleTime.archived.upperBound)
+            let rows = try await connection.query("""
+                SELECT min(instant), max(instant) FROM scrobble WHERE user_id = \(id) AND instant BETWEEN \(low) AND \(high)
+                """, logger: logger)
+            for try await (first, last) in rows.decode((Int64?, Int64?).self) {
+                if let first, let last { return first...last }
+            }
+            return nil
+        }
+    }
+
+    public func scrobbleCount(of user: Username) async throws(SourceError) -> Int {
+        try await reading(user) { id, connection, logger in
+            guard let id else { return 0 }
+            let rows = try await connection.query("SELECT count(*) FROM scrobble WHERE user_id = \(id)", logger: logger)
+            for try await count in rows.decode(Int64.self) { return Int(count) }
+            return 0
+        }
+    }
+
+    public func scrobbles(of user: Username, from: Int64, to: Int64) async throws(SourceError) -> [Scrobble] {
+        try await reading(user) { id, connection, logger in
+            guard let id else { return [] }
+            // Byte order, as SQLite sorts text, whatever the database's collation.
+            let rows = try await connection.query("""
+                SELECT instant, artist, track, album, artist_mbid, album_mbid, track_mbid FROM scrobble
+                WHERE user_id = \(id) AND instant >= \(from) AND instant < \(to)
+                ORDER BY instant, artist COLLATE "C", track COLLATE "C"
+                """, logger: logger)
+            var found: [Scrobble] = []
+            for try await (instant, artist, track, album, artistMBID, albumMBID, trackMBID)
+                in rows.decode((Int64, String, String, String, String?, String?, String?).self) {
+                found.append(Scrobble(instant: instant, artist: artist, album: album, track: track,
+                                      artistMBID: artistMBID, albumMBID: albumMBID, trackMBID: trackMBID))
+            }
+            return found
+        }
+    }
+
+    /// PostgreSQL counts the plays of each exact spelling per week (one
+    /// range of the primary key per week, a few hundred groups back); the
+    /// groups are merged case-insensitively in Swift by `SpellingCounts`,
+    /// as SQLite's rows are.
+    public func charts(_ kind: ChartKind, of user: Username, weeks: [ChartWeek]) async throws(SourceError) -> [WeeklyChart]? {
+        try await reading(user) { id, connection, logger in
+            guard let id else { return nil }
+            guard !weeks.isEmpty else { return [] }
+            let (name, grouping, mbid, albumFilter) = switch kind {
+            case .album: ("s.album", ", s.album", "s.album_mbid", "AND s.album <> ''")
+            case .artist: ("''", "", "s.artist_mbid", "")
+            case .track: ("s.track", ", s.track", "s.track_mbid", "")
+            }
+            var query = PostgresQuery(unsafeSQL: """
+                SELECT w.n, s.artist, \(name), count(*), min(s.instant) FILTER (WHERE \(mbid) IS NOT NULL),
+                    (array_agg(\(mbid) ORDER BY s.instant) FILTER (WHERE \(mbid) IS NOT NULL))[1]
+                FROM unnest($1::bigint[], $2::bigint[]) WITH ORDINALITY AS w(f, t, n)
+                JOIN scrobble s ON s.user_id = $3 AND s.instant >= w.f AND s.instant < w.t \(albumFilter)
+                GROUP BY w.n, s.artist\(grouping)
+                """)
+            query.binds.append(weeks.map(\.from))
+            query.binds.append(weeks.map(\.to))
+            query.binds.append(id)
+            var counts = SpellingCounts(kind: kind, weeks: weeks.count)
+            let rows = try await connection.query(query, logger: logger)
+            for try await (n, artist, groupName, plays, mbidInstant, groupMBID)
+                in rows.decode((Int64, String, String, Int64, Int64?, String?).self) {
+                counts.addGroup(week: Int(n) - 1, artist: artist, name: groupName, plays: Int(plays), mbid: groupMBID, mbidInstant: mbidInstant)
+            }
+            return counts.charts(of: user, weeks: weeks)
+        }
+    }
+
+    // MARK: - Writing
+
+    public func store(_ batch: [(Scrobble, ScrobbleOrigin)], of user: Username) async throws(SourceError) -> InsertCounts {
+        // A batch with nothing in it leaves no user row behind.
+        guard !batch.isEmpty else { return InsertCounts() }
+        let runs = SameListenRule.originRuns(batch).map { (origin: $0.origin, scrobbles: $0.scrobbles.map(\.0)) }
+        return try await writing(user) { id, connection, logger in
+            var counts = InsertCounts()
+            for run in runs {
+                counts += try await Self.insertDistinct(run.scrobbles, userID: id, origin: run.origin, connection, logger)
+            }
+            return counts
+        }
+    }
+
+    /// Inserts inside the caller's transaction (which holds the user's
+    /// lock) every scrobble the duplicate rule keeps, with `COPY`.
+    static func insertDistinct(_ scrobbles: [Scrobble], userID: Int64, origin: ScrobbleOrigin,
+                               _ connection: PostgresConnection, _ logger: Logger) async throws -> InsertCounts {
+        let sorted = SameListenRule.ascending(scrobbles)
+        let nearby = try await archivedNear(sorted, userID: userID, connection, logger)
+        let (fresh, duplicates) = SameListenRule.fresh(sorted, archived: nearby)
+        try await copy(fresh.lazy.map { ($0, origin) }, userID: userID, into: "scrobble", connection, logger)
+        return InsertCounts(inserted: fresh.count, duplicates: duplicates)
+    }
+
+    /// The archived scrobbles of `userID` in the neighbourhoods of `sorted`,
+    /// in time order: one query for all of them.
+    static func archivedNear(_ sorted: [Scrobble], userID: Int64, _ connection: PostgresConnection, _ logger: Logger) async throws -> [Scrobble] {
+        let ranges = SameListenRule.neighbourhoods(of: sorted)
+        guard !ranges.isEmpty else { return [] }
+        let rows = try await connection.query("""
+            SELECT s.instant, s.artist, s.track FROM unnest(\(ranges.map(\.above))::bigint[], \(ranges.map(\.below))::bigint[]) AS r(above, below)
+            JOIN scrobble s ON s.user_id = \(userID) AND s.instant > r.above AND s.instant < r.below
+            ORDER BY s.instant
+            """, logger: logger)
+        var found: [Scrobble] = []
+        for try await (instant, artist, track) in rows.decode((Int64, String, String).self) {
+            found.append(Scrobble(instant: instant, artist: artist, album: "", track: track))
+        }
+        return found
+    }
+
+    /// Streams `rows` into `table` with `COPY … FROM STDIN` (text format),
+    /// in chunks of about 256 KiB.
+    static func copy(_ rows: some Sequence<(Scrobble, ScrobbleOrigin)>, userID: Int64, into table: String,
+                     _ connection: PostgresConnection, _ logger: Logger) async throws {
+        var iterator = rows.makeIterator()
+        guard var next = iterator.next() else { return }
+        try await connection.copyFrom(table: table, columns: ["user_id", "instant", "artist", "track", "album", "artist_mbid",
+                                                             "album_mbid", "track_mbid", "source"], logger: logger) { writer in
+            var buffer = ByteBuffer()
+            buffer.reserveCapacity(300_000)
+            let user = "\(userID)\t"
+            while true {
+                let (s, origin) = next
+                buffer.writeString(user)
+                buffer.writeString(String(s.instant))
+                buffer.writeInteger(UInt8(ascii: "\t"))
+                CopyText.write(s.artist, to: &buffer)
+                CopyText.write(s.track, to: &buffer)
+                CopyText.write(s.album, to: &buffer)
+                CopyText.write(s.artistMBID, to: &buffer)
+                CopyText.write(s.albumMBID, to: &buffer)
+                CopyText.write(s.trackMBID, to: &buffer)
+                buffer.writeString(String(origin.rawValue))
+                buffer.writeInteger(UInt8(ascii: "\n"))
+                if buffer.readableBytes > 256 * 1024 {
+                    try await writer.write(buffer)
+                    buffer.clear()
+                }
+                guard let following = iterator.next() else { break }
+                next = following
+            }
+            if buffer.readableBytes > 0 { try await writer.write(buffer) }
+        }
+    }
+
+    public func syncStart(of user: Username) async throws(SourceError) -> SyncStart {
+        try await reading(user) { id, connection, logger in
+            guard let id else { return SyncStart() }
+            let (low, high) = (PlausibleTime.archived.lowerBound, PlausibleTime.archived.upperBound)
+            let sources = [Int16(ScrobbleOrigin.lastFMSync.rawValue), Int16(ScrobbleOrigin.lastFMExport.rawValue)]
+            var start = SyncStart()
+            let newest = try await connection.query("""
+                SELECT max(instant) FROM scrobble WHERE user_id = \(id) AND source = ANY(\(sources)) AND instant BETWEEN \(low) AND \(high)
+                """, logger: logger)
+            for try await instant in newest.decode(Int64?.self) { start.newestFromLastFM = instant }
+            let pending = try await connection.query("""
+                SELECT from_instant, to_instant, next_page, total_pages, page_size FROM sync_state WHERE user_id = \(id)
+                """, logger: logger)
+            for try await (from, to, next, total, size) in pending.decode((Int64, Int64, Int32, Int32, Int32).self) {
+                start.pending = SyncState(fromInstant: from, toInstant: to, nextPage: Int(next), totalPages: Int(total), pageSize: Int(size))
+            }
+            return start
+        }
+    }
+
+    public func beginSync(_ state: SyncState, of user: Username) async throws(SourceError) {
+        try await writing(user) { id, connection, logger in try await Self.save(state, userID: id, connection, logger) }
+    }
+
+    public func storeSyncPage(_ scrobbles: [Scrobble], of user: Username, next: SyncState?) async throws(SourceError) -> InsertCounts {
+        try await writing(user) { id, connection, logger in
+            let counts = try await Self.insertDistinct(scrobbles, userID: id, origin: .lastFMSync, connection, logger)
+            if let next {
+                try await Self.save(next, userID: id, connection, logger)
+            } else {
+                try await connection.query("DELETE FROM sync_state WHERE user_id = \(id)", logger: logger)
+            }
+            return counts
+        }
+    }
+
+    static func save(_ state: SyncState, userID: Int64, _ connection: PostgresConnection, _ logger: Logger) async throws {
+        try await connection.query("""
+            INSERT INTO sync_state (user_id, from_instant, to_instant, next_page, total_pages, page_size)
+            VALUES (\(userID), \(state.fromInstant), \(state.toInstant), \(Int32(state.nextPage)), \(Int32(state.totalPages)), \(Int32(state.pageSize)))
+            ON CONFLICT (user_id) DO UPDATE SET from_instant = EXCLUDED.from_instant, to_instant = EXCLUDED.to_instant,
+                next_page = EXCLUDED.next_page, total_pages = EXCLUDED.total_pages, page_size = EXCLUDED.page_size
+            """, logger: logger)
+    }
+
+    public func generatedThrough(of user: Username) async throws(SourceError) -> Int64? {
+        try await reading(user) { id, connection, logger in
+            guard let id else { return nil }
+            let rows = try await connection.query("SELECT generated_through FROM generated_history WHERE user_id = \(id)", logger: logger)
+            for try await through in rows.decode(Int64.self) { return through }
+            return nil
+        }
+    }
+
+    public func storeGenerated(_ scrobbles: [Scrobble], of user: Username, through: Int64, seed: Int64,
+                               firstWeek: Int64) async throws(SourceError) -> Int {
+        try await writing(user) { id, connection, logger in
+            let inserted = try await Self.copyKeepingExisting(scrobbles.lazy.map { ($0, ScrobbleOrigin.demo) }, userID: id, connection, logger)
+            try await connection.query("""
+                INSERT INTO generated_history (user_id, seed, first_week, generated_through) VALUES (\(id), \(seed), \(firstWeek), \(through))
+                ON CONFLICT (user_id) DO UPDATE SET generated_through = EXCLUDED.generated_through
+                """, logger: logger)
+            return inserted
+        }
+    }
+
+    /// Copies `rows` as they are (no duplicate rule), leaving alone every
+    /// row whose key is already stored, inside the caller's transaction;
+    /// returns how many were new. Through a temporary table, since `COPY`
+    /// itself cannot skip conflicts.
+    static func copyKeepingExisting(_ rows: some Sequence<(Scrobble, ScrobbleOrigin)>, userID: Int64,
+                                    _ connection: PostgresConnection, _ logger: Logger) async throws -> Int {
+        try await connection.query("""
+            CREATE TEMPORARY TABLE IF NOT EXISTS scrobble_incoming (LIKE scrobble) ON COMMIT DELETE ROWS
+            """, logger: logger)
+        try await copy(rows, userID: userID, into: "scrobble_incoming", connection, logger)
+        let result = try await connection.query("""
+            WITH added AS (INSERT INTO scrobble SELECT * FROM scrobble_incoming ON CONFLICT DO NOTHING RETURNING 1)
+            SELECT count(*) FROM added
+            """, logger: logger)
+        for try await count in result.decode(Int64.self) { return Int(count) }
+        return 0
+    }
+}
+
+/// PostgreSQL's `COPY` text format: columns end in a tab (the last one in
+/// the caller's newline), `\N` is NULL, and backslash, tab, newline and
+/// carriage return are escaped. NUL, which PostgreSQL text cannot hold,
+/// is left out.
+enum CopyText {
+    static func write(_ text: String?, to buffer: inout ByteBuffer) {
+        guard var text else {
+            buffer.writeStaticString("\\N\t")
+            return
+        }
+        text.withUTF8 { bytes in
+            if !bytes.contains(where: { $0 == UInt8(ascii: "\\") || $0 < 0x20 }) {
+                buffer.writeBytes(bytes)
+            } else {
+                for byte in bytes {
+                    switch byte {
+                    case UInt8(ascii: "\\"): buffer.writeStaticString("\\\\")
+                    case UInt8(ascii: "\t"): buffer.writeStaticString("\\t")
+                    case UInt8(ascii: "\n"): buffer.writeStaticString("\\n")
+                    case UInt8(ascii: "\r"): buffer.writeStaticString("\\r")
+                    case 0: break
+                    default: buffer.writeInteger(byte)
+                    }
+                }
+            }
+        }
+        buffer.writeInteger(UInt8(ascii: "\t"))
+    }
+}

@@ -1,0 +1,169 @@
+import Foundation
+import PostgresStore
+import Testing
+import VinylogueCore
+@testable import Archive
+
+/// The scrobble archive's contract (`ScrobbleArchive`), run against SQLite
+/// and PostgreSQL: the same writes give the same rows, counts and charts.
+@Suite struct ArchiveContractTests {
+    typealias Backend = StoreContractTests.Backend
+
+    static let alice = try! Username("Alice")
+    static let t: Int64 = 1_600_000_000
+
+    @Test(arguments: Backend.allCases)
+    func theDuplicateRuleCountsRepeatsAndNearRepeatsOnce(_ backend: Backend) async throws {
+        try await StoreContractTests.withStores(backend) { stores in try await Self.theDuplicateRuleCountsRepeatsAndNearRepeatsOnce(stores.scrobbles) }
+    }
+
+    static func theDuplicateRuleCountsRepeatsAndNearRepeatsOnce(_ archive: any ScrobbleArchive) async throws {
+                #expect(try await archive.storedName(of: Self.alice) == nil)
+        #expect(try await archive.charts(.album, of: Self.alice, weeks: [ChartWeek(from: Self.t, to: Self.t + 604_800)]) == nil)
+        let unique = (0..<150).map { Scrobble(instant: Self.t + Int64($0) * 60, artist: "A", album: "B", track: "T\($0 % 7)") }
+        let withRepeats = unique + unique.enumerated().filter { $0.offset % 10 == 0 }.map(\.element)
+        #expect(try await archive.store(withRepeats.shuffled(), of: Self.alice, origin: .lastFMExport) == InsertCounts(inserted: 150, duplicates: 15))
+        #expect(try await archive.store(unique, of: Self.alice, origin: .lastFMSync) == InsertCounts(inserted: 0, duplicates: 150))
+        // The same play from another source, 30 s off and in other case.
+        let near = Scrobble(instant: Self.t + 30, artist: "a", album: "Other", track: "t0")
+        #expect(try await archive.store([near], of: Self.alice, origin: .spotify) == InsertCounts(inserted: 0, duplicates: 1))
+        // A mixed batch: runs of one origin, each seeing the rows before it.
+        let later = Scrobble(instant: Self.t + 100_000, artist: "Björk", album: "Homogenic", track: "Jóga")
+        let mixed: [(Scrobble, ScrobbleOrigin)] = [(later, .listenBrainz), (Scrobble(instant: Self.t + 100_010, artist: "BJÖRK", album: "", track: "JÓGA"), .spotify)]
+        #expect(try await archive.store(mixed, of: Self.alice) == InsertCounts(inserted: 1, duplicates: 1))
+        #expect(try await archive.scrobbleCount(of: Username("ALICE")) == 151)
+        #expect(try await archive.storedName(of: Username("alice"))?.value == "Alice")
+        #expect(try await archive.span(for: Self.alice) == Self.t...(Self.t + 100_000))
+        #expect(try await archive.scrobbles(of: Self.alice, from: Self.t + 100_000, to: Self.t + 100_001) == [later])
+        // An empty batch leaves no user behind.
+        #expect(try await archive.store([], of: Username("nobody"), origin: .spotify) == InsertCounts())
+        #expect(try await archive.storedName(of: Username("nobody")) == nil)
+    }
+
+    @Test(arguments: Backend.allCases)
+    func textSurvivesAsWritten(_ backend: Backend) async throws {
+        try await StoreContractTests.withStores(backend) { stores in try await Self.textSurvivesAsWritten(stores.scrobbles) }
+    }
+
+    static func textSurvivesAsWritten(_ archive: any ScrobbleArchive) async throws {
+        let odd = [
+            Scrobble(instant: Self.t, artist: "Tab\there", album: "Back\\slash \\N", track: "New\nline\r",
+                     artistMBID: "", albumMBID: nil, trackMBID: "\\."),
+            Scrobble(instant: Self.t + 600, artist: "Sigur Rós", album: "( )", track: "Untitled #1 💿", artistMBID: "f3b8"),
+        ]
+        #expect(try await archive.store(odd, of: Self.alice, origin: .maloja).inserted == 2)
+        #expect(try await archive.scrobbles(of: Self.alice, from: 0, to: .max) == odd)
+    }
+
+    /// Random listening with case variants and MusicBrainz ids: every
+    /// week's chart of every kind equals `ScrobbleTally` over the raw rows.
+    @Test(arguments: Backend.allCases)
+    func chartsEqualATallyOfTheRawScrobbles(_ backend: Backend) async throws {
+        try await StoreContractTests.withStores(backend) { stores in try await Self.chartsEqualATallyOfTheRawScrobbles(stores.scrobbles) }
+    }
+
+    static func chartsEqualATallyOfTheRawScrobbles(_ archive: any ScrobbleArchive) async throws {
+        var rng = SplitMix64(seed: 7)
+        let artists = ["Portishead", "PORTISHEAD", "Björk", "björk", "Mogwai"]
+        let albums = ["Dummy", "dummy", "Homogenic", "Young Team", ""]
+        var scrobbles: [Scrobble] = []
+        var instant = Self.t
+        for _ in 0..<3_000 {
+            instant += Int64(rng.next() % 7_200) + 61
+            let a = Int(rng.next() % 5), b = Int(rng.next() % 5)
+            scrobbles.append(Scrobble(instant: instant, artist: artists[a], album: albums[b], track: "Track \(rng.next() % 9)",
+                                      artistMBID: rng.next() % 3 == 0 ? "artist-\(a)" : nil,
+                                      albumMBID: rng.next() % 4 == 0 ? "album-\(b)-\(rng.next() % 2)" : nil,
+                                      trackMBID: rng.next() % 5 == 0 ? "track-\(rng.next() % 3)" : nil))
+        }
+        #expect(try await archive.store(scrobbles.shuffled(), of: Self.alice, origin: .lastFMExport).inserted == scrobbles.count)
+        let source = ArchiveChartSource(store: archive)
+        let weeks = try await source.chartList(for: Self.alice).weeks
+        #expect(weeks.count > 10)
+        for kind in [ChartKind.album, .artist, .track] {
+            let charts = try await source.charts(for: Self.alice, kind: kind, weeks: weeks)
+            for (week, chart) in zip(weeks, charts) {
+                let expected = ScrobbleTally.chart(kind, user: Self.alice, week: week,
+                                                   scrobbles: scrobbles.filter { $0.instant >= week.from && $0.instant < week.to })
+                #expect(chart == expected, "\(kind) chart of \(week)")
+            }
+        }
+    }
+
+    @Test(arguments: Backend.allCases)
+    func aSyncRunIsRecordedUntilItsLastPage(_ backend: Backend) async throws {
+        try await StoreContractTests.withStores(backend) { stores in try await Self.aSyncRunIsRecordedUntilItsLastPage(stores.scrobbles) }
+    }
+
+    static func aSyncRunIsRecordedUntilItsLastPage(_ archive: any ScrobbleArchive) async throws {
+                #expect(try await archive.syncStart(of: Self.alice) == SyncStart())
+        // Imports from elsewhere do not say how far Last.fm was copied.
+        try await archive.store([Scrobble(instant: Self.t + 9_000, artist: "S", album: "S", track: "S")], of: Self.alice, origin: .spotify)
+        try await archive.store([Scrobble(instant: Self.t, artist: "L", album: "L", track: "L")], of: Self.alice, origin: .lastFMExport)
+        #expect(try await archive.syncStart(of: Self.alice) == SyncStart(pending: nil, newestFromLastFM: Self.t))
+        var state = SyncState(fromInstant: Self.t + 1, toInstant: Self.t + 5_000, nextPage: 2, totalPages: 2, pageSize: 200)
+        try await archive.beginSync(state, of: Self.alice)
+        #expect(try await archive.syncStart(of: Self.alice).pending == state)
+        state.nextPage = 1
+        let page = [Scrobble(instant: Self.t + 4_000, artist: "L", album: "L", track: "M")]
+        #expect(try await archive.storeSyncPage(page, of: Self.alice, next: state).inserted == 1)
+        #expect(try await archive.syncStart(of: Self.alice) == SyncStart(pending: state, newestFromLastFM: Self.t + 4_000))
+        #expect(try await archive.storeSyncPage(page, of: Self.alice, next: nil) == InsertCounts(inserted: 0, duplicates: 1))
+        #expect(try await archive.syncStart(of: Self.alice).pending == nil)
+    }
+
+    @Test(arguments: Backend.allCases)
+    func generatedHistoryIsStoredOnceAndResumes(_ backend: Backend) async throws {
+        try await StoreContractTests.withStores(backend) { stores in try await Self.generatedHistoryIsStoredOnceAndResumes(stores.scrobbles) }
+    }
+
+    static func generatedHistoryIsStoredOnceAndResumes(_ archive: any ScrobbleArchive) async throws {
+        let history = DemoHistory(seed: 11, start: 1_293_969_600)
+        let generated = GeneratedHistory(history: history, user: Self.alice, store: archive)
+        let now = Date(timeIntervalSince1970: 1_293_969_600 + 2 * 365.25 * 86_400)
+        let added = try await generated.fill(now: now)
+        #expect(added > 1_000)
+        #expect(try await generated.fill(now: now) == 0)
+        #expect(try await archive.scrobbleCount(of: Self.alice) == added)
+        #expect(try await generated.fill(now: now.addingTimeInterval(14 * 86_400)) > 0)
+        // Stored exactly as generated: the same rows again add nothing.
+        let week = history.chartList(now: Int64(now.timeIntervalSince1970)).weeks[3]
+        let again = try await archive.storeGenerated(history.scrobbles(in: week), of: Self.alice, through: week.to,
+                                                              seed: 11, firstWeek: history.firstWeek.from)
+        #expect(again == 0)
+    }
+
+    /// Two writers storing overlapping batches of one person at once (two
+    /// instances importing the same export): each listen is stored once.
+    @Test(arguments: Backend.allCases)
+    func concurrentWritersOfOnePersonStoreEachListenOnce(_ backend: Backend) async throws {
+        try await StoreContractTests.withStores(backend) { stores in try await Self.concurrentWritersOfOnePersonStoreEachListenOnce(stores.scrobbles) }
+    }
+
+    static func concurrentWritersOfOnePersonStoreEachListenOnce(_ archive: any ScrobbleArchive) async throws {
+                let listens = (0..<2_000).map { Scrobble(instant: Self.t + Int64($0) * 120, artist: "A\($0 % 13)", album: "B", track: "T\($0 % 17)") }
+        let counts = try await withThrowingTaskGroup(of: InsertCounts.self) { group in
+            for writer in 0..<4 {
+                group.addTask {
+                    var total = InsertCounts()
+                    for chunk in stride(from: writer * 100, to: listens.count, by: 500) {
+                        total += try await archive.store(Array(listens[chunk..<min(listens.count, chunk + 700)]), of: Self.alice, origin: .listenBrainz)
+                    }
+                    return total
+                }
+            }
+            return try await group.reduce(InsertCounts()) { $0 + $1 }
+        }
+        #expect(counts.inserted == listens.count)
+        #expect(try await archive.scrobbleCount(of: Self.alice) == listens.count)
+        #expect(try await archive.scrobbles(of: Self.alice, from: 0, to: .max) == listens)
+    }
+}
+
+extension InsertCounts {
+    static func + (lhs: InsertCounts, rhs: InsertCounts) -> InsertCounts {
+        var sum = lhs
+        sum += rhs
+        return sum
+    }
+}

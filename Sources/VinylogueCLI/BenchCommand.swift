@@ -15,6 +15,10 @@ struct BenchCommand: AsyncParsableCommand {
     @Option(name: .customLong("data-dir"), help: "Where to put the benchmark archive (default: a new temporary directory).")
     var dataDir: String?
 
+    @Option(name: .customLong("database"),
+            help: "Also measure a PostgreSQL archive (postgres://…), beside SQLite: the same import, charts and every-year query. Its rows are deleted afterwards.")
+    var databaseURL: String?
+
     func run() async throws {
         guard scrobbles > 0 else { throw ValidationError("--scrobbles must be positive.") }
         let temp = FileManager.default.temporaryDirectory.appendingPathComponent("vinylogue-bench-\(UUID().uuidString)")
@@ -119,6 +123,19 @@ struct BenchCommand: AsyncParsableCommand {
         print("Every-year query (\(years) years, top 5): p50 \(Self.format(Self.percentile(everyYear, 0.5), 2)) ms, "
             + "max \(Self.format(everyYear.last ?? 0, 2)) ms")
         print("Peak memory (VmHWM): \(Self.peakMemory() ?? "unknown")")
+
+        if let databaseURL {
+            print("")
+            print("PostgreSQL (\(Self.redacted(databaseURL))), the same export:")
+            try await PostgresBench(url: databaseURL, csv: csvPath, end: end).run()
+        }
+    }
+
+    /// `url` without its password, for printing.
+    static func redacted(_ url: String) -> String {
+        guard var parts = URLComponents(string: url) else { return "the database given" }
+        if parts.password != nil { parts.password = "…" }
+        return parts.string ?? "the database given"
     }
 
     static func seconds(_ d: Duration) -> Double {

@@ -1,0 +1,73 @@
+import Archive
+import ArgumentParser
+import Foundation
+import PostgresStore
+import VinylogueCore
+
+/// The PostgreSQL half of `vinylogue bench --database`: the generated
+/// export imported into a PostgreSQL archive under a user of its own
+/// (deleted afterwards), then every week's chart and the every-year query,
+/// timed as the server awaits them (each a round trip to the database).
+struct PostgresBench {
+    let url: String
+    let csv: String
+    let end: Int64
+
+    func run() async throws {
+        do {
+            try await PostgresDatabase.with(url: url) { database in
+                try await database.migrate()
+                let user = try Username("bench-\(UInt16.random(in: 0...UInt16.max))")
+                let remove: @Sendable () async throws -> Void = {
+                    try await database.client.query("DELETE FROM archive_user WHERE name_key = \(user.key)")
+                }
+                // Leave nothing behind, however the run ends.
+                do { try await measure(PostgresScrobbleStore(database), user: user) } catch {
+                    try? await remove()
+                    throw error
+                }
+                try await remove()
+            }
+        } catch let problem as PostgresURLProblem {
+            throw CommandFailure("\(problem) Check --database.", exitCode: .configuration)
+        }
+    }
+
+    private func measure(_ store: PostgresScrobbleStore, user: Username) async throws {
+        let clock = ContinuousClock()
+        let importer = ScrobbleImporter(store: store, clock: .fixed(Date(timeIntervalSince1970: TimeInterval(end))))
+        let csv = self.csv
+        let start = clock.now
+        let summary = try await DedicatedThread.run(named: "vinylogue.import") { try importer.importFile(at: csv, for: user) }
+        let seconds = BenchCommand.seconds(clock.now - start)
+        print("Import: \(grouped(summary.imported)) scrobbles (\(grouped(summary.duplicates)) duplicates) in \(BenchCommand.format(seconds, 2)) s, "
+            + "\(grouped(Int(Double(summary.imported + summary.duplicates) / seconds))) scrobbles/s")
+
+        let source = ArchiveChartSource(store: store)
+        let weeks = try await source.chartList(for: user).weeks
+        var latencies: [Double] = []
+        for round in 0..<3 {
+            for week in weeks {
+                let begin = clock.now
+                let chart = try await source.chart(for: user, kind: .album, week: week)
+                precondition(chart.week == week)
+                if round > 0 { latencies.append(BenchCommand.seconds(clock.now - begin) * 1000) }
+            }
+        }
+        latencies.sort()
+        print("Weekly album chart over \(weeks.count) weeks (×2): p50 \(BenchCommand.format(BenchCommand.percentile(latencies, 0.5), 3)) ms, "
+            + "p99 \(BenchCommand.format(BenchCommand.percentile(latencies, 0.99), 3)) ms")
+
+        var everyYear: [Double] = []
+        var years = 0
+        let now = Date(timeIntervalSince1970: TimeInterval(end))
+        for _ in 0..<20 {
+            let begin = clock.now
+            years = try await source.everyYear(for: user, limit: 5, now: now, timeZone: .gmt).years.count
+            everyYear.append(BenchCommand.seconds(clock.now - begin) * 1000)
+        }
+        everyYear.sort()
+        print("Every-year query (\(years) years, top 5): p50 \(BenchCommand.format(BenchCommand.percentile(everyYear, 0.5), 2)) ms, "
+            + "max \(BenchCommand.format(everyYear.last ?? 0, 2)) ms")
+    }
+}

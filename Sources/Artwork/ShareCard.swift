@@ -17,7 +17,8 @@ public struct ShareCard: Sendable, Hashable {
     public var title: String
     /// In the accent colour under the title: "3 years ago", the artist.
     public var highlight: String
-    /// Smaller lines under it: the week, the top album, a play count.
+    /// Smaller lines under it: the week's dates (drawn a little larger),
+    /// the top album, a play count.
     public var details: [String]
     /// The covers for the collage, best first. Only the first nine are used.
     public var covers: [ArtworkAddress]
@@ -109,9 +110,16 @@ public struct ShareCard: Sendable, Hashable {
         var y = 56
         canvas.draw(text: "VINYLOGUE", x: left, y: y, scale: 3, colour: Palette.accent)
         y += 27 + 44
-        let blocks: [(text: String, colour: RGB, scales: ClosedRange<Int>, lines: Int, gapAfter: Int)] =
-            [(title, Palette.text, 4...9, 2, 28), (highlight, Palette.accent, 3...6, 2, 36)]
-            + details.map { ($0, Palette.muted, 3...3, 2, 18) }
+        struct Block {
+            let text: String, colour: RGB, scales: ClosedRange<Int>, lines: Int, gapAfter: Int
+        }
+        let blocks = [Block(text: title, colour: Palette.text, scales: 4...9, lines: 2, gapAfter: 28),
+                      Block(text: highlight, colour: Palette.accent, scales: 3...6, lines: 2, gapAfter: 36)]
+            + details.enumerated().map { index, text in
+                // The first detail (the week's dates) reads as part of the heading.
+                index == 0 ? Block(text: text, colour: Palette.text, scales: 3...4, lines: 2, gapAfter: 22)
+                    : Block(text: text, colour: Palette.muted, scales: 3...3, lines: 3, gapAfter: 14)
+            }
         for block in blocks where !block.text.isEmpty {
             let fitted = TextFitting(font: .standard).fit(block.text, width: width, scales: block.scales, maxLines: block.lines)
             // Lines sit close: the font's two descender rows are the leading.

@@ -83,12 +83,11 @@ extension ShareCardStore {
 
         func card(_ card: ShareCard, keep: Bool) async -> Result<DrawnShareCard, ArtworkError> {
             let url = root.appendingPathComponent(card.key + ".png", isDirectory: false)
-            let kept: Data? = !keep ? nil : try? await threads.runIfActive {
+            if keep, let kept = try? await threads.runIfActive({ () -> Data? in
                 guard let data = try? Data(contentsOf: url), ImageFormat(sniffing: data) == .png else { return nil }
                 ArtworkDiskBudget.touch(url)
                 return data
-            }
-            if let kept { return .success(DrawnShareCard(bytes: kept, isComplete: true)) }
+            }) { return .success(DrawnShareCard(bytes: kept, isComplete: true)) }
             let covers = await coverBytes(for: card)
             let complete = covers.allSatisfy { $0 != nil }
             let root = root, budget = budget

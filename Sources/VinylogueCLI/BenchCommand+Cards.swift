@@ -28,7 +28,8 @@ extension BenchCommand {
             for address in addresses { _ = try? await artwork.image(for: address) }
             let labels = WeekLabels(timeZone: .gmt)
             prepared.append(ShareCard(title: user.value, highlight: "1 year ago",
-                                      details: [labels.label(for: week), top.first.map { "#1 \($0.artist) – \($0.name)" } ?? ""],
+                                      details: [labels.range(of: week), top.first.map { "#1 \($0.artist) – \($0.name)" } ?? "",
+                                                "Week \(labels.weekNumber(of: week)) · \(chart.entries.count) albums"],
                                       covers: addresses))
         }
         var times: [Double] = []

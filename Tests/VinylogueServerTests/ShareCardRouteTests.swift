@@ -97,7 +97,7 @@ import VinylogueServer
             let hidden = try await png(client, "/u/hidden/card.png")
             #expect(hidden.status == .notFound)
             #expect(hidden.type == "image/png" && dimensions(hidden.body).map { $0 == (1200, 630) } == true)
-            let bad = try await client.get("/u/demo/week/not-a-date/card.png")
+            let bad = try await client.get("/u/ybsc/week/not-a-date/card.png")
             #expect(bad.status == .badRequest)
         }
     }

@@ -43,7 +43,7 @@ struct AlbumRoutes: Sendable {
         var view = AlbumPageView(page, backURL: backURL, artURL: address?.localPath ?? Paths.placeholderCover, csrf: "")
         view.layout.themeURL = colours.map(CoverRoutes.themePath)
         view.staleNote = savedCopies.note
-        view.layout.share = ShareCardContent.links(page, labels: labels, base: address.base)
+        view.layout.share = ShareCardContent.links(page, labels: labels, base: self.address.base)
         return dependencies.pages.response("album", view, status: HTTPResponse.Status(failure: page.failure))
     }
 }

@@ -44,7 +44,7 @@ enum Paths {
     /// page's query (`/u/RJ/album/A/B?week=…` → `/u/RJ/album/A/B/card.png?week=…`).
     static func card(of page: String) -> String {
         guard let mark = page.firstIndex(of: "?") else { return page + "/card.png" }
-        return page[..<mark] + "/card.png" + page[mark...]
+        return String(page[..<mark]) + "/card.png" + String(page[mark...])
     }
 
     static func userAction(_ user: ListedUserName) -> String { "\(users)/\(user.value)" }

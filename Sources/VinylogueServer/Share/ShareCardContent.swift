@@ -24,8 +24,17 @@ enum ShareCardContent {
                    title: "\(page.user.value) · \(page.yearsAgoLabel)", description: summary(page))
     }
 
-    static func card(_ page: WeeklyChartPage, covers: [ArtworkAddress]) -> ShareCard {
-        ShareCard(title: page.user.value, highlight: page.yearsAgoLabel, details: [page.weekLabel, summary(page)], covers: covers)
+    /// Title, "N years ago", the week's dates, its top entry, its number and size.
+    static func card(_ page: WeeklyChartPage, covers: [ArtworkAddress], labels: WeekLabels) -> ShareCard {
+        guard let week = page.week, !page.rows.isEmpty else {
+            return ShareCard(title: page.user.value, highlight: page.yearsAgoLabel, details: [page.weekLabel, summary(page)], covers: covers)
+        }
+        let top = page.rows[0]
+        let noun = page.rows.count == 1 ? page.kind.rawValue : page.kind.plural
+        return ShareCard(title: page.user.value, highlight: page.yearsAgoLabel,
+                         details: [labels.range(of: week), "#1 " + (page.kind == .artist ? top.artist : "\(top.artist) – \(top.name)"),
+                                   "Week \(labels.weekNumber(of: week)) · \(page.rows.count) \(noun)"],
+                         covers: covers)
     }
 
     /// "#1 PUP – Live at The Electric Ballroom, and 11 more", or why there is nothing.
@@ -44,9 +53,9 @@ enum ShareCardContent {
                    description: summary(page))
     }
 
-    static func card(_ page: EveryYearPage, covers: [ArtworkAddress]) -> ShareCard {
+    static func card(_ page: EveryYearPage, covers: [ArtworkAddress], labels: WeekLabels) -> ShareCard {
         var details = [summary(page)]
-        if let oldest = page.years.last { details.append("Back to \(oldest.weekLabel)") }
+        if let oldest = page.years.last { details.append("Back to \(labels.range(of: oldest.week))") }
         return ShareCard(title: page.user.value, highlight: "This week, every year", details: details, covers: covers)
     }
 
@@ -73,9 +82,9 @@ enum ShareCardContent {
                    description: "\(page.user.value) · \(page.weekLabel)" + (page.weekPlays.map { " · \(WeekLabels.plays($0))" } ?? ""))
     }
 
-    static func card(_ page: AlbumPage, cover: ArtworkAddress?) -> ShareCard {
-        var details = ["\(page.user.value) · \(page.weekLabel)"]
-        if let plays = page.weekPlays { details.append("\(WeekLabels.plays(plays)) that week") }
+    static func card(_ page: AlbumPage, cover: ArtworkAddress?, labels: WeekLabels) -> ShareCard {
+        var details = [page.week.map(labels.range(of:)) ?? page.weekLabel]
+        details.append(page.user.value + (page.weekPlays.map { " · \(WeekLabels.plays($0)) that week" } ?? ""))
         if let failure = page.failure { details.append(failure.message) }
         return ShareCard(title: page.name, highlight: page.artist, details: details, covers: cover.map { [$0] } ?? [])
     }

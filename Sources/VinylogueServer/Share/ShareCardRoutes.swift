@@ -60,7 +60,7 @@ struct ShareCardRoutes: Sendable {
         let user = asked.request.user
         let rows = page.kind == .album ? Array(page.rows.prefix(9)) : []
         let covers = await addresses(user: user, albums: rows.map { ($0.artist, $0.name, $0.entry.mbid) })
-        let card = ShareCardContent.card(page, covers: covers)
+        let card = ShareCardContent.card(page, covers: covers, labels: WeekLabels(timeZone: settings.timeZone))
         return await answer(card, failure: page.failure, stale: !savedCopies.failures.isEmpty, key: key)
     }
 
@@ -74,7 +74,7 @@ struct ShareCardRoutes: Sendable {
         let (page, savedCopies) = await SavedCopies.noted { await EveryYearPage.load(asked, from: source, now: now) }
         let tops = ShareCardContent.topAlbums(page).prefix(9)
         let covers = await addresses(user: user, albums: tops.map { ($0.artist, $0.name, $0.entry.mbid) })
-        let card = ShareCardContent.card(page, covers: covers)
+        let card = ShareCardContent.card(page, covers: covers, labels: WeekLabels(timeZone: settings.timeZone))
         return await answer(card, failure: page.failure, stale: !savedCopies.failures.isEmpty, key: key)
     }
 
@@ -95,7 +95,7 @@ struct ShareCardRoutes: Sendable {
         if case .missing = page.state { failure = .notFound(what: "That album") }
         let cover = await addresses(user: user, albums: [(artist, name, mbid)]).first
         // Not kept in memory by request: the album page itself is not either.
-        return await answer(ShareCardContent.card(page, cover: cover), failure: failure,
+        return await answer(ShareCardContent.card(page, cover: cover, labels: labels), failure: failure,
                             stale: !savedCopies.failures.isEmpty, key: nil)
     }
 

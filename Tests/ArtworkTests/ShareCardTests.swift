@@ -19,7 +19,7 @@ func pngDimensions(_ data: Data) -> (width: Int, height: Int)? {
         let drawn = canvas.draw(text: "Il", x: 1, y: 1, scale: 1, colour: .white)
         #expect(drawn == 11)
         // "I" is .###. / ..#.. ×5 / .###.; "l" starts 6 columns on: .##.. / ..#.. ×5 / .###.
-        let lit = (0..<11).map { y in String((0..<14).map { canvas[x: $0, y: y] == .white ? "#" : "." }) }
+        let lit = (0..<11).map { y in String((0..<14).map { canvas[$0, y] == .white ? "#" : "." }) }
         #expect(lit == [
             "..............",
             "..###...##....",
@@ -39,11 +39,11 @@ func pngDimensions(_ data: Data) -> (width: Int, height: Int)? {
         var canvas = PixelCanvas(width: 20, height: 30, background: .black)
         canvas.draw(text: "g", x: 0, y: 0, scale: 3, colour: .white)
         // Row 2 of "g" is .####: columns 1...4 lit, each 3 × 3 pixels.
-        #expect(canvas[x: 2, y: 6] == .black)
-        #expect(canvas[x: 3, y: 6] == .white && canvas[x: 14, y: 8] == .white)
-        #expect(canvas[x: 15, y: 6] == .black)
+        #expect(canvas[2, 6] == .black)
+        #expect(canvas[3, 6] == .white && canvas[14, 8] == .white)
+        #expect(canvas[15, 6] == .black)
         // Row 8 (below the baseline) is .###.
-        #expect(canvas[x: 4, y: 25] == .white && canvas[x: 1, y: 25] == .black)
+        #expect(canvas[4, 25] == .white && canvas[1, 25] == .black)
     }
 
     @Test func unknownCharactersAreABoxAndAccentsFallBackToTheirLetter() {
@@ -97,7 +97,7 @@ func pngDimensions(_ data: Data) -> (width: Int, height: Int)? {
         let pixels = try ImageDecoding(maxSide: 1200).pixels(from: drawn.bytes)
         #expect(pixels.width == 1200 && pixels.height == 630)
         // The collage's corner is a cover, not the background or a stand-in record.
-        #expect(![ShareCard.Palette.background, ShareCard.Palette.tile].contains(pixels[x: 10, y: 10]))
+        #expect(![ShareCard.Palette.background, ShareCard.Palette.tile].contains(pixels[10, 10]))
     }
 
     @Test func differentWeeksGiveDifferentCards() async throws {

@@ -9,10 +9,10 @@ public struct PixelCanvas: Sendable {
     private var rgb: [UInt8]
 
     public init(width: Int, height: Int, background: RGB) {
-        let grid = PixelGrid(width: width, height: height, filledWith: background)
-        self.width = grid.width
-        self.height = grid.height
-        rgb = grid.rgb
+        self.width = max(1, width)
+        self.height = max(1, height)
+        rgb = [UInt8](repeating: 0, count: self.width * self.height * 3)
+        fill(x: 0, y: 0, width: self.width, height: self.height, with: background)
     }
 
     /// The pixels drawn so far.
@@ -28,11 +28,14 @@ public struct PixelCanvas: Sendable {
     public mutating func fill(x: Int, y: Int, width w: Int, height h: Int, with colour: RGB) {
         let x0 = max(0, x), x1 = min(width, x + w), y0 = max(0, y), y1 = min(height, y + h)
         guard x0 < x1, y0 < y1 else { return }
-        for row in y0..<y1 {
-            var i = (row * width + x0) * 3
-            for _ in x0..<x1 {
-                rgb[i] = colour.red; rgb[i + 1] = colour.green; rgb[i + 2] = colour.blue
-                i += 3
+        let width = self.width
+        rgb.withUnsafeMutableBufferPointer { bytes in
+            for row in y0..<y1 {
+                var i = (row * width + x0) * 3
+                for _ in x0..<x1 {
+                    bytes[i] = colour.red; bytes[i + 1] = colour.green; bytes[i + 2] = colour.blue
+                    i += 3
+                }
             }
         }
     }
@@ -57,24 +60,38 @@ public struct PixelCanvas: Sendable {
         var sw = Double(image.width), sh = Double(image.height)
         if sourceAspect > targetAspect { sw = sh * targetAspect } else { sh = sw / targetAspect }
         let sx = (Double(image.width) - sw) / 2, sy = (Double(image.height) - sh) / 2
-        let source = image.rgb
-        for ty in max(0, y)..<min(height, y + h) {
-            let v0 = sy + Double(ty - y) * sh / Double(h), v1 = sy + Double(ty - y + 1) * sh / Double(h)
-            let r0 = min(image.height - 1, Int(v0)), r1 = max(r0 + 1, min(image.height, Int(v1.rounded(.up))))
-            for tx in max(0, x)..<min(width, x + w) {
-                let u0 = sx + Double(tx - x) * sw / Double(w), u1 = sx + Double(tx - x + 1) * sw / Double(w)
-                let c0 = min(image.width - 1, Int(u0)), c1 = max(c0 + 1, min(image.width, Int(u1.rounded(.up))))
-                var sum = (0, 0, 0)
-                for row in r0..<r1 {
-                    var i = (row * image.width + c0) * 3
-                    for _ in c0..<c1 {
-                        sum.0 += Int(source[i]); sum.1 += Int(source[i + 1]); sum.2 += Int(source[i + 2])
-                        i += 3
+        // The source span under each target column and row, worked out once.
+        func spans(_ count: Int, from origin: Double, over length: Double, limit: Int) -> [(Int, Int)] {
+            (0..<count).map { t in
+                let a = origin + Double(t) * length / Double(count), b = origin + Double(t + 1) * length / Double(count)
+                let lower = min(limit - 1, Int(a))
+                return (lower, max(lower + 1, min(limit, Int(b.rounded(.up)))))
+            }
+        }
+        let columns = spans(w, from: sx, over: sw, limit: image.width)
+        let rows = spans(h, from: sy, over: sh, limit: image.height)
+        let width = self.width, sourceWidth = image.width
+        let xs = max(0, x)..<min(width, x + w), ys = max(0, y)..<min(height, y + h)
+        guard !xs.isEmpty, !ys.isEmpty else { return }
+        image.rgb.withUnsafeBufferPointer { source in
+            rgb.withUnsafeMutableBufferPointer { target in
+                for ty in ys {
+                    let (r0, r1) = rows[ty - y]
+                    for tx in xs {
+                        let (c0, c1) = columns[tx - x]
+                        var red = 0, green = 0, blue = 0
+                        for row in r0..<r1 {
+                            var i = (row * sourceWidth + c0) * 3
+                            for _ in c0..<c1 {
+                                red += Int(source[i]); green += Int(source[i + 1]); blue += Int(source[i + 2])
+                                i += 3
+                            }
+                        }
+                        let n = (r1 - r0) * (c1 - c0)
+                        let o = (ty * width + tx) * 3
+                        target[o] = UInt8(red / n); target[o + 1] = UInt8(green / n); target[o + 2] = UInt8(blue / n)
                     }
                 }
-                let n = (r1 - r0) * (c1 - c0)
-                let o = (ty * width + tx) * 3
-                rgb[o] = UInt8(sum.0 / n); rgb[o + 1] = UInt8(sum.1 / n); rgb[o + 2] = UInt8(sum.2 / n)
             }
         }
     }

@@ -43,9 +43,20 @@ extension BenchCommand {
         let warmStart = ContinuousClock.now
         for card in prepared { _ = try await cards.png(for: card) }
         let fromDisk = Self.seconds(ContinuousClock.now - warmStart) * 1000 / Double(max(1, prepared.count))
+        // Where the time goes: drawing (Swift) against PNG encoding (libpng).
+        let sample = prepared.last.map { $0.render(images: []) }
+        var encoding: [Double] = []
+        for _ in 0..<5 {
+            guard let sample else { break }
+            let start = ContinuousClock.now
+            _ = try ImageEncoding.png(sample)
+            encoding.append(Self.seconds(ContinuousClock.now - start) * 1000)
+        }
+        encoding.sort()
         print("Cold share card render (\(prepared.count) weeks of the demo user, \(drawings.value) drawn, "
             + "\(bytes / max(1, prepared.count) / 1000) kB each): p50 \(Self.format(Self.percentile(times, 0.5), 1)) ms, "
-            + "max \(Self.format(times.last ?? 0, 1)) ms; read back from disk: \(Self.format(fromDisk, 2)) ms each")
+            + "max \(Self.format(times.last ?? 0, 1)) ms; read back from disk: \(Self.format(fromDisk, 2)) ms each; "
+            + "PNG encoding alone: p50 \(Self.format(Self.percentile(encoding, 0.5), 1)) ms")
     }
 }
 

@@ -78,12 +78,16 @@ import VinylogueServer
         try await Harness.run(demo: true) { _, client in
             let thisYear = try await png(client, "/u/demo/card.png")
             let earlier = try await png(client, "/u/demo/card.png?years_ago=3")
-            let dated = try await png(client, "/u/demo/week/2020-07-08/card.png")
-            for card in [thisYear, earlier, dated] {
+            let dated = try await png(client, "/u/demo/week/2019-07-08/card.png")
+            // The clock says 8 July 2023: three years ago is the week of 2020-07-08.
+            let sameWeek = try await png(client, "/u/demo/week/2020-07-08/card.png")
+            for card in [thisYear, earlier, dated, sameWeek] {
                 #expect(card.status == .ok && card.type == "image/png")
                 #expect(dimensions(card.body).map { $0 == (1200, 630) } == true)
             }
             #expect(thisYear.body != earlier.body && earlier.body != dated.body)
+            // A "3 years ago" page shares its dated permalink: one week, one card.
+            #expect(sameWeek.body == earlier.body)
             // Asked again: the same picture (kept, not drawn anew differently).
             #expect(try await png(client, "/u/demo/card.png?years_ago=3").body == earlier.body)
             let history = try await png(client, "/u/demo/history/card.png")

@@ -25,16 +25,26 @@ enum ShareCardContent {
     }
 
     /// Title, "N years ago", the week's dates, its top entry, its number and size.
-    static func card(_ page: WeeklyChartPage, covers: [ArtworkAddress], labels: WeekLabels) -> ShareCard {
+    static func card(_ page: WeeklyChartPage, covers: [ArtworkAddress], labels: WeekLabels, now: Date) -> ShareCard {
         guard let week = page.week, !page.rows.isEmpty else {
             return ShareCard(title: page.user.value, highlight: page.yearsAgoLabel, details: [page.weekLabel, summary(page)], covers: covers)
         }
         let top = page.rows[0]
         let noun = page.rows.count == 1 ? page.kind.rawValue : page.kind.plural
-        return ShareCard(title: page.user.value, highlight: page.yearsAgoLabel,
+        return ShareCard(title: page.user.value, highlight: yearsAgo(week, now: now),
                          details: [labels.range(of: week), "#1 " + (page.kind == .artist ? top.artist : "\(top.artist) – \(top.name)"),
                                    "Week \(labels.weekNumber(of: week)) · \(page.rows.count) \(noun)"],
                          covers: covers)
+    }
+
+    /// "1 year ago" for a week about a year before `now`. The presenter
+    /// counts whole calendar years from a dated page's date, which calls
+    /// last year's week "This year" until its anniversary has passed; a
+    /// card is drawn for the dated permalink of a "1 year ago" page, so it
+    /// counts from the middle of the week, to the nearest year.
+    static func yearsAgo(_ week: ChartWeek, now: Date) -> String {
+        let middle = week.fromDate.addingTimeInterval(week.toDate.timeIntervalSince(week.fromDate) / 2)
+        return WeekLabels.yearsAgo(Int((now.timeIntervalSince(middle) / (365.2425 * 86_400)).rounded()))
     }
 
     /// "#1 PUP – Live at The Electric Ballroom, and 11 more", or why there is nothing.

@@ -60,7 +60,7 @@ struct ShareCardRoutes: Sendable {
         let user = asked.request.user
         let rows = page.kind == .album ? Array(page.rows.prefix(9)) : []
         let covers = await addresses(user: user, albums: rows.map { ($0.artist, $0.name, $0.entry.mbid) })
-        let card = ShareCardContent.card(page, covers: covers, labels: WeekLabels(timeZone: settings.timeZone))
+        let card = ShareCardContent.card(page, covers: covers, labels: WeekLabels(timeZone: settings.timeZone), now: dependencies.clock.now)
         return await answer(card, failure: page.failure, stale: !savedCopies.failures.isEmpty, key: key)
     }
 

@@ -98,7 +98,10 @@ import VinylogueServer
     @Test func cardsOfFailedPagesAnswerThePagesStatusWithACard() async throws {
         try await Harness.run { _, client in
             // A private profile is 404 on the page, so on its card too.
-            let hidden = try await png(client, "/u/hidden/card.png")
+            var hidden = try await png(client, "/u/hidden/card.png")
+            // A run loaded past the page's patience answers 503 (Last.fm is
+            // slow) first; a reload joins the request still under way.
+            for _ in 0..<20 where hidden.status == .serviceUnavailable { hidden = try await png(client, "/u/hidden/card.png") }
             #expect(hidden.status == .notFound)
             #expect(hidden.type == "image/png" && dimensions(hidden.body).map { $0 == (1200, 630) } == true)
             let bad = try await client.get("/u/ybsc/week/not-a-date/card.png")

@@ -1,3 +1,4 @@
+import Artwork
 import Foundation
 import VinylogueCore
 
@@ -16,8 +17,8 @@ struct ShareLinks: Sendable {
     let description: String
     /// The card's text alternative.
     let imageAlt: String
-    let imageWidth = ShareCardDefaults.width
-    let imageHeight = ShareCardDefaults.height
+    let imageWidth = ShareCard.width
+    let imageHeight = ShareCard.height
 
     /// - Parameters:
     ///   - base: the public address, without a trailing slash.
@@ -30,10 +31,4 @@ struct ShareLinks: Sendable {
         self.description = description
         imageAlt = "\(title): \(description)"
     }
-}
-
-/// The card's size, for the `og:image:width` / `height` tags.
-enum ShareCardDefaults {
-    static let width = 1200
-    static let height = 630
 }

@@ -82,3 +82,18 @@ def test_share_button_without_javascript_is_a_plain_link(pages, stack, fake):
     expect(page).to_have_url(permalink)
     expect(page.locator(".years-ago")).to_have_text("2 years ago")
     pages.shot(page)
+
+
+def test_share_button_copies_the_permalink_without_web_share(pages, stack, fake):
+    app = stack.app(fake, "--demo")
+    page = pages.new_page(permissions=["clipboard-read", "clipboard-write"])
+    page.add_init_script("Object.defineProperty(Navigator.prototype, 'share', { value: undefined, configurable: true });")
+    page.goto(app("/u/demo"))
+    share = page.locator("a.share-link")
+    permalink = share.get_attribute("href")
+    share.click()
+    expect(share).to_have_text("Link copied")
+    # The page stays where it was; the permalink is on the clipboard.
+    expect(page).to_have_url(app("/u/demo"))
+    assert page.evaluate("navigator.clipboard.readText()") == permalink
+    pages.shot(page)

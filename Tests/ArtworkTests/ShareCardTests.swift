@@ -69,10 +69,18 @@ func pngDimensions(_ data: Data) -> (width: Int, height: Int)? {
 }
 
 @Suite struct ShareCardTests {
-    func covers(_ count: Int) -> (DemoCoverCatalogue, [ArtworkAddress]) {
-        let catalogue = DemoCoverCatalogue()
-        let addresses = (0..<count).map { catalogue.register(artist: "Artist \($0)", album: "Album \($0)") }
-        return (catalogue, addresses)
+    /// Small solid covers from a stand-in Last.fm image host: cheap to
+    /// decode (generated demo covers take a quarter of a second each in a
+    /// debug build), so these tests spend their time on the cards. Any
+    /// other address is 404.
+    func covers(_ count: Int) -> (ArtworkUpstream, [ArtworkAddress]) {
+        let addresses = (0..<count).map { ArtworkAddress(size: .extraLarge, hash: String(format: "%032x", $0 + 1), ext: .png)! }
+        let upstream = ArtworkUpstream { url in
+            guard let index = addresses.firstIndex(where: { url.hasSuffix("/" + $0.fileName) }) else { return (404, Data()) }
+            let colour = RGB(red: UInt8(60 + index * 20), green: UInt8(220 - index * 15), blue: 120)
+            return (200, TestImages.png(TestImages.solid(colour, side: 60)))
+        }
+        return (upstream, addresses)
     }
 
     func card(week: String, covers: [ArtworkAddress]) -> ShareCard {
@@ -84,16 +92,16 @@ func pngDimensions(_ data: Data) -> (width: Int, height: Int)? {
     }
 
     @Test func aCardIsA1200By630PNG() async throws {
-        let (catalogue, addresses) = covers(9)
+        let (upstream, addresses) = covers(9)
         let directory = temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let artwork = ArtworkStore(dataDirectory: directory, upstream: ArtworkUpstream { _ in (404, Data()) }, demoCovers: catalogue)
+        let artwork = ArtworkStore(dataDirectory: directory, upstream: upstream)
         let store = ShareCardStore(dataDirectory: directory, artwork: artwork)
         let drawn = try await store.png(for: card(week: "Week 28 · Jul 5 – 12, 2020", covers: addresses))
         #expect(drawn.isComplete)
         let size = try #require(pngDimensions(drawn.bytes))
         #expect(size.width == 1200 && size.height == 630)
-        // It decodes, and the collage's first cover is the first album's.
+        // It decodes.
         let pixels = try ImageDecoding(maxSide: 1200).pixels(from: drawn.bytes)
         #expect(pixels.width == 1200 && pixels.height == 630)
         // The collage's corner is a cover, not the background or a stand-in record.
@@ -101,10 +109,10 @@ func pngDimensions(_ data: Data) -> (width: Int, height: Int)? {
     }
 
     @Test func differentWeeksGiveDifferentCards() async throws {
-        let (catalogue, addresses) = covers(4)
+        let (upstream, addresses) = covers(4)
         let directory = temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let artwork = ArtworkStore(dataDirectory: directory, upstream: ArtworkUpstream { _ in (404, Data()) }, demoCovers: catalogue)
+        let artwork = ArtworkStore(dataDirectory: directory, upstream: upstream)
         let store = ShareCardStore(dataDirectory: directory, artwork: artwork)
         let july = card(week: "Week 28 · Jul 5 – 12, 2020", covers: addresses)
         let later = card(week: "Week 29 · Jul 12 – 19, 2020", covers: Array(addresses.reversed()))
@@ -117,11 +125,11 @@ func pngDimensions(_ data: Data) -> (width: Int, height: Int)? {
     }
 
     @Test func aSecondRequestIsServedFromDiskWithoutDrawing() async throws {
-        let (catalogue, addresses) = covers(9)
+        let (upstream, addresses) = covers(9)
         let directory = temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let drawings = Mutex(0)
-        let artwork = ArtworkStore(dataDirectory: directory, upstream: ArtworkUpstream { _ in (404, Data()) }, demoCovers: catalogue)
+        let artwork = ArtworkStore(dataDirectory: directory, upstream: upstream)
         let store = ShareCardStore(dataDirectory: directory, artwork: artwork, onDrawing: { _ in drawings.withLock { $0 += 1 } })
         let shown = card(week: "Week 28", covers: addresses)
         let first = try await store.png(for: shown)
@@ -136,11 +144,11 @@ func pngDimensions(_ data: Data) -> (width: Int, height: Int)? {
     }
 
     @Test func concurrentIdenticalRequestsDrawOnce() async throws {
-        let (catalogue, addresses) = covers(4)
+        let (upstream, addresses) = covers(4)
         let directory = temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let drawings = Mutex(0)
-        let artwork = ArtworkStore(dataDirectory: directory, upstream: ArtworkUpstream { _ in (404, Data()) }, demoCovers: catalogue)
+        let artwork = ArtworkStore(dataDirectory: directory, upstream: upstream)
         let store = ShareCardStore(dataDirectory: directory, artwork: artwork, onDrawing: { _ in drawings.withLock { $0 += 1 } })
         let shown = card(week: "Week 28", covers: addresses)
         try await withThrowingTaskGroup(of: DrawnShareCard.self) { group in
@@ -151,13 +159,13 @@ func pngDimensions(_ data: Data) -> (width: Int, height: Int)? {
     }
 
     @Test func aCardMissingACoverIsServedButNotKept() async throws {
-        let (catalogue, addresses) = covers(3)
+        let (upstream, addresses) = covers(3)
         let directory = temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let drawings = Mutex(0)
-        let artwork = ArtworkStore(dataDirectory: directory, upstream: ArtworkUpstream { _ in (503, Data()) }, demoCovers: catalogue)
+        let artwork = ArtworkStore(dataDirectory: directory, upstream: upstream)
         let store = ShareCardStore(dataDirectory: directory, artwork: artwork, onDrawing: { _ in drawings.withLock { $0 += 1 } })
-        // The fourth cover is a Last.fm image the upstream will not give.
+        // The fourth cover is an image the upstream does not have.
         let unreachable = try #require(ArtworkAddress(size: .extraLarge, hash: String(repeating: "ab", count: 16), ext: .png))
         let shown = card(week: "Week 28", covers: addresses + [unreachable])
         let first = try await store.png(for: shown)
@@ -168,10 +176,10 @@ func pngDimensions(_ data: Data) -> (width: Int, height: Int)? {
     }
 
     @Test func drawingRunsOnTheBlockingThreadsOnly() async throws {
-        let (catalogue, addresses) = covers(1)
+        let (upstream, addresses) = covers(1)
         let directory = temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let artwork = ArtworkStore(dataDirectory: directory, upstream: ArtworkUpstream { _ in (404, Data()) }, demoCovers: catalogue)
+        let artwork = ArtworkStore(dataDirectory: directory, upstream: upstream)
         // A pool that was never started runs nothing: the card cannot be drawn anywhere else.
         let stopped = NIOThreadPool(numberOfThreads: 1)
         let store = ShareCardStore(dataDirectory: directory, artwork: artwork, threads: stopped)

@@ -74,6 +74,7 @@ extension Composition {
             accounts: configuration.lastFM.signsIn ? (postgres.map { PostgresAccountStore($0) } ?? SQLiteAccountStore(database)) : nil,
             secureCookies: configuration.server.isPublicHTTPS,
             database: postgres.map { postgres in DatabaseHealth(kind: "postgresql") { await postgres.isReachable() } }
-                ?? DatabaseHealth(kind: "sqlite") { await database.isReadable() })
+                ?? DatabaseHealth(kind: "sqlite") { await database.isReadable() },
+            shareCards: ShareCardStore(dataDirectory: directory, artwork: artwork))
     }
 }

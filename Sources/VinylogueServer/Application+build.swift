@@ -46,9 +46,10 @@ func buildRouter(configuration: ServerConfiguration, dependencies: ServerDepende
         return StaticAssets.response(context.parameters.get("file") ?? "")
     }
     UsersRoutes(dependencies: dependencies, configuration: configuration).register(on: router)
-    ChartRoutes(dependencies: dependencies).register(on: router)
-    HistoryRoutes(dependencies: dependencies).register(on: router)
-    AlbumRoutes(dependencies: dependencies).register(on: router)
+    ChartRoutes(dependencies: dependencies, address: address).register(on: router)
+    HistoryRoutes(dependencies: dependencies, address: address).register(on: router)
+    AlbumRoutes(dependencies: dependencies, address: address).register(on: router)
+    ShareCardRoutes(dependencies: dependencies, address: address).register(on: router)
     CoverRoutes(dependencies: dependencies).register(on: router)
     FeedRoutes(dependencies: dependencies, address: address).register(on: router)
     SettingsRoutes(dependencies: dependencies, configuration: configuration).register(on: router)

@@ -26,6 +26,8 @@ public struct ServerDependencies: Sendable {
     public let artwork: ArtworkStore
     /// The demo's generated covers.
     public let demoCovers: DemoCoverCatalogue
+    /// Share cards (`…/card.png`), kept on disk.
+    public let shareCards: ShareCardStore
     public let pages: PageRenderer
     let rendered: RenderedPages
     /// Work pages start and do not wait for; stopped with the server.
@@ -58,7 +60,8 @@ public struct ServerDependencies: Sendable {
                 settings: CurrentSettings, pages: PageRenderer, artwork: ArtworkStore, demoCovers: DemoCoverCatalogue,
                 archive: (any ScrobbleArchive)? = nil, patience: Patience = Patience(), background: BackgroundWork = BackgroundWork(),
                 accounts: (any AccountStore)? = nil, secureCookies: Bool = false,
-                database: DatabaseHealth = DatabaseHealth(kind: "sqlite") { true }) {
+                database: DatabaseHealth = DatabaseHealth(kind: "sqlite") { true }, shareCards: ShareCardStore) {
+        self.shareCards = shareCards
         self.database = database
         self.signIn = accounts.map { SignInSessions(accounts: $0, clock: clock, secureCookies: secureCookies) }
         self.patience = patience

@@ -9,6 +9,8 @@ struct AlbumRoutes: Sendable {
     typealias Context = BasicRequestContext
 
     let dependencies: ServerDependencies
+    /// The public address, for the share links' absolute URLs.
+    let address: PublicAddress
 
     func register(on router: Router<Context>) {
         router.get("/u/:user/album/:artist/:album") { request, context in try await self.page(request, context) }
@@ -41,6 +43,7 @@ struct AlbumRoutes: Sendable {
         var view = AlbumPageView(page, backURL: backURL, artURL: address?.localPath ?? Paths.placeholderCover, csrf: "")
         view.layout.themeURL = colours.map(CoverRoutes.themePath)
         view.staleNote = savedCopies.note
+        view.layout.share = ShareCardContent.links(page, labels: labels, base: self.address.base)
         return dependencies.pages.response("album", view, status: HTTPResponse.Status(failure: page.failure))
     }
 }

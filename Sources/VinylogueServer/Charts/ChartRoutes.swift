@@ -9,6 +9,8 @@ struct ChartRoutes: Sendable {
     typealias Context = BasicRequestContext
 
     let dependencies: ServerDependencies
+    /// The public address, for the share links' absolute URLs.
+    let address: PublicAddress
 
     func register(on router: Router<Context>) {
         router.get("/u/:user") { request, context in try await self.page(request, context, day: nil) }
@@ -80,9 +82,10 @@ struct ChartRoutes: Sendable {
                             body: .init(byteBuffer: kept.body))
         }
         let (page, savedCopies) = await load(asked)
-        var view = ChartPageView(page, byDate: asked.byDate, selfURL: request.uri.description, csrf: "",
-                                 labels: WeekLabels(timeZone: settings.timeZone))
+        let labels = WeekLabels(timeZone: settings.timeZone)
+        var view = ChartPageView(page, byDate: asked.byDate, selfURL: request.uri.description, csrf: "", labels: labels)
         view.staleNote = savedCopies.note
+        view.layout.share = ShareCardContent.links(page, byDate: asked.byDate, labels: labels, base: address.base)
         let status = HTTPResponse.Status(failure: page.failure)
         let html = ByteBuffer(string: dependencies.pages.html("chart", view))
         if status == .ok && savedCopies.failures.isEmpty {

@@ -8,6 +8,8 @@ import VinylogueCore
 struct HistoryRoutes: Sendable {
     typealias Context = BasicRequestContext
     let dependencies: ServerDependencies
+    /// The public address, for the share links' absolute URLs.
+    let address: PublicAddress
 
     /// What `history.mustache` reads for one year.
     struct YearView {
@@ -54,7 +56,8 @@ struct HistoryRoutes: Sendable {
         let asked = EveryYearPage.Request(user: user, filter: settings.filter, timeZone: settings.timeZone)
         let source = await dependencies.charts(for: user), now = dependencies.clock.now
         let (page, savedCopies) = await SavedCopies.noted { await EveryYearPage.load(asked, from: source, now: now) }
-        let view = View(page, savedCopies: savedCopies, labels: WeekLabels(timeZone: settings.timeZone))
+        var view = View(page, savedCopies: savedCopies, labels: WeekLabels(timeZone: settings.timeZone))
+        view.layout.share = ShareCardContent.links(page, base: address.base)
         return dependencies.pages.response("history", view, status: HTTPResponse.Status(failure: page.failure))
     }
 }

@@ -39,4 +39,6 @@ struct LayoutFields {
     var feedURL: String? = nil
     var prefetchURL: String? = nil
     var themeURL: String? = nil
+    /// Open Graph / Twitter card tags and the Share button, on pages worth sharing.
+    var share: ShareLinks? = nil
 }

@@ -40,6 +40,13 @@ enum Paths {
         "/u/\(user.value)/cover/\(encode(artist))/\(encode(name))" + (mbid.map { "?mbid=\(encode($0))" } ?? "")
     }
 
+    /// A page's share card: `card.png` under the page's own path, with the
+    /// page's query (`/u/RJ/album/A/B?week=…` → `/u/RJ/album/A/B/card.png?week=…`).
+    static func card(of page: String) -> String {
+        guard let mark = page.firstIndex(of: "?") else { return page + "/card.png" }
+        return String(page[..<mark]) + "/card.png" + String(page[mark...])
+    }
+
     static func userAction(_ user: ListedUserName) -> String { "\(users)/\(user.value)" }
 
     typealias ListedUserName = Username

@@ -57,4 +57,22 @@
         .catch(function () { window.location.reload(); });
     });
   }
+  // Share: the Web Share API where there is one, else the permalink is
+  // copied; without either (or without this file) the button is a plain
+  // link to the permalink.
+  Array.prototype.forEach.call(document.querySelectorAll("a.share-link"), function (link) {
+    link.addEventListener("click", function (e) {
+      var url = link.href;
+      if (navigator.share) {
+        e.preventDefault();
+        navigator.share({ title: link.getAttribute("data-share-title") || document.title, url: url }).catch(function () {});
+      } else if (navigator.clipboard && navigator.clipboard.writeText) {
+        e.preventDefault();
+        navigator.clipboard.writeText(url).then(function () {
+          link.textContent = "Link copied";
+          setTimeout(function () { link.textContent = "Share"; }, 2500);
+        }, function () { window.location.href = url; });
+      }
+    });
+  });
 })();

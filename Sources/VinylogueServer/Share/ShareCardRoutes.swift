@@ -1,0 +1,136 @@
+import Artwork
+import Foundation
+import Hummingbird
+import VinylogueCore
+
+/// `…/card.png` under each shareable page: the 1200 × 630 PNG its Open
+/// Graph and Twitter tags point at.
+///
+/// - `/u/{user}/card.png` (`?years_ago=N`), `/u/{user}/week/{day}/card.png`:
+///   the chart's top covers;
+/// - `/u/{user}/history/card.png`: the top album of each earlier year;
+/// - `/u/{user}/album/{artist}/{album}/card.png`: the album's cover.
+///
+/// A card loads the same presenter as its page, with the same query, so
+/// it shows what the page shows. Its covers are named only through
+/// `CoverRoutes.address` (the album's details, or the demo's catalogue)
+/// and fetched only by `ArtworkStore`: nothing in a card request can make
+/// the server fetch another URL.
+///
+/// When the page has nothing to show (an empty week, no chart that year),
+/// the card still says so in the house palette, with status 200: that is
+/// the page's truth, and it is what a link preview should show. When the
+/// page failed (Last.fm down, an unknown or private user), the card answers
+/// the page's own status (`HTTPResponse.Status(failure:)`: 404, 502, 503)
+/// so a crawler does not keep it, with a card saying what happened as the
+/// body, so an `<img>` still shows something readable; such cards are kept
+/// neither on disk nor in memory.
+struct ShareCardRoutes: Sendable {
+    typealias Context = BasicRequestContext
+
+    let dependencies: ServerDependencies
+    let address: PublicAddress
+    /// Complete cards by what was asked (as `RenderedPages` keeps pages), so
+    /// a warm card costs a dictionary lookup, like a warm page.
+    let kept: RenderedPages
+
+    init(dependencies: ServerDependencies, address: PublicAddress) {
+        self.dependencies = dependencies
+        self.address = address
+        kept = RenderedPages(clock: dependencies.clock, lifetime: 300, capacity: 500, maxBytes: 64 << 20)
+    }
+
+    func register(on router: Router<Context>) {
+        router.get("/u/:user/card.png") { request, context in try await self.chart(request, context, day: nil) }
+        router.get("/u/:user/week/:day/card.png") { request, context in
+            let raw = context.parameters.get("day") ?? ""
+            return try await self.chart(request, context, day: raw.removingPercentEncoding ?? raw)
+        }
+        router.get("/u/:user/history/card.png") { request, context in try await self.history(request, context) }
+        router.get("/u/:user/album/:artist/:album/card.png") { request, context in try await self.album(request, context) }
+    }
+
+    func chart(_ request: Request, _ context: Context, day: String?) async throws -> Response {
+        let settings = await dependencies.settings(for: request)
+        let charts = ChartRoutes(dependencies: dependencies, address: address)
+        let asked = try charts.asked(request, context, day: day, settings: settings)
+        let key = "card|" + ChartRoutes.renderedKey(asked, settings: settings)
+        if let warm = kept.page(key) { return Self.png(warm.body, status: warm.status) }
+        let (page, savedCopies) = await charts.load(asked)
+        let user = asked.request.user
+        let rows = page.kind == .album ? Array(page.rows.prefix(9)) : []
+        let covers = await addresses(user: user, albums: rows.map { ($0.artist, $0.name, $0.entry.mbid) })
+        let card = ShareCardContent.card(page, covers: covers, labels: WeekLabels(timeZone: settings.timeZone), now: dependencies.clock.now)
+        return await answer(card, failure: page.failure, stale: !savedCopies.failures.isEmpty, key: key)
+    }
+
+    func history(_ request: Request, _ context: Context) async throws -> Response {
+        let user = try RouteParameters.user(context)
+        let settings = await dependencies.settings(for: request)
+        let key = "card|history|\(user.value)|\(settings.fingerprint)"
+        if let warm = kept.page(key) { return Self.png(warm.body, status: warm.status) }
+        let asked = EveryYearPage.Request(user: user, filter: settings.filter, timeZone: settings.timeZone)
+        let source = await dependencies.charts(for: user), now = dependencies.clock.now
+        let (page, savedCopies) = await SavedCopies.noted { await EveryYearPage.load(asked, from: source, now: now) }
+        let tops = ShareCardContent.topAlbums(page).prefix(9)
+        let covers = await addresses(user: user, albums: tops.map { ($0.artist, $0.name, $0.entry.mbid) })
+        let card = ShareCardContent.card(page, covers: covers, labels: WeekLabels(timeZone: settings.timeZone))
+        return await answer(card, failure: page.failure, stale: !savedCopies.failures.isEmpty, key: key)
+    }
+
+    func album(_ request: Request, _ context: Context) async throws -> Response {
+        let user = try RouteParameters.user(context)
+        guard let artist = context.parameters.get("artist")?.removingPercentEncoding, !artist.isEmpty,
+              let name = context.parameters.get("album")?.removingPercentEncoding, !name.isEmpty else {
+            throw PageError.badRequest("That album address is not complete: it needs a user, an artist and an album.")
+        }
+        let settings = await dependencies.settings(for: request)
+        let labels = WeekLabels(timeZone: settings.timeZone)
+        let day = request.uri.queryParameters.get("week").flatMap(labels.parseDay)
+        let mbid = request.uri.queryParameters.get("mbid").flatMap { $0.count == 36 ? $0 : nil }
+        let asked = AlbumPage.Request(user: user, artist: artist, name: name, mbid: mbid, day: day, timeZone: settings.timeZone)
+        let albums = dependencies.albums(for: user), charts = await dependencies.charts(for: user)
+        let (page, savedCopies) = await SavedCopies.noted { await AlbumPage.load(asked, albums: albums, charts: charts) }
+        var failure = page.failure
+        if case .missing = page.state { failure = .notFound(what: "That album") }
+        let cover = await addresses(user: user, albums: [(artist, name, mbid)]).first
+        // Not kept in memory by request: the album page itself is not either.
+        return await answer(ShareCardContent.card(page, cover: cover, labels: labels), failure: failure,
+                            stale: !savedCopies.failures.isEmpty, key: nil)
+    }
+
+    /// The `/art/` addresses of the given albums' covers, looked up
+    /// concurrently, in order; albums without one are left out.
+    func addresses(user: Username, albums: [(artist: String, name: String, mbid: String?)]) async -> [ArtworkAddress] {
+        let covers = CoverRoutes(dependencies: dependencies)
+        return await withTaskGroup(of: (Int, ArtworkAddress?).self) { group in
+            for (index, album) in albums.enumerated() {
+                group.addTask { (index, await covers.address(user: user, artist: album.artist, name: album.name, mbid: album.mbid)) }
+            }
+            var found = [ArtworkAddress?](repeating: nil, count: albums.count)
+            for await (index, address) in group { found[index] = address }
+            return found.compactMap { $0 }
+        }
+    }
+
+    /// Draws (or reads) the card and answers with the page's status.
+    private func answer(_ card: ShareCard, failure: SourceError?, stale: Bool, key: String?) async -> Response {
+        let status = HTTPResponse.Status(failure: failure)
+        let drawn: DrawnShareCard
+        do {
+            drawn = try await dependencies.shareCards.png(for: card, keep: failure == nil)
+        } catch {
+            return Response(status: .serviceUnavailable, headers: [.cacheControl: "no-store"])
+        }
+        let body = ByteBuffer(bytes: drawn.bytes)
+        if let key, status == .ok, drawn.isComplete, !stale { kept.keep(key, status: status, body: body) }
+        return Self.png(body, status: status)
+    }
+
+    static func png(_ body: ByteBuffer, status: HTTPResponse.Status) -> Response {
+        // A card follows the clock ("3 years ago") and the covers, so it may
+        // be kept for an hour, not for ever; failures not at all.
+        Response(status: status, headers: [.contentType: "image/png", .cacheControl: status == .ok ? "public, max-age=3600" : "no-store"],
+                 body: .init(byteBuffer: body))
+    }
+}

@@ -57,7 +57,7 @@ let package = Package(
         .target(
             name: "PostgresStore",
             dependencies: [
-                "VinylogueCore", "Archive", "LastFM",
+                "VinylogueCore", "Archive", "LastFM", "Artwork",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
@@ -165,7 +165,7 @@ let package = Package(
         // One contract for every store, run against SQLite and PostgreSQL.
         .testTarget(
             name: "StoreContractTests",
-            dependencies: ["Archive", "PostgresStore", "LastFM", "VinylogueCore"]
+            dependencies: ["Archive", "Artwork", "PostgresStore", "LastFM", "VinylogueCore"]
         ),
         .testTarget(
             name: "VinylogueCLITests",

@@ -18,7 +18,8 @@ public struct StoredArtwork: Sendable, Hashable {
 /// - Identical requests in flight share one fetch.
 /// - Only 2xx bodies whose bytes sniff as an image are written; error pages,
 ///   404s and oversize bodies are never cached.
-/// - Colours are computed once per image and kept in a sidecar file.
+/// - Colours are computed once per image and kept in a sidecar file, and in
+///   the fleet's `PaletteStore` when there is one.
 /// - `.demo` addresses are drawn by `GeneratedCover` (names looked up in the
 ///   `DemoCoverCatalogue`) and never touch the network.
 public actor ArtworkStore {
@@ -46,13 +47,14 @@ public actor ArtworkStore {
         maxBytes: Int = ArtworkUpstream.defaultMaxBytes,
         maxDiskBytes: Int64? = ArtworkStore.defaultMaxDiskBytes,
         fileThreads: NIOThreadPool = .singleton,
+        palettes: (any PaletteStore)? = nil,
         colourReading: @escaping ColourReading = { ColourExtraction().colours(fromImage: $0) }
     ) {
         loader = Loader(
             cache: ArtworkDiskCache(root: dataDirectory.appendingPathComponent("art", isDirectory: true), maxBytes: maxDiskBytes,
                                     fileThreads: fileThreads),
             upstream: upstream, imageBase: imageBase, demoCovers: demoCovers,
-            maxBytes: maxBytes, colourReading: colourReading
+            maxBytes: maxBytes, palettes: palettes, colourReading: colourReading
         )
     }
 
@@ -76,14 +78,14 @@ public actor ArtworkStore {
     /// The colours for an image, from the sidecar when present, otherwise
     /// by loading (and so possibly fetching) the image once.
     public func colours(for address: ArtworkAddress) async throws(ArtworkError) -> AlbumColours {
-        if let colours = await loader.cache.colours(for: address) { return colours }
+        if let colours = await loader.storedColours(for: address) { return colours }
         return try await image(for: address).colours
     }
 
-    /// Colours already on disk; never fetches. For rendering a page without
-    /// waiting on the network.
+    /// Colours already known, on disk or in the fleet's palettes; never
+    /// fetches. For rendering a page without waiting on the network.
     public nonisolated func storedColours(for address: ArtworkAddress) async -> AlbumColours? {
-        await loader.cache.colours(for: address)
+        await loader.storedColours(for: address)
     }
 }
 
@@ -96,30 +98,41 @@ extension ArtworkStore {
         let imageBase: String
         let demoCovers: DemoCoverCatalogue
         let maxBytes: Int
+        let palettes: (any PaletteStore)?
         let colourReading: ArtworkStore.ColourReading
+
+        /// The palette from this instance's disk, else from the fleet's
+        /// store (and then kept on disk too).
+        func storedColours(for address: ArtworkAddress) async -> AlbumColours? {
+            if let colours = await cache.colours(for: address) { return colours }
+            guard let palettes, let shared = await palettes.palette(for: address) else { return nil }
+            try? await cache.store(colours: shared, for: address)
+            return shared
+        }
 
         func load(_ address: ArtworkAddress) async -> Result<StoredArtwork, ArtworkError> {
             do throws(ArtworkError) {
                 if let cached = await cache.bytes(for: address) {
-                    return .success(await finish(address, cached.0, cached.1, alreadyStored: true))
+                    return .success(await finish(address, cached.0, cached.1))
                 }
                 let bytes = try await obtain(address)
                 guard let format = ImageFormat(sniffing: bytes) else { throw .notAnImage }
                 // A failed cache write still serves the image; the next
                 // request simply tries again.
                 try? await cache.store(bytes: bytes, for: address)
-                return .success(await finish(address, bytes, format, alreadyStored: false))
+                return .success(await finish(address, bytes, format))
             } catch {
                 return .failure(error)
             }
         }
 
-        private func finish(_ address: ArtworkAddress, _ bytes: Data, _ format: ImageFormat, alreadyStored: Bool) async -> StoredArtwork {
-            if alreadyStored, let colours = await cache.colours(for: address) {
+        private func finish(_ address: ArtworkAddress, _ bytes: Data, _ format: ImageFormat) async -> StoredArtwork {
+            if let colours = await storedColours(for: address) {
                 return StoredArtwork(address: address, bytes: bytes, format: format, colours: colours)
             }
             let colours = colourReading(bytes)
             try? await cache.store(colours: colours, for: address)
+            await palettes?.store(colours, for: address)
             return StoredArtwork(address: address, bytes: bytes, format: format, colours: colours)
         }
 

@@ -198,6 +198,15 @@ public final class PostgresDatabase: Sendable {
                 generated_through BIGINT NOT NULL)
             """,
         ]),
+        // Album palettes, shared by the fleet (`PostgresPaletteStore`).
+        Migration(name: "album-palettes", statements: [
+            """
+            CREATE TABLE album_palette (
+                address TEXT PRIMARY KEY,
+                version INT NOT NULL,
+                colours TEXT NOT NULL)
+            """,
+        ]),
     ]
 
     /// Applies the migrations this database has not had, holding an

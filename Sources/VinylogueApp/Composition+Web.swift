@@ -65,7 +65,8 @@ extension Composition {
             for album in demo.history.catalog.albums { demoCovers.register(artist: album.artist, album: album.name) }
         }
         let artwork = ArtworkStore(dataDirectory: directory, upstream: .live(httpClient), imageBase: configuration.imageBase,
-                                   demoCovers: demoCovers, maxDiskBytes: configuration.artCacheBytes)
+                                   demoCovers: demoCovers, maxDiskBytes: configuration.artCacheBytes,
+                                   palettes: postgres.map { PostgresPaletteStore($0) })
         return ServerDependencies(
             clock: clock, lastFM: lastFMClient(cache: cache, permits: permits), demo: demoOn ? demo : nil,
             lists: lists, settings: try await CurrentSettings(store: lists, clock: clock), pages: try await PageRenderer.bundled(),

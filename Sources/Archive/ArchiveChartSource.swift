@@ -38,10 +38,13 @@ public struct ArchiveChartSource: ChartSource {
     }
 
     /// SQLite's read behind every chart question: nil when `user` has no
-    /// archive, else the charts of `weeks`.
+    /// archive, else the charts of `weeks`, from the weekly rollups when
+    /// they are whole Last.fm weeks (always, for the archive's own week
+    /// list), else counted from the scrobbles.
     static func reading(_ kind: ChartKind, of user: Username, weeks: [ChartWeek]) -> @Sendable (Database) throws -> [WeeklyChart]? {
         { db in
             guard let id = try SQLiteScrobbleStore.userID(of: user, in: db) else { return nil }
+            if WeeklyRollup.coversWholeWeeks(weeks) { return try WeeklyRollup.charts(kind, user: user, userID: id, weeks: weeks, in: db) }
             return try charts(kind, user: user, userID: id, weeks: weeks, in: db)
         }
     }

@@ -120,6 +120,7 @@ public final class ArchiveDatabase: Sendable {
         SQLiteScrobbleStore.registerMigrations(in: &migrator)
         SQLiteListStore.registerOwnerMigrations(in: &migrator)
         SQLiteAccountStore.registerMigrations(in: &migrator)
+        WeeklyRollup.registerMigrations(in: &migrator)
         return migrator
     }
 

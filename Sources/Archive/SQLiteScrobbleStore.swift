@@ -209,10 +209,13 @@ public struct SQLiteScrobbleStore: Sendable {
     /// `rowsPerStatement` per statement execution (with the user id and
     /// origin written into the SQL), which roughly halves SQLite's per-row
     /// overhead on bulk imports; each ignored row (the same key exactly) is a
-    /// duplicate. No near-duplicate check (the generated demo history uses
+    /// duplicate. The weekly rollups are kept in the same transaction
+    /// (`WeeklyRollup`). No near-duplicate check (the generated demo history uses
     /// it as it is); imports and syncs go through `insertDistinct`.
     static func insert(_ scrobbles: some Collection<Scrobble>, userID: Int64, origin: ScrobbleOrigin, in db: Database) throws -> InsertCounts {
         var counts = InsertCounts()
+        var rollup = WeeklyRollup()
+        var weeksToCount: Set<Int64> = []
         var rest = scrobbles[...]
         while !rest.isEmpty {
             let size = rest.count >= rowsPerStatement ? rowsPerStatement : 1
@@ -243,7 +246,15 @@ public struct SQLiteScrobbleStore: Sendable {
             counts.inserted += inserted
             counts.duplicates += size - inserted
             sqlite3_reset(handle)
+            if inserted == size {
+                for s in group { rollup.add(s) }
+            } else {
+                // Which rows were ignored is not known: count their weeks again.
+                for s in group { weeksToCount.insert(LastFMWeekCalendar.week(containing: s.instant).from) }
+            }
         }
+        try rollup.add(to: userID, in: db)
+        try WeeklyRollup.rebuild(weeks: weeksToCount, of: userID, in: db)
         return counts
     }
 

@@ -3,15 +3,15 @@ import Hummingbird
 
 /// The body of `/healthz`: `{"database":"postgresql","status":"ok"}`, or
 /// status "unavailable" with HTTP 503 when the database does not answer
-/// within 2 seconds, so a load balancer stops sending people to an
-/// instance that cannot serve them.
+/// within its patience (2 seconds unless configured), so a load balancer
+/// stops sending people to an instance that cannot serve them.
 struct HealthReport: Encodable {
     let status: String
     let database: String
 
-    static func response(_ database: DatabaseHealth) async throws -> Response {
+    static func response(_ database: DatabaseHealth, patience: Duration) async throws -> Response {
         let checking = Task { await database.check() }
-        let healthy = await checking.value(within: .seconds(2)) ?? false
+        let healthy = await checking.value(within: patience) ?? false
         let report = HealthReport(status: healthy ? "ok" : "unavailable", database: database.kind)
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]

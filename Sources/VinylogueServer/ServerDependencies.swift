@@ -45,10 +45,16 @@ public struct ServerDependencies: Sendable {
         /// (`AnswerDeadline`). Under 10 s with the name lookup's wait.
         public var lastFM: Duration
 
-        public init(nameLookup: Duration = .seconds(2), albumColours: Duration = .milliseconds(1500), lastFM: Duration = .seconds(7)) {
+        /// For the database's answer to `/healthz`, before the instance
+        /// says it is unavailable (HTTP 503).
+        public var database: Duration
+
+        public init(nameLookup: Duration = .seconds(2), albumColours: Duration = .milliseconds(1500), lastFM: Duration = .seconds(7),
+                    database: Duration = .seconds(2)) {
             self.nameLookup = nameLookup
             self.albumColours = albumColours
             self.lastFM = lastFM
+            self.database = database
         }
     }
 

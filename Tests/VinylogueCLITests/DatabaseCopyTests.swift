@@ -26,19 +26,19 @@ import VinylogueCore
         try await SQLiteAccountStore(database).startSession(digest: "d1", for: account, at: now, expires: .distantFuture, replacing: nil)
         let cache = ResponseCacheTable(database)
         for n in 0..<1_200 { await cache.store(Data("{\"n\":\(n)}".utf8), for: "user.getinfo&user=u\(n)", at: now, expires: .distantFuture) }
-        // A scrobble archive: 45,000 of alice's from several sources (more
+        // A scrobble archive: 25,000 of alice's from several sources (more
         // than two pages of the copy), two at one instant, a sync left
         // unfinished; and the demo's generated history.
         let archive = SQLiteScrobbleStore(database: database)
         let alice = try Username("alice")
-        let listens = (0..<45_000).map { (n: Int) -> Scrobble in
+        let listens = (0..<25_000).map { (n: Int) -> Scrobble in
             let instant: Int64 = 1_500_000_000 + Int64(n / 2) * 300
             let album: String = n % 9 == 0 ? "" : "Album \(n % 70)"
             let mbid: String? = n % 5 == 0 ? "mbid-\(n % 70)" : nil
             return Scrobble(instant: instant, artist: "Artist \(n % 40)", album: album, track: "Track \(n % 2)\t\(n % 13)", albumMBID: mbid)
         }
-        try await archive.store(Array(listens[..<30_000]), of: alice, origin: .lastFMExport)
-        try await archive.store(Array(listens[30_000...]), of: alice, origin: .listenBrainz)
+        try await archive.store(Array(listens[..<15_000]), of: alice, origin: .lastFMExport)
+        try await archive.store(Array(listens[15_000...]), of: alice, origin: .listenBrainz)
         let pending = SyncState(fromInstant: 1, toInstant: 2, nextPage: 3, totalPages: 4, pageSize: 200)
         try await archive.beginSync(pending, of: alice)
         let demoFilled = try await GeneratedHistory(history: DemoHistory(seed: 3, start: 1_293_969_600), store: archive)
@@ -56,7 +56,7 @@ import VinylogueCore
                 #expect(run.status == 0, "\(run.stderr)")
                 #expect(run.stdout.contains("  list entries: 4\n"), "\(run.stdout)")
                 #expect(run.stdout.contains("  saved Last.fm answers: 1200\n"))
-                #expect(run.stdout.contains("  scrobbles of alice: 45,000\n"), "\(run.stdout)")
+                #expect(run.stdout.contains("  scrobbles of alice: 25,000\n"), "\(run.stdout)")
                 #expect(run.stdout.contains("Counts checked"))
             }
             try await PostgresDatabase.with(url: url) { postgres in

@@ -63,7 +63,8 @@ struct Harness: Sendable {
     ///   a fresh PostgreSQL database in the test cluster (its URL is then in
     ///   `databaseURL`).
     static func run(demo: Bool = false, signIn: Bool = false, secret: String = "test-secret", postgres: Bool = false, server: ServerConfiguration = ServerConfiguration(), testing: TestingSetup = .router,
-                    patience: ServerDependencies.Patience = .init(nameLookup: .seconds(10), albumColours: .seconds(10), lastFM: .seconds(10)),
+                    patience: ServerDependencies.Patience = .init(nameLookup: .seconds(10), albumColours: .seconds(10), lastFM: .seconds(10),
+                                                                  database: .seconds(10)),
                     _ body: @Sendable (Harness, any TestClientProtocol) async throws -> Void) async throws {
         guard postgres else {
             return try await run(demo: demo, signIn: signIn, secret: secret, databaseURL: nil, server: server, testing: testing, patience: patience, body)

@@ -3,12 +3,15 @@ import HummingbirdTesting
 import PostgresNIO
 import PostgresStore
 import Testing
+import VinylogueServer
 
 /// `/healthz` says which database the instance uses and whether it answers,
 /// so a load balancer can route around an instance that lost it.
 @Suite struct HealthTests {
     @Test func healthSaysWhenPostgreSQLIsGoneAndWhenItIsBack() async throws {
-        try await Harness.run(postgres: true) { harness, client in
+        // The database's patience as in production: this test waits it out.
+        let patience = ServerDependencies.Patience(nameLookup: .seconds(10), albumColours: .seconds(10), lastFM: .seconds(10), database: .seconds(2))
+        try await Harness.run(postgres: true, patience: patience) { harness, client in
             #expect(try await client.getOnce("/healthz").body == #"{"database":"postgresql","status":"ok"}"#)
             let url = try #require(harness.databaseURL)
             let name = try #require(URLComponents(string: url)?.path.split(separator: "/").last.map(String.init))

@@ -1,0 +1,176 @@
+import Foundation
+import GRDB
+import GRDBSQLite
+import VinylogueCore
+
+/// Plays per (Last.fm week, chart kind, exact spelling): the weekly rollups
+/// a chart is read from instead of the week's scrobbles.
+///
+/// A week's data never changes once it has been stored except by new
+/// scrobbles, so rollups are kept by addition: every write adds the plays
+/// of the rows it actually inserted (a re-import that adds nothing touches
+/// nothing). A write whose rows were partly ignored (an exact key already
+/// archived, which only unchecked writes such as the demo can meet) has
+/// its weeks counted again from the scrobbles instead. Rollups keep exact
+/// spellings, as the scrobbles do; charts merge them case-insensitively
+/// with `SpellingCounts`, so a chart from rollups equals one from the rows.
+struct WeeklyRollup {
+    struct Key: Hashable {
+        let week: Int64
+        let kind: ChartKind
+        let artist: String
+        let name: String
+    }
+
+    struct Plays {
+        var count = 0
+        /// The MusicBrainz id of the earliest play that has one, and its time.
+        var mbid: String?
+        var mbidInstant = Int64.max
+    }
+
+    private(set) var entries: [Key: Plays] = [:]
+
+    var isEmpty: Bool { entries.isEmpty }
+
+    /// Counts one scrobble in each kind it belongs to (album charts leave
+    /// out scrobbles without an album, as Last.fm's do).
+    mutating func add(_ s: Scrobble) {
+        let week = LastFMWeekCalendar.week(containing: s.instant).from
+        if !s.album.isEmpty { add(Key(week: week, kind: .album, artist: s.artist, name: s.album), s.instant, s.albumMBID) }
+        add(Key(week: week, kind: .artist, artist: s.artist, name: ""), s.instant, s.artistMBID)
+        add(Key(week: week, kind: .track, artist: s.artist, name: s.track), s.instant, s.trackMBID)
+    }
+
+    private mutating func add(_ key: Key, _ instant: Int64, _ mbid: String?) {
+        entries[key, default: Plays()].add(instant: instant, mbid: mbid)
+    }
+
+    static func kindCode(_ kind: ChartKind) -> Int64 {
+        switch kind {
+        case .album: 0
+        case .artist: 1
+        case .track: 2
+        }
+    }
+
+    // MARK: - SQLite
+
+    static func registerMigrations(in migrator: inout DatabaseMigrator) {
+        migrator.registerMigration("weekly rollups v1") { db in
+            try db.execute(sql: """
+                CREATE TABLE weekly_play (
+                    user_id INTEGER NOT NULL REFERENCES archive_user(id) ON DELETE CASCADE,
+                    week INTEGER NOT NULL,
+                    kind INTEGER NOT NULL,
+                    artist TEXT NOT NULL,
+                    name TEXT NOT NULL,
+                    plays INTEGER NOT NULL,
+                    mbid TEXT,
+                    mbid_instant INTEGER NOT NULL,
+                    PRIMARY KEY (user_id, week, kind, artist, name)
+                ) WITHOUT ROWID
+                """)
+            try buildAll(in: db)
+        }
+    }
+
+    /// Counts every archived scrobble into rollups (the migration, for
+    /// archives stored before rollups existed): one pass in key order,
+    /// written every 50,000 keys so memory stays bounded.
+    static func buildAll(in db: Database) throws {
+        let rows = try Row.fetchCursor(db, sql: """
+            SELECT user_id, instant, artist, track, album, artist_mbid, album_mbid, track_mbid FROM scrobble ORDER BY user_id, instant
+            """)
+        var rollup = WeeklyRollup()
+        var user: Int64?
+        while let row = try rows.next() {
+            let id: Int64 = row[0]
+            if id != user || rollup.entries.count >= 50_000 {
+                if let user { try rollup.add(to: user, in: db) }
+                rollup = WeeklyRollup()
+                user = id
+            }
+            rollup.add(Scrobble(instant: row[1], artist: row[2], album: row[4], track: row[3],
+                                artistMBID: row[5], albumMBID: row[6], trackMBID: row[7]))
+        }
+        if let user { try rollup.add(to: user, in: db) }
+    }
+
+    /// Adds these plays to `userID`'s stored rollups.
+    func add(to userID: Int64, in db: Database) throws {
+        guard !entries.isEmpty else { return }
+        let statement = try db.cachedStatement(sql: """
+            INSERT INTO weekly_play (user_id, week, kind, artist, name, plays, mbid, mbid_instant) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+            ON CONFLICT (user_id, week, kind, artist, name) DO UPDATE SET
+                plays = plays + excluded.plays,
+                mbid = CASE WHEN excluded.mbid_instant < mbid_instant THEN excluded.mbid ELSE mbid END,
+                mbid_instant = min(mbid_instant, excluded.mbid_instant)
+            """)
+        for (key, plays) in entries {
+            try statement.execute(arguments: [userID, key.week, Self.kindCode(key.kind), key.artist, key.name,
+                                              plays.count, plays.mbid, plays.mbidInstant])
+        }
+    }
+
+    /// Counts `weeks` of `userID` again from the scrobbles.
+    static func rebuild(weeks: Set<Int64>, of userID: Int64, in db: Database) throws {
+        for week in weeks.sorted() {
+            try db.execute(sql: "DELETE FROM weekly_play WHERE user_id = ? AND week = ?", arguments: [userID, week])
+            let rows = try Row.fetchCursor(db, sql: """
+                SELECT instant, artist, track, album, artist_mbid, album_mbid, track_mbid FROM scrobble
+                WHERE user_id = ? AND instant >= ? AND instant < ?
+                """, arguments: [userID, week, week + LastFMWeekCalendar.weekLength])
+            var rollup = WeeklyRollup()
+            while let row = try rows.next() {
+                rollup.add(Scrobble(instant: row[0], artist: row[1], album: row[3], track: row[2],
+                                    artistMBID: row[4], albumMBID: row[5], trackMBID: row[6]))
+            }
+            try rollup.add(to: userID, in: db)
+        }
+    }
+
+    /// Whether every one of `weeks` is a whole Last.fm week, so its chart
+    /// can be read from rollups.
+    static func coversWholeWeeks(_ weeks: [ChartWeek]) -> Bool {
+        weeks.allSatisfy { LastFMWeekCalendar.week(containing: $0.from) == $0 }
+    }
+
+    /// The charts of `weeks` (whole Last.fm weeks) read from rollups: one
+    /// seek per week into the rollup table's key.
+    static func charts(_ kind: ChartKind, user: Username, userID: Int64, weeks: [ChartWeek], in db: Database) throws -> [WeeklyChart] {
+        guard !weeks.isEmpty else { return [] }
+        var index: [Int64: Int] = [:]
+        for (n, week) in weeks.enumerated() where index[week.from] == nil { index[week.from] = n }
+        let marks = Array(repeating: "?", count: index.count).joined(separator: ", ")
+        let statement = try db.cachedStatement(sql: """
+            SELECT week, artist, name, plays, mbid, mbid_instant FROM weekly_play
+            WHERE user_id = ? AND kind = ? AND week IN (\(marks))
+            """)
+        var arguments: StatementArguments = [userID, kindCode(kind)]
+        for week in index.keys { arguments += [week] }
+        var counts = SpellingCounts(kind: kind, weeks: weeks.count)
+        let rows = try Row.fetchCursor(statement, arguments: arguments)
+        while let row = try rows.next() {
+            let week: Int64 = row[0]
+            guard let n = index[week] else { continue }
+            let mbidInstant: Int64 = row[5]
+            counts.addGroup(week: n, artist: row[1], name: row[2], plays: row[3], mbid: row[4],
+                            mbidInstant: mbidInstant == .max ? nil : mbidInstant)
+        }
+        // A week asked for twice gets the same chart twice.
+        var charts = counts.charts(of: user, weeks: weeks)
+        for (n, week) in weeks.enumerated() where index[week.from] != n { charts[n] = charts[index[week.from]!] }
+        return charts
+    }
+}
+
+extension WeeklyRollup.Plays {
+    mutating func add(instant: Int64, mbid: String?) {
+        count += 1
+        if let mbid, instant < mbidInstant {
+            self.mbid = mbid
+            mbidInstant = instant
+        }
+    }
+}

@@ -266,7 +266,8 @@ public struct SQLiteScrobbleStore: Sendable {
 
     private static let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
 
-    private static func bind(_ text: String?, _ index: Int32, _ handle: OpaquePointer?) {
+    /// Binds `text` (NULL for nil) to parameter `index`, copied by SQLite.
+    static func bind(_ text: String?, _ index: Int32, _ handle: OpaquePointer?) {
         guard var text else { sqlite3_bind_null(handle, index); return }
         text.withUTF8 { bytes in
             if let base = bytes.baseAddress {

@@ -97,20 +97,54 @@ struct WeeklyRollup {
         if let user { try rollup.add(to: user, in: db) }
     }
 
-    /// Adds these plays to `userID`'s stored rollups.
+    /// Adds these plays to `userID`'s stored rollups: upserts of
+    /// `rowsPerStatement` keys per statement, bound through the SQLite C
+    /// API (as scrobbles are inserted), since an import of a million
+    /// scrobbles upserts about as many keys.
     func add(to userID: Int64, in db: Database) throws {
         guard !entries.isEmpty else { return }
-        let statement = try db.cachedStatement(sql: """
-            INSERT INTO weekly_play (user_id, week, kind, artist, name, plays, mbid, mbid_instant) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-            ON CONFLICT (user_id, week, kind, artist, name) DO UPDATE SET
+        var rest = entries[...]
+        while !rest.isEmpty {
+            let size = rest.count >= Self.rowsPerStatement ? Self.rowsPerStatement : 1
+            let statement = try db.cachedStatement(sql: Self.upsertSQL(rows: size, userID: userID))
+            let handle = statement.sqliteStatement
+            sqlite3_reset(handle)
+            var index: Int32 = 1
+            var end = rest.startIndex
+            for _ in 0..<size {
+                let (key, plays) = rest[end]
+                sqlite3_bind_int64(handle, index, key.week)
+                sqlite3_bind_int64(handle, index + 1, Self.kindCode(key.kind))
+                SQLiteScrobbleStore.bind(key.artist, index + 2, handle)
+                SQLiteScrobbleStore.bind(key.name, index + 3, handle)
+                sqlite3_bind_int64(handle, index + 4, Int64(plays.count))
+                SQLiteScrobbleStore.bind(plays.mbid, index + 5, handle)
+                sqlite3_bind_int64(handle, index + 6, plays.mbidInstant)
+                index += 7
+                end = rest.index(after: end)
+            }
+            rest = rest[end...]
+            let code = sqlite3_step(handle)
+            guard code == SQLITE_DONE else {
+                let message = String(cString: sqlite3_errmsg(db.sqliteConnection))
+                sqlite3_reset(handle)
+                throw DatabaseError(resultCode: ResultCode(rawValue: code), message: message)
+            }
+            sqlite3_reset(handle)
+        }
+    }
+
+    static let rowsPerStatement = 32
+
+    static func upsertSQL(rows: Int, userID: Int64) -> String {
+        "INSERT INTO weekly_play (user_id, week, kind, artist, name, plays, mbid, mbid_instant) VALUES "
+            + Array(repeating: "(\(userID), ?, ?, ?, ?, ?, ?, ?)", count: rows).joined(separator: ", ")
+            + """
+             ON CONFLICT (user_id, week, kind, artist, name) DO UPDATE SET
                 plays = plays + excluded.plays,
                 mbid = CASE WHEN excluded.mbid_instant < mbid_instant THEN excluded.mbid ELSE mbid END,
                 mbid_instant = min(mbid_instant, excluded.mbid_instant)
-            """)
-        for (key, plays) in entries {
-            try statement.execute(arguments: [userID, key.week, Self.kindCode(key.kind), key.artist, key.name,
-                                              plays.count, plays.mbid, plays.mbidInstant])
-        }
+            """
     }
 
     /// Counts `weeks` of `userID` again from the scrobbles.

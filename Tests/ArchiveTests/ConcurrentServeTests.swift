@@ -115,7 +115,7 @@ import VinylogueCore
     }
 
     static func upstreamRequests(_ http: HTTPClient, _ lastFM: String) async throws -> [UpstreamRequest] {
-        let response = try await http.execute(HTTPClientRequest(url: lastFM + "/_fake/requests"), timeout: .seconds(10))
+        let response = try await execute(http, HTTPClientRequest(url: lastFM + "/_fake/requests"))
         let body = try await response.body.collect(upTo: 16 << 20)
         return try JSONDecoder().decode([UpstreamRequest].self, from: Data(body.readableBytesView))
     }
@@ -127,7 +127,11 @@ import VinylogueCore
     static func execute(_ http: HTTPClient, _ request: HTTPClientRequest, timeout seconds: Int64 = 10) async throws -> HTTPClientResponse {
         do {
             return try await http.execute(request, timeout: .seconds(seconds))
-        } catch let error where (error as? ChannelError) == .ioOnClosedChannel || (error as? HTTPClientError) == .remoteConnectionClosed {
+        } catch let error where (error as? ChannelError) == .ioOnClosedChannel || (error as? HTTPClientError) == .remoteConnectionClosed
+                    || (error as? IOError)?.errnoCode == ECONNRESET {
+            // A kept-alive connection the server closed on its idle timer
+            // as the request went out (seen as a closed channel, or as a
+            // reset on the read): sent again once, as browsers do.
             return try await http.execute(request, timeout: .seconds(seconds))
         }
     }
@@ -166,7 +170,7 @@ import VinylogueCore
         do {
             var clear = HTTPClientRequest(url: lastFM + "/_fake/requests")
             clear.method = .DELETE
-            _ = try await http.execute(clear, timeout: .seconds(10))
+            _ = try await Self.execute(http, clear)
             // 50 different cold weeks of a Last.fm user, then one week 50 times,
             // then 50 pages of the archived demo user.
             let weeks = (0..<50).map { n in "\(base)/u/RJ/week/\(2010 + n / 12)-\(String(format: "%02d", n % 12 + 1))-10" }

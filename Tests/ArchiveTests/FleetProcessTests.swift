@@ -99,7 +99,7 @@ import VinylogueCore
 
                 var clear = HTTPClientRequest(url: lastFM + "/_fake/requests")
                 clear.method = .DELETE
-                _ = try await http.execute(clear, timeout: .seconds(10))
+                _ = try await ConcurrentServeTests.execute(http, clear)
 
                 // 50 (user, week) pairs, each viewed 4 times, across the instances.
                 let pairs = (0..<25).flatMap { n in ["RJ", "demo"].map { "/u/\($0)/week/\(2010 + n / 12)-\(String(format: "%02d", n % 12 + 1))-10" } }

@@ -212,6 +212,13 @@ public final class PostgresDatabase: Sendable {
                 colours TEXT NOT NULL)
             """,
         ]),
+        // The foreign key from each scrobble to its user was checked row by
+        // row: 4.5 of the 6.9 s that storing 1,000,000 scrobbles took. Rows
+        // are only ever written with their user's row in the same
+        // transaction, and a user's rows are deleted with them explicitly.
+        Migration(name: "scrobble-without-row-by-row-user-check", statements: [
+            "ALTER TABLE scrobble DROP CONSTRAINT IF EXISTS scrobble_user_id_fkey",
+        ]),
     ]
 
     /// Applies the migrations this database has not had, holding an

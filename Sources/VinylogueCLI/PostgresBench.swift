@@ -1,6 +1,7 @@
 import Archive
 import ArgumentParser
 import Foundation
+import Logging
 import PostgresStore
 import VinylogueCore
 
@@ -18,8 +19,14 @@ struct PostgresBench {
             try await PostgresDatabase.with(url: url) { database in
                 try await database.migrate()
                 let user = try Username("bench-\(UInt16.random(in: 0...UInt16.max))")
+                let logger = Logger(label: "vinylogue.bench")
                 let remove: @Sendable () async throws -> Void = {
-                    try await database.client.query("DELETE FROM archive_user WHERE name_key = \(user.key)")
+                    try await database.client.withTransaction(logger: logger) { connection in
+                        try await connection.query("""
+                            DELETE FROM scrobble WHERE user_id = (SELECT id FROM archive_user WHERE name_key = \(user.key))
+                            """, logger: logger)
+                        try await connection.query("DELETE FROM archive_user WHERE name_key = \(user.key)", logger: logger)
+                    }
                 }
                 // Leave nothing behind, however the run ends.
                 do { try await measure(PostgresScrobbleStore(database), user: user) } catch {

@@ -1,3 +1,4 @@
+import Foundation
 import Hummingbird
 import VinylogueCore
 
@@ -12,5 +13,19 @@ enum RouteParameters {
             throw PageError.badRequest(notAUsername)
         }
         return user
+    }
+
+    /// What an album address asks for (`/u/:user/album/:artist/:album`,
+    /// with `?week=` and `?mbid=`) in `timeZone`: the page and its card
+    /// read it the same way. A 400 page when the address is incomplete.
+    static func album(_ request: Request, _ context: some RequestContext, timeZone: TimeZone) throws -> AlbumPage.Request {
+        let user = try self.user(context)
+        guard let artist = context.parameters.get("artist")?.removingPercentEncoding, !artist.isEmpty,
+              let name = context.parameters.get("album")?.removingPercentEncoding, !name.isEmpty else {
+            throw PageError.badRequest("That album address is not complete: it needs a user, an artist and an album.")
+        }
+        let day = request.uri.queryParameters.get("week").flatMap(WeekLabels(timeZone: timeZone).parseDay)
+        let mbid = request.uri.queryParameters.get("mbid").flatMap { $0.count == 36 ? String($0) : nil }
+        return AlbumPage.Request(user: user, artist: artist, name: name, mbid: mbid, day: day, timeZone: timeZone)
     }
 }

@@ -79,16 +79,10 @@ struct ShareCardRoutes: Sendable {
     }
 
     func album(_ request: Request, _ context: Context) async throws -> Response {
-        let user = try RouteParameters.user(context)
-        guard let artist = context.parameters.get("artist")?.removingPercentEncoding, !artist.isEmpty,
-              let name = context.parameters.get("album")?.removingPercentEncoding, !name.isEmpty else {
-            throw PageError.badRequest("That album address is not complete: it needs a user, an artist and an album.")
-        }
         let settings = await dependencies.settings(for: request)
         let labels = WeekLabels(timeZone: settings.timeZone)
-        let day = request.uri.queryParameters.get("week").flatMap(labels.parseDay)
-        let mbid = request.uri.queryParameters.get("mbid").flatMap { $0.count == 36 ? $0 : nil }
-        let asked = AlbumPage.Request(user: user, artist: artist, name: name, mbid: mbid, day: day, timeZone: settings.timeZone)
+        let asked = try RouteParameters.album(request, context, timeZone: settings.timeZone)
+        let (user, artist, name, mbid) = (asked.user, asked.artist, asked.name, asked.mbid)
         let albums = dependencies.albums(for: user), charts = await dependencies.charts(for: user)
         let (page, savedCopies) = await SavedCopies.noted { await AlbumPage.load(asked, albums: albums, charts: charts) }
         var failure = page.failure

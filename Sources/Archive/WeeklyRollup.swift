@@ -166,35 +166,69 @@ struct WeeklyRollup {
 
     /// Whether every one of `weeks` is a whole Last.fm week, so its chart
     /// can be read from rollups.
-    static func coversWholeWeeks(_ weeks: [ChartWeek]) -> Bool {
-        weeks.allSatisfy { LastFMWeekCalendar.week(containing: $0.from) == $0 }
-    }
+    static func coversWholeWeeks(_ weeks: [ChartWeek]) -> Bool { WeeklyRollupCharts.canRead(weeks) }
 
     /// The charts of `weeks` (whole Last.fm weeks) read from rollups: one
     /// seek per week into the rollup table's key.
     static func charts(_ kind: ChartKind, user: Username, userID: Int64, weeks: [ChartWeek], in db: Database) throws -> [WeeklyChart] {
-        guard !weeks.isEmpty else { return [] }
-        var index: [Int64: Int] = [:]
-        for (n, week) in weeks.enumerated() where index[week.from] == nil { index[week.from] = n }
-        let marks = Array(repeating: "?", count: index.count).joined(separator: ", ")
+        var charts = WeeklyRollupCharts(kind: kind, weeks: weeks)
+        let starts = charts.weekStarts
+        guard !starts.isEmpty else { return [] }
+        let marks = Array(repeating: "?", count: starts.count).joined(separator: ", ")
         let statement = try db.cachedStatement(sql: """
             SELECT week, artist, name, plays, mbid, mbid_instant FROM weekly_play
             WHERE user_id = ? AND kind = ? AND week IN (\(marks))
             """)
         var arguments: StatementArguments = [userID, kindCode(kind)]
-        for week in index.keys { arguments += [week] }
-        var counts = SpellingCounts(kind: kind, weeks: weeks.count)
+        for week in starts { arguments += [week] }
         let rows = try Row.fetchCursor(statement, arguments: arguments)
         while let row = try rows.next() {
-            let week: Int64 = row[0]
-            guard let n = index[week] else { continue }
-            let mbidInstant: Int64 = row[5]
-            counts.addGroup(week: n, artist: row[1], name: row[2], plays: row[3], mbid: row[4],
-                            mbidInstant: mbidInstant == .max ? nil : mbidInstant)
+            charts.add(week: row[0], artist: row[1], name: row[2], plays: row[3], mbid: row[4], mbidInstant: row[5])
         }
-        // A week asked for twice gets the same chart twice.
+        return charts.charts(of: user)
+    }
+}
+
+/// Charts assembled from weekly rollup rows (plays per week and exact
+/// spelling), as both stores keep them: rows of the weeks asked for are
+/// merged case-insensitively by `SpellingCounts`, and a week asked for
+/// twice gets the same chart twice.
+public struct WeeklyRollupCharts: Sendable {
+    public let weeks: [ChartWeek]
+    private var position: [Int64: Int] = [:]
+    private var counts: SpellingCounts
+
+    /// Whether every one of `weeks` is a whole Last.fm week, the only
+    /// spans rollups count.
+    public static func canRead(_ weeks: [ChartWeek]) -> Bool {
+        weeks.allSatisfy { LastFMWeekCalendar.week(containing: $0.from) == $0 }
+    }
+
+    /// The code rollup rows store for `kind`.
+    public static func code(_ kind: ChartKind) -> Int16 { Int16(WeeklyRollup.kindCode(kind)) }
+
+    /// The `mbid_instant` of a rollup row none of whose plays has an id.
+    public static let noIDInstant = Int64.max
+
+    public init(kind: ChartKind, weeks: [ChartWeek]) {
+        self.weeks = weeks
+        counts = SpellingCounts(kind: kind, weeks: weeks.count)
+        for (n, week) in weeks.enumerated() where position[week.from] == nil { position[week.from] = n }
+    }
+
+    /// The distinct starts of the weeks asked for: the rollup rows to read.
+    public var weekStarts: [Int64] { Array(position.keys) }
+
+    /// One rollup row.
+    public mutating func add(week: Int64, artist: String, name: String, plays: Int, mbid: String?, mbidInstant: Int64) {
+        guard let n = position[week] else { return }
+        counts.addGroup(week: n, artist: artist, name: name, plays: plays, mbid: mbid,
+                        mbidInstant: mbidInstant == Self.noIDInstant ? nil : mbidInstant)
+    }
+
+    public func charts(of user: Username) -> [WeeklyChart] {
         var charts = counts.charts(of: user, weeks: weeks)
-        for (n, week) in weeks.enumerated() where index[week.from] != n { charts[n] = charts[index[week.from]!] }
+        for (n, week) in weeks.enumerated() where position[week.from] != n { charts[n] = charts[position[week.from]!] }
         return charts
     }
 }

@@ -219,6 +219,8 @@ public final class PostgresDatabase: Sendable {
         Migration(name: "scrobble-without-row-by-row-user-check", statements: [
             "ALTER TABLE scrobble DROP CONSTRAINT IF EXISTS scrobble_user_id_fkey",
         ]),
+        // Weekly rollups (`PostgresWeeklyRollup.swift`), built for what is archived.
+        Migration(name: "weekly-rollups", statements: PostgresScrobbleStore.rollupMigration),
     ]
 
     /// Applies the migrations this database has not had, holding an

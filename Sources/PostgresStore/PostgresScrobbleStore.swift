@@ -83,6 +83,28 @@ public struct PostgresScrobbleStore: ScrobbleArchive {
         }
     }
 
+    /// Deletes everything archived for `user`: scrobbles, rollups, sync
+    /// state, the generation mark and the user's row.
+    public func forget(_ user: Username) async throws(SourceError) {
+        let logger = self.logger
+        try await mapped {
+            try await database.client.withTransaction(logger: logger) { connection in
+                guard let id = try await Self.userID(of: user, connection, logger) else { return }
+                try await connection.query("SELECT pg_advisory_xact_lock(\(Self.lockKey(id)))", logger: logger)
+                for table in ["scrobble", "weekly_play", "sync_state", "generated_history"] {
+                    try await connection.query(PostgresQuery(unsafeSQL: "DELETE FROM \(table) WHERE user_id = $1", binds: Self.binds(id)), logger: logger)
+                }
+                try await connection.query("DELETE FROM archive_user WHERE id = \(id)", logger: logger)
+            }
+        }
+    }
+
+    static func binds(_ id: Int64) -> PostgresBindings {
+        var binds = PostgresBindings()
+        binds.append(id)
+        return binds
+    }
+
     // MARK: - Reading
 
     public func storedName(of user: Username) async throws(SourceError) -> Username? {
@@ -141,7 +163,9 @@ public struct PostgresScrobbleStore: ScrobbleArchive {
         }
     }
 
-    /// PostgreSQL counts the plays of each exact spelling per week (one
+    /// Whole Last.fm weeks are read from the weekly rollups
+    /// (`PostgresWeeklyRollup.swift`). For any other span PostgreSQL counts
+    /// the plays of each exact spelling per week (one
     /// range of the primary key per week, a few hundred groups back); the
     /// groups are merged case-insensitively in Swift by `SpellingCounts`,
     /// as SQLite's rows are. The fence (`OFFSET 0`) keeps one index range
@@ -150,6 +174,9 @@ public struct PostgresScrobbleStore: ScrobbleArchive {
         try await reading(user) { id, connection, logger in
             guard let id else { return nil }
             guard !weeks.isEmpty else { return [] }
+            if WeeklyRollupCharts.canRead(weeks) {
+                return try await Self.rollupCharts(kind, of: user, userID: id, weeks: weeks, connection, logger)
+            }
             let (name, grouping, mbid, albumFilter) = switch kind {
             case .album: ("s.album", ", s.album", "s.album_mbid", "AND s.album <> ''")
             case .artist: ("''", "", "s.artist_mbid", "")
@@ -199,6 +226,7 @@ public struct PostgresScrobbleStore: ScrobbleArchive {
         let nearby = try await archivedNear(sorted, userID: userID, connection, logger)
         let (fresh, duplicates) = SameListenRule.fresh(sorted, archived: nearby)
         try await copy(fresh.lazy.map { ($0, origin) }, userID: userID, into: "scrobble", connection, logger)
+        try await recount(weeks(of: fresh), userID: userID, connection, logger)
         return InsertCounts(inserted: fresh.count, duplicates: duplicates)
     }
 
@@ -330,7 +358,7 @@ public struct PostgresScrobbleStore: ScrobbleArchive {
     /// row whose key is already stored, inside the caller's transaction;
     /// returns how many were new. Through a temporary table, since `COPY`
     /// itself cannot skip conflicts.
-    static func copyKeepingExisting(_ rows: some Sequence<(Scrobble, ScrobbleOrigin)>, userID: Int64,
+    static func copyKeepingExisting(_ rows: some Collection<(Scrobble, ScrobbleOrigin)>, userID: Int64,
                                     _ connection: PostgresConnection, _ logger: Logger) async throws -> Int {
         try await connection.query("""
             CREATE TEMPORARY TABLE IF NOT EXISTS scrobble_incoming (LIKE scrobble) ON COMMIT DELETE ROWS
@@ -340,8 +368,11 @@ public struct PostgresScrobbleStore: ScrobbleArchive {
             WITH added AS (INSERT INTO scrobble SELECT * FROM scrobble_incoming ON CONFLICT DO NOTHING RETURNING 1)
             SELECT count(*) FROM added
             """, logger: logger)
-        for try await count in result.decode(Int64.self) { return Int(count) }
-        return 0
+        var inserted = 0
+        for try await count in result.decode(Int64.self) { inserted = Int(count) }
+        // Which of them were new is not known: their weeks are counted again.
+        if inserted > 0 { try await recount(weeks(of: rows.lazy.map(\.0)), userID: userID, connection, logger) }
+        return inserted
     }
 }
 

@@ -20,14 +20,7 @@ struct PostgresBench {
                 try await database.migrate()
                 let user = try Username("bench-\(UInt16.random(in: 0...UInt16.max))")
                 let logger = Logger(label: "vinylogue.bench")
-                let remove: @Sendable () async throws -> Void = {
-                    try await database.client.withTransaction(logger: logger) { connection in
-                        try await connection.query("""
-                            DELETE FROM scrobble WHERE user_id = (SELECT id FROM archive_user WHERE name_key = \(user.key))
-                            """, logger: logger)
-                        try await connection.query("DELETE FROM archive_user WHERE name_key = \(user.key)", logger: logger)
-                    }
-                }
+                let remove: @Sendable () async throws -> Void = { try await PostgresScrobbleStore(database).forget(user) }
                 // Leave nothing behind, however the run ends.
                 do { try await measure(PostgresScrobbleStore(database), user: user) } catch {
                     try? await remove()

@@ -90,6 +90,57 @@ import VinylogueCore
         }
     }
 
+    /// Weekly rollups after random writes of every kind — checked imports
+    /// from several sources in random orders, re-imports, sync pages and
+    /// unchecked (generated) writes that partly meet stored rows: every
+    /// week's chart of every kind equals a tally of the rows stored.
+    @Test(arguments: Backend.allCases)
+    func rollupChartsEqualATallyOfTheStoredRowsAfterRandomWrites(_ backend: Backend) async throws {
+        try await StoreContractTests.withStores(backend) { stores in
+            try await Self.rollupChartsEqualATallyOfTheStoredRowsAfterRandomWrites(stores.scrobbles)
+        }
+    }
+
+    static func rollupChartsEqualATallyOfTheStoredRowsAfterRandomWrites(_ archive: any ScrobbleArchive) async throws {
+        var rng = SplitMix64(seed: 23)
+        let artists = ["Low", "LOW", "Sigur Rós", "sigur rós", "Can"]
+        let albums = ["Things We Lost", "things we lost", "( )", "Tago Mago", ""]
+        var all: [Scrobble] = []
+        var instant = Self.t
+        for _ in 0..<2_500 {
+            instant += Int64(rng.next() % 9_000) + 30
+            let a = Int(rng.next() % 5), b = Int(rng.next() % 5)
+            all.append(Scrobble(instant: instant, artist: artists[a], album: albums[b], track: "Song \(rng.next() % 6)",
+                                artistMBID: rng.next() % 3 == 0 ? "artist-\(a)" : nil,
+                                albumMBID: rng.next() % 4 == 0 ? "album-\(b)-\(rng.next() % 2)" : nil,
+                                trackMBID: rng.next() % 5 == 0 ? "track-\(rng.next() % 3)" : nil))
+        }
+        let origins: [ScrobbleOrigin] = [.lastFMExport, .listenBrainz, .spotify, .maloja]
+        for round in 0..<8 {
+            let from = Int(rng.next() % UInt64(all.count)), length = Int(rng.next() % 700) + 1
+            let slice = Array(all[from..<min(all.count, from + length)]).shuffled(using: &rng)
+            switch round % 3 {
+            case 0: try await archive.store(slice, of: Self.alice, origin: origins[Int(rng.next() % 4)])
+            case 1: _ = try await archive.storeSyncPage(slice, of: Self.alice, next: nil)
+            default: _ = try await archive.storeGenerated(slice, of: Self.alice, through: 0, seed: 1, firstWeek: 0)
+            }
+        }
+        try await archive.store(all, of: Self.alice, origin: .lastFMSync)
+        // Everything again: nothing is added, nothing is counted twice.
+        #expect(try await archive.store(all.reversed(), of: Self.alice, origin: .spotify).inserted == 0)
+        #expect(try await archive.storeGenerated(all, of: Self.alice, through: 0, seed: 1, firstWeek: 0) == 0)
+        let source = ArchiveChartSource(store: archive)
+        let weeks = try await source.chartList(for: Self.alice).weeks
+        #expect(weeks.count > 15)
+        for kind in [ChartKind.album, .artist, .track] {
+            let charts = try await source.charts(for: Self.alice, kind: kind, weeks: weeks)
+            for (week, chart) in zip(weeks, charts) {
+                let stored = try await archive.scrobbles(of: Self.alice, from: week.from, to: week.to)
+                #expect(chart == ScrobbleTally.chart(kind, user: Self.alice, week: week, scrobbles: stored), "\(kind) chart of \(week)")
+            }
+        }
+    }
+
     @Test(arguments: Backend.allCases)
     func aSyncRunIsRecordedUntilItsLastPage(_ backend: Backend) async throws {
         try await StoreContractTests.withStores(backend) { stores in try await Self.aSyncRunIsRecordedUntilItsLastPage(stores.scrobbles) }

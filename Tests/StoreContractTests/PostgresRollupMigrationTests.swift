@@ -1,0 +1,58 @@
+import Foundation
+import PostgresNIO
+import PostgresStore
+import Testing
+import VinylogueCore
+@testable import Archive
+
+/// A PostgreSQL archive stored before weekly rollups existed gets them
+/// built by the migration, equal to a count of its rows, including rows
+/// whose damaged instants sit at the far ends of `bigint`.
+@Suite struct PostgresRollupMigrationTests {
+    static let bob = try! Username("Bob")
+
+    @Test func theMigrationBuildsRollupsForWhatIsArchived() async throws {
+        var rng = SplitMix64(seed: 5)
+        var instant: Int64 = 1_500_000_000
+        var generated: [Scrobble] = (0..<1_200).map { _ in
+            instant += Int64(rng.next() % 20_000) + 61
+            let a = Int(rng.next() % 3)
+            return Scrobble(instant: instant, artist: ["Can", "CAN", "Neu!"][a], album: ["Tago Mago", "tago mago", ""][Int(rng.next() % 3)],
+                            track: "T\(rng.next() % 5)", albumMBID: rng.next() % 3 == 0 ? "m\(a)" : nil)
+        }
+        generated += [Scrobble(instant: .min + 5, artist: "Damaged", album: "Far", track: "Past"),
+                      Scrobble(instant: .max - 5, artist: "Damaged", album: "Far", track: "Future")]
+        let rows = generated
+        try await StoreContractTests.withFreshPostgres { url in
+            try await PostgresDatabase.with(url: url) { database in
+                // The archive as it was before the rollup migration.
+                try await database.client.query("DROP TABLE weekly_play")
+                try await database.client.query("DELETE FROM schema_migration WHERE name = 'weekly-rollups'")
+                try await database.client.query("INSERT INTO archive_user(name_key, name) VALUES (\(Self.bob.key), \(Self.bob.value))")
+                for s in rows {
+                    try await database.client.query("""
+                        INSERT INTO scrobble (user_id, instant, artist, track, album, album_mbid, source)
+                        SELECT id, \(s.instant), \(s.artist), \(s.track), \(s.album), \(s.albumMBID), 0 FROM archive_user
+                        """)
+                }
+                try await database.migrate()
+                let archive = PostgresScrobbleStore(database)
+                let source = ArchiveChartSource(store: archive)
+                let weeks = try await source.chartList(for: Self.bob).weeks
+                #expect(weeks.count > 20)
+                for kind in [ChartKind.album, .artist, .track] {
+                    for (week, chart) in zip(weeks, try await source.charts(for: Self.bob, kind: kind, weeks: weeks)) {
+                        let stored = rows.filter { $0.instant >= week.from && $0.instant < week.to }
+                        #expect(chart == ScrobbleTally.chart(kind, user: Self.bob, week: week, scrobbles: stored), "\(kind) chart of \(week)")
+                    }
+                }
+                // The damaged rows' weeks are Last.fm's, cut at the ends of Int64.
+                for s in rows.suffix(2) {
+                    let week = LastFMWeekCalendar.week(containing: s.instant)
+                    let chart = try #require(try await archive.charts(.track, of: Self.bob, weeks: [week])?.first)
+                    #expect(chart.entries.map(\.name) == [s.track])
+                }
+            }
+        }
+    }
+}

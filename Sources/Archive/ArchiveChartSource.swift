@@ -5,7 +5,7 @@ import VinylogueCore
 
 /// Weekly charts computed from the scrobble archive (either store), with
 /// the same semantics as `ScrobbleTally` (and so as Last.fm).
-public struct ArchiveChartSource: ChartSource {
+public struct ArchiveChartSource: ChartSource, AlbumHistorySource {
     public let store: any ScrobbleArchive
 
     public init(store: any ScrobbleArchive) { self.store = store }
@@ -35,6 +35,10 @@ public struct ArchiveChartSource: ChartSource {
     public func charts(for user: Username, kind: ChartKind, weeks: [ChartWeek]) async throws(SourceError) -> [WeeklyChart] {
         guard let charts = try await store.charts(kind, of: user, weeks: weeks) else { throw Self.nothingArchived(user) }
         return charts
+    }
+
+    public func albumWeeks(of user: Username, artist: String, album: String) async throws(SourceError) -> [WeekPlays]? {
+        try await store.albumWeeks(of: user, artist: artist, album: album)
     }
 
     /// SQLite's read behind every chart question: nil when `user` has no

@@ -377,6 +377,13 @@ extension SQLiteScrobbleStore: ScrobbleArchive {
         return try await readAsync(ArchiveChartSource.reading(kind, of: user, weeks: weeks))
     }
 
+    public func albumWeeks(of user: Username, artist: String, album name: String) async throws(SourceError) -> [WeekPlays]? {
+        try await unsafeReadAsync { db in
+            guard let id = try Self.userID(of: user, in: db) else { return nil }
+            return try WeeklyRollup.albumWeeks(userID: id, artist: artist, album: name, in: db)
+        }
+    }
+
     /// The same charts as `charts(_:of:weeks:)`, read on the calling thread.
     /// It blocks: only for threads of one's own (`vinylogue bench` uses it
     /// to time the query apart from the hop to GRDB's queue and back),

@@ -26,6 +26,11 @@ public protocol ScrobbleArchive: Sendable {
     /// The charts of `kind` for `weeks`, in their order, with Last.fm's
     /// semantics (`ScrobbleTally`); `nil` when nothing was ever stored for `user`.
     func charts(_ kind: ChartKind, of user: Username, weeks: [ChartWeek]) async throws(SourceError) -> [WeeklyChart]?
+    /// Every week `user` played the album `name` by `artist` (any spelling,
+    /// compared as charts compare them), with its plays, oldest first;
+    /// `nil` when nothing was ever stored for `user`. From the weekly
+    /// rollups' album index: one range however long the history.
+    func albumWeeks(of user: Username, artist: String, album name: String) async throws(SourceError) -> [WeekPlays]?
     /// Stores a batch (an import's), each scrobble with its origin, in one
     /// transaction, by the duplicate rule.
     func store(_ batch: [(Scrobble, ScrobbleOrigin)], of user: Username) async throws(SourceError) -> InsertCounts

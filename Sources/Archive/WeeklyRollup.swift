@@ -14,28 +14,39 @@ import VinylogueCore
 /// its weeks counted again from the scrobbles instead. Rollups keep exact
 /// spellings, as the scrobbles do; charts merge them case-insensitively
 /// with `SpellingCounts`, so a chart from rollups equals one from the rows.
-struct WeeklyRollup {
-    struct Key: Hashable {
-        let week: Int64
-        let kind: ChartKind
-        let artist: String
-        let name: String
+///
+/// Album rows also carry the album's case-insensitive key
+/// (`ScrobbleTally.key`, Swift's case folding, never a database's), indexed,
+/// so an album's whole life is one range of an index. Both stores keep
+/// rollups counted here, in Swift.
+public struct WeeklyRollup: Sendable {
+    public struct Key: Hashable, Sendable {
+        public let week: Int64
+        public let kind: ChartKind
+        public let artist: String
+        public let name: String
+
+        /// The album's case-insensitive key, for album rows.
+        public var albumKey: String? { kind == .album ? ScrobbleTally.key(.album, artist: artist, album: name, track: "") : nil }
     }
 
-    struct Plays {
-        var count = 0
-        /// The MusicBrainz id of the earliest play that has one, and its time.
-        var mbid: String?
-        var mbidInstant = Int64.max
+    public struct Plays: Sendable {
+        public var count = 0
+        /// The MusicBrainz id of the earliest play that has one, and its time
+        /// (`WeeklyRollupCharts.noIDInstant` when none has).
+        public var mbid: String?
+        public var mbidInstant = Int64.max
     }
 
-    private(set) var entries: [Key: Plays] = [:]
+    public private(set) var entries: [Key: Plays] = [:]
 
-    var isEmpty: Bool { entries.isEmpty }
+    public init() {}
+
+    public var isEmpty: Bool { entries.isEmpty }
 
     /// Counts one scrobble in each kind it belongs to (album charts leave
     /// out scrobbles without an album, as Last.fm's do).
-    mutating func add(_ s: Scrobble) {
+    public mutating func add(_ s: Scrobble) {
         let week = LastFMWeekCalendar.week(containing: s.instant).from
         if !s.album.isEmpty { add(Key(week: week, kind: .album, artist: s.artist, name: s.album), s.instant, s.albumMBID) }
         add(Key(week: week, kind: .artist, artist: s.artist, name: ""), s.instant, s.artistMBID)
@@ -46,7 +57,7 @@ struct WeeklyRollup {
         entries[key, default: Plays()].add(instant: instant, mbid: mbid)
     }
 
-    static func kindCode(_ kind: ChartKind) -> Int64 {
+    public static func kindCode(_ kind: ChartKind) -> Int64 {
         switch kind {
         case .album: 0
         case .artist: 1
@@ -71,7 +82,20 @@ struct WeeklyRollup {
                     PRIMARY KEY (user_id, week, kind, artist, name)
                 ) WITHOUT ROWID
                 """)
-            try buildAll(in: db)
+        }
+        // Archives that counted their rollups under v1 (which did) get their
+        // album rows' keys; the others are counted here.
+        migrator.registerMigration("weekly rollups v2: album keys") { db in
+            try db.execute(sql: "ALTER TABLE weekly_play ADD COLUMN album_key TEXT")
+            let rows = try Row.fetchAll(db, sql: "SELECT user_id, week, artist, name FROM weekly_play WHERE kind = 0")
+            let update = try db.makeStatement(sql: "UPDATE weekly_play SET album_key = ? WHERE user_id = ? AND week = ? AND kind = 0 AND artist = ? AND name = ?")
+            for row in rows {
+                let artist: String = row[2], name: String = row[3]
+                let key = Key(week: row[1], kind: .album, artist: artist, name: name).albumKey
+                try update.execute(arguments: [key, row[0], row[1], artist, name])
+            }
+            try db.execute(sql: "CREATE INDEX weekly_play_album ON weekly_play(user_id, album_key, week) WHERE kind = 0")
+            if try !Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM weekly_play)")! { try buildAll(in: db) }
         }
     }
 
@@ -120,7 +144,8 @@ struct WeeklyRollup {
                 sqlite3_bind_int64(handle, index + 4, Int64(plays.count))
                 SQLiteScrobbleStore.bind(plays.mbid, index + 5, handle)
                 sqlite3_bind_int64(handle, index + 6, plays.mbidInstant)
-                index += 7
+                SQLiteScrobbleStore.bind(key.albumKey, index + 7, handle)
+                index += 8
                 end = rest.index(after: end)
             }
             rest = rest[end...]
@@ -137,8 +162,8 @@ struct WeeklyRollup {
     static let rowsPerStatement = 32
 
     static func upsertSQL(rows: Int, userID: Int64) -> String {
-        "INSERT INTO weekly_play (user_id, week, kind, artist, name, plays, mbid, mbid_instant) VALUES "
-            + Array(repeating: "(\(userID), ?, ?, ?, ?, ?, ?, ?)", count: rows).joined(separator: ", ")
+        "INSERT INTO weekly_play (user_id, week, kind, artist, name, plays, mbid, mbid_instant, album_key) VALUES "
+            + Array(repeating: "(\(userID), ?, ?, ?, ?, ?, ?, ?, ?)", count: rows).joined(separator: ", ")
             + """
              ON CONFLICT (user_id, week, kind, artist, name) DO UPDATE SET
                 plays = plays + excluded.plays,
@@ -162,6 +187,19 @@ struct WeeklyRollup {
             }
             try rollup.add(to: userID, in: db)
         }
+    }
+
+    /// The weeks one album was played in, from the album index.
+    static func albumWeeks(userID: Int64, artist: String, album: String, in db: Database) throws -> [WeekPlays] {
+        guard let key = ScrobbleTally.key(.album, artist: artist, album: album, track: "") else { return [] }
+        let rows = try Row.fetchCursor(db.cachedStatement(sql: """
+            SELECT week, sum(plays) FROM weekly_play WHERE user_id = ? AND album_key = ? AND kind = 0 GROUP BY week ORDER BY week
+            """), arguments: [userID, key])
+        var weeks: [WeekPlays] = []
+        while let row = try rows.next() {
+            weeks.append(WeekPlays(week: LastFMWeekCalendar.week(containing: row[0]), plays: row[1]))
+        }
+        return weeks
     }
 
     /// Whether every one of `weeks` is a whole Last.fm week, so its chart
@@ -234,7 +272,7 @@ public struct WeeklyRollupCharts: Sendable {
 }
 
 extension WeeklyRollup.Plays {
-    mutating func add(instant: Int64, mbid: String?) {
+    public mutating func add(instant: Int64, mbid: String?) {
         count += 1
         if let mbid, instant < mbidInstant {
             self.mbid = mbid

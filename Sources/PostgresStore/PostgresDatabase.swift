@@ -105,8 +105,17 @@ public final class PostgresDatabase: Sendable {
 
     /// One schema change: statements run in order, in one transaction.
     struct Migration {
+        typealias Work = @Sendable (PostgresConnection, Logger) async throws -> Void
         let name: String
         let statements: [String]
+        /// Work done in Swift after the statements, in the same transaction.
+        let then: Work?
+
+        init(name: String, statements: [String], then: Work? = nil) {
+            self.name = name
+            self.statements = statements
+            self.then = then
+        }
     }
 
     /// Every schema change, in order. Append; never edit a landed one.
@@ -220,7 +229,7 @@ public final class PostgresDatabase: Sendable {
             "ALTER TABLE scrobble DROP CONSTRAINT IF EXISTS scrobble_user_id_fkey",
         ]),
         // Weekly rollups (`PostgresWeeklyRollup.swift`), built for what is archived.
-        Migration(name: "weekly-rollups", statements: PostgresScrobbleStore.rollupMigration),
+        Migration(name: "weekly-rollups", statements: PostgresScrobbleStore.rollupTable, then: PostgresScrobbleStore.buildRollups),
     ]
 
     /// Applies the migrations this database has not had, holding an
@@ -240,6 +249,7 @@ public final class PostgresDatabase: Sendable {
                 for statement in migration.statements {
                     try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
                 }
+                try await migration.then?(connection, logger)
                 try await connection.query("INSERT INTO schema_migration(name) VALUES (\(migration.name))", logger: logger)
             }
         }

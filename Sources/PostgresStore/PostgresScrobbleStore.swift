@@ -163,6 +163,14 @@ public struct PostgresScrobbleStore: ScrobbleArchive {
         }
     }
 
+    public func albumWeeks(of user: Username, artist: String, album name: String) async throws(SourceError) -> [WeekPlays]? {
+        try await reading(user) { id, connection, logger in
+            guard let id else { return nil }
+            guard let key = ScrobbleTally.key(.album, artist: artist, album: name, track: "") else { return [] }
+            return try await Self.albumWeeks(userID: id, key: key, connection, logger)
+        }
+    }
+
     /// Whole Last.fm weeks are read from the weekly rollups
     /// (`PostgresWeeklyRollup.swift`). For any other span PostgreSQL counts
     /// the plays of each exact spelling per week (one
@@ -226,7 +234,9 @@ public struct PostgresScrobbleStore: ScrobbleArchive {
         let nearby = try await archivedNear(sorted, userID: userID, connection, logger)
         let (fresh, duplicates) = SameListenRule.fresh(sorted, archived: nearby)
         try await copy(fresh.lazy.map { ($0, origin) }, userID: userID, into: "scrobble", connection, logger)
-        try await recount(weeks(of: fresh), userID: userID, connection, logger)
+        var rollup = WeeklyRollup()
+        for s in fresh { rollup.add(s) }
+        try await add(rollup, userID: userID, connection, logger)
         return InsertCounts(inserted: fresh.count, duplicates: duplicates)
     }
 
@@ -358,20 +368,26 @@ public struct PostgresScrobbleStore: ScrobbleArchive {
     /// row whose key is already stored, inside the caller's transaction;
     /// returns how many were new. Through a temporary table, since `COPY`
     /// itself cannot skip conflicts.
-    static func copyKeepingExisting(_ rows: some Collection<(Scrobble, ScrobbleOrigin)>, userID: Int64,
+    static func copyKeepingExisting(_ rows: some Sequence<(Scrobble, ScrobbleOrigin)>, userID: Int64,
                                     _ connection: PostgresConnection, _ logger: Logger) async throws -> Int {
         try await connection.query("""
             CREATE TEMPORARY TABLE IF NOT EXISTS scrobble_incoming (LIKE scrobble) ON COMMIT DELETE ROWS
             """, logger: logger)
         try await copy(rows, userID: userID, into: "scrobble_incoming", connection, logger)
-        let result = try await connection.query("""
-            WITH added AS (INSERT INTO scrobble SELECT * FROM scrobble_incoming ON CONFLICT DO NOTHING RETURNING 1)
-            SELECT count(*) FROM added
+        // Exactly the rows that were new are counted into the rollups.
+        let added = try await connection.query("""
+            INSERT INTO scrobble SELECT * FROM scrobble_incoming ON CONFLICT DO NOTHING
+            RETURNING instant, artist, track, album, artist_mbid, album_mbid, track_mbid
             """, logger: logger)
+        var rollup = WeeklyRollup()
         var inserted = 0
-        for try await count in result.decode(Int64.self) { inserted = Int(count) }
-        // Which of them were new is not known: their weeks are counted again.
-        if inserted > 0 { try await recount(weeks(of: rows.lazy.map(\.0)), userID: userID, connection, logger) }
+        for try await (instant, artist, track, album, artistMBID, albumMBID, trackMBID)
+            in added.decode((Int64, String, String, String, String?, String?, String?).self) {
+            rollup.add(Scrobble(instant: instant, artist: artist, album: album, track: track,
+                                artistMBID: artistMBID, albumMBID: albumMBID, trackMBID: trackMBID))
+            inserted += 1
+        }
+        try await add(rollup, userID: userID, connection, logger)
         return inserted
     }
 }

@@ -7,67 +7,86 @@ import VinylogueCore
 /// Weekly rollups in PostgreSQL: plays per (user, Last.fm week, kind,
 /// exact spelling) in `weekly_play`, as SQLite keeps them, so a whole
 /// week's chart is a read of a few dozen rows instead of a count over the
-/// week's scrobbles.
+/// week's scrobbles, and an album's life is one range of an index.
 ///
-/// Every write counts again, in the same transaction and under the same
-/// per-user lock, the weeks it inserted rows into — in SQL, from the
-/// scrobbles themselves, so rollups cannot drift from the rows whatever
-/// the write was (checked, unchecked, partly ignored). A write that adds
-/// nothing touches nothing.
+/// They are counted in Swift by `WeeklyRollup`, as SQLite's are (one
+/// definition of a rollup, and Swift's case folding for the album key),
+/// from exactly the rows each write inserted, in the same transaction and
+/// under the same per-user lock. A write that adds nothing touches nothing.
 extension PostgresScrobbleStore {
-    /// Counts `weeks` of `userID` again from its scrobbles: their rollup
-    /// rows are replaced by one grouping per kind over one range of the
-    /// scrobbles' key per week (fenced, as `archivedNear` explains).
-    static func recount(_ weeks: Set<ChartWeek>, userID: Int64, _ connection: PostgresConnection, _ logger: Logger) async throws {
-        guard !weeks.isEmpty else { return }
-        let sorted = weeks.sorted { $0.from < $1.from }
-        let starts = sorted.map(\.from), ends = sorted.map(\.to)
-        try await connection.query("DELETE FROM weekly_play WHERE user_id = \(userID) AND week = ANY(\(starts))", logger: logger)
-        var query = PostgresQuery(unsafeSQL: """
-            INSERT INTO weekly_play (user_id, week, kind, artist, name, plays, mbid, mbid_instant)
-            WITH touched AS MATERIALIZED (
-                SELECT $1::bigint AS user_id, w.f AS week, s.* FROM unnest($2::bigint[], $3::bigint[]) AS w(f, t)
-                CROSS JOIN LATERAL (SELECT instant, artist, track, album, artist_mbid, album_mbid, track_mbid FROM scrobble
-                                    WHERE user_id = $1 AND instant >= w.f AND instant < w.t OFFSET 0) AS s)
-            \(groupings(from: "touched"))
-            """)
-        query.binds.append(userID)
-        query.binds.append(starts)
-        query.binds.append(ends)
-        try await connection.query(query, logger: logger)
+    /// Adds `rollup` to `userID`'s rollups. Weeks with no rollup rows yet
+    /// (all of them, for a first import) are copied straight into the
+    /// table; the others are merged through a temporary table.
+    static func add(_ rollup: WeeklyRollup, userID: Int64, _ connection: PostgresConnection, _ logger: Logger) async throws {
+        guard !rollup.isEmpty else { return }
+        let weeks = Array(Set(rollup.entries.keys.lazy.map(\.week)))
+        let rows = try await connection.query("""
+            SELECT w FROM unnest(\(weeks)::bigint[]) AS w
+            WHERE EXISTS (SELECT 1 FROM weekly_play WHERE user_id = \(userID) AND week = w)
+            """, logger: logger)
+        var stored = Set<Int64>()
+        for try await week in rows.decode(Int64.self) { stored.insert(week) }
+        let entries = rollup.entries
+        let (fresh, merged) = split(entries, stored: stored)
+        try await copyRollup(fresh, userID: userID, into: "weekly_play", connection, logger)
+        guard !stored.isEmpty else { return }
+        try await connection.query("""
+            CREATE TEMPORARY TABLE IF NOT EXISTS weekly_play_incoming (LIKE weekly_play) ON COMMIT DELETE ROWS
+            """, logger: logger)
+        try await copyRollup(merged, userID: userID, into: "weekly_play_incoming", connection, logger)
+        try await connection.query("""
+            INSERT INTO weekly_play AS w SELECT * FROM weekly_play_incoming
+            ON CONFLICT (user_id, week, kind, artist, name) DO UPDATE SET
+                plays = w.plays + excluded.plays,
+                mbid = CASE WHEN excluded.mbid_instant < w.mbid_instant THEN excluded.mbid ELSE w.mbid END,
+                mbid_instant = least(w.mbid_instant, excluded.mbid_instant)
+            """, logger: logger)
     }
 
-    /// The three groupings (album, artist, track) of the scrobbles in
-    /// `table` (which has `user_id` and `week` columns) into rollup rows. A group's id
-    /// is that of its earliest play that has one, ties broken by the
-    /// scrobbles' key in byte order, as SQLite reads them.
-    static func groupings(from table: String) -> String {
-        func grouping(_ code: Int16, name: String, mbid: String, filter: String) -> String {
-            """
-            SELECT user_id, week, \(code)::smallint, artist, \(name), count(*)::int,
-                (array_agg(\(mbid) ORDER BY instant, artist COLLATE "C", track COLLATE "C") FILTER (WHERE \(mbid) IS NOT NULL))[1],
-                coalesce(min(instant) FILTER (WHERE \(mbid) IS NOT NULL), \(WeeklyRollupCharts.noIDInstant))
-            FROM \(table) \(filter) GROUP BY user_id, week, artist\(name == "''" ? "" : ", " + name)
-            """
+    typealias RollupRow = (WeeklyRollup.Key, WeeklyRollup.Plays)
+
+    /// The rows of weeks with nothing stored yet, and the others.
+    static func split(_ entries: [WeeklyRollup.Key: WeeklyRollup.Plays], stored: Set<Int64>) -> (fresh: [RollupRow], merged: [RollupRow]) {
+        var fresh: [RollupRow] = [], merged: [RollupRow] = []
+        fresh.reserveCapacity(entries.count)
+        for (key, plays) in entries {
+            if stored.contains(key.week) { merged.append((key, plays)) } else { fresh.append((key, plays)) }
         }
-        return [
-            grouping(WeeklyRollupCharts.code(.album), name: "album", mbid: "album_mbid", filter: "WHERE album <> ''"),
-            grouping(WeeklyRollupCharts.code(.artist), name: "''", mbid: "artist_mbid", filter: ""),
-            grouping(WeeklyRollupCharts.code(.track), name: "track", mbid: "track_mbid", filter: ""),
-        ].joined(separator: "\nUNION ALL\n")
+        return (fresh, merged)
     }
 
-    /// The Last.fm weeks `scrobbles` fall in.
-    static func weeks(of scrobbles: some Sequence<Scrobble>) -> Set<ChartWeek> {
-        var weeks = Set<ChartWeek>()
-        var last: ChartWeek?
-        for s in scrobbles {
-            if let last, s.instant >= last.from, s.instant < last.to { continue }
-            let week = LastFMWeekCalendar.week(containing: s.instant)
-            weeks.insert(week)
-            last = week
+    /// Streams rollup rows into `table` with `COPY` (text format).
+    static func copyRollup(_ rows: [RollupRow], userID: Int64, into table: String,
+                           _ connection: PostgresConnection, _ logger: Logger) async throws {
+        var iterator = rows.makeIterator()
+        guard var next = iterator.next() else { return }
+        try await connection.copyFrom(table: table, columns: ["user_id", "week", "kind", "artist", "name", "plays", "mbid",
+                                                             "mbid_instant", "album_key"], logger: logger) { writer in
+            var buffer = ByteBuffer()
+            buffer.reserveCapacity(300_000)
+            let user = "\(userID)\t"
+            while true {
+                let (key, plays) = next
+                buffer.writeString(user)
+                buffer.writeString("\(key.week)\t\(WeeklyRollupCharts.code(key.kind))\t")
+                CopyText.write(key.artist, to: &buffer)
+                CopyText.write(key.name, to: &buffer)
+                buffer.writeString("\(plays.count)\t")
+                CopyText.write(plays.mbid, to: &buffer)
+                buffer.writeString("\(plays.mbidInstant)\t")
+                CopyText.write(key.albumKey, to: &buffer)
+                // The last column ends the line, not a tab.
+                buffer.moveWriterIndex(to: buffer.writerIndex - 1)
+                buffer.writeInteger(UInt8(ascii: "\n"))
+                if buffer.readableBytes > 256 * 1024 {
+                    try await writer.write(buffer)
+                    buffer.clear()
+                }
+                guard let following = iterator.next() else { break }
+                next = following
+            }
+            if buffer.readableBytes > 0 { try await writer.write(buffer) }
         }
-        return weeks
     }
 
     /// The charts of `weeks` (whole Last.fm weeks) from rollups: one
@@ -85,12 +104,22 @@ extension PostgresScrobbleStore {
         return charts.charts(of: user)
     }
 
-    /// The migration that builds rollups for every archived scrobble, for
-    /// databases archived before rollups existed. The week of an instant
-    /// is Last.fm's (`LastFMWeekCalendar`): Sundays 12:00 UTC, counted in
-    /// `numeric` at the far ends of `bigint`, where a damaged row's instant
-    /// may sit.
-    static let rollupMigration: [String] = [
+    /// Every week `userID` played one album, from the album index.
+    static func albumWeeks(userID: Int64, key: String, _ connection: PostgresConnection, _ logger: Logger) async throws -> [WeekPlays] {
+        let rows = try await connection.query("""
+            SELECT week, sum(plays)::bigint FROM weekly_play WHERE user_id = \(userID) AND album_key = \(key) AND kind = 0
+            GROUP BY week ORDER BY week
+            """, logger: logger)
+        var weeks: [WeekPlays] = []
+        for try await (week, plays) in rows.decode((Int64, Int64).self) {
+            weeks.append(WeekPlays(week: LastFMWeekCalendar.week(containing: week), plays: Int(plays)))
+        }
+        return weeks
+    }
+
+    /// The rollup table (`album_key` only on album rows, which the album
+    /// index covers).
+    static let rollupTable: [String] = [
         """
         CREATE TABLE weekly_play (
             user_id BIGINT NOT NULL,
@@ -101,21 +130,53 @@ extension PostgresScrobbleStore {
             plays INT NOT NULL,
             mbid TEXT,
             mbid_instant BIGINT NOT NULL,
+            album_key TEXT COLLATE "C",
             PRIMARY KEY (user_id, week, kind, artist, name))
         """,
-        """
-        INSERT INTO weekly_play (user_id, week, kind, artist, name, plays, mbid, mbid_instant)
-        WITH archived AS MATERIALIZED (
-            SELECT CASE WHEN instant >= -4611686018427387904
-                        THEN instant - (((instant - \(anchor)) % \(LastFMWeekCalendar.weekLength)) + \(LastFMWeekCalendar.weekLength)) % \(LastFMWeekCalendar.weekLength)
-                        ELSE greatest(-9223372036854775808::numeric,
-                                      instant::numeric - mod(mod(instant::numeric - \(anchor), \(LastFMWeekCalendar.weekLength)) + \(LastFMWeekCalendar.weekLength), \(LastFMWeekCalendar.weekLength)))::bigint
-                   END AS week, user_id, instant, artist, track, album, artist_mbid, album_mbid, track_mbid
-            FROM scrobble)
-        \(groupings(from: "archived"))
-        """,
+        "CREATE INDEX weekly_play_album ON weekly_play(user_id, album_key, week) WHERE kind = 0",
     ]
 
-    /// A week boundary (`LastFMWeekCalendar`): Sunday 4 January 1970, 12:00 UTC.
-    static var anchor: Int64 { LastFMWeekCalendar.week(containing: 0).to }
+    /// The migration's work (`countEverything`).
+    static let buildRollups: PostgresDatabase.Migration.Work = { connection, logger in try await countEverything(connection, logger) }
+
+    /// Counts every archived scrobble into rollups, person by person in
+    /// time order, written every 50,000 keys (the migration, for archives
+    /// stored before rollups existed).
+    static func countEverything(_ connection: PostgresConnection, _ logger: Logger) async throws {
+        var users: [Int64] = []
+        for try await id in try await connection.query("SELECT id FROM archive_user ORDER BY id", logger: logger).decode(Int64.self) {
+            users.append(id)
+        }
+        for id in users {
+            // Read in slices of the key, so the connection is free to write between them.
+            var after: (Int64, String, String)?
+            while true {
+                var rollup = WeeklyRollup()
+                var last: (Int64, String, String)?
+                var read = 0
+                var query = PostgresQuery(unsafeSQL: """
+                    SELECT instant, artist, track, album, artist_mbid, album_mbid, track_mbid FROM scrobble WHERE user_id = $1
+                    """)
+                query.binds.append(id)
+                if let after {
+                    query.sql += " AND (instant, artist, track) > ($2, $3, $4)"
+                    query.binds.append(after.0)
+                    query.binds.append(after.1)
+                    query.binds.append(after.2)
+                }
+                query.sql += " ORDER BY instant, artist, track LIMIT 50000"
+                let rows = try await connection.query(query, logger: logger)
+                for try await (instant, artist, track, album, artistMBID, albumMBID, trackMBID)
+                    in rows.decode((Int64, String, String, String, String?, String?, String?).self) {
+                    rollup.add(Scrobble(instant: instant, artist: artist, album: album, track: track,
+                                        artistMBID: artistMBID, albumMBID: albumMBID, trackMBID: trackMBID))
+                    last = (instant, artist, track)
+                    read += 1
+                }
+                try await add(rollup, userID: id, connection, logger)
+                guard read == 50_000, let last else { break }
+                after = last
+            }
+        }
+    }
 }

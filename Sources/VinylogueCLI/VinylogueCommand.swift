@@ -12,7 +12,7 @@ public struct VinylogueCommand: AsyncParsableCommand {
             3 upstream failure (Last.fm down, rate limited, unreadable answer), \
             4 configuration (for example a missing LASTFM_API_KEY).
             """,
-        subcommands: [ChartCommand.self, YearsCommand.self, HistoryCommand.self, UserCommand.self, ServeCommand.self,
+        subcommands: [ChartCommand.self, YearsCommand.self, HistoryCommand.self, AlbumLifeCommand.self, RediscoverCommand.self, UserCommand.self, ServeCommand.self,
                       ImportCommand.self, SyncCommand.self, BenchCommand.self, DatabaseCommand.self]
     )
 

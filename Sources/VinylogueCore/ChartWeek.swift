@@ -82,3 +82,14 @@ public struct ChartWeekList: Sendable, Hashable, Codable {
         return first.from <= t && t < last.to
     }
 }
+
+/// One week's plays of one thing (an album, in the album's life).
+public struct WeekPlays: Sendable, Hashable, Codable {
+    public let week: ChartWeek
+    public let plays: Int
+
+    public init(week: ChartWeek, plays: Int) {
+        self.week = week
+        self.plays = plays
+    }
+}

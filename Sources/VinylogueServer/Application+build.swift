@@ -49,6 +49,7 @@ func buildRouter(configuration: ServerConfiguration, dependencies: ServerDepende
     ChartRoutes(dependencies: dependencies, address: address).register(on: router)
     HistoryRoutes(dependencies: dependencies, address: address).register(on: router)
     AlbumRoutes(dependencies: dependencies, address: address).register(on: router)
+    RediscoverRoutes(dependencies: dependencies).register(on: router)
     ShareCardRoutes(dependencies: dependencies, address: address).register(on: router)
     CoverRoutes(dependencies: dependencies).register(on: router)
     FeedRoutes(dependencies: dependencies, address: address).register(on: router)

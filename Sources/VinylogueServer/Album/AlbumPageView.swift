@@ -34,6 +34,10 @@ struct AlbumPageView {
     var staleNote: String?
     /// Why the week's play count is missing, when a reload may bring it.
     let weekPlaysNote: String?
+    /// The album's life in the user's archive, when they have one.
+    var life: AlbumLifeView?
+    /// Why the album's life is missing, when the archive failed.
+    var lifeNote: String?
 
     init(_ page: AlbumPage, backURL: String, artURL: String, csrf: String) {
         let detail = page.detail

@@ -37,6 +37,15 @@ struct AlbumRoutes: Sendable {
         var view = AlbumPageView(page, backURL: backURL, artURL: address?.localPath ?? Paths.placeholderCover, csrf: "")
         view.layout.themeURL = colours.map(CoverRoutes.themePath)
         view.staleNote = savedCopies.note
+        if let history = charts as? any AlbumHistorySource {
+            do {
+                view.life = try await AlbumLife.load(user: user, artist: artist, album: name, week: page.week, now: dependencies.clock.now,
+                                                     timeZone: settings.timeZone, history: history, charts: charts)
+                    .map { AlbumLifeView($0, labels: labels) }
+            } catch {
+                view.lifeNote = "This album’s history in \(user.value)’s archive is missing: \(error.forVisitors)"
+            }
+        }
         view.layout.share = ShareCardContent.links(page, labels: labels, base: self.address.base)
         return dependencies.pages.response("album", view, status: HTTPResponse.Status(failure: page.failure))
     }

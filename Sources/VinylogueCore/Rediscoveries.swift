@@ -1,0 +1,96 @@
+import Foundation
+
+/// Albums a person played heavily around this time of year in earlier
+/// years and has not played at all in the last twelve months: what they
+/// loved and forgot. The presenter of `/u/{user}/rediscover` and
+/// `vinylogue rediscover`.
+///
+/// "Around this time of year" is the week N years ago (for every earlier
+/// year of the person's history) and `windowWeeks` weeks either side;
+/// "heavily" is at least `minimumPlays` plays within one year's window.
+public struct Rediscoveries: Sendable, Hashable, Codable {
+    /// One forgotten album.
+    public struct Find: Sendable, Hashable, Codable {
+        public let artist: String
+        public let name: String
+        public let mbid: String?
+        /// Plays within the window of its best year.
+        public let plays: Int
+        /// How many years ago that was.
+        public let yearsAgo: Int
+        /// Its best week in the windows, and the plays that week.
+        public let bestWeek: ChartWeek
+        public let bestWeekPlays: Int
+    }
+
+    /// Weeks either side of the week N years ago that count as "around this time of year".
+    public static let windowWeeks = 2
+    /// Plays within one year's window that make an album "played heavily".
+    public static let minimumPlays = 8
+    /// At most this many finds, most played first.
+    public static let limit = 30
+
+    public let user: Username
+    /// How many earlier years were searched.
+    public let yearsSearched: Int
+    public let finds: [Find]
+
+    /// Searches `user`'s charts from `charts` as seen from `now`.
+    public static func load(user: Username, now: Date, timeZone: TimeZone, charts: some ChartSource) async throws(SourceError) -> Rediscoveries {
+        let list = try await charts.chartList(for: user)
+        let finder = ChartWeekFinder(timeZone: timeZone)
+        let earlier = finder.weeksWithCharts(now: now, in: list)
+        let known = Set(list.weeks)
+        let length = LastFMWeekCalendar.weekLength
+        var windows: [(yearsAgo: Int, week: ChartWeek)] = []
+        for year in earlier {
+            for step in -windowWeeks...windowWeeks {
+                let from = year.week.from + Int64(step) * length
+                let week = ChartWeek(from: from, to: from + length)
+                if known.contains(week) { windows.append((year.yearsAgo, week)) }
+            }
+        }
+        let yearAgo = Int64((finder.calendar.date(byAdding: .year, value: -1, to: now) ?? now).timeIntervalSince1970)
+        let recent = list.weeks.filter { $0.to > yearAgo }
+        let all = try await charts.charts(for: user, kind: .album, weeks: windows.map(\.week) + recent)
+        return build(user: user, windows: windows, windowCharts: Array(all.prefix(windows.count)),
+                     recentCharts: Array(all.dropFirst(windows.count)), yearsSearched: earlier.count)
+    }
+
+    /// The finds from the charts of the windows and of the last twelve months (pure).
+    public static func build(user: Username, windows: [(yearsAgo: Int, week: ChartWeek)], windowCharts: [WeeklyChart],
+                             recentCharts: [WeeklyChart], yearsSearched: Int) -> Rediscoveries {
+        var playedLately = Set<String>()
+        for chart in recentCharts {
+            for entry in chart.entries { playedLately.insert(key(entry)) }
+        }
+        struct Window { var plays = 0; var best: ChartEntry?; var bestWeek: ChartWeek? }
+        // Plays per album per year's window.
+        var byYear: [String: [Int: Window]] = [:]
+        for (window, chart) in zip(windows, windowCharts) {
+            for entry in chart.entries where !playedLately.contains(key(entry)) {
+                var w = byYear[key(entry), default: [:]][window.yearsAgo, default: Window()]
+                w.plays += entry.plays
+                if w.best == nil || entry.plays > w.best!.plays { w.best = entry; w.bestWeek = window.week }
+                byYear[key(entry), default: [:]][window.yearsAgo] = w
+            }
+        }
+        var finds: [Find] = []
+        for years in byYear.values {
+            guard let (yearsAgo, window) = years.max(by: { a, b in a.value.plays != b.value.plays ? a.value.plays < b.value.plays : a.key > b.key }),
+                  window.plays >= minimumPlays, let best = window.best, let week = window.bestWeek else { continue }
+            finds.append(Find(artist: best.artist, name: best.name, mbid: best.mbid, plays: window.plays, yearsAgo: yearsAgo,
+                              bestWeek: week, bestWeekPlays: best.plays))
+        }
+        finds.sort { a, b in
+            if a.plays != b.plays { return a.plays > b.plays }
+            if a.artist.lowercased() != b.artist.lowercased() { return a.artist.lowercased() < b.artist.lowercased() }
+            return a.name.lowercased() < b.name.lowercased()
+        }
+        return Rediscoveries(user: user, yearsSearched: yearsSearched, finds: Array(finds.prefix(limit)))
+    }
+
+    private static func key(_ entry: ChartEntry) -> String {
+        ScrobbleTally.key(.album, artist: entry.artist, album: entry.name, track: "") ?? ""
+    }
+}

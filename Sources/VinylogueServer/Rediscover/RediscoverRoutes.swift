@@ -1,0 +1,76 @@
+import Foundation
+import Hummingbird
+import VinylogueCore
+
+/// `/u/{user}/rediscover`: albums the user played heavily around this time
+/// of year in earlier years and not at all in the last twelve months
+/// (`Rediscoveries`), each with its best week and a link to it.
+struct RediscoverRoutes: Sendable {
+    typealias Context = BasicRequestContext
+    let dependencies: ServerDependencies
+
+    /// What `rediscover.mustache` reads for one album.
+    struct Find {
+        let artist: String
+        let name: String
+        let playsLabel: String
+        let whenLabel: String
+        let bestLabel: String
+        let weekURL: String
+        let albumURL: String
+        let artURL: String
+    }
+
+    /// What `rediscover.mustache` reads.
+    struct View {
+        var layout: LayoutFields
+        let user: String
+        let chartURL: String
+        let rule: String
+        let finds: [Find]
+        let emptyText: String?
+        let errorText: String?
+
+        init(user: Username, found: Rediscoveries?, failure: SourceError?, labels: WeekLabels) {
+            layout = LayoutFields(title: "\(user.value) · rediscover", csrf: "")
+            self.user = user.value
+            chartURL = Paths.chart(user)
+            rule = "Albums \(user.value) played at least \(Rediscoveries.minimumPlays) times within \(Rediscoveries.windowWeeks) weeks of this week "
+                + "in an earlier year, and not once in the last 12 months."
+            finds = (found?.finds ?? []).map { find in
+                let day = labels.permalinkDay(of: find.bestWeek)
+                return Find(artist: find.artist, name: find.name, playsLabel: WeekLabels.plays(find.plays),
+                            whenLabel: WeekLabels.yearsAgo(find.yearsAgo),
+                            bestLabel: "\(WeekLabels.plays(find.bestWeekPlays)) in \(labels.label(for: find.bestWeek))",
+                            weekURL: Paths.week(user, day: day),
+                            albumURL: Paths.album(user, artist: find.artist, name: find.name, day: day),
+                            artURL: Paths.cover(user, artist: find.artist, name: find.name, mbid: find.mbid))
+            }
+            emptyText = found.map {
+                $0.finds.isEmpty ? ($0.yearsSearched == 0
+                    ? "\(user.value)’s history does not reach back a year yet: come back when it does."
+                    : "Nothing forgotten: everything \(user.value) loved around this time of year, they have played in the last 12 months.") : nil
+            } ?? nil
+            errorText = failure?.forVisitors
+        }
+    }
+
+    func register(on router: Router<Context>) {
+        router.get("/u/:user/rediscover") { request, context in try await self.page(request, context) }
+    }
+
+    func page(_ request: Request, _ context: Context) async throws -> Response {
+        let user = try RouteParameters.user(context)
+        let settings = await dependencies.settings(for: request)
+        let source = await dependencies.charts(for: user), now = dependencies.clock.now
+        var found: Rediscoveries?
+        var failure: SourceError?
+        do {
+            found = try await Rediscoveries.load(user: user, now: now, timeZone: settings.timeZone, charts: source)
+        } catch {
+            failure = error
+        }
+        let view = View(user: user, found: found, failure: failure, labels: WeekLabels(timeZone: settings.timeZone))
+        return dependencies.pages.response("rediscover", view, status: HTTPResponse.Status(failure: failure))
+    }
+}

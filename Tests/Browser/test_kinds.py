@@ -8,8 +8,13 @@ July 2020) and `hidden` is a private profile, whose charts always fail.
 from __future__ import annotations
 
 import re
+import time
+
+from pathlib import Path
 
 from playwright.sync_api import Page, expect
+
+SCREENSHOTS = Path(__file__).resolve().parents[2] / "artifacts" / "screenshots"
 
 DESKTOP = {"width": 1280, "height": 900}
 PHONE = dict(viewport={"width": 390, "height": 844}, is_mobile=True, has_touch=True, device_scale_factor=1)
@@ -21,6 +26,23 @@ def kind_links(page: Page):
 
 def current_kind(page: Page):
     return page.locator("nav.kinds a[aria-current=page]")
+
+
+def covers_loaded(page: Page) -> None:
+    """Waits until every image on the page has loaded (covers are lazy, and a
+    debug build draws the demo's slowly), so screenshots show them."""
+    page.evaluate("document.querySelectorAll('img[loading=lazy]').forEach(i => i.loading = 'eager')")
+    # Polled from here: the page's CSP forbids wait_for_function's eval.
+    deadline = time.monotonic() + 30
+    while not page.evaluate("() => Array.from(document.images).every(i => i.complete && i.naturalWidth > 0)"):
+        assert time.monotonic() < deadline, f"images still loading on {page.url}"
+        time.sleep(0.1)
+
+
+def screen_shot(pages, page: Page, suffix: str) -> None:
+    """What the screen shows (not the whole page, which a long track chart
+    makes too tall to look at), beside the full-page shot."""
+    page.screenshot(path=str(SCREENSHOTS / f"{pages.name}--{suffix}.png"))
 
 
 def fits_a_phone(page: Page) -> None:
@@ -43,7 +65,9 @@ def test_kind_switcher_keeps_the_year_and_the_kind(pages, stack, fake):
     expect(page.locator("li.row .monogram").first).to_be_visible()
     expect(page.locator("li.row img")).to_have_count(0)
     expect(page.locator("li.row .artist")).to_have_count(0)
+    covers_loaded(page)
     pages.shot(page, "artists-desktop")
+    screen_shot(pages, page, "artists-desktop-screen")
 
     # ← a year keeps the kind (by link and by key).
     page.locator("#prev-year").click()
@@ -56,7 +80,9 @@ def test_kind_switcher_keeps_the_year_and_the_kind(pages, stack, fake):
     first = page.locator("li.row").first
     expect(first.locator(".artist")).not_to_be_empty()
     expect(first.locator(".album")).not_to_be_empty()
+    covers_loaded(page)
     pages.shot(page, "tracks-desktop")
+    screen_shot(pages, page, "tracks-desktop-screen")
 
     # The page's own filter keeps the kind.
     page.locator("#min-plays").select_option("2")
@@ -86,7 +112,9 @@ def test_kind_switcher_keeps_the_year_and_the_kind(pages, stack, fake):
         for plays in phone.locator("li.row .plays").all():
             box = plays.bounding_box()
             assert box["x"] + box["width"] <= 390, box
+        covers_loaded(phone)
         pages.shot(phone, f"{kind}s-phone")
+        screen_shot(pages, phone, f"{kind}s-phone-screen")
 
 
 def test_everyone_this_week_side_by_side(pages, stack, fake):
@@ -94,8 +122,8 @@ def test_everyone_this_week_side_by_side(pages, stack, fake):
     # Without JavaScript: the page needs none.
     page = pages.new_page(viewport=DESKTOP, java_script_enabled=False)
     page.goto(app("/"))
-    page.get_by_label("Your Last.fm username").fill("demo")
-    page.get_by_role("button", name="Start").click()
+    # With --demo the list starts with the demo user.
+    expect(page.locator("li.user[data-user=demo]")).to_have_count(1)
     for name in ["ybsc", "hidden"]:
         page.get_by_label("Add a friend").fill(name)
         page.get_by_role("button", name="Add", exact=True).click()
@@ -117,7 +145,6 @@ def test_everyone_this_week_side_by_side(pages, stack, fake):
     expect(page.locator("li.person[data-user=ybsc] .person-state")).to_contain_text("no charts after")
     expect(page.locator("li.person[data-user=hidden] .person-state.error")).to_contain_text("private")
     expect(page.locator("#next-year")).to_have_count(0)
-    pages.shot(page, "everyone-desktop")
 
     page.locator("#prev-year").click()
     expect(page).to_have_url(app("/everyone?years_ago=2"))
@@ -131,8 +158,13 @@ def test_everyone_this_week_side_by_side(pages, stack, fake):
     expect(page).to_have_url(app("/u/demo?years_ago=2"))
     expect(page.locator(".years-ago")).to_have_text("2 years ago")
 
+    desktop = pages.new_page(viewport=DESKTOP)
+    desktop.goto(app("/everyone?years_ago=2"))
+    covers_loaded(desktop)
+    pages.shot(desktop, "everyone-desktop")
     phone = pages.new_page(**PHONE)
     phone.goto(app("/everyone?years_ago=2"))
     expect(phone.locator("li.person")).to_have_count(3)
     fits_a_phone(phone)
+    covers_loaded(phone)
     pages.shot(phone, "everyone-phone")

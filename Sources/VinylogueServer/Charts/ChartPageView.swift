@@ -26,13 +26,16 @@ struct ChartPageView {
     /// Letters on a coloured square, for artists and tracks, which have no
     /// cover: drawn by the stylesheet, so no request fetches anything.
     struct Monogram {
-        /// "PU", "AM": the first letters of the first two words.
+        /// "P" for PUP, "AM" for Against Me!, "DW" for The Distant Wolves: the first
+        /// letters of the first two words, after a leading article.
         let letters: String
         /// One of the stylesheet's `hue-0` … `hue-11`, the same for the same artist.
         let hue: Int
 
         init(_ name: String) {
-            let words = name.split(whereSeparator: { !$0.isLetter && !$0.isNumber })
+            var words = name.split(whereSeparator: { !$0.isLetter && !$0.isNumber })
+            // "The Distant Wolves" is DW, not TD.
+            if words.count > 1, ["the", "a", "an"].contains(words[0].lowercased()) { words.removeFirst() }
             let letters = words.prefix(2).compactMap(\.first).map { String($0).uppercased() }.joined()
             self.letters = letters.isEmpty ? "♪" : letters
             hue = Int(NameHash(name.lowercased()).value % 12)

@@ -93,6 +93,25 @@ import VinylogueCore
         }
     }
 
+    /// Signed in, the page is the account's own list: RJ's (RJ and
+    /// everyone RJ follows) for RJ, ybsc's for ybsc.
+    @Test func aSignedInAccountSeesItsOwnList() async throws {
+        try await Harness.run(signIn: true) { harness, client in
+            let rj = try await SignInTests.signIn(client, harness, as: "RJ")
+            let ybsc = try await SignInTests.signIn(client, harness, as: "ybsc")
+            #expect(try await client.post("/users/hidden/remove", [:], session: rj.form).status == .seeOther)
+            let forRJ = try await SignInTests.page(client, "/everyone?years_ago=3", rj)
+            #expect(forRJ.status == .ok)
+            #expect(cards(forRJ.body).keys.sorted() == ["RJ", "demo", "ybsc"])
+            #expect(forRJ.body.containsInOrder(["data-user=\"RJ\"", "data-user=\"demo\"", "data-user=\"ybsc\""]))
+            let forYbsc = try await SignInTests.page(client, "/everyone?years_ago=3", ybsc)
+            // Themselves first, then the people they follow.
+            #expect(forYbsc.body.components(separatedBy: "<li class=\"person\" data-user=\"").dropFirst().first?.hasPrefix("ybsc\"") == true)
+            #expect(cards(forYbsc.body).count > 1)
+            #expect(try #require(cards(forYbsc.body)["ybsc"]).contains("Live at The Electric Ballroom"))
+        }
+    }
+
     /// The charts are loaded side by side, never more than six at a time:
     /// with every chart list held back, six requests reach Last.fm at once
     /// (one after another, only the first would), and a seventh only once

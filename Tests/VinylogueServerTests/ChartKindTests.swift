@@ -88,6 +88,13 @@ import VinylogueCore
             let share = try #require(try captures(#"og:url" content="([^"]*)""#, in: page.body).first)
             #expect(share.hasSuffix("?kind=track") && share.contains("/u/demo/week/"))
             #expect(page.body.contains("/card.png?kind=track\""))
+            let image = try #require(try captures(#"og:image" content="([^"]*)""#, in: page.body).first)
+            #expect(image == share.replacingOccurrences(of: "?kind=track", with: "/card.png?kind=track"))
+            let card = try await client.get(String(image.dropFirst("http://127.0.0.1:8080".count)))
+            #expect(card.status == .ok)
+            #expect(card.headers[.contentType] == "image/png")
+            #expect(try await client.get("/u/demo/history/card.png?kind=artist").headers[.contentType] == "image/png")
+            #expect(try await client.get("/u/demo/history/card.png?kind=genre").status == .badRequest)
 
             // A dated page's year links stay dated, with the kind.
             let dated = try await client.get("/u/demo/week/2020-07-08?kind=artist")

@@ -48,6 +48,7 @@ func buildRouter(configuration: ServerConfiguration, dependencies: ServerDepende
     UsersRoutes(dependencies: dependencies, configuration: configuration).register(on: router)
     ChartRoutes(dependencies: dependencies, address: address).register(on: router)
     HistoryRoutes(dependencies: dependencies, address: address).register(on: router)
+    EveryoneRoutes(dependencies: dependencies).register(on: router)
     AlbumRoutes(dependencies: dependencies, address: address).register(on: router)
     RediscoverRoutes(dependencies: dependencies).register(on: router)
     ShareCardRoutes(dependencies: dependencies, address: address).register(on: router)

@@ -470,7 +470,8 @@ def outline_of(page: Page) -> dict:
 def test_keyboard_focus_is_visible(page, app, shot):
     onboard(page, app)
     seen = []
-    for _ in range(8):
+    # Brand, Users, Everyone, Settings, the link to everyone's week, then the list's controls.
+    for _ in range(12):
         page.keyboard.press("Tab")
         o = outline_of(page)
         if o["tag"] == "BODY":

@@ -26,6 +26,9 @@ struct ChartRoutes: Sendable {
     struct Asked {
         let request: WeeklyChartPage.Request
         let byDate: Bool
+        /// The kind and the filter the address asked for, which the page's
+        /// links keep.
+        let options: ChartQuery
     }
 
     func asked(_ request: Request, _ context: Context, day: String?, settings: Settings) throws -> Asked {
@@ -48,13 +51,18 @@ struct ChartRoutes: Sendable {
             }
             selection = .yearsAgo(years)
         }
-        let kind = query.get("kind").flatMap(ChartKind.init(rawValue:)) ?? .album
+        let kind = try RouteParameters.kind(request)
         var filter = settings.filter
+        var minPlays: Int?
         if let min = query.get("min_plays") {
-            guard let value = Int(min), value >= 0 else { throw PageError.badRequest("min_plays must be 0 or more.") }
+            guard let value = Int(min), (0...100_000).contains(value) else {
+                throw PageError.badRequest("min_plays must be a whole number from 0 to 100000.")
+            }
             filter = PlayCountFilter(threshold: value)
+            minPlays = value
         }
-        return Asked(request: .init(user: user, kind: kind, selection: selection, filter: filter, timeZone: zone), byDate: byDate)
+        return Asked(request: .init(user: user, kind: kind, selection: selection, filter: filter, timeZone: zone), byDate: byDate,
+                     options: ChartQuery(kind: kind, minPlays: minPlays))
     }
 
     /// Loads the page, noting any saved copies used.
@@ -83,7 +91,7 @@ struct ChartRoutes: Sendable {
         }
         let (page, savedCopies) = await load(asked)
         let labels = WeekLabels(timeZone: settings.timeZone)
-        var view = ChartPageView(page, byDate: asked.byDate, selfURL: request.uri.description, csrf: "", labels: labels)
+        var view = ChartPageView(page, byDate: asked.byDate, options: asked.options, selfURL: request.uri.description, labels: labels)
         view.staleNote = savedCopies.note
         view.layout.share = ShareCardContent.links(page, byDate: asked.byDate, labels: labels, base: address.base)
         let status = HTTPResponse.Status(failure: page.failure)
@@ -101,7 +109,10 @@ struct ChartRoutes: Sendable {
         case .yearsAgo(let n): "y\(n)"
         case .containing(let date): "d\(Int64(date.timeIntervalSince1970))"
         }
-        return "chart|\(r.user.value)|\(selection)|\(r.kind.rawValue)|\(r.filter.threshold)|\(asked.byDate)|\(settings.fingerprint)"
+        // The kind and whether the filter came from the address both change
+        // the page (its rows, and the links that keep them).
+        let filter = asked.options.minPlays.map { "m\($0)" } ?? "s\(r.filter.threshold)"
+        return "chart|\(r.user.value)|\(selection)|\(r.kind.rawValue)|\(filter)|\(asked.byDate)|\(settings.fingerprint)"
     }
 
     func json(_ request: Request, _ context: Context) async throws -> Response {

@@ -1,3 +1,4 @@
+import Archive
 import Foundation
 import Hummingbird
 import VinylogueCore
@@ -25,6 +26,7 @@ struct HistoryRoutes: Sendable {
         var layout: LayoutFields
         let user: String
         let chartURL: String
+        let kinds: [ChartPageView.KindLink]
         let years: [YearView]
         let emptyText: String?
         let errorText: String?
@@ -32,13 +34,17 @@ struct HistoryRoutes: Sendable {
 
         init(_ page: EveryYearPage, savedCopies: SavedCopies, labels: WeekLabels) {
             let user = page.user
-            layout = LayoutFields(title: "\(user.value) · every year", csrf: "")
+            let kind = page.kind, options = ChartQuery(kind: kind)
+            layout = LayoutFields(title: "\(user.value) · every year" + (kind == .album ? "" : " · \(kind.plural)"), csrf: "")
             self.user = user.value
-            chartURL = Paths.chart(user)
+            chartURL = Paths.chart(user, options)
+            kinds = ChartKind.allCases.map {
+                ChartPageView.KindLink(label: $0.plural.capitalized, url: Paths.history(user, kind: $0), current: $0 == kind)
+            }
             years = page.years.map { year in
                 let day = labels.permalinkDay(of: year.week)
-                return YearView(yearsAgoLabel: year.yearsAgoLabel, weekLabel: year.weekLabel, url: Paths.week(user, day: day),
-                                rows: year.rows.map { ChartPageView.Row(album: $0, of: user, day: day) }, more: year.moreText)
+                return YearView(yearsAgoLabel: year.yearsAgoLabel, weekLabel: year.weekLabel, url: Paths.week(user, day: day, options),
+                                rows: year.rows.map { ChartPageView.Row($0, kind: kind, of: user, day: day) }, more: year.moreText)
             }
             emptyText = page.emptyText
             errorText = page.failure?.forVisitors
@@ -48,16 +54,42 @@ struct HistoryRoutes: Sendable {
 
     func register(on router: Router<Context>) {
         router.get("/u/:user/history") { request, context in try await self.page(request, context) }
+        router.get("/api/u/:user/history") { request, context in try await self.json(request, context) }
+    }
+
+    /// What the page, its card and its JSON ask for: the user, `?kind=`,
+    /// and the viewer's filter and time zone.
+    static func asked(_ request: Request, _ context: Context, settings: Settings) throws -> EveryYearPage.Request {
+        EveryYearPage.Request(user: try RouteParameters.user(context), kind: try RouteParameters.kind(request), filter: settings.filter,
+                              timeZone: settings.timeZone)
+    }
+
+    func load(_ asked: EveryYearPage.Request) async -> (EveryYearPage, SavedCopies) {
+        let source = await dependencies.charts(for: asked.user), now = dependencies.clock.now
+        return await SavedCopies.noted { await EveryYearPage.load(asked, from: source, now: now) }
     }
 
     func page(_ request: Request, _ context: Context) async throws -> Response {
-        let user = try RouteParameters.user(context)
         let settings = await dependencies.settings(for: request)
-        let asked = EveryYearPage.Request(user: user, filter: settings.filter, timeZone: settings.timeZone)
-        let source = await dependencies.charts(for: user), now = dependencies.clock.now
-        let (page, savedCopies) = await SavedCopies.noted { await EveryYearPage.load(asked, from: source, now: now) }
+        let (page, savedCopies) = await load(try Self.asked(request, context, settings: settings))
         var view = View(page, savedCopies: savedCopies, labels: WeekLabels(timeZone: settings.timeZone))
         view.layout.share = ShareCardContent.links(page, base: address.base)
         return dependencies.pages.response("history", view, status: HTTPResponse.Status(failure: page.failure))
+    }
+
+    /// `/api/u/{user}/history`: the same as `vinylogue history --json`.
+    func json(_ request: Request, _ context: Context) async throws -> Response {
+        let settings = await dependencies.settings(for: request)
+        let asked: EveryYearPage.Request
+        do {
+            asked = try Self.asked(request, context, settings: settings)
+        } catch let error as PageError {
+            return APIResponse.error(status: .badRequest, message: error.message)
+        }
+        let (page, _) = await load(asked)
+        if let failure = page.failure {
+            return APIResponse.error(status: HTTPResponse.Status(for: failure), message: failure.forVisitors)
+        }
+        return APIResponse.json(EveryYearJSONView(page, timeZone: settings.timeZone).data())
     }
 }

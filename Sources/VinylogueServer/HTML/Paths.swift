@@ -22,13 +22,32 @@ enum Paths {
     /// A shipped asset, versioned so browsers may cache it forever.
     static func asset(_ file: String) -> String { "/static/\(file)?v=\(StaticAssets.version)" }
 
-    static func chart(_ user: Username, yearsAgo: Int = 1) -> String {
-        yearsAgo == 1 ? "/u/\(user.value)" : "/u/\(user.value)?years_ago=\(yearsAgo)"
+    static let everyonePath = "/everyone"
+
+    /// This week N years ago for everyone on the viewer's list.
+    static func everyone(yearsAgo: Int = 1) -> String {
+        everyonePath + query([("years_ago", yearsAgo == 1 ? nil : String(yearsAgo))])
     }
 
-    static func week(_ user: Username, day: String) -> String { "/u/\(user.value)/week/\(day)" }
+    /// A chart address: `?years_ago=N` when N is not 1, then the kind and
+    /// the filter of `options` (album, the default, keeps today's URLs).
+    static func chart(_ user: Username, yearsAgo: Int = 1, _ options: ChartQuery = .albums) -> String {
+        "/u/\(user.value)" + query([("years_ago", yearsAgo == 1 ? nil : String(yearsAgo))] + options.items)
+    }
 
-    static func history(_ user: Username) -> String { "/u/\(user.value)/history" }
+    static func week(_ user: Username, day: String, _ options: ChartQuery = .albums) -> String {
+        "/u/\(user.value)/week/\(day)" + query(options.items)
+    }
+
+    static func history(_ user: Username, kind: ChartKind = .album) -> String {
+        "/u/\(user.value)/history" + query(ChartQuery(kind: kind).items)
+    }
+
+    /// `?a=1&b=2` of the items that have a value, in order; "" when none has.
+    static func query(_ items: [(name: String, value: String?)]) -> String {
+        let pairs = items.compactMap { item in item.value.map { "\(item.name)=\(encode($0))" } }
+        return pairs.isEmpty ? "" : "?" + pairs.joined(separator: "&")
+    }
 
     static func feed(_ user: Username) -> String { "/u/\(user.value)/feed.atom" }
 
@@ -62,6 +81,31 @@ struct SiteLinks: Sendable {
     let usersReorder = Paths.usersReorder
     let signIn = Paths.signIn
     let signOut = Paths.signOut
+    let everyone = Paths.everyone()
     let stylesheet = Paths.asset("vinylogue.css")
     let script = Paths.asset("vinylogue.js")
+}
+
+/// What a chart address carries besides its week: which chart, and a
+/// play-count filter asked for in the address itself (`min_plays`), so the
+/// page's own links keep both. Album charts without a filter of their own
+/// add nothing, which keeps the addresses people already share.
+struct ChartQuery: Sendable, Hashable {
+    var kind: ChartKind
+    /// The `min_plays` the address asked for; nil when the viewer's setting applies.
+    var minPlays: Int?
+
+    init(kind: ChartKind = .album, minPlays: Int? = nil) {
+        self.kind = kind
+        self.minPlays = minPlays
+    }
+
+    static let albums = ChartQuery()
+
+    /// The same with another kind.
+    func with(kind: ChartKind) -> ChartQuery { ChartQuery(kind: kind, minPlays: minPlays) }
+
+    var items: [(name: String, value: String?)] {
+        [("kind", kind == .album ? nil : kind.rawValue), ("min_plays", minPlays.map(String.init))]
+    }
 }

@@ -15,6 +15,19 @@ enum RouteParameters {
         return user
     }
 
+    /// The chart kind a page or JSON address asks for with `?kind=`:
+    /// albums when it asks for none (today's addresses), a 400 saying what
+    /// the kinds are when it asks for one that does not exist (a typo
+    /// should not quietly show albums under an "artists" link).
+    static func kind(_ request: Request) throws -> ChartKind {
+        guard let raw = request.uri.queryParameters.get("kind"), !raw.isEmpty else { return .album }
+        guard let kind = ChartKind(rawValue: raw.lowercased()) else {
+            let shown = raw.count > 40 ? raw.prefix(39) + "…" : raw[...]
+            throw PageError.badRequest("“\(shown)” is not a kind of chart. Use kind=album, kind=artist or kind=track.")
+        }
+        return kind
+    }
+
     /// What an album address asks for (`/u/:user/album/:artist/:album`,
     /// with `?week=` and `?mbid=`) in `timeZone`: the page and its card
     /// read it the same way. A 400 page when the address is incomplete.

@@ -12,11 +12,10 @@ enum ShareCardContent {
     /// The chart page's permalink: the dated week, which does not drift as
     /// "N years ago" does; the asked path when there is no week.
     static func permalink(_ page: WeeklyChartPage, byDate: Bool, labels: WeekLabels) -> String {
-        let kind = page.kind == .album ? "" : "?kind=\(page.kind.rawValue)"
-        if let week = page.week { return Paths.week(page.user, day: labels.permalinkDay(of: week)) + kind }
-        if byDate { return Paths.week(page.user, day: labels.isoDay(page.target)) + kind }
-        let path = Paths.chart(page.user, yearsAgo: page.yearsAgo)
-        return kind.isEmpty ? path : path + (path.contains("?") ? "&" : "?") + kind.dropFirst()
+        let kind = ChartQuery(kind: page.kind)
+        if let week = page.week { return Paths.week(page.user, day: labels.permalinkDay(of: week), kind) }
+        if byDate { return Paths.week(page.user, day: labels.isoDay(page.target), kind) }
+        return Paths.chart(page.user, yearsAgo: page.yearsAgo, kind)
     }
 
     static func links(_ page: WeeklyChartPage, byDate: Bool, labels: WeekLabels, base: String) -> ShareLinks {
@@ -59,7 +58,8 @@ enum ShareCardContent {
     // MARK: Every year
 
     static func links(_ page: EveryYearPage, base: String) -> ShareLinks {
-        ShareLinks(base: base, permalink: Paths.history(page.user), title: "\(page.user.value) · this week, every year",
+        ShareLinks(base: base, permalink: Paths.history(page.user, kind: page.kind),
+                   title: "\(page.user.value) · this week, every year" + (page.kind == .album ? "" : " · \(page.kind.plural)"),
                    description: summary(page))
     }
 

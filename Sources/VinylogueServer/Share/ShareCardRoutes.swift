@@ -65,11 +65,11 @@ struct ShareCardRoutes: Sendable {
     }
 
     func history(_ request: Request, _ context: Context) async throws -> Response {
-        let user = try RouteParameters.user(context)
         let settings = await dependencies.settings(for: request)
-        let key = "card|history|\(user.value)|\(settings.fingerprint)"
+        let asked = try HistoryRoutes.asked(request, context, settings: settings)
+        let user = asked.user
+        let key = "card|history|\(user.value)|\(asked.kind.rawValue)|\(settings.fingerprint)"
         if let warm = kept.page(key) { return Self.png(warm.body, status: warm.status) }
-        let asked = EveryYearPage.Request(user: user, filter: settings.filter, timeZone: settings.timeZone)
         let source = await dependencies.charts(for: user), now = dependencies.clock.now
         let (page, savedCopies) = await SavedCopies.noted { await EveryYearPage.load(asked, from: source, now: now) }
         let tops = ShareCardContent.topAlbums(page).prefix(9)

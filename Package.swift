@@ -47,7 +47,9 @@ let package = Package(
         .target(
             name: "Archive",
             dependencies: [
-                "VinylogueCore",
+                // Artwork for `ArtworkAddress`: remembered covers are named
+                // the one way an image may be named.
+                "VinylogueCore", "Artwork",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 .product(name: "ZIPFoundation", package: "ZIPFoundation"),

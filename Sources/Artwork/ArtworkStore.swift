@@ -51,8 +51,9 @@ public actor ArtworkStore {
         colourReading: @escaping ColourReading = { ColourExtraction().colours(fromImage: $0) }
     ) {
         loader = Loader(
-            cache: ArtworkDiskCache(root: dataDirectory.appendingPathComponent("art", isDirectory: true), maxBytes: maxDiskBytes,
-                                    fileThreads: fileThreads),
+            cache: ArtworkDiskCache(root: dataDirectory.appendingPathComponent("art", isDirectory: true),
+                                    keptRoot: dataDirectory.appendingPathComponent(Self.keptDirectoryName, isDirectory: true),
+                                    maxBytes: maxDiskBytes, fileThreads: fileThreads),
             upstream: upstream, imageBase: imageBase, demoCovers: demoCovers,
             maxBytes: maxBytes, palettes: palettes, colourReading: colourReading
         )
@@ -73,6 +74,36 @@ public actor ArtworkStore {
         // newer one has not taken its place meanwhile.
         if inFlight[address] == task { inFlight[address] = nil }
         return try result.get()
+    }
+
+    /// The directory under the data directory that kept covers live in.
+    public static let keptDirectoryName = "art-kept"
+
+    /// Keeps the image at `address` for offline use: fetched (or taken from
+    /// the cache) once, then stored outside the size budget, so it is
+    /// served with no network for as long as the data directory lasts.
+    /// Returns whether it had to be stored (false: it was kept already).
+    @discardableResult
+    public func keep(_ address: ArtworkAddress) async throws(ArtworkError) -> Bool {
+        guard !address.isGenerated else { return false }
+        if await loader.cache.isKept(address) { return false }
+        let image = try await image(for: address)
+        do {
+            try await loader.cache.keep(bytes: image.bytes, for: address)
+        } catch {
+            throw .notStored(error.localizedDescription)
+        }
+        return true
+    }
+
+    /// Whether the image at `address` is kept for offline use.
+    public nonisolated func isKept(_ address: ArtworkAddress) async -> Bool {
+        await loader.cache.isKept(address)
+    }
+
+    /// How many covers are kept for offline use, and their size on disk.
+    public nonisolated func keptTotals() async -> (images: Int, bytes: Int64) {
+        await loader.cache.keptTotals()
     }
 
     /// The colours for an image, from the sidecar when present, otherwise

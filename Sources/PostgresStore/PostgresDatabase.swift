@@ -219,6 +219,19 @@ public final class PostgresDatabase: Sendable {
         Migration(name: "scrobble-without-row-by-row-user-check", statements: [
             "ALTER TABLE scrobble DROP CONSTRAINT IF EXISTS scrobble_user_id_fkey",
         ]),
+        // Remembered album covers, shared by the fleet (`PostgresAlbumCoverStore`).
+        Migration(name: "album-covers", statements: [
+            """
+            CREATE TABLE album_cover (
+                artist_key TEXT NOT NULL,
+                album_key TEXT NOT NULL,
+                artist TEXT NOT NULL,
+                album TEXT NOT NULL,
+                address TEXT,
+                resolved_at TIMESTAMPTZ NOT NULL,
+                PRIMARY KEY (artist_key, album_key))
+            """,
+        ]),
     ]
 
     /// Applies the migrations this database has not had, holding an

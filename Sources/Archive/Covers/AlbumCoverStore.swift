@@ -87,29 +87,41 @@ extension AlbumCoverStore {
 /// `AlbumKey`, named by its most played spelling, most played first. Both
 /// stores count per exact spelling in SQL and merge here, so they agree.
 public struct ArchivedAlbumTally: Sendable {
-    private var groups: [AlbumKey: (spellings: [(artist: String, name: String, mbid: String?, plays: Int)], plays: Int)] = [:]
+    private struct Spelling: Sendable {
+        let artist: String
+        let name: String
+        let mbid: String?
+        let plays: Int
+
+        /// Most played first; the exact text breaks ties, so the name is
+        /// the same whichever order the rows came in.
+        func comesBefore(_ other: Spelling) -> Bool {
+            if plays != other.plays { return plays > other.plays }
+            if artist != other.artist { return artist < other.artist }
+            return name < other.name
+        }
+    }
+
+    private var groups: [AlbumKey: [Spelling]] = [:]
 
     public init() {}
 
     /// Adds `plays` of one exact spelling.
     public mutating func add(artist: String, name: String, mbid: String?, plays: Int) {
-        let key = AlbumKey(artist: artist, album: name)
-        var group = groups[key] ?? ([], 0)
-        group.spellings.append((artist, name, mbid.flatMap { $0.isEmpty ? nil : $0 }, plays))
-        group.plays += plays
-        groups[key] = group
+        let spelling = Spelling(artist: artist, name: name, mbid: mbid.flatMap { $0.isEmpty ? nil : $0 }, plays: plays)
+        groups[AlbumKey(artist: artist, album: name), default: []].append(spelling)
     }
 
-    /// The albums, most played first.
+    /// The albums, most played first (ties by key).
     public var albums: [ArchivedAlbum] {
-        groups.map { key, group in
-            // Most played spelling first; the exact text breaks ties, so the
-            // name is the same whichever order the rows came in.
-            let spellings = group.spellings.sorted { ($0.plays, $1.artist + "\u{1F}" + $1.name) > ($1.plays, $0.artist + "\u{1F}" + $0.name) }
-            let top = spellings[0]
-            return (key, ArchivedAlbum(artist: top.artist, name: top.name, mbid: spellings.lazy.compactMap(\.mbid).first, plays: group.plays))
+        var merged: [(key: AlbumKey, album: ArchivedAlbum)] = []
+        for (key, spellings) in groups {
+            let ordered = spellings.sorted { $0.comesBefore($1) }
+            let plays = spellings.reduce(0) { $0 + $1.plays }
+            let mbid = ordered.lazy.compactMap(\.mbid).first
+            merged.append((key, ArchivedAlbum(artist: ordered[0].artist, name: ordered[0].name, mbid: mbid, plays: plays)))
         }
-        .sorted { $0.1.plays != $1.1.plays ? $0.1.plays > $1.1.plays : $0.0 < $1.0 }
-        .map(\.1)
+        merged.sort { $0.album.plays != $1.album.plays ? $0.album.plays > $1.album.plays : $0.key < $1.key }
+        return merged.map(\.album)
     }
 }

@@ -120,7 +120,7 @@ struct ArtFetchCommand: AsyncParsableCommand {
 
 /// Ctrl-C (SIGINT) while a command runs: the first cancels its work, which
 /// then stops and reports what it did; a second ends the process at once.
-final class Interruption: Sendable {
+final class Interruption {
     private final class Presses: Sendable {
         let count = Atomic<Int>(0)
     }

@@ -44,6 +44,13 @@ struct ArtFetchCommand: AsyncParsableCommand {
             throw CommandFailure("“\(user)” is not a valid Last.fm username.", exitCode: .usage)
         }
         try await ServeCommand.composing(.withDatabase(databaseURL)) { composition in
+            let directory = composition.dataDirectory(dataDir)
+            // A mistyped --data-dir must not leave an empty database behind.
+            guard composition.configuration.databaseURL != nil || ArchiveDatabase.exists(in: directory) else {
+                throw CommandFailure("There is no archive in \(directory.path), so there are no covers to fetch. Give the --data-dir "
+                    + "you imported or synced into, or archive \(username) first with `vinylogue sync \(username)` or "
+                    + "`vinylogue import FILE --user \(username)`.", exitCode: .noData)
+            }
             let fetch: ArchiveCoverFetch
             do {
                 fetch = try await composition.archiveCoverFetch(dataDir: dataDir)
@@ -79,8 +86,8 @@ struct ArtFetchCommand: AsyncParsableCommand {
             }
             await bar.finish()
             let kept = await fetch.artwork.keptTotals()
-            let directory = composition.dataDirectory(dataDir).appendingPathComponent(ArtworkStore.keptDirectoryName)
-            Terminal.standardOutput.write(Self.report(summary, user: username, kept: kept, directory: directory.path))
+            let keptDirectory = directory.appendingPathComponent(ArtworkStore.keptDirectoryName)
+            Terminal.standardOutput.write(Self.report(summary, user: username, kept: kept, directory: keptDirectory.path))
             if let gaveUp = summary.gaveUp {
                 throw CommandFailure("Stopped after \(grouped(summary.failures.count)) albums failed: \(gaveUp.forTerminal) "
                     + "Everything fetched so far is kept; run the same command again to carry on.", exitCode: ExitStatus(gaveUp))
@@ -112,9 +119,15 @@ struct ArtFetchCommand: AsyncParsableCommand {
                 out += "    \(grouped(failures.count)) × \(reason) (\(names)\(more))\n"
             }
         }
-        let megabytes = Double(kept.bytes) / 1_048_576
-        out += "Kept for offline use: \(grouped(kept.images)) images, \(String(format: "%.1f", megabytes)) MB in \(directory).\n"
+        out += "Kept for offline use: \(grouped(kept.images)) images, \(Self.size(kept.bytes)) in \(directory).\n"
         return out
+    }
+}
+
+extension ArtFetchCommand {
+    /// "840 KB", "48.3 MB".
+    static func size(_ bytes: Int64) -> String {
+        bytes < 1_048_576 ? "\(grouped(Int((bytes + 1023) / 1024))) KB" : String(format: "%.1f MB", Double(bytes) / 1_048_576)
     }
 }
 

@@ -1,6 +1,7 @@
 import Archive
 import Foundation
 import LastFMTestServer
+import PostgresStore
 import Testing
 import VinylogueCore
 
@@ -101,6 +102,38 @@ import VinylogueCore
         }
     }
 
+    /// With `--database`, the answers go to PostgreSQL, where every
+    /// instance of a fleet finds them; the images to the data directory.
+    @Test func withADatabaseTheAnswersAreTheFleets() async throws {
+        guard let cluster = ProcessInfo.processInfo.environment["VINYLOGUE_TEST_DATABASE_URL"], !cluster.isEmpty else {
+            Issue.record("VINYLOGUE_TEST_DATABASE_URL is not set: run the tests with scripts/test, which starts a PostgreSQL cluster for them")
+            return
+        }
+        try await withFakeEnvironment { fake, env in
+            await fake.removeCover(artist: "No Art", album: "Blank")
+            try await PostgresDatabase.withTemporaryDatabase(server: cluster + "?sslmode=disable") { url in
+                let scrobbles = Archived.albums.enumerated().map { n, album in
+                    Scrobble(instant: 1_593_950_400 + Int64(n) * 300, artist: album.artist, album: album.album, track: "T", albumMBID: album.mbid)
+                }
+                try await PostgresDatabase.with(url: url) { database in
+                    _ = try await PostgresScrobbleStore(database).store(scrobbles, of: Username("collector"), origin: .lastFMExport)
+                }
+                let images = FileManager.default.temporaryDirectory.appendingPathComponent("vinylogue-art-pg-\(UUID().uuidString)")
+                defer { try? FileManager.default.removeItem(at: images) }
+                let run = try await vinylogue(["art", "fetch", "collector", "--database", url, "--data-dir", images.path],
+                                              environment: Self.environment(env))
+                #expect(run.status == 0, "\(run.stderr)")
+                #expect(run.stdout.contains("8 covers found, 1 without a cover on Last.fm, 0 already done; 8 images downloaded."), "\(run.stdout)")
+                try await PostgresDatabase.with(url: url) { database in
+                    let answers = try await PostgresAlbumCoverStore(database).answers(for: Archived.albums.map { AlbumKey(artist: $0.artist, album: $0.album) })
+                    #expect(answers.count == 9)
+                    #expect(answers[AlbumKey(artist: "No Art", album: "Blank")] == .noCover)
+                }
+                #expect(!ArchiveDatabase.exists(in: images), "no SQLite archive beside a PostgreSQL one")
+            }
+        }
+    }
+
     @Test func anInterruptedRunResumesWithoutAskingAgain() async throws {
         try await withFakeEnvironment { fake, env in
             let archived = try Archived()
@@ -153,6 +186,16 @@ import VinylogueCore
         #expect(run.stderr.contains("Check the network connection"))
         #expect(run.stderr.contains("run the same command again to carry on"))
         #expect(try await archived.remembered().isEmpty, "a failure is not an answer")
+    }
+
+    @Test func aDirectoryWithoutAnArchiveIsSaidSoAndLeftAlone() async throws {
+        try await withFakeEnvironment { _, env in
+            let empty = FileManager.default.temporaryDirectory.appendingPathComponent("vinylogue-art-none-\(UUID().uuidString)")
+            let run = try await vinylogue(["art", "fetch", "collector", "--data-dir", empty.path], environment: Self.environment(env))
+            #expect(run.status == 2)
+            #expect(run.stderr.contains("There is no archive in \(empty.path), so there are no covers to fetch. Give the --data-dir"))
+            #expect(!FileManager.default.fileExists(atPath: empty.path))
+        }
     }
 
     @Test func aUserWithNothingArchivedIsToldHowToArchive() async throws {

@@ -83,17 +83,13 @@ public actor ArtworkStore {
     /// the cache) once, then stored outside the size budget, so it is
     /// served with no network for as long as the data directory lasts.
     /// Returns whether it had to be stored (false: it was kept already).
+    /// The image is written only there (a copy already in the size-limited
+    /// cache is copied), so keeping a whole archive's covers neither doubles
+    /// their space nor pushes other covers out of the cache; their palettes
+    /// are computed when a page first needs them, from the kept bytes.
     @discardableResult
-    public func keep(_ address: ArtworkAddress) async throws(ArtworkError) -> Bool {
-        guard !address.isGenerated else { return false }
-        if await loader.cache.isKept(address) { return false }
-        let image = try await image(for: address)
-        do {
-            try await loader.cache.keep(bytes: image.bytes, for: address)
-        } catch {
-            throw .notStored(error.localizedDescription)
-        }
-        return true
+    public nonisolated func keep(_ address: ArtworkAddress) async throws(ArtworkError) -> Bool {
+        try await loader.keep(address)
     }
 
     /// Whether the image at `address` is kept for offline use.
@@ -155,6 +151,26 @@ extension ArtworkStore {
             } catch {
                 return .failure(error)
             }
+        }
+
+        /// `ArtworkStore.keep`: the image written under the kept root,
+        /// from the cache when it is there, else from upstream.
+        func keep(_ address: ArtworkAddress) async throws(ArtworkError) -> Bool {
+            guard !address.isGenerated else { return false }
+            if await cache.isKept(address) { return false }
+            let bytes: Data
+            if let cached = await cache.bytes(for: address) {
+                bytes = cached.0
+            } else {
+                bytes = try await obtain(address)
+                guard ImageFormat(sniffing: bytes) != nil else { throw .notAnImage }
+            }
+            do {
+                try await cache.keep(bytes: bytes, for: address)
+            } catch {
+                throw .notStored(error.localizedDescription)
+            }
+            return true
         }
 
         private func finish(_ address: ArtworkAddress, _ bytes: Data, _ format: ImageFormat) async -> StoredArtwork {

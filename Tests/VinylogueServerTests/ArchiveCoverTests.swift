@@ -62,6 +62,8 @@ import VinylogueCore
         configuration.dataDirectory = directory
         configuration.lastFM = LastFMConfiguration(apiKey: "test-key", baseURL: url, requestsPerSecond: 200, maxAttempts: 1)
         configuration.imageBase = url.replacingOccurrences(of: "2.0/", with: "i/u/")
+        // As the harness: patient enough for a fully loaded test run.
+        configuration.patience = .init(nameLookup: .seconds(10), albumColours: .seconds(10), lastFM: .seconds(10), database: .seconds(10))
         try await body(Setting(fake: fake, server: server, configuration: configuration, clock: clock))
     }
 

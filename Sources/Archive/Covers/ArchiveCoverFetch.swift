@@ -113,14 +113,16 @@ public struct ArchiveCoverFetch: Sendable {
                     consecutiveUpstreamFailures = 0
                 case .failed(let failure, let upstream):
                     summary.failures.append(failure)
-                    if let upstream {
-                        if !upstream.isTemporary {
-                            // A missing or rejected key fails every album alike.
-                            fatal = upstream
-                        } else {
-                            consecutiveUpstreamFailures += 1
-                            if consecutiveUpstreamFailures >= patience { summary.gaveUp = upstream }
-                        }
+                    switch upstream {
+                    case .missingAPIKey?, .invalidAPIKey?:
+                        // Fails every album alike: no point going on.
+                        fatal = upstream
+                    case let error? where error.isTemporary:
+                        consecutiveUpstreamFailures += 1
+                        if consecutiveUpstreamFailures >= patience { summary.gaveUp = error }
+                    default:
+                        // This album only (an odd answer about it, a disk write).
+                        consecutiveUpstreamFailures = 0
                     }
                 case .notAttempted:
                     summary.notAttempted += 1

@@ -113,6 +113,9 @@ import VinylogueCore
                     let album = try await client.get("/u/offliner/album/AC%2FDC/\(Self.encoded("Back \"in\" Black / 🎸 ?x=1#y"))?week=2020-07-08")
                     let albumCover = FakeLastFM.coverPath(artist: "AC/DC", album: "Back \"in\" Black / 🎸 ?x=1#y")
                     #expect(Self.images(in: album.body).contains(albumCover), "\(album.body)")
+                    // Its details are Last.fm's: the page says it cannot reach it, under the cover.
+                    #expect(album.status == .badGateway)
+                    #expect(album.body.contains("Could not reach Last.fm"))
                     #expect(try await client.getOnce(albumCover).status == .ok)
                 }
             }

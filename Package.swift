@@ -172,7 +172,7 @@ let package = Package(
         .testTarget(
             name: "VinylogueCLITests",
             dependencies: [
-                "VinylogueCLI", "LastFMTestServer", "VinylogueCore", "Archive", "PostgresStore", "vinylogue",
+                "VinylogueCLI", "LastFMTestServer", "VinylogueCore", "Archive", "Artwork", "PostgresStore", "vinylogue",
                 .product(name: "ZIPFoundation", package: "ZIPFoundation"),
             ]
         ),

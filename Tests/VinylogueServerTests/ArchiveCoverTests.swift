@@ -62,8 +62,9 @@ import VinylogueCore
         configuration.dataDirectory = directory
         configuration.lastFM = LastFMConfiguration(apiKey: "test-key", baseURL: url, requestsPerSecond: 200, maxAttempts: 1)
         configuration.imageBase = url.replacingOccurrences(of: "2.0/", with: "i/u/")
-        // As the harness: patient enough for a fully loaded test run.
-        configuration.patience = .init(nameLookup: .seconds(10), albumColours: .seconds(10), lastFM: .seconds(10), database: .seconds(10))
+        // Patient enough for a test run on a loaded machine (a full run on
+        // two busy cores has had the fake's answers take over 10 s).
+        configuration.patience = .init(nameLookup: .seconds(30), albumColours: .seconds(30), lastFM: .seconds(30), database: .seconds(30))
         try await body(Setting(fake: fake, server: server, configuration: configuration, clock: clock))
     }
 

@@ -129,7 +129,14 @@ struct ArtworkDiskCache: Sendable {
     /// place. Blocks: call it on `fileThreads`.
     static func writeAtomically(_ data: Data, to url: URL) throws {
         let directory = url.deletingLastPathComponent()
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        do {
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        } catch {
+            // Another writer may have made it between Foundation's check and
+            // its mkdir (it then fails with "file exists"): that is success.
+            var isDirectory: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: directory.path, isDirectory: &isDirectory), isDirectory.boolValue else { throw error }
+        }
         // Hidden and unique, so concurrent writers never share a temp file and
         // nothing globbing for images picks it up.
         let temporary = directory.appendingPathComponent(".\(url.lastPathComponent).\(UUID().uuidString).tmp")

@@ -39,6 +39,10 @@ struct ArtFetchCommand: AsyncParsableCommand {
     @Option(name: .customLong("database"), help: "A PostgreSQL archive instead of --data-dir, as postgres://user:password@host:5432/name (default: $DATABASE_URL).")
     var databaseURL: String?
 
+    @Flag(name: .customLong("ask-again-without-cover"),
+          help: "Ask Last.fm again about albums it had no cover for last time (art is added over time).")
+    var askAgainWithoutCover = false
+
     func run() async throws {
         guard let username = Username(validating: user) else {
             throw CommandFailure("“\(user)” is not a valid Last.fm username.", exitCode: .usage)
@@ -62,7 +66,7 @@ struct ArtFetchCommand: AsyncParsableCommand {
             }
             let bar = SyncCommand.BarBox(composition.progressBar())
             let running = Task {
-                try await fetch.run(for: username) { p in
+                try await fetch.run(for: username, askAgainWithoutCover: askAgainWithoutCover) { p in
                     await bar.update(Double(p.done) / Double(max(1, p.total)),
                                      "\(grouped(p.done))/\(grouped(p.total)) albums, \(grouped(p.found)) covers, "
                                         + "\(grouped(p.noCover)) without, \(grouped(p.failed)) failed")

@@ -35,6 +35,20 @@ import Testing
         await #expect(throws: ArtworkError.self) { try await offline.image(for: address(1)) }
     }
 
+    /// Many covers kept at once into a new directory (as `art fetch`
+    /// resuming does): every one is written.
+    @Test(arguments: 0..<5)
+    func concurrentKeepsIntoANewDirectoryAllSucceed(_ round: Int) async throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let png = TestImages.png(TestImages.solid(TestImages.red, side: 8))
+        let store = ArtworkStore(dataDirectory: directory, upstream: ArtworkUpstream { _ in (200, png) }, imageBase: base)
+        try await withThrowingTaskGroup(of: Bool.self) { group in
+            for n in 0..<16 { group.addTask { try await store.keep(address(100 * round + n)) } }
+            for try await stored in group { #expect(stored) }
+        }
+        #expect(await store.keptTotals().images == 16)
+    }
+
     @Test func aCoverThatCannotBeFetchedIsNotKept() async throws {
         defer { try? FileManager.default.removeItem(at: directory) }
         let store = ArtworkStore(dataDirectory: directory, upstream: FakeImageHost().upstream, imageBase: base)

@@ -99,6 +99,13 @@ import VinylogueCore
             #expect(again.stdout.contains("0 covers found, 0 without a cover on Last.fm, 9 already done."), "\(again.stdout)")
             #expect(await fake.requests().isEmpty, "nothing asked twice, \"no cover\" included")
             #expect(await fake.imagesServed().count == 8, "no image fetched twice")
+
+            // Art added to Last.fm since: asked for, the album without a cover is asked about again, and only it.
+            let askedAgain = try await vinylogue(["art", "fetch", "collector", "--data-dir", archived.path, "--ask-again-without-cover"],
+                                            environment: Self.environment(env))
+            #expect(askedAgain.status == 0, "\(askedAgain.stderr)")
+            #expect(askedAgain.stdout.contains("0 covers found, 1 without a cover on Last.fm, 8 already done."), "\(askedAgain.stdout)")
+            #expect(await fake.requests().map { $0.parameters["album"] } == ["Blank"])
         }
     }
 
@@ -154,7 +161,7 @@ import VinylogueCore
 
             await fake.clearLog()
             let second = try await vinylogue(["art", "fetch", "collector", "--data-dir", archived.path], environment: Self.environment(env))
-            #expect(second.status == 0, "\(second.stderr)")
+            #expect(second.status == 0, "\(second.stdout)\n\(second.stderr)")
             #expect(second.stdout.contains("Covers for collector: 9 albums in the archive."), "\(second.stdout)")
             let askedAgain = await fake.requests().filter { $0.method == "album.getinfo" }
             #expect(askedAgain.count == 9 - rememberedFirst.count, "only the albums the first run did not finish")

@@ -76,11 +76,15 @@ public struct ArchiveCoverFetch: Sendable {
     /// Works through `user`'s albums. Throws only for what no album can get
     /// past (no API key, a rejected key, an unreadable database); anything
     /// else is in the summary. Cancelling the task stops the run early with
-    /// `interrupted` set; what was done is kept.
-    public func run(for user: Username, progress: @escaping @Sendable (Progress) async -> Void = { _ in }) async throws(SourceError) -> Summary {
+    /// `interrupted` set; what was done is kept. With `askAgainWithoutCover`,
+    /// albums remembered as having no cover are asked about again (art is
+    /// added to Last.fm over time).
+    public func run(for user: Username, askAgainWithoutCover: Bool = false,
+                    progress: @escaping @Sendable (Progress) async -> Void = { _ in }) async throws(SourceError) -> Summary {
         let albums = try await covers.store.archivedAlbums(of: user)
         guard !albums.isEmpty else { throw .notArchived(user: user.value) }
-        let known = try await covers.store.answers(for: albums.map(\.key))
+        var known = try await covers.store.answers(for: albums.map(\.key))
+        if askAgainWithoutCover { known = known.filter { $0.value != .noCover } }
         var summary = Summary()
         summary.albums = albums.count
         var consecutiveUpstreamFailures = 0

@@ -179,7 +179,7 @@ let package = Package(
         .testTarget(
             name: "ArchiveTests",
             dependencies: [
-                "Archive", "VinylogueCore", "LastFM", "LastFMTestServer", "PostgresStore", "vinylogue", "fake-lastfm",
+                "Archive", "Artwork", "VinylogueCore", "LastFM", "LastFMTestServer", "PostgresStore", "vinylogue", "fake-lastfm",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "GRDB", package: "GRDB.swift"),

@@ -149,6 +149,24 @@ public struct ArchiveCoverFetch: Sendable {
         return summary
     }
 
+    /// Keeps the image, trying once more after a failure of the network
+    /// or a 5xx (a kept-alive connection reset as it was reused fails a
+    /// request that a second attempt gets through).
+    private func keep(_ address: ArtworkAddress) async throws(ArtworkError) -> Bool {
+        do {
+            return try await artwork.keep(address)
+        } catch {
+            switch error {
+            case .unreachable, .upstreamStatus(500...599):
+                guard !Task.isCancelled else { throw error }
+                try? await Task.sleep(for: .milliseconds(250))
+                return try await artwork.keep(address)
+            default:
+                throw error
+            }
+        }
+    }
+
     /// Resolves one album (unless remembered) and keeps its image (unless kept).
     private func handle(_ album: ArchivedAlbum, remembered: CoverAnswer?) async -> Outcome {
         let answer: CoverAnswer
@@ -169,7 +187,7 @@ public struct ArchiveCoverFetch: Sendable {
         let learned = remembered == nil ? answer : nil
         guard case .cover(let address) = answer else { return .done(answer: learned, keptImage: false) }
         do {
-            return .done(answer: learned, keptImage: try await artwork.keep(address))
+            return .done(answer: learned, keptImage: try await keep(address))
         } catch {
             if Task.isCancelled { return .notAttempted }
             return .failed(Failure(artist: album.artist, name: album.name, reason: error.description), upstream: nil)

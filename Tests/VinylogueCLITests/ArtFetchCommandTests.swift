@@ -159,12 +159,20 @@ import VinylogueCore
             let rememberedFirst = try await archived.remembered()
             #expect(rememberedFirst.count < 9)
 
+            // Run again until done: on a loaded machine an image may miss its
+            // 10 s deadline (the run then lists it and says to run again),
+            // and each further run carries on without asking anything twice.
             await fake.clearLog()
-            let second = try await vinylogue(["art", "fetch", "collector", "--data-dir", archived.path], environment: Self.environment(env))
-            #expect(second.status == 0, "\(second.stdout)\n\(second.stderr)")
-            #expect(second.stdout.contains("Covers for collector: 9 albums in the archive."), "\(second.stdout)")
+            var runs: [Run] = []
+            repeat {
+                runs.append(try await vinylogue(["art", "fetch", "collector", "--data-dir", archived.path],
+                                                environment: Self.environment(env, perSecond: 2)))
+            } while runs.last?.status == 3 && runs.count < 4 && runs.last!.stdout.contains("for the album art")
+            let last = try #require(runs.last)
+            #expect(last.status == 0, "\(last.stdout)\n\(last.stderr)")
+            #expect(runs[0].stdout.contains("Covers for collector: 9 albums in the archive."), "\(runs[0].stdout)")
             let askedAgain = await fake.requests().filter { $0.method == "album.getinfo" }
-            #expect(askedAgain.count == 9 - rememberedFirst.count, "only the albums the first run did not finish")
+            #expect(askedAgain.count == 9 - rememberedFirst.count, "only the albums the first run did not finish, each once")
             #expect(try await archived.remembered().count == 9)
             #expect(archived.keptImages().count == 9)
         }

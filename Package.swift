@@ -47,7 +47,9 @@ let package = Package(
         .target(
             name: "Archive",
             dependencies: [
-                "VinylogueCore",
+                // Artwork for `ArtworkAddress`: remembered covers are named
+                // the one way an image may be named.
+                "VinylogueCore", "Artwork",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 .product(name: "ZIPFoundation", package: "ZIPFoundation"),
@@ -170,14 +172,14 @@ let package = Package(
         .testTarget(
             name: "VinylogueCLITests",
             dependencies: [
-                "VinylogueCLI", "LastFMTestServer", "VinylogueCore", "Archive", "PostgresStore", "vinylogue",
+                "VinylogueCLI", "LastFMTestServer", "VinylogueCore", "Archive", "Artwork", "PostgresStore", "vinylogue",
                 .product(name: "ZIPFoundation", package: "ZIPFoundation"),
             ]
         ),
         .testTarget(
             name: "ArchiveTests",
             dependencies: [
-                "Archive", "VinylogueCore", "LastFM", "LastFMTestServer", "PostgresStore", "vinylogue", "fake-lastfm",
+                "Archive", "Artwork", "VinylogueCore", "LastFM", "LastFMTestServer", "PostgresStore", "vinylogue", "fake-lastfm",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "GRDB", package: "GRDB.swift"),

@@ -121,6 +121,7 @@ public final class ArchiveDatabase: Sendable {
         SQLiteListStore.registerOwnerMigrations(in: &migrator)
         SQLiteAccountStore.registerMigrations(in: &migrator)
         WeeklyRollup.registerMigrations(in: &migrator)
+        SQLiteAlbumCoverStore.registerMigrations(in: &migrator)
         return migrator
     }
 

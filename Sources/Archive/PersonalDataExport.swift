@@ -41,6 +41,25 @@ public struct PersonalDataExport: Sendable {
         public let expiresAt: Date
     }
 
+    /// A remembered album cover as stored (`address` nil: no cover).
+    public struct CoverRow: Sendable {
+        public let artistKey: String
+        public let albumKey: String
+        public let artist: String
+        public let album: String
+        public let address: String?
+        public let resolvedAt: Date
+    }
+
+    /// Every remembered album cover (one small row per album).
+    public func covers() async throws -> [CoverRow] {
+        try await writer.read { db in
+            try Row.fetchAll(db, sql: "SELECT artist_key, album_key, artist, album, address, resolved_at FROM album_cover ORDER BY artist_key, album_key")
+                .map { CoverRow(artistKey: $0[0], albumKey: $0[1], artist: $0[2], album: $0[3], address: $0[4],
+                                resolvedAt: Date(timeIntervalSince1970: TimeInterval($0[5] as Int64))) }
+        }
+    }
+
     public func accounts() async throws -> [AccountRow] {
         try await writer.read { db in
             try Row.fetchAll(db, sql: "SELECT id, name_key, name, lastfm_session_key, created_at, signed_in_at FROM account ORDER BY id").map {
@@ -140,7 +159,8 @@ public struct PersonalDataExport: Sendable {
         try await writer.read { db in
             var counts: [String: Int] = [:]
             for (name, table) in [("accounts", "account"), ("list entries", "list_entry"), ("settings", "owner_setting"),
-                                  ("sessions", "web_session"), ("saved Last.fm answers", "response_cache"), ("scrobbles", "scrobble")] {
+                                  ("sessions", "web_session"), ("saved Last.fm answers", "response_cache"), ("scrobbles", "scrobble"),
+                                  ("remembered covers", "album_cover")] {
                 counts[name] = try Int.fetchOne(db, sql: "SELECT count(*) FROM \(table)") ?? 0
             }
             return counts

@@ -8,16 +8,24 @@ import NIOPosix
 /// renamed over the target, so a reader (or a crash) sees the old file or the
 /// new one, never half of one.
 ///
+/// Covers kept for offline use (`ArtworkStore.keep`, which `vinylogue art
+/// fetch` calls for every archived album) live under `keptRoot`, a sibling
+/// directory the size budget never walks, so they are never pruned; reads
+/// look there first.
+///
 /// Every file call blocks its thread, so each runs on `fileThreads` (NIO's
 /// pool for blocking work), never on Swift's cooperative pool: that pool has
 /// one thread per core, and a slow disk holding them would stop every page.
 struct ArtworkDiskCache: Sendable {
     let root: URL
+    /// Kept covers: outside `root`, so outside the size budget.
+    let keptRoot: URL?
     let budget: ArtworkDiskBudget
     let fileThreads: NIOThreadPool
 
-    init(root: URL, maxBytes: Int64? = nil, fileThreads: NIOThreadPool = .singleton) {
+    init(root: URL, keptRoot: URL? = nil, maxBytes: Int64? = nil, fileThreads: NIOThreadPool = .singleton) {
         self.root = root
+        self.keptRoot = keptRoot
         budget = ArtworkDiskBudget(limit: maxBytes)
         self.fileThreads = fileThreads
     }
@@ -34,6 +42,11 @@ struct ArtworkDiskCache: Sendable {
 
     func imageURL(_ address: ArtworkAddress) -> URL {
         root.appendingPathComponent(address.size.rawValue, isDirectory: true)
+            .appendingPathComponent(address.fileName, isDirectory: false)
+    }
+
+    func keptURL(_ address: ArtworkAddress) -> URL? {
+        keptRoot?.appendingPathComponent(address.size.rawValue, isDirectory: true)
             .appendingPathComponent(address.fileName, isDirectory: false)
     }
 
@@ -61,6 +74,25 @@ struct ArtworkDiskCache: Sendable {
         }
     }
 
+    /// Whether the image is kept for offline use (and still an image).
+    func isKept(_ address: ArtworkAddress) async -> Bool {
+        guard let url = keptURL(address) else { return false }
+        return (try? await fileThreads.runIfActive { Self.readImage(at: url) != nil }) ?? false
+    }
+
+    /// Keeps `bytes` for offline use, outside the size budget.
+    func keep(bytes: Data, for address: ArtworkAddress) async throws {
+        guard let url = keptURL(address) else { return }
+        try await fileThreads.runIfActive { try Self.writeAtomically(bytes, to: url) }
+    }
+
+    /// How many images are kept and their bytes.
+    func keptTotals() async -> (images: Int, bytes: Int64) {
+        guard let keptRoot else { return (0, 0) }
+        let files = (try? await fileThreads.runIfActive { ArtworkDiskBudget.files(under: keptRoot) }) ?? []
+        return (files.count, files.reduce(0) { $0 + $1.size })
+    }
+
     func store(colours: AlbumColours, for address: ArtworkAddress) async throws {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
@@ -72,11 +104,16 @@ struct ArtworkDiskCache: Sendable {
     }
 
     private func readBytes(_ address: ArtworkAddress) -> (Data, ImageFormat)? {
+        // A kept cover is never pruned, so it needs no touching.
+        if let kept = keptURL(address), let found = Self.readImage(at: kept) { return found }
         let url = imageURL(address)
-        guard let data = try? Data(contentsOf: url),
-              let format = ImageFormat(sniffing: data)
-        else { return nil }
+        guard let found = Self.readImage(at: url) else { return nil }
         ArtworkDiskBudget.touch(url)
+        return found
+    }
+
+    private static func readImage(at url: URL) -> (Data, ImageFormat)? {
+        guard let data = try? Data(contentsOf: url), let format = ImageFormat(sniffing: data) else { return nil }
         return (data, format)
     }
 
@@ -92,7 +129,14 @@ struct ArtworkDiskCache: Sendable {
     /// place. Blocks: call it on `fileThreads`.
     static func writeAtomically(_ data: Data, to url: URL) throws {
         let directory = url.deletingLastPathComponent()
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        do {
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        } catch {
+            // Another writer may have made it between Foundation's check and
+            // its mkdir (it then fails with "file exists"): that is success.
+            var isDirectory: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: directory.path, isDirectory: &isDirectory), isDirectory.boolValue else { throw error }
+        }
         // Hidden and unique, so concurrent writers never share a temp file and
         // nothing globbing for images picks it up.
         let temporary = directory.appendingPathComponent(".\(url.lastPathComponent).\(UUID().uuidString).tmp")

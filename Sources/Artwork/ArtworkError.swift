@@ -12,6 +12,8 @@ public enum ArtworkError: Error, Sendable, Hashable, CustomStringConvertible {
     case unreachable(String)
     /// A generated cover could not be encoded.
     case encodingFailed
+    /// The image could not be written to the data directory.
+    case notStored(String)
 
     public var description: String {
         switch self {
@@ -21,6 +23,7 @@ public enum ArtworkError: Error, Sendable, Hashable, CustomStringConvertible {
         case .tooLarge: "The album art is too large to show."
         case .unreachable(let detail): "Could not reach Last.fm for the album art (\(detail)); check the connection."
         case .encodingFailed: "The demo cover could not be drawn."
+        case .notStored(let detail): "The album art could not be written to disk (\(detail)); check the data directory's free space and permissions."
         }
     }
 }

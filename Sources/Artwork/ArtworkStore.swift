@@ -51,8 +51,9 @@ public actor ArtworkStore {
         colourReading: @escaping ColourReading = { ColourExtraction().colours(fromImage: $0) }
     ) {
         loader = Loader(
-            cache: ArtworkDiskCache(root: dataDirectory.appendingPathComponent("art", isDirectory: true), maxBytes: maxDiskBytes,
-                                    fileThreads: fileThreads),
+            cache: ArtworkDiskCache(root: dataDirectory.appendingPathComponent("art", isDirectory: true),
+                                    keptRoot: dataDirectory.appendingPathComponent(Self.keptDirectoryName, isDirectory: true),
+                                    maxBytes: maxDiskBytes, fileThreads: fileThreads),
             upstream: upstream, imageBase: imageBase, demoCovers: demoCovers,
             maxBytes: maxBytes, palettes: palettes, colourReading: colourReading
         )
@@ -73,6 +74,32 @@ public actor ArtworkStore {
         // newer one has not taken its place meanwhile.
         if inFlight[address] == task { inFlight[address] = nil }
         return try result.get()
+    }
+
+    /// The directory under the data directory that kept covers live in.
+    public static let keptDirectoryName = "art-kept"
+
+    /// Keeps the image at `address` for offline use: fetched (or taken from
+    /// the cache) once, then stored outside the size budget, so it is
+    /// served with no network for as long as the data directory lasts.
+    /// Returns whether it had to be stored (false: it was kept already).
+    /// The image is written only there (a copy already in the size-limited
+    /// cache is copied), so keeping a whole archive's covers neither doubles
+    /// their space nor pushes other covers out of the cache; their palettes
+    /// are computed when a page first needs them, from the kept bytes.
+    @discardableResult
+    public nonisolated func keep(_ address: ArtworkAddress) async throws(ArtworkError) -> Bool {
+        try await loader.keep(address)
+    }
+
+    /// Whether the image at `address` is kept for offline use.
+    public nonisolated func isKept(_ address: ArtworkAddress) async -> Bool {
+        await loader.cache.isKept(address)
+    }
+
+    /// How many covers are kept for offline use, and their size on disk.
+    public nonisolated func keptTotals() async -> (images: Int, bytes: Int64) {
+        await loader.cache.keptTotals()
     }
 
     /// The colours for an image, from the sidecar when present, otherwise
@@ -124,6 +151,26 @@ extension ArtworkStore {
             } catch {
                 return .failure(error)
             }
+        }
+
+        /// `ArtworkStore.keep`: the image written under the kept root,
+        /// from the cache when it is there, else from upstream.
+        func keep(_ address: ArtworkAddress) async throws(ArtworkError) -> Bool {
+            guard !address.isGenerated else { return false }
+            if await cache.isKept(address) { return false }
+            let bytes: Data
+            if let cached = await cache.bytes(for: address) {
+                bytes = cached.0
+            } else {
+                bytes = try await obtain(address)
+                guard ImageFormat(sniffing: bytes) != nil else { throw .notAnImage }
+            }
+            do {
+                try await cache.keep(bytes: bytes, for: address)
+            } catch {
+                throw .notStored(error.localizedDescription)
+            }
+            return true
         }
 
         private func finish(_ address: ArtworkAddress, _ bytes: Data, _ format: ImageFormat) async -> StoredArtwork {

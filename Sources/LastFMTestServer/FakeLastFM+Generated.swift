@@ -84,10 +84,12 @@ extension FakeLastFM {
         guard let artistName = p["artist"], let albumName = p["album"], !artistName.isEmpty, !albumName.isEmpty else {
             return .error(6, "Album not found", status: 404)
         }
-        // Any other album exists, with a generated description.
+        // Any other album exists, with a generated description (and a
+        // generated cover, unless `removeCover` took it away).
+        let key = artistName.lowercased() + "\u{1F}" + albumName.lowercased()
         let made = Wire.AlbumInfo.Album(
             name: albumName, artist: artistName, url: "https://www.last.fm/music/\(artistName)/\(albumName)",
-            image: Self.images(hash: NameHash(artistName.lowercased() + "\u{1F}" + albumName.lowercased()).hex),
+            image: coverless.contains(key) ? Self.noImages : Self.images(hash: NameHash(key).hex),
             tracks: .init(track: .init(name: "Only Track", duration: "200", attributes: .init(rank: "1"), artist: .init(name: artistName))),
             wiki: .init(summary: "\(albumName) is an album by \(artistName). <a href=\"https://www.last.fm/music/x\">Read more on Last.fm</a>", content: ""),
             userplaycount: p["username"] == nil ? nil : "7")
@@ -97,6 +99,15 @@ extension FakeLastFM {
 
 extension FakeLastFM {
     static let imageSizes = [("small", "34s"), ("medium", "64s"), ("large", "174s"), ("extralarge", "300x300")]
+
+    /// What Last.fm sends for an album without art: every size, no URL.
+    static var noImages: [Wire.Image] { imageSizes.map { Wire.Image(size: $0.0, url: "") } + [Wire.Image(size: "mega", url: "")] }
+
+    /// The cover an album answered with by name (`album.getinfo` with
+    /// `artist` and `album`): the address Vinylogue serves it under.
+    public static func coverPath(artist: String, album: String) -> String {
+        "/art/300x300/\(NameHash(artist.lowercased() + "\u{1F}" + album.lowercased()).hex).png"
+    }
 
     /// Image URLs in Last.fm's shape for an album whose art has `hash`.
     static func images(hash: String) -> [Wire.Image] {

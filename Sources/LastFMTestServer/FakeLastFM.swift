@@ -107,6 +107,15 @@ public actor FakeLastFM {
         accounts["hidden"] = ("hidden", .privateProfile)
     }
 
+    /// Albums (lowercased "artist\u{1F}album") answered without a cover.
+    private(set) var coverless: Set<String> = []
+
+    /// Makes `album.getinfo` answer for this album with no image, as
+    /// Last.fm does for albums nobody uploaded art for.
+    public func removeCover(artist: String, album: String) {
+        coverless.insert(artist.lowercased() + "\u{1F}" + album.lowercased())
+    }
+
     public func add(user: String, _ account: Account) {
         accounts[user.lowercased()] = (user, account)
     }

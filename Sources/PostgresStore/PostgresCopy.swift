@@ -33,6 +33,21 @@ public struct PostgresCopy: Sendable {
         }
     }
 
+    /// Remembered covers; an answer the database already holds (from the
+    /// fleet, or an earlier copy) is kept.
+    public func write(_ covers: [PersonalDataExport.CoverRow]) async throws {
+        let logger = self.logger
+        try await database.client.withTransaction(logger: logger) { connection in
+            for c in covers {
+                try await connection.query("""
+                    INSERT INTO album_cover(artist_key, album_key, artist, album, address, resolved_at)
+                    VALUES (\(c.artistKey), \(c.albumKey), \(c.artist), \(c.album), \(c.address), \(c.resolvedAt))
+                    ON CONFLICT (artist_key, album_key) DO NOTHING
+                    """, logger: logger)
+            }
+        }
+    }
+
     public func write(_ entries: [ListedUser]) async throws {
         let logger = self.logger
         try await database.client.withTransaction(logger: logger) { connection in
@@ -127,7 +142,8 @@ public struct PostgresCopy: Sendable {
     public func counts() async throws -> [String: Int] {
         var counts: [String: Int] = [:]
         for (name, table) in [("accounts", "account"), ("list entries", "list_entry"), ("settings", "owner_setting"),
-                              ("sessions", "web_session"), ("saved Last.fm answers", "lastfm_response"), ("scrobbles", "scrobble")] {
+                              ("sessions", "web_session"), ("saved Last.fm answers", "lastfm_response"), ("scrobbles", "scrobble"),
+                              ("remembered covers", "album_cover")] {
             for try await n in try await database.client.query(PostgresQuery(unsafeSQL: "SELECT count(*) FROM \(table)"), logger: logger).decode(Int64.self) {
                 counts[name] = Int(n)
             }

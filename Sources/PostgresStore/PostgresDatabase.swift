@@ -230,6 +230,19 @@ public final class PostgresDatabase: Sendable {
         ]),
         // Weekly rollups (`PostgresWeeklyRollup.swift`), built for what is archived.
         Migration(name: "weekly-rollups", statements: PostgresScrobbleStore.rollupTable, then: PostgresScrobbleStore.buildRollups),
+        // Remembered album covers, shared by the fleet (`PostgresAlbumCoverStore`).
+        Migration(name: "album-covers", statements: [
+            """
+            CREATE TABLE album_cover (
+                artist_key TEXT NOT NULL,
+                album_key TEXT NOT NULL,
+                artist TEXT NOT NULL,
+                album TEXT NOT NULL,
+                address TEXT,
+                resolved_at TIMESTAMPTZ NOT NULL,
+                PRIMARY KEY (artist_key, album_key))
+            """,
+        ]),
     ]
 
     /// Applies the migrations this database has not had, holding an

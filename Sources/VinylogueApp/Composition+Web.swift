@@ -76,6 +76,7 @@ extension Composition {
             secureCookies: configuration.server.isPublicHTTPS,
             database: postgres.map { postgres in DatabaseHealth(kind: "postgresql") { await postgres.isReachable() } }
                 ?? DatabaseHealth(kind: "sqlite") { await database.isReadable() },
-            shareCards: ShareCardStore(dataDirectory: directory, artwork: artwork))
+            shareCards: ShareCardStore(dataDirectory: directory, artwork: artwork),
+            albumCovers: postgres.map { PostgresAlbumCoverStore($0) } ?? SQLiteAlbumCoverStore(database))
     }
 }

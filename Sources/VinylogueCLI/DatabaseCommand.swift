@@ -70,6 +70,9 @@ struct CopyCommand: AsyncParsableCommand {
                     last = final.key
                 }
                 out.write("  saved Last.fm answers: \(responses)\n")
+                let covers = try await export.covers()
+                try await copy.write(covers)
+                out.write("  remembered covers: \(covers.count)\n")
 
                 // The scrobble archive, person by person, in key order:
                 // each page is one transaction, and a rerun starts at the
@@ -103,7 +106,7 @@ struct CopyCommand: AsyncParsableCommand {
                                          + "Run the same command again; it continues where it stopped.", exitCode: .noData)
                 }
                 out.write("Counts checked: PostgreSQL holds every row copied (\(grouped(scrobbles)) scrobbles).\n")
-                out.write("Album art stays in \(directory.path) as a cache: each instance fetches its own again when asked.\n")
+                out.write("Album art stays in \(directory.path) (covers kept by `art fetch` included): each instance fetches its own again when asked.\n")
             }
         } catch let failure as CommandFailure {
             throw failure

@@ -10,10 +10,11 @@ public struct VinylogueCommand: AsyncParsableCommand {
         discussion: """
             Exit codes: 0 ok, 1 usage, 2 user not found or no such data, \
             3 upstream failure (Last.fm down, rate limited, unreadable answer), \
-            4 configuration (for example a missing LASTFM_API_KEY).
+            4 configuration (for example a missing LASTFM_API_KEY), \
+            130 interrupted with Ctrl-C (what was done is kept).
             """,
-        subcommands: [ChartCommand.self, YearsCommand.self, HistoryCommand.self, AlbumLifeCommand.self, RediscoverCommand.self, UserCommand.self, ServeCommand.self,
-                      ImportCommand.self, SyncCommand.self, BenchCommand.self, DatabaseCommand.self]
+        subcommands: [ChartCommand.self, YearsCommand.self, HistoryCommand.self, AlbumLifeCommand.self, RediscoverCommand.self, UserCommand.self,
+                      ServeCommand.self, ImportCommand.self, SyncCommand.self, ArtCommand.self, BenchCommand.self, DatabaseCommand.self]
     )
 
     public init() {}
@@ -52,6 +53,8 @@ public enum ExitStatus: Int32, Sendable {
     case noData = 2
     case upstream = 3
     case configuration = 4
+    /// Stopped by Ctrl-C; the shell's convention (128 + SIGINT).
+    case interrupted = 130
 
     /// The exit code for a source failure.
     public init(_ error: SourceError) {

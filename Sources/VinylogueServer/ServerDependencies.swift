@@ -26,6 +26,9 @@ public struct ServerDependencies: Sendable {
     public let artwork: ArtworkStore
     /// The demo's generated covers.
     public let demoCovers: DemoCoverCatalogue
+    /// Archived albums' covers, remembered (answers shared by a fleet), and
+    /// resolved through `lastFM` when not yet known.
+    public let albumCovers: AlbumCovers?
     /// Share cards (`…/card.png`), kept on disk.
     public let shareCards: ShareCardStore
     public let pages: PageRenderer
@@ -66,8 +69,10 @@ public struct ServerDependencies: Sendable {
                 settings: CurrentSettings, pages: PageRenderer, artwork: ArtworkStore, demoCovers: DemoCoverCatalogue,
                 archive: (any ScrobbleArchive)? = nil, patience: Patience = Patience(), background: BackgroundWork = BackgroundWork(),
                 accounts: (any AccountStore)? = nil, secureCookies: Bool = false,
-                database: DatabaseHealth = DatabaseHealth(kind: "sqlite") { true }, shareCards: ShareCardStore) {
+                database: DatabaseHealth = DatabaseHealth(kind: "sqlite") { true }, shareCards: ShareCardStore,
+                albumCovers: (any AlbumCoverStore)? = nil) {
         self.shareCards = shareCards
+        self.albumCovers = albumCovers.map { AlbumCovers(store: $0, albums: lastFM, clock: clock) }
         self.database = database
         self.signIn = accounts.map { SignInSessions(accounts: $0, clock: clock, secureCookies: secureCookies) }
         self.patience = patience

@@ -1,3 +1,4 @@
+import Artwork
 import Archive
 import Foundation
 import PostgresStore
@@ -26,6 +27,9 @@ import VinylogueCore
         try await SQLiteAccountStore(database).startSession(digest: "d1", for: account, at: now, expires: .distantFuture, replacing: nil)
         let cache = ResponseCacheTable(database)
         for n in 0..<1_200 { await cache.store(Data("{\"n\":\(n)}".utf8), for: "user.getinfo&user=u\(n)", at: now, expires: .distantFuture) }
+        let cover = try #require(ArtworkAddress(localPath: "/art/300x300/bebe11f4ddf3dee473b26c7e2d5c9ff6.png"))
+        try await SQLiteAlbumCoverStore(database).remember(.cover(cover), artist: "Paramore", name: "Paramore", at: now)
+        try await SQLiteAlbumCoverStore(database).remember(.noCover, artist: "No Art", name: "Blank / 🎸", at: now)
         // A scrobble archive: 25,000 of alice's from several sources (more
         // than two pages of the copy), two at one instant, a sync left
         // unfinished; and the demo's generated history.
@@ -56,6 +60,7 @@ import VinylogueCore
                 #expect(run.status == 0, "\(run.stderr)")
                 #expect(run.stdout.contains("  list entries: 4\n"), "\(run.stdout)")
                 #expect(run.stdout.contains("  saved Last.fm answers: 1200\n"))
+                #expect(run.stdout.contains("  remembered covers: 2\n"))
                 #expect(run.stdout.contains("  scrobbles of alice: 25,000\n"), "\(run.stdout)")
                 #expect(run.stdout.contains("Counts checked"))
             }
@@ -73,6 +78,9 @@ import VinylogueCore
                 #expect(await saved.lookup("user.getinfo&user=u1199")?.body == Data("{\"n\":1199}".utf8))
                 // The archive, row for row, and charted the same.
                 let copied = PostgresScrobbleStore(postgres)
+                let covers = PostgresAlbumCoverStore(postgres)
+                #expect(try await covers.answer(artist: "paramore", name: "PARAMORE") == .cover(cover))
+                #expect(try await covers.answer(artist: "No Art", name: "Blank / 🎸") == .noCover)
                 #expect(try await copied.scrobbles(of: alice, from: .min, to: .max) == archive.scrobbles(of: alice, from: .min, to: .max))
                 #expect(try await copied.syncStart(of: alice).pending == pending)
                 #expect(try await copied.scrobbleCount(of: DemoHistory.username) == demoFilled)

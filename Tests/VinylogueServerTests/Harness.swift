@@ -53,8 +53,9 @@ struct Harness: Sendable {
     }()
 
     /// - Parameter patience: how long pages wait for work they can do
-    ///   without: 10 s each by default, which a fully loaded test run stays
-    ///   well inside.
+    ///   without: 30 s each by default. 10 s was not enough for a full run
+    ///   on two cores shared with other builds (load 7–12): the name lookup,
+    ///   a cover's details and a failing chart list each took longer.
     /// - Parameter server: how the app is served; `demo` is set from `demo`.
     ///   With `testing: .live`, give port 0 so the system picks a free one.
     /// - Parameter signIn: configure the key's shared secret, so people sign
@@ -63,8 +64,8 @@ struct Harness: Sendable {
     ///   a fresh PostgreSQL database in the test cluster (its URL is then in
     ///   `databaseURL`).
     static func run(demo: Bool = false, signIn: Bool = false, secret: String = "test-secret", postgres: Bool = false, server: ServerConfiguration = ServerConfiguration(), testing: TestingSetup = .router,
-                    patience: ServerDependencies.Patience = .init(nameLookup: .seconds(10), albumColours: .seconds(10), lastFM: .seconds(10),
-                                                                  database: .seconds(10)),
+                    patience: ServerDependencies.Patience = .init(nameLookup: .seconds(30), albumColours: .seconds(30), lastFM: .seconds(30),
+                                                                  database: .seconds(30)),
                     _ body: @Sendable (Harness, any TestClientProtocol) async throws -> Void) async throws {
         guard postgres else {
             return try await run(demo: demo, signIn: signIn, secret: secret, databaseURL: nil, server: server, testing: testing, patience: patience, body)

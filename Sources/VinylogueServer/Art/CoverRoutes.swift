@@ -8,6 +8,10 @@ import VinylogueCore
 /// - `/u/{user}/cover/{artist}/{album}` finds the album's image through its
 ///   details (cached 30 days) and redirects to its `/art/` address; the
 ///   demo's albums get generated covers; no image means the placeholder.
+///   For an archived user the answer is the remembered one
+///   (`AlbumCovers`: `vinylogue art fetch`, or an earlier visit), so the
+///   cover shows with Last.fm unreachable; an album not yet remembered is
+///   resolved now, within the client's rate limit, and remembered.
 /// - `/art/{size}/{hash}.{ext}` serves the image from the disk cache,
 ///   fetching it on a miss only from Last.fm's image host (the address is
 ///   rebuilt from its parts, so no request can name another URL).
@@ -27,9 +31,12 @@ struct CoverRoutes: Sendable {
         if dependencies.isDemo(user) {
             return dependencies.demoCovers.register(artist: artist, album: name)
         }
+        if let covers = dependencies.albumCovers, await dependencies.sources.source(for: user) == .archive {
+            // A failure of the moment is not remembered: the placeholder now, the cover later.
+            return try? await covers.answer(artist: artist, name: name, mbid: mbid).address
+        }
         guard let detail = try? await dependencies.albums(for: user).album(artist: artist, name: name, mbid: mbid, user: nil) else { return nil }
-        let candidates = [detail.images[.extralarge], detail.images[.mega], detail.largestImage].compactMap { $0 }
-        return candidates.lazy.compactMap { ArtworkAddress(lastFMURL: $0) }.first
+        return ArtworkAddress(coverOf: detail)
     }
 
     func cover(_ request: Request, _ context: Context) async throws -> Response {

@@ -218,3 +218,35 @@ extension InsertCounts {
         return sum
     }
 }
+
+extension ArchiveContractTests {
+    /// An album's weeks, whatever the case it is spelled in: the plays of
+    /// every spelling, week by week, from the rollups' album index.
+    @Test(arguments: Backend.allCases)
+    func anAlbumsWeeksGatherEverySpelling(_ backend: Backend) async throws {
+        try await StoreContractTests.withStores(backend) { stores in try await Self.anAlbumsWeeksGatherEverySpelling(stores.scrobbles) }
+    }
+
+    static func anAlbumsWeeksGatherEverySpelling(_ archive: any ScrobbleArchive) async throws {
+        #expect(try await archive.albumWeeks(of: Self.alice, artist: "Björk", album: "Homogenic") == nil)
+        let spellings = [("Björk", "Homogenic"), ("BJÖRK", "homogenic"), ("björk", "HOMOGENIC")]
+        var scrobbles: [Scrobble] = []
+        for n in 0..<90 {
+            let (artist, album) = spellings[n % 3]
+            // Three plays a week for thirty weeks, skipping every fifth week.
+            let week = Int64(n / 3) * 604_800
+            guard (n / 3) % 5 != 4 else { continue }
+            scrobbles.append(Scrobble(instant: Self.t + week + Int64(n % 3) * 600, artist: artist, album: album, track: "Jóga \(n % 3)"))
+        }
+        scrobbles.append(Scrobble(instant: Self.t + 5, artist: "Björk", album: "Post", track: "Hyperballad"))
+        try await archive.store(scrobbles, of: Self.alice, origin: .lastFMExport)
+        let weeks = try #require(try await archive.albumWeeks(of: Self.alice, artist: "bjÖrk", album: "homoGENIC"))
+        let expected = Dictionary(grouping: scrobbles.filter { $0.album.lowercased() == "homogenic" }) {
+            LastFMWeekCalendar.week(containing: $0.instant)
+        }.map { WeekPlays(week: $0.key, plays: $0.value.count) }.sorted { $0.week.from < $1.week.from }
+        #expect(weeks == expected)
+        #expect(weeks.count == 24)
+        #expect(try await archive.albumWeeks(of: Self.alice, artist: "Björk", album: "Debut") == [])
+        #expect(try await archive.albumWeeks(of: Self.alice, artist: "Björk", album: "") == [])
+    }
+}

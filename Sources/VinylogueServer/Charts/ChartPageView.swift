@@ -76,6 +76,7 @@ struct ChartPageView {
     let weekLabel: String
     /// This user's every-year page, of the same kind.
     let historyURL: String
+    let rediscoverURL: String
     let previous: YearLink?
     let next: YearLink?
     let previousURL: String
@@ -122,6 +123,7 @@ struct ChartPageView {
         yearsAgoLabel = page.yearsAgoLabel
         weekLabel = page.weekLabel
         historyURL = Paths.history(user, kind: page.kind)
+        rediscoverURL = "/u/\(user.value)/rediscover"
         kinds = ChartKind.allCases.map { kind in
             KindLink(label: kind.plural.capitalized, url: address(yearsAgo: page.yearsAgo, target: page.target, options.with(kind: kind)),
                      current: kind == page.kind)

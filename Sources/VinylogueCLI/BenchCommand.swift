@@ -122,6 +122,7 @@ struct BenchCommand: AsyncParsableCommand {
         everyYear.sort()
         print("Every-year query (\(years) years, top 5): p50 \(Self.format(Self.percentile(everyYear, 0.5), 2)) ms, "
             + "max \(Self.format(everyYear.last ?? 0, 2)) ms")
+        try await Self.benchAlbumPages(source, user: user, weeks: list.weeks, now: now)
         try await Self.benchShareCards()
         print("Peak memory (VmHWM): \(Self.peakMemory() ?? "unknown")")
 

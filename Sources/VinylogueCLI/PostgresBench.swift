@@ -69,5 +69,6 @@ struct PostgresBench {
         everyYear.sort()
         print("Every-year query (\(years) years, top 5): p50 \(BenchCommand.format(BenchCommand.percentile(everyYear, 0.5), 2)) ms, "
             + "max \(BenchCommand.format(everyYear.last ?? 0, 2)) ms")
+        try await BenchCommand.benchAlbumPages(source, user: user, weeks: weeks, now: now)
     }
 }

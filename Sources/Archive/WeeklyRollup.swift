@@ -94,7 +94,7 @@ public struct WeeklyRollup: Sendable {
                 let key = Key(week: row[1], kind: .album, artist: artist, name: name).albumKey
                 try update.execute(arguments: [key, row[0], row[1], artist, name])
             }
-            try db.execute(sql: "CREATE INDEX weekly_play_album ON weekly_play(user_id, album_key, week) WHERE kind = 0")
+            try db.execute(sql: "CREATE INDEX weekly_play_album ON weekly_play(user_id, album_key, week) WHERE album_key IS NOT NULL")
             if try !Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM weekly_play)")! { try buildAll(in: db) }
         }
     }

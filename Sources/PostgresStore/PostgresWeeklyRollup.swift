@@ -94,9 +94,14 @@ extension PostgresScrobbleStore {
     static func rollupCharts(_ kind: ChartKind, of user: Username, userID: Int64, weeks: [ChartWeek],
                              _ connection: PostgresConnection, _ logger: Logger) async throws -> [WeeklyChart] {
         var charts = WeeklyRollupCharts(kind: kind, weeks: weeks)
+        // One seek into the primary key per week, fenced (`OFFSET 0`): until
+        // autovacuum has analysed a table an import just filled, the planner
+        // may take the album index instead and read every album row of the
+        // person (a 1,000,000-scrobble import's charts took 4.8 ms so).
         let rows = try await connection.query("""
-            SELECT week, artist, name, plays, mbid, mbid_instant FROM weekly_play
-            WHERE user_id = \(userID) AND kind = \(WeeklyRollupCharts.code(kind)) AND week = ANY(\(charts.weekStarts))
+            SELECT w.week, p.artist, p.name, p.plays, p.mbid, p.mbid_instant FROM unnest(\(charts.weekStarts)::bigint[]) AS w(week)
+            CROSS JOIN LATERAL (SELECT artist, name, plays, mbid, mbid_instant FROM weekly_play
+                                WHERE user_id = \(userID) AND week = w.week AND kind = \(WeeklyRollupCharts.code(kind)) OFFSET 0) AS p
             """, logger: logger)
         for try await (week, artist, name, plays, mbid, mbidInstant) in rows.decode((Int64, String, String, Int32, String?, Int64).self) {
             charts.add(week: week, artist: artist, name: name, plays: Int(plays), mbid: mbid, mbidInstant: mbidInstant)
@@ -133,7 +138,7 @@ extension PostgresScrobbleStore {
             album_key TEXT COLLATE "C",
             PRIMARY KEY (user_id, week, kind, artist, name))
         """,
-        "CREATE INDEX weekly_play_album ON weekly_play(user_id, album_key, week) WHERE kind = 0",
+        "CREATE INDEX weekly_play_album ON weekly_play(user_id, album_key, week) WHERE album_key IS NOT NULL",
     ]
 
     /// The migration's work (`countEverything`).

@@ -48,7 +48,7 @@ public struct ArchiveChartSource: ChartSource, AlbumHistorySource {
     static func reading(_ kind: ChartKind, of user: Username, weeks: [ChartWeek]) -> @Sendable (Database) throws -> [WeeklyChart]? {
         { db in
             guard let id = try SQLiteScrobbleStore.userID(of: user, in: db) else { return nil }
-            if WeeklyRollup.coversWholeWeeks(weeks) { return try WeeklyRollup.charts(kind, user: user, userID: id, weeks: weeks, in: db) }
+            if WeeklyRollup.coversWholeWeeks(kind, weeks) { return try WeeklyRollup.charts(kind, user: user, userID: id, weeks: weeks, in: db) }
             return try charts(kind, user: user, userID: id, weeks: weeks, in: db)
         }
     }

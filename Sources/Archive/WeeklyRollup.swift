@@ -44,13 +44,18 @@ public struct WeeklyRollup: Sendable {
 
     public var isEmpty: Bool { entries.isEmpty }
 
-    /// Counts one scrobble in each kind it belongs to (album charts leave
-    /// out scrobbles without an album, as Last.fm's do).
+    /// The kinds rollups are kept for. Track charts are counted from the
+    /// scrobbles: a week rarely repeats a track, so track rollups would be
+    /// nearly a row per scrobble (they were 78% of all rollup rows and most
+    /// of an import's time) and read no faster than the week's scrobbles.
+    public static let kinds: Set<ChartKind> = [.album, .artist]
+
+    /// Counts one scrobble in each kind rollups are kept for (album charts
+    /// leave out scrobbles without an album, as Last.fm's do).
     public mutating func add(_ s: Scrobble) {
         let week = LastFMWeekCalendar.week(containing: s.instant).from
         if !s.album.isEmpty { add(Key(week: week, kind: .album, artist: s.artist, name: s.album), s.instant, s.albumMBID) }
         add(Key(week: week, kind: .artist, artist: s.artist, name: ""), s.instant, s.artistMBID)
-        add(Key(week: week, kind: .track, artist: s.artist, name: s.track), s.instant, s.trackMBID)
     }
 
     private mutating func add(_ key: Key, _ instant: Int64, _ mbid: String?) {
@@ -86,6 +91,8 @@ public struct WeeklyRollup: Sendable {
         // Archives that counted their rollups under v1 (which did) get their
         // album rows' keys; the others are counted here.
         migrator.registerMigration("weekly rollups v2: album keys") { db in
+            // Track rows are no longer kept (`kinds`).
+            try db.execute(sql: "DELETE FROM weekly_play WHERE kind = 2")
             try db.execute(sql: "ALTER TABLE weekly_play ADD COLUMN album_key TEXT")
             let rows = try Row.fetchAll(db, sql: "SELECT user_id, week, artist, name FROM weekly_play WHERE kind = 0")
             let update = try db.makeStatement(sql: "UPDATE weekly_play SET album_key = ? WHERE user_id = ? AND week = ? AND kind = 0 AND artist = ? AND name = ?")
@@ -204,7 +211,7 @@ public struct WeeklyRollup: Sendable {
 
     /// Whether every one of `weeks` is a whole Last.fm week, so its chart
     /// can be read from rollups.
-    static func coversWholeWeeks(_ weeks: [ChartWeek]) -> Bool { WeeklyRollupCharts.canRead(weeks) }
+    static func coversWholeWeeks(_ kind: ChartKind, _ weeks: [ChartWeek]) -> Bool { WeeklyRollupCharts.canRead(kind, weeks) }
 
     /// The charts of `weeks` (whole Last.fm weeks) read from rollups: one
     /// seek per week into the rollup table's key.
@@ -236,10 +243,11 @@ public struct WeeklyRollupCharts: Sendable {
     private var position: [Int64: Int] = [:]
     private var counts: SpellingCounts
 
-    /// Whether every one of `weeks` is a whole Last.fm week, the only
-    /// spans rollups count.
-    public static func canRead(_ weeks: [ChartWeek]) -> Bool {
-        weeks.allSatisfy { LastFMWeekCalendar.week(containing: $0.from) == $0 }
+    /// Whether rollups hold charts of `kind` for `weeks`: a kind they are
+    /// kept for (`WeeklyRollup.kinds`), and whole Last.fm weeks, the only
+    /// spans they count.
+    public static func canRead(_ kind: ChartKind, _ weeks: [ChartWeek]) -> Bool {
+        WeeklyRollup.kinds.contains(kind) && weeks.allSatisfy { LastFMWeekCalendar.week(containing: $0.from) == $0 }
     }
 
     /// The code rollup rows store for `kind`.

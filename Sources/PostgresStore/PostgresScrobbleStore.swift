@@ -182,7 +182,7 @@ public struct PostgresScrobbleStore: ScrobbleArchive {
         try await reading(user) { id, connection, logger in
             guard let id else { return nil }
             guard !weeks.isEmpty else { return [] }
-            if WeeklyRollupCharts.canRead(weeks) {
+            if WeeklyRollupCharts.canRead(kind, weeks) {
                 return try await Self.rollupCharts(kind, of: user, userID: id, weeks: weeks, connection, logger)
             }
             let (name, grouping, mbid, albumFilter) = switch kind {

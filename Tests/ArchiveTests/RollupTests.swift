@@ -34,7 +34,7 @@ import VinylogueCore
         #expect(weeks.count > 5, sourceLocation: sourceLocation)
         try await database.writer.read { db in
             let id = try #require(try SQLiteScrobbleStore.userID(of: user, in: db))
-            for kind in [ChartKind.album, .artist, .track] {
+            for kind in WeeklyRollup.kinds {
                 let fromRollups = try WeeklyRollup.charts(kind, user: user, userID: id, weeks: weeks, in: db)
                 let fromRows = try ArchiveChartSource.charts(kind, user: user, userID: id, weeks: weeks, in: db)
                 for (rollup, rows) in zip(fromRollups, fromRows) where rollup != rows {

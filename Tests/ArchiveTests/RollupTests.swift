@@ -82,6 +82,53 @@ import VinylogueCore
         try await Self.expectRollupsMatchRows(database)
     }
 
+    /// An archive whose rollups were counted under v1 (session 6: with
+    /// track rows, without album keys) is brought to v2 when it is opened:
+    /// track rows gone, album rows keyed, charts and album weeks right.
+    @Test func rollupsCountedUnderV1GetAlbumKeysAndLoseTrackRows() async throws {
+        let dir = try TemporaryDirectory()
+        let path = dir.url.appendingPathComponent("old.sqlite").path
+        let scrobbles = Self.listening(seed: 6, count: 1_500)
+        do {
+            let queue = try DatabaseQueue(path: path)
+            try ArchiveDatabase.migrator.migrate(queue, upTo: "weekly rollups v1")
+            try await queue.write { db in
+                try db.execute(sql: "INSERT INTO archive_user (id, name_key, name) VALUES (1, 'alice', 'alice')")
+                var rollup = WeeklyRollup()
+                for s in scrobbles {
+                    try db.execute(sql: """
+                        INSERT INTO scrobble (user_id, instant, artist, track, album, artist_mbid, album_mbid, track_mbid, source)
+                        VALUES (1, ?, ?, ?, ?, ?, ?, ?, 2)
+                        """, arguments: [s.instant, s.artist, s.track, s.album, s.artistMBID, s.albumMBID, s.trackMBID])
+                    rollup.add(s)
+                }
+                for (key, plays) in rollup.entries {
+                    try db.execute(sql: """
+                        INSERT INTO weekly_play (user_id, week, kind, artist, name, plays, mbid, mbid_instant) VALUES (1, ?, ?, ?, ?, ?, ?, ?)
+                        """, arguments: [key.week, WeeklyRollup.kindCode(key.kind), key.artist, key.name, plays.count, plays.mbid, plays.mbidInstant])
+                }
+                // Session 6's track rows, which v2 no longer keeps.
+                try db.execute(sql: "INSERT INTO weekly_play (user_id, week, kind, artist, name, plays, mbid, mbid_instant) VALUES (1, 0, 2, 'x', 'y', 9, NULL, 0)")
+            }
+        }
+        try FileManager.default.moveItem(atPath: path, toPath: dir.url.appendingPathComponent(ArchiveDatabase.fileName).path)
+        let database = try ArchiveDatabase(directory: dir.url)
+        let (trackRows, unkeyed) = try await database.writer.read { db in
+            (try Int.fetchOne(db, sql: "SELECT count(*) FROM weekly_play WHERE kind = 2"),
+             try Int.fetchOne(db, sql: "SELECT count(*) FROM weekly_play WHERE kind = 0 AND album_key IS NULL"))
+        }
+        #expect(trackRows == 0)
+        #expect(unkeyed == 0)
+        try await Self.expectRollupsMatchRows(database, Self.alice)
+        let store = SQLiteScrobbleStore(database: database)
+        let weeks = try #require(try await store.albumWeeks(of: Self.alice, artist: "portishead", album: "DUMMY"))
+        let expected = Dictionary(grouping: scrobbles.filter { $0.artist.lowercased() == "portishead" && $0.album.lowercased() == "dummy" }) {
+            LastFMWeekCalendar.week(containing: $0.instant)
+        }.map { WeekPlays(week: $0.key, plays: $0.value.count) }.sorted { $0.week.from < $1.week.from }
+        #expect(!expected.isEmpty)
+        #expect(weeks == expected)
+    }
+
     /// An archive stored before rollups existed gets them when it is opened.
     @Test func theMigrationBuildsRollupsForAnExistingArchive() async throws {
         let dir = try TemporaryDirectory()

@@ -267,34 +267,17 @@ public struct PostgresScrobbleStore: ScrobbleArchive {
     /// in chunks of about 256 KiB.
     static func copy(_ rows: some Sequence<(Scrobble, ScrobbleOrigin)>, userID: Int64, into table: String,
                      _ connection: PostgresConnection, _ logger: Logger) async throws {
-        var iterator = rows.makeIterator()
-        guard var next = iterator.next() else { return }
-        try await connection.copyFrom(table: table, columns: ["user_id", "instant", "artist", "track", "album", "artist_mbid",
-                                                             "album_mbid", "track_mbid", "source"], logger: logger) { writer in
-            var buffer = ByteBuffer()
-            buffer.reserveCapacity(300_000)
-            let user = "\(userID)\t"
-            while true {
-                let (s, origin) = next
-                buffer.writeString(user)
-                buffer.writeString(String(s.instant))
-                buffer.writeInteger(UInt8(ascii: "\t"))
-                CopyText.write(s.artist, to: &buffer)
-                CopyText.write(s.track, to: &buffer)
-                CopyText.write(s.album, to: &buffer)
-                CopyText.write(s.artistMBID, to: &buffer)
-                CopyText.write(s.albumMBID, to: &buffer)
-                CopyText.write(s.trackMBID, to: &buffer)
-                buffer.writeString(String(origin.rawValue))
-                buffer.writeInteger(UInt8(ascii: "\n"))
-                if buffer.readableBytes > 256 * 1024 {
-                    try await writer.write(buffer)
-                    buffer.clear()
-                }
-                guard let following = iterator.next() else { break }
-                next = following
-            }
-            if buffer.readableBytes > 0 { try await writer.write(buffer) }
+        try await CopyText.stream(rows, into: table, columns: ["user_id", "instant", "artist", "track", "album", "artist_mbid",
+                                                            "album_mbid", "track_mbid", "source"], connection, logger) { row, buffer in
+            let (s, origin) = row
+            buffer.writeString("\(userID)\t\(s.instant)\t")
+            CopyText.write(s.artist, to: &buffer)
+            CopyText.write(s.track, to: &buffer)
+            CopyText.write(s.album, to: &buffer)
+            CopyText.write(s.artistMBID, to: &buffer)
+            CopyText.write(s.albumMBID, to: &buffer)
+            CopyText.write(s.trackMBID, to: &buffer)
+            buffer.writeString(String(origin.rawValue))
         }
     }
 
@@ -397,6 +380,31 @@ public struct PostgresScrobbleStore: ScrobbleArchive {
 /// carriage return are escaped. NUL, which PostgreSQL text cannot hold,
 /// is left out.
 enum CopyText {
+    /// Streams `rows` into `table` with `COPY … FROM STDIN`, each row
+    /// written by `line` (its columns, without the newline), in chunks of
+    /// about 256 KiB.
+    static func stream<Rows: Sequence>(_ rows: Rows, into table: String, columns: [String],
+                                       _ connection: PostgresConnection, _ logger: Logger,
+                                       line: (Rows.Element, inout ByteBuffer) -> Void) async throws {
+        var iterator = rows.makeIterator()
+        guard var next = iterator.next() else { return }
+        try await connection.copyFrom(table: table, columns: columns, logger: logger) { writer in
+            var buffer = ByteBuffer()
+            buffer.reserveCapacity(300_000)
+            while true {
+                line(next, &buffer)
+                buffer.writeInteger(UInt8(ascii: "\n"))
+                if buffer.readableBytes > 256 * 1024 {
+                    try await writer.write(buffer)
+                    buffer.clear()
+                }
+                guard let following = iterator.next() else { break }
+                next = following
+            }
+            if buffer.readableBytes > 0 { try await writer.write(buffer) }
+        }
+    }
+
     static func write(_ text: String?, to buffer: inout ByteBuffer) {
         guard var text else {
             buffer.writeStaticString("\\N\t")

@@ -58,34 +58,18 @@ extension PostgresScrobbleStore {
     /// Streams rollup rows into `table` with `COPY` (text format).
     static func copyRollup(_ rows: [RollupRow], userID: Int64, into table: String,
                            _ connection: PostgresConnection, _ logger: Logger) async throws {
-        var iterator = rows.makeIterator()
-        guard var next = iterator.next() else { return }
-        try await connection.copyFrom(table: table, columns: ["user_id", "week", "kind", "artist", "name", "plays", "mbid",
-                                                             "mbid_instant", "album_key"], logger: logger) { writer in
-            var buffer = ByteBuffer()
-            buffer.reserveCapacity(300_000)
-            let user = "\(userID)\t"
-            while true {
-                let (key, plays) = next
-                buffer.writeString(user)
-                buffer.writeString("\(key.week)\t\(WeeklyRollupCharts.code(key.kind))\t")
-                CopyText.write(key.artist, to: &buffer)
-                CopyText.write(key.name, to: &buffer)
-                buffer.writeString("\(plays.count)\t")
-                CopyText.write(plays.mbid, to: &buffer)
-                buffer.writeString("\(plays.mbidInstant)\t")
-                CopyText.write(key.albumKey, to: &buffer)
-                // The last column ends the line, not a tab.
-                buffer.moveWriterIndex(to: buffer.writerIndex - 1)
-                buffer.writeInteger(UInt8(ascii: "\n"))
-                if buffer.readableBytes > 256 * 1024 {
-                    try await writer.write(buffer)
-                    buffer.clear()
-                }
-                guard let following = iterator.next() else { break }
-                next = following
-            }
-            if buffer.readableBytes > 0 { try await writer.write(buffer) }
+        try await CopyText.stream(rows, into: table, columns: ["user_id", "week", "kind", "artist", "name", "plays", "mbid",
+                                                            "mbid_instant", "album_key"], connection, logger) { row, buffer in
+            let (key, plays) = row
+            buffer.writeString("\(userID)\t\(key.week)\t\(WeeklyRollupCharts.code(key.kind))\t")
+            CopyText.write(key.artist, to: &buffer)
+            CopyText.write(key.name, to: &buffer)
+            buffer.writeString("\(plays.count)\t")
+            CopyText.write(plays.mbid, to: &buffer)
+            buffer.writeString("\(plays.mbidInstant)\t")
+            CopyText.write(key.albumKey, to: &buffer)
+            // The last column ends the line, not a tab.
+            buffer.moveWriterIndex(to: buffer.writerIndex - 1)
         }
     }
 

@@ -11,8 +11,7 @@ struct AlbumLifeCommand: AsyncParsableCommand {
         commandName: "album",
         abstract: "Show one album's life in an archived user's listening: first and last played, plays per year, best week.")
 
-    @Argument(help: "A username with an archive (`demo` is built in).")
-    var user: String
+    @OptionGroup var options: UserOptions
 
     @Argument(help: "The album's artist.")
     var artist: String
@@ -23,23 +22,15 @@ struct AlbumLifeCommand: AsyncParsableCommand {
     @Option(help: "A day (YYYY-MM-DD) in the week to compare with the last 12 months (\"then and now\").")
     var week: String?
 
-    @Option(name: .customLong("time-zone"), help: "The time zone whose calendar years are counted (default: the system's).")
-    var timeZone: String?
-
-    @Option(name: .customLong("data-dir"), help: "The archive's data directory (default: $XDG_DATA_HOME/vinylogue).")
-    var dataDir: String?
-
     @Flag(help: "Print JSON instead of text.")
     var json = false
 
     func run() async throws {
-        guard let username = Username(validating: user) else {
-            throw CommandFailure("“\(user)” is not a valid Last.fm username.", exitCode: .usage)
-        }
+        let username = try options.username()
         try await Composition.with { composition in
-            let zone = try composition.timeZone(named: timeZone)
+            let zone = try composition.timeZone(named: options.timeZone)
             let labels = WeekLabels(timeZone: zone)
-            let source = await composition.chartSource(for: username, nil, dataDir: dataDir)
+            let source = await composition.chartSource(for: username, options.source, dataDir: options.dataDir)
             guard let history = source as? any AlbumHistorySource else { throw CommandFailure(SourceError.notArchived(user: username.value)) }
             var asked: ChartWeek?
             if let week {
@@ -100,26 +91,17 @@ struct RediscoverCommand: AsyncParsableCommand {
         commandName: "rediscover",
         abstract: "List albums played heavily around this time of year in earlier years and not at all in the last 12 months.")
 
-    @Argument(help: "A username (archived users need no network; `demo` is built in).")
-    var user: String
-
-    @Option(name: .customLong("time-zone"), help: "The time zone whose calendar years are counted (default: the system's).")
-    var timeZone: String?
-
-    @Option(name: .customLong("data-dir"), help: "The archive's data directory (default: $XDG_DATA_HOME/vinylogue).")
-    var dataDir: String?
+    @OptionGroup var options: UserOptions
 
     @Flag(help: "Print JSON instead of text.")
     var json = false
 
     func run() async throws {
-        guard let username = Username(validating: user) else {
-            throw CommandFailure("“\(user)” is not a valid Last.fm username.", exitCode: .usage)
-        }
+        let username = try options.username()
         try await Composition.with { composition in
-            let zone = try composition.timeZone(named: timeZone)
+            let zone = try composition.timeZone(named: options.timeZone)
             let labels = WeekLabels(timeZone: zone)
-            let source = await composition.chartSource(for: username, nil, dataDir: dataDir)
+            let source = await composition.chartSource(for: username, options.source, dataDir: options.dataDir)
             let found: Rediscoveries
             do {
                 found = try await Rediscoveries.load(user: username, now: composition.clock.now, timeZone: zone, charts: source)

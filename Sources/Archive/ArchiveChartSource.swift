@@ -37,8 +37,12 @@ public struct ArchiveChartSource: ChartSource, AlbumHistorySource {
         return charts
     }
 
-    public func albumWeeks(of user: Username, artist: String, album: String) async throws(SourceError) -> [WeekPlays]? {
+    public func albumWeeks(of user: Username, artist: String, album: String) async throws(SourceError) -> [AlbumWeek]? {
         try await store.albumWeeks(of: user, artist: artist, album: album)
+    }
+
+    public func albumsPlayed(by user: Username, since from: Int64) async throws(SourceError) -> Set<String>? {
+        try await store.albumsPlayed(by: user, since: from)
     }
 
     /// SQLite's read behind every chart question: nil when `user` has no
@@ -48,7 +52,7 @@ public struct ArchiveChartSource: ChartSource, AlbumHistorySource {
     static func reading(_ kind: ChartKind, of user: Username, weeks: [ChartWeek]) -> @Sendable (Database) throws -> [WeeklyChart]? {
         { db in
             guard let id = try SQLiteScrobbleStore.userID(of: user, in: db) else { return nil }
-            if WeeklyRollup.coversWholeWeeks(kind, weeks) { return try WeeklyRollup.charts(kind, user: user, userID: id, weeks: weeks, in: db) }
+            if WeeklyRollup.canRead(kind, weeks) { return try WeeklyRollup.charts(kind, user: user, userID: id, weeks: weeks, in: db) }
             return try charts(kind, user: user, userID: id, weeks: weeks, in: db)
         }
     }
@@ -85,19 +89,12 @@ public struct ArchiveChartSource: ChartSource, AlbumHistorySource {
         var code = sqlite3_step(handle)
         while code == SQLITE_ROW {
             let hasMBID = sqlite3_column_type(handle, 4) != SQLITE_NULL
-            counts.addPlay(week: Int(sqlite3_column_int64(handle, 0)), artist: Self.text(handle, 2), name: Self.text(handle, 3),
-                           instant: sqlite3_column_int64(handle, 1), mbid: hasMBID ? { Self.text(handle, 4) } : nil)
+            counts.addPlay(week: Int(sqlite3_column_int64(handle, 0)), artist: SQLiteColumns.text(handle, 2), name: SQLiteColumns.text(handle, 3),
+                           instant: sqlite3_column_int64(handle, 1), mbid: hasMBID ? { SQLiteColumns.text(handle, 4) } : nil)
             code = sqlite3_step(handle)
         }
-        guard code == SQLITE_DONE else {
-            throw DatabaseError(resultCode: ResultCode(rawValue: code), message: String(cString: sqlite3_errmsg(db.sqliteConnection)))
-        }
+        try SQLiteColumns.check(code, db)
         return counts.charts(of: user, weeks: weeks)
-    }
-
-    private static func text(_ handle: OpaquePointer?, _ column: Int32) -> String {
-        guard let bytes = sqlite3_column_text(handle, column) else { return "" }
-        return String(decoding: UnsafeBufferPointer(start: bytes, count: Int(sqlite3_column_bytes(handle, column))), as: UTF8.self)
     }
 }
 

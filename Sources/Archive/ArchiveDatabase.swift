@@ -14,8 +14,9 @@ public final class ArchiveDatabase: Sendable {
     /// The file, or `nil` for an in-memory database.
     public let path: String?
 
-    /// Opens (creating when missing) `vinylogue.sqlite` in `directory`.
-    public init(directory: URL) throws(SourceError) {
+    /// Opens (creating when missing) `vinylogue.sqlite` in `directory`;
+    /// a long migration tells `progress` how far it is.
+    public init(directory: URL, progress: MigrationProgress? = nil) throws(SourceError) {
         do {
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         } catch {
@@ -33,7 +34,7 @@ public final class ArchiveDatabase: Sendable {
             // directory makes the later opener wait, then find them applied.
             let pool = try MigrationLock(directory: directory).holding {
                 let pool = try DatabasePool(path: path, configuration: configuration)
-                try Self.migrator.migrate(pool)
+                try Self.migrator(progress: progress).migrate(pool)
                 return pool
             }
             self.writer = pool
@@ -107,20 +108,20 @@ public final class ArchiveDatabase: Sendable {
     /// An in-memory database, for tests.
     public init(inMemory: Void = ()) throws {
         let queue = try DatabaseQueue()
-        try Self.migrator.migrate(queue)
+        try Self.migrator(progress: nil).migrate(queue)
         self.writer = queue
         self.path = nil
     }
 
     /// Every schema change, in order. Append; never edit a landed migration.
-    static var migrator: DatabaseMigrator {
+    static func migrator(progress: MigrationProgress?) -> DatabaseMigrator {
         var migrator = DatabaseMigrator()
         SQLiteListStore.registerMigrations(in: &migrator)
         ResponseCacheTable.registerMigrations(in: &migrator)
         SQLiteScrobbleStore.registerMigrations(in: &migrator)
         SQLiteListStore.registerOwnerMigrations(in: &migrator)
         SQLiteAccountStore.registerMigrations(in: &migrator)
-        WeeklyRollup.registerMigrations(in: &migrator)
+        WeeklyRollup.registerMigrations(in: &migrator, progress: progress)
         SQLiteAlbumCoverStore.registerMigrations(in: &migrator)
         return migrator
     }
@@ -133,6 +134,40 @@ public final class ArchiveDatabase: Sendable {
         }
         let home = environment["HOME"] ?? NSHomeDirectory()
         return URL(fileURLWithPath: home).appendingPathComponent(".local/share/vinylogue")
+    }
+}
+
+/// One step of a long migration (counting the weekly charts of a whole
+/// archive), as far as it has come.
+public struct MigrationStep: Sendable, Hashable {
+    /// What it is doing, as a sentence fragment ("Counting the weekly charts").
+    public let name: String
+    public let done: Int
+    public let total: Int
+}
+
+/// Told how far a long migration is: at its start, at each further
+/// percent, and at its end.
+public typealias MigrationProgress = @Sendable (MigrationStep) -> Void
+
+/// Calls a `MigrationProgress` at most once per percent of `total`.
+public struct MigrationCounter {
+    public let name: String
+    public let total: Int
+    let report: MigrationProgress
+    private var reportedPercent = -1
+
+    public init(name: String, total: Int, report: @escaping MigrationProgress) {
+        self.name = name
+        self.total = total
+        self.report = report
+    }
+
+    public mutating func advance(to done: Int) {
+        let percent = total > 0 ? min(100, done * 100 / total) : 100
+        guard percent > reportedPercent else { return }
+        reportedPercent = percent
+        report(MigrationStep(name: name, done: min(done, total), total: total))
     }
 }
 

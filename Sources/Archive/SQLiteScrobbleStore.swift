@@ -209,13 +209,12 @@ public struct SQLiteScrobbleStore: Sendable {
     /// `rowsPerStatement` per statement execution (with the user id and
     /// origin written into the SQL), which roughly halves SQLite's per-row
     /// overhead on bulk imports; each ignored row (the same key exactly) is a
-    /// duplicate. The weekly rollups are kept in the same transaction
-    /// (`WeeklyRollup`). No near-duplicate check (the generated demo history uses
+    /// duplicate. The weeks rows went into have their charts counted again
+    /// in the same transaction (`WeeklyRollup`). No near-duplicate check (the generated demo history uses
     /// it as it is); imports and syncs go through `insertDistinct`.
     static func insert(_ scrobbles: some Collection<Scrobble>, userID: Int64, origin: ScrobbleOrigin, in db: Database) throws -> InsertCounts {
         var counts = InsertCounts()
-        var rollup = WeeklyRollup()
-        var weeksToCount: Set<Int64> = []
+        var touched = TouchedWeeks()
         var rest = scrobbles[...]
         while !rest.isEmpty {
             let size = rest.count >= rowsPerStatement ? rowsPerStatement : 1
@@ -247,14 +246,13 @@ public struct SQLiteScrobbleStore: Sendable {
             counts.duplicates += size - inserted
             sqlite3_reset(handle)
             if inserted == size {
-                for s in group { rollup.add(s) }
-            } else {
-                // Which rows were ignored is not known: count their weeks again.
-                for s in group { weeksToCount.insert(LastFMWeekCalendar.week(containing: s.instant).from) }
+                for s in group { touched.add(inserted: s) }
+            } else if inserted > 0 {
+                // Which rows were ignored is not known: their weeks are read back.
+                for s in group { touched.add(perhapsInserted: s) }
             }
         }
-        try rollup.add(to: userID, in: db)
-        try WeeklyRollup.rebuild(weeks: weeksToCount, of: userID, in: db)
+        try WeeklyRollup.recount(touched, userID: userID, in: db)
         return counts
     }
 
@@ -377,7 +375,14 @@ extension SQLiteScrobbleStore: ScrobbleArchive {
         return try await readAsync(ArchiveChartSource.reading(kind, of: user, weeks: weeks))
     }
 
-    public func albumWeeks(of user: Username, artist: String, album name: String) async throws(SourceError) -> [WeekPlays]? {
+    public func albumsPlayed(by user: Username, since from: Int64) async throws(SourceError) -> Set<String>? {
+        try await unsafeReadAsync { db in
+            guard let id = try Self.userID(of: user, in: db) else { return nil }
+            return try WeeklyRollup.albumsPlayed(userID: id, since: from, in: db)
+        }
+    }
+
+    public func albumWeeks(of user: Username, artist: String, album name: String) async throws(SourceError) -> [AlbumWeek]? {
         try await unsafeReadAsync { db in
             guard let id = try Self.userID(of: user, in: db) else { return nil }
             return try WeeklyRollup.albumWeeks(userID: id, artist: artist, album: name, in: db)

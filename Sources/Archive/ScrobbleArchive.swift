@@ -30,7 +30,11 @@ public protocol ScrobbleArchive: Sendable {
     /// compared as charts compare them), with its plays, oldest first;
     /// `nil` when nothing was ever stored for `user`. From the weekly
     /// rollups' album index: one range however long the history.
-    func albumWeeks(of user: Username, artist: String, album name: String) async throws(SourceError) -> [WeekPlays]?
+    func albumWeeks(of user: Username, artist: String, album name: String) async throws(SourceError) -> [AlbumWeek]?
+
+    /// The keys (`ScrobbleTally.key`) of the albums `user` played in weeks
+    /// starting at or after `from`; nil when `user` has no archive.
+    func albumsPlayed(by user: Username, since from: Int64) async throws(SourceError) -> Set<String>?
     /// Stores a batch (an import's), each scrobble with its origin, in one
     /// transaction, by the duplicate rule.
     func store(_ batch: [(Scrobble, ScrobbleOrigin)], of user: Username) async throws(SourceError) -> InsertCounts

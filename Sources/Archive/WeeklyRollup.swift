@@ -3,66 +3,63 @@ import GRDB
 import GRDBSQLite
 import VinylogueCore
 
-/// Plays per (Last.fm week, chart kind, exact spelling): the weekly rollups
-/// a chart is read from instead of the week's scrobbles.
+/// The ranked album and artist charts of every Last.fm week a person
+/// played in, kept in the archive beside the scrobbles (`weekly_chart`,
+/// in both stores): a whole week's chart is a read of its rows in rank
+/// order, "this week in every year" a read of the top rows of a few weeks,
+/// and an album's whole life one range of an index that carries its rank
+/// and plays in each week.
 ///
-/// A week's data never changes once it has been stored except by new
-/// scrobbles, so rollups are kept by addition: every write adds the plays
-/// of the rows it actually inserted (a re-import that adds nothing touches
-/// nothing). A write whose rows were partly ignored (an exact key already
-/// archived, which only unchecked writes such as the demo can meet) has
-/// its weeks counted again from the scrobbles instead. Rollups keep exact
-/// spellings, as the scrobbles do; charts merge them case-insensitively
-/// with `SpellingCounts`, so a chart from rollups equals one from the rows.
+/// A week's rows are counted by `ScrobbleTally` from all of that week's
+/// scrobbles, in the archive's order (`canonicalOrder`), so they are
+/// exactly the chart a count of the stored rows gives. Every write counts
+/// again the weeks it inserted rows into, in its own transaction: from the
+/// rows it inserted when they are all the week holds (a first import),
+/// else from the week's stored scrobbles. A write that inserts nothing
+/// (a re-import) touches nothing.
 ///
-/// Album rows also carry the album's case-insensitive key
-/// (`ScrobbleTally.key`, Swift's case folding, never a database's), indexed,
-/// so an album's whole life is one range of an index. Both stores keep
-/// rollups counted here, in Swift.
-public struct WeeklyRollup: Sendable {
-    public struct Key: Hashable, Sendable {
+/// Track charts are counted from the scrobbles: a week rarely repeats a
+/// track, so their rows would be nearly a row per scrobble, and read no
+/// faster than the week's scrobbles.
+public enum WeeklyRollup {
+    /// One row: the entry at one rank of one week's chart of one kind.
+    public struct ChartRow: Sendable, Hashable {
         public let week: Int64
         public let kind: ChartKind
-        public let artist: String
-        public let name: String
+        public let entry: ChartEntry
 
-        /// The album's case-insensitive key, for album rows.
-        public var albumKey: String? { kind == .album ? ScrobbleTally.key(.album, artist: artist, album: name, track: "") : nil }
+        /// The album's case-insensitive key (`ScrobbleTally.key`), for
+        /// album rows: what the album index is ordered by.
+        public var albumKey: String? { kind == .album ? ScrobbleTally.key(.album, artist: entry.artist, album: entry.name, track: "") : nil }
     }
 
-    public struct Plays: Sendable {
-        public var count = 0
-        /// The MusicBrainz id of the earliest play that has one, and its time
-        /// (`WeeklyRollupCharts.noIDInstant` when none has).
-        public var mbid: String?
-        public var mbidInstant = Int64.max
+    /// The kinds whose charts are kept.
+    public static let kinds: [ChartKind] = [.album, .artist]
+
+    /// The rows of one week's charts, counted from all of its `scrobbles`
+    /// (in any order: they are put in `canonicalOrder` first).
+    public static func rows(week: Int64, scrobbles: [Scrobble]) -> [ChartRow] {
+        let ordered = scrobbles.sorted(by: canonicalOrder)
+        var rows: [ChartRow] = []
+        for kind in kinds {
+            var tally = ScrobbleTally.Tally(kind: kind)
+            for s in ordered { tally.add(s) }
+            rows += tally.ranked().map { ChartRow(week: week, kind: kind, entry: $0) }
+        }
+        return rows
     }
 
-    public private(set) var entries: [Key: Plays] = [:]
-
-    public init() {}
-
-    public var isEmpty: Bool { entries.isEmpty }
-
-    /// The kinds rollups are kept for. Track charts are counted from the
-    /// scrobbles: a week rarely repeats a track, so track rollups would be
-    /// nearly a row per scrobble (they were 78% of all rollup rows and most
-    /// of an import's time) and read no faster than the week's scrobbles.
-    public static let kinds: Set<ChartKind> = [.album, .artist]
-
-    /// Counts one scrobble in each kind rollups are kept for (album charts
-    /// leave out scrobbles without an album, as Last.fm's do).
-    public mutating func add(_ s: Scrobble) {
-        let week = LastFMWeekCalendar.week(containing: s.instant).from
-        if !s.album.isEmpty { add(Key(week: week, kind: .album, artist: s.artist, name: s.album), s.instant, s.albumMBID) }
-        add(Key(week: week, kind: .artist, artist: s.artist, name: ""), s.instant, s.artistMBID)
+    /// The order a week's scrobbles are counted in (which decides whose
+    /// MusicBrainz id a group shows): by time, then artist and track as
+    /// bytes, as SQLite's primary key orders them.
+    public static func canonicalOrder(_ a: Scrobble, _ b: Scrobble) -> Bool {
+        if a.instant != b.instant { return a.instant < b.instant }
+        if a.artist != b.artist { return a.artist.utf8.lexicographicallyPrecedes(b.artist.utf8) }
+        return a.track.utf8.lexicographicallyPrecedes(b.track.utf8)
     }
 
-    private mutating func add(_ key: Key, _ instant: Int64, _ mbid: String?) {
-        entries[key, default: Plays()].add(instant: instant, mbid: mbid)
-    }
-
-    public static func kindCode(_ kind: ChartKind) -> Int64 {
+    /// The code rows store for `kind`.
+    public static func code(_ kind: ChartKind) -> Int16 {
         switch kind {
         case .album: 0
         case .artist: 1
@@ -70,9 +67,83 @@ public struct WeeklyRollup: Sendable {
         }
     }
 
-    // MARK: - SQLite
+    /// Whether the kept charts hold `kind` for `weeks`: a kept kind, and
+    /// whole Last.fm weeks, the only spans they count.
+    public static func canRead(_ kind: ChartKind, _ weeks: [ChartWeek]) -> Bool {
+        kinds.contains(kind) && weeks.allSatisfy { LastFMWeekCalendar.week(containing: $0.from) == $0 }
+    }
 
-    static func registerMigrations(in migrator: inout DatabaseMigrator) {
+    /// The end of the Last.fm week starting at `week` (saturating: a
+    /// damaged row's time may sit at either end of `Int64`).
+    public static func end(of week: Int64) -> Int64 { week.plus(LastFMWeekCalendar.weekLength) }
+}
+
+/// The weeks one write inserted scrobbles into, and which rows it knows it
+/// inserted there: what `WeeklyRollup` counts again afterwards.
+public struct TouchedWeeks: Sendable {
+    /// The rows known to be inserted, per week start.
+    public private(set) var inserted: [Int64: [Scrobble]] = [:]
+    /// Weeks some of whose given rows may or may not have been inserted
+    /// (an ignored exact duplicate hides which).
+    public private(set) var uncertain: Set<Int64> = []
+
+    public init() {}
+
+    public var isEmpty: Bool { inserted.isEmpty && uncertain.isEmpty }
+
+    /// Every touched week, oldest first.
+    public var weeks: [Int64] { Set(inserted.keys).union(uncertain).sorted() }
+
+    public mutating func add(inserted s: Scrobble) {
+        inserted[LastFMWeekCalendar.week(containing: s.instant).from, default: []].append(s)
+    }
+
+    public mutating func add(perhapsInserted s: Scrobble) {
+        uncertain.insert(LastFMWeekCalendar.week(containing: s.instant).from)
+    }
+
+    /// The week's rows when the write's own rows are all it holds
+    /// (`storedCount` rows are stored in it now), else nil: read them back.
+    public func wholeWeek(_ week: Int64, storedCount: Int) -> [Scrobble]? {
+        guard !uncertain.contains(week), let rows = inserted[week], rows.count == storedCount else { return nil }
+        return rows
+    }
+}
+
+/// Charts assembled from kept chart rows read in rank order: each week
+/// asked for gets its rows (a week asked for twice gets them twice; one
+/// with no rows, an empty chart).
+public struct KeptCharts: Sendable {
+    public let kind: ChartKind
+    public let weeks: [ChartWeek]
+    private var entries: [Int64: [ChartEntry]] = [:]
+
+    public init(kind: ChartKind, weeks: [ChartWeek]) {
+        self.kind = kind
+        self.weeks = weeks
+    }
+
+    /// The distinct starts of the weeks asked for: the rows to read.
+    public var weekStarts: [Int64] { Array(Set(weeks.map(\.from))).sorted() }
+
+    /// One row (a week's rows in any order).
+    public mutating func add(week: Int64, rank: Int, artist: String, name: String, plays: Int, mbid: String?) {
+        entries[week, default: []].append(ChartEntry(rank: rank, artist: artist, name: name, plays: plays, mbid: mbid))
+    }
+
+    public func charts(of user: Username) -> [WeeklyChart] {
+        var ranked = entries
+        for (week, rows) in ranked where zip(rows, rows.dropFirst()).contains(where: { $0.rank > $1.rank }) {
+            ranked[week] = rows.sorted { $0.rank < $1.rank }
+        }
+        return weeks.map { WeeklyChart(user: user, kind: kind, week: $0, entries: ranked[$0.from] ?? []) }
+    }
+}
+
+// MARK: - SQLite
+
+extension WeeklyRollup {
+    static func registerMigrations(in migrator: inout DatabaseMigrator, progress: MigrationProgress?) {
         migrator.registerMigration("weekly rollups v1") { db in
             try db.execute(sql: """
                 CREATE TABLE weekly_play (
@@ -88,203 +159,205 @@ public struct WeeklyRollup: Sendable {
                 ) WITHOUT ROWID
                 """)
         }
-        // Archives that counted their rollups under v1 (which did) get their
-        // album rows' keys; the others are counted here.
-        migrator.registerMigration("weekly rollups v2: album keys") { db in
-            // Track rows are no longer kept (`kinds`).
-            try db.execute(sql: "DELETE FROM weekly_play WHERE kind = 2")
-            try db.execute(sql: "ALTER TABLE weekly_play ADD COLUMN album_key TEXT")
-            let rows = try Row.fetchAll(db, sql: "SELECT user_id, week, artist, name FROM weekly_play WHERE kind = 0")
-            let update = try db.makeStatement(sql: "UPDATE weekly_play SET album_key = ? WHERE user_id = ? AND week = ? AND kind = 0 AND artist = ? AND name = ?")
-            for row in rows {
-                let artist: String = row[2], name: String = row[3]
-                let key = Key(week: row[1], kind: .album, artist: artist, name: name).albumKey
-                try update.execute(arguments: [key, row[0], row[1], artist, name])
-            }
-            try db.execute(sql: "CREATE INDEX weekly_play_album ON weekly_play(user_id, album_key, week) WHERE album_key IS NOT NULL")
-            if try !Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM weekly_play)")! { try buildAll(in: db) }
+        migrator.registerMigration("weekly rollups v2: album keys") { _ in
+            // Its work (album keys on the rows of v1) is thrown away by v3,
+            // which drops the table; archives that ran it keep its name.
+        }
+        // Plays per spelling became ranked charts per week.
+        migrator.registerMigration("weekly charts v3") { db in
+            try db.execute(sql: "DROP TABLE weekly_play")
+            try db.execute(sql: """
+                CREATE TABLE weekly_chart (
+                    user_id INTEGER NOT NULL REFERENCES archive_user(id) ON DELETE CASCADE,
+                    week INTEGER NOT NULL,
+                    kind INTEGER NOT NULL,
+                    rank INTEGER NOT NULL,
+                    artist TEXT NOT NULL,
+                    name TEXT NOT NULL,
+                    plays INTEGER NOT NULL,
+                    mbid TEXT,
+                    album_key TEXT,
+                    PRIMARY KEY (user_id, week, kind, rank)
+                ) WITHOUT ROWID
+                """)
+            try db.execute(sql: "CREATE INDEX weekly_chart_album ON weekly_chart(user_id, album_key, week) WHERE album_key IS NOT NULL")
+            try countEverything(in: db, progress: progress)
         }
     }
 
-    /// Counts every archived scrobble into rollups (the migration, for
-    /// archives stored before rollups existed): one pass in key order,
-    /// written every 50,000 keys so memory stays bounded.
-    static func buildAll(in db: Database) throws {
-        let rows = try Row.fetchCursor(db, sql: """
+    /// Counts the charts of every week of every archived person from the
+    /// scrobbles (the migration): one pass in key order, a week at a time.
+    static func countEverything(in db: Database, progress: MigrationProgress?) throws {
+        let total = try Int.fetchOne(db, sql: "SELECT count(*) FROM scrobble") ?? 0
+        var counter = progress.map { MigrationCounter(name: "Counting the weekly charts", total: total, report: $0) }
+        counter?.advance(to: 0)
+        let cursor = try Row.fetchCursor(db, sql: """
             SELECT user_id, instant, artist, track, album, artist_mbid, album_mbid, track_mbid FROM scrobble ORDER BY user_id, instant
             """)
-        var rollup = WeeklyRollup()
-        var user: Int64?
-        while let row = try rows.next() {
-            let id: Int64 = row[0]
-            if id != user || rollup.entries.count >= 50_000 {
-                if let user { try rollup.add(to: user, in: db) }
-                rollup = WeeklyRollup()
-                user = id
-            }
-            rollup.add(Scrobble(instant: row[1], artist: row[2], album: row[4], track: row[3],
-                                artistMBID: row[5], albumMBID: row[6], trackMBID: row[7]))
+        var current: (user: Int64, week: Int64)?
+        var scrobbles: [Scrobble] = []
+        var done = 0
+        func flush() throws {
+            if let current { try replace(week: current.week, of: current.user, with: rows(week: current.week, scrobbles: scrobbles), in: db) }
+            done += scrobbles.count
+            counter?.advance(to: done)
+            scrobbles.removeAll(keepingCapacity: true)
         }
-        if let user { try rollup.add(to: user, in: db) }
+        while let row = try cursor.next() {
+            let user: Int64 = row[0], instant: Int64 = row[1]
+            let week = LastFMWeekCalendar.week(containing: instant).from
+            if current?.user != user || current?.week != week {
+                try flush()
+                current = (user, week)
+            }
+            scrobbles.append(Scrobble(instant: instant, artist: row[2], album: row[4], track: row[3],
+                                      artistMBID: row[5], albumMBID: row[6], trackMBID: row[7]))
+        }
+        try flush()
+        counter?.advance(to: total)
     }
 
-    /// Adds these plays to `userID`'s stored rollups: upserts of
-    /// `rowsPerStatement` keys per statement, bound through the SQLite C
-    /// API (as scrobbles are inserted), since an import of a million
-    /// scrobbles upserts about as many keys.
-    func add(to userID: Int64, in db: Database) throws {
-        guard !entries.isEmpty else { return }
-        var rest = entries[...]
+    /// Counts again each week `touched` (one write, inside its transaction).
+    static func recount(_ touched: TouchedWeeks, userID: Int64, in db: Database) throws {
+        for week in touched.weeks {
+            let end = end(of: week)
+            let stored = try Int.fetchOne(db.cachedStatement(sql: "SELECT count(*) FROM scrobble WHERE user_id = ? AND instant >= ? AND instant < ?"),
+                                          arguments: [userID, week, end]) ?? 0
+            let scrobbles = try touched.wholeWeek(week, storedCount: stored) ?? storedScrobbles(of: userID, from: week, to: end, in: db)
+            try replace(week: week, of: userID, with: rows(week: week, scrobbles: scrobbles), in: db)
+        }
+    }
+
+    /// The stored scrobbles of `userID` in [from, to), through the C API.
+    static func storedScrobbles(of userID: Int64, from: Int64, to: Int64, in db: Database) throws -> [Scrobble] {
+        let statement = try db.cachedStatement(sql: """
+            SELECT instant, artist, track, album, artist_mbid, album_mbid, track_mbid FROM scrobble
+            WHERE user_id = ? AND instant >= ? AND instant < ?
+            """)
+        let handle = statement.sqliteStatement
+        sqlite3_reset(handle)
+        defer { sqlite3_reset(handle) }
+        sqlite3_bind_int64(handle, 1, userID)
+        sqlite3_bind_int64(handle, 2, from)
+        sqlite3_bind_int64(handle, 3, to)
+        var found: [Scrobble] = []
+        var code = sqlite3_step(handle)
+        while code == SQLITE_ROW {
+            found.append(Scrobble(instant: sqlite3_column_int64(handle, 0), artist: SQLiteColumns.text(handle, 1),
+                                  album: SQLiteColumns.text(handle, 3), track: SQLiteColumns.text(handle, 2),
+                                  artistMBID: SQLiteColumns.optionalText(handle, 4), albumMBID: SQLiteColumns.optionalText(handle, 5),
+                                  trackMBID: SQLiteColumns.optionalText(handle, 6)))
+            code = sqlite3_step(handle)
+        }
+        try SQLiteColumns.check(code, db)
+        return found
+    }
+
+    /// Replaces the stored rows of `userID`'s `week` with `rows`, bound
+    /// through the C API, `rowsPerStatement` rows per statement.
+    static func replace(week: Int64, of userID: Int64, with rows: [ChartRow], in db: Database) throws {
+        try db.cachedStatement(sql: "DELETE FROM weekly_chart WHERE user_id = ? AND week = ?").execute(arguments: [userID, week])
+        var rest = rows[...]
         while !rest.isEmpty {
-            let size = rest.count >= Self.rowsPerStatement ? Self.rowsPerStatement : 1
-            let statement = try db.cachedStatement(sql: Self.upsertSQL(rows: size, userID: userID))
+            let size = rest.count >= rowsPerStatement ? rowsPerStatement : 1
+            let statement = try db.cachedStatement(sql: insertSQL(rows: size, userID: userID))
             let handle = statement.sqliteStatement
             sqlite3_reset(handle)
             var index: Int32 = 1
-            var end = rest.startIndex
-            for _ in 0..<size {
-                let (key, plays) = rest[end]
-                sqlite3_bind_int64(handle, index, key.week)
-                sqlite3_bind_int64(handle, index + 1, Self.kindCode(key.kind))
-                SQLiteScrobbleStore.bind(key.artist, index + 2, handle)
-                SQLiteScrobbleStore.bind(key.name, index + 3, handle)
-                sqlite3_bind_int64(handle, index + 4, Int64(plays.count))
-                SQLiteScrobbleStore.bind(plays.mbid, index + 5, handle)
-                sqlite3_bind_int64(handle, index + 6, plays.mbidInstant)
-                SQLiteScrobbleStore.bind(key.albumKey, index + 7, handle)
+            for row in rest.prefix(size) {
+                sqlite3_bind_int64(handle, index, row.week)
+                sqlite3_bind_int64(handle, index + 1, Int64(code(row.kind)))
+                sqlite3_bind_int64(handle, index + 2, Int64(row.entry.rank))
+                SQLiteScrobbleStore.bind(row.entry.artist, index + 3, handle)
+                SQLiteScrobbleStore.bind(row.entry.name, index + 4, handle)
+                sqlite3_bind_int64(handle, index + 5, Int64(row.entry.plays))
+                SQLiteScrobbleStore.bind(row.entry.mbid, index + 6, handle)
+                SQLiteScrobbleStore.bind(row.albumKey, index + 7, handle)
                 index += 8
-                end = rest.index(after: end)
             }
-            rest = rest[end...]
+            rest = rest.dropFirst(size)
             let code = sqlite3_step(handle)
-            guard code == SQLITE_DONE else {
-                let message = String(cString: sqlite3_errmsg(db.sqliteConnection))
-                sqlite3_reset(handle)
-                throw DatabaseError(resultCode: ResultCode(rawValue: code), message: message)
-            }
             sqlite3_reset(handle)
+            try SQLiteColumns.check(code, db)
         }
     }
 
     static let rowsPerStatement = 32
 
-    static func upsertSQL(rows: Int, userID: Int64) -> String {
-        "INSERT INTO weekly_play (user_id, week, kind, artist, name, plays, mbid, mbid_instant, album_key) VALUES "
+    static func insertSQL(rows: Int, userID: Int64) -> String {
+        "INSERT INTO weekly_chart (user_id, week, kind, rank, artist, name, plays, mbid, album_key) VALUES "
             + Array(repeating: "(\(userID), ?, ?, ?, ?, ?, ?, ?, ?)", count: rows).joined(separator: ", ")
-            + """
-             ON CONFLICT (user_id, week, kind, artist, name) DO UPDATE SET
-                plays = plays + excluded.plays,
-                mbid = CASE WHEN excluded.mbid_instant < mbid_instant THEN excluded.mbid ELSE mbid END,
-                mbid_instant = min(mbid_instant, excluded.mbid_instant)
-            """
     }
 
-    /// Counts `weeks` of `userID` again from the scrobbles.
-    static func rebuild(weeks: Set<Int64>, of userID: Int64, in db: Database) throws {
-        for week in weeks.sorted() {
-            try db.execute(sql: "DELETE FROM weekly_play WHERE user_id = ? AND week = ?", arguments: [userID, week])
-            let rows = try Row.fetchCursor(db, sql: """
-                SELECT instant, artist, track, album, artist_mbid, album_mbid, track_mbid FROM scrobble
-                WHERE user_id = ? AND instant >= ? AND instant < ?
-                """, arguments: [userID, week, week + LastFMWeekCalendar.weekLength])
-            var rollup = WeeklyRollup()
-            while let row = try rows.next() {
-                rollup.add(Scrobble(instant: row[0], artist: row[1], album: row[3], track: row[2],
-                                    artistMBID: row[4], albumMBID: row[5], trackMBID: row[6]))
-            }
-            try rollup.add(to: userID, in: db)
-        }
-    }
-
-    /// The weeks one album was played in, from the album index.
-    static func albumWeeks(userID: Int64, artist: String, album: String, in db: Database) throws -> [WeekPlays] {
+    /// Every week `userID` played one album, with its plays and rank, from
+    /// the album index (named: without statistics, SQLite would rather
+    /// walk the primary key in week order).
+    static func albumWeeks(userID: Int64, artist: String, album: String, in db: Database) throws -> [AlbumWeek] {
         guard let key = ScrobbleTally.key(.album, artist: artist, album: album, track: "") else { return [] }
         let rows = try Row.fetchCursor(db.cachedStatement(sql: """
-            SELECT week, sum(plays) FROM weekly_play WHERE user_id = ? AND album_key = ? AND kind = 0 GROUP BY week ORDER BY week
+            SELECT week, plays, rank, artist, name FROM weekly_chart INDEXED BY weekly_chart_album
+            WHERE user_id = ? AND album_key = ? ORDER BY week
             """), arguments: [userID, key])
-        var weeks: [WeekPlays] = []
+        var weeks: [AlbumWeek] = []
         while let row = try rows.next() {
-            weeks.append(WeekPlays(week: LastFMWeekCalendar.week(containing: row[0]), plays: row[1]))
+            weeks.append(AlbumWeek(week: LastFMWeekCalendar.week(containing: row[0]), plays: row[1], rank: row[2], artist: row[3], name: row[4]))
         }
         return weeks
     }
 
-    /// Whether every one of `weeks` is a whole Last.fm week, so its chart
-    /// can be read from rollups.
-    static func coversWholeWeeks(_ kind: ChartKind, _ weeks: [ChartWeek]) -> Bool { WeeklyRollupCharts.canRead(kind, weeks) }
+    /// The keys of the albums `userID` played in weeks from `from` on.
+    static func albumsPlayed(userID: Int64, since from: Int64, in db: Database) throws -> Set<String> {
+        let statement = try db.cachedStatement(sql: """
+            SELECT DISTINCT album_key FROM weekly_chart WHERE user_id = ? AND week >= ? AND kind = 0
+            """)
+        return try Set(String.fetchCursor(statement, arguments: [userID, from]))
+    }
 
-    /// The charts of `weeks` (whole Last.fm weeks) read from rollups: one
-    /// seek per week into the rollup table's key.
+    /// The charts of `weeks` (whole Last.fm weeks) read from the kept rows:
+    /// one seek per week, rows in rank order, through the C API.
     static func charts(_ kind: ChartKind, user: Username, userID: Int64, weeks: [ChartWeek], in db: Database) throws -> [WeeklyChart] {
-        var charts = WeeklyRollupCharts(kind: kind, weeks: weeks)
+        var charts = KeptCharts(kind: kind, weeks: weeks)
         let starts = charts.weekStarts
         guard !starts.isEmpty else { return [] }
         let marks = Array(repeating: "?", count: starts.count).joined(separator: ", ")
         let statement = try db.cachedStatement(sql: """
-            SELECT week, artist, name, plays, mbid, mbid_instant FROM weekly_play
-            WHERE user_id = ? AND kind = ? AND week IN (\(marks))
+            SELECT week, rank, artist, name, plays, mbid FROM weekly_chart
+            WHERE user_id = ? AND kind = ? AND week IN (\(marks)) ORDER BY week, rank
             """)
-        var arguments: StatementArguments = [userID, kindCode(kind)]
-        for week in starts { arguments += [week] }
-        let rows = try Row.fetchCursor(statement, arguments: arguments)
-        while let row = try rows.next() {
-            charts.add(week: row[0], artist: row[1], name: row[2], plays: row[3], mbid: row[4], mbidInstant: row[5])
+        let handle = statement.sqliteStatement
+        sqlite3_reset(handle)
+        defer { sqlite3_reset(handle) }
+        sqlite3_bind_int64(handle, 1, userID)
+        sqlite3_bind_int64(handle, 2, Int64(code(kind)))
+        for (n, week) in starts.enumerated() { sqlite3_bind_int64(handle, Int32(n + 3), week) }
+        var result = sqlite3_step(handle)
+        while result == SQLITE_ROW {
+            charts.add(week: sqlite3_column_int64(handle, 0), rank: Int(sqlite3_column_int64(handle, 1)),
+                       artist: SQLiteColumns.text(handle, 2), name: SQLiteColumns.text(handle, 3),
+                       plays: Int(sqlite3_column_int64(handle, 4)), mbid: SQLiteColumns.optionalText(handle, 5))
+            result = sqlite3_step(handle)
         }
+        try SQLiteColumns.check(result, db)
         return charts.charts(of: user)
     }
 }
 
-/// Charts assembled from weekly rollup rows (plays per week and exact
-/// spelling), as both stores keep them: rows of the weeks asked for are
-/// merged case-insensitively by `SpellingCounts`, and a week asked for
-/// twice gets the same chart twice.
-public struct WeeklyRollupCharts: Sendable {
-    public let weeks: [ChartWeek]
-    private var position: [Int64: Int] = [:]
-    private var counts: SpellingCounts
-
-    /// Whether rollups hold charts of `kind` for `weeks`: a kind they are
-    /// kept for (`WeeklyRollup.kinds`), and whole Last.fm weeks, the only
-    /// spans they count.
-    public static func canRead(_ kind: ChartKind, _ weeks: [ChartWeek]) -> Bool {
-        WeeklyRollup.kinds.contains(kind) && weeks.allSatisfy { LastFMWeekCalendar.week(containing: $0.from) == $0 }
+/// Reading columns and results through SQLite's C API, for the archive's
+/// hot paths (GRDB's rows would allocate per row).
+enum SQLiteColumns {
+    static func text(_ handle: OpaquePointer?, _ column: Int32) -> String {
+        guard let bytes = sqlite3_column_text(handle, column) else { return "" }
+        return String(decoding: UnsafeBufferPointer(start: bytes, count: Int(sqlite3_column_bytes(handle, column))), as: UTF8.self)
     }
 
-    /// The code rollup rows store for `kind`.
-    public static func code(_ kind: ChartKind) -> Int16 { Int16(WeeklyRollup.kindCode(kind)) }
-
-    /// The `mbid_instant` of a rollup row none of whose plays has an id.
-    public static let noIDInstant = Int64.max
-
-    public init(kind: ChartKind, weeks: [ChartWeek]) {
-        self.weeks = weeks
-        counts = SpellingCounts(kind: kind, weeks: weeks.count)
-        for (n, week) in weeks.enumerated() where position[week.from] == nil { position[week.from] = n }
+    static func optionalText(_ handle: OpaquePointer?, _ column: Int32) -> String? {
+        sqlite3_column_type(handle, column) == SQLITE_NULL ? nil : text(handle, column)
     }
 
-    /// The distinct starts of the weeks asked for: the rollup rows to read.
-    public var weekStarts: [Int64] { Array(position.keys) }
-
-    /// One rollup row.
-    public mutating func add(week: Int64, artist: String, name: String, plays: Int, mbid: String?, mbidInstant: Int64) {
-        guard let n = position[week] else { return }
-        counts.addGroup(week: n, artist: artist, name: name, plays: plays, mbid: mbid,
-                        mbidInstant: mbidInstant == Self.noIDInstant ? nil : mbidInstant)
-    }
-
-    public func charts(of user: Username) -> [WeeklyChart] {
-        var charts = counts.charts(of: user, weeks: weeks)
-        for (n, week) in weeks.enumerated() where position[week.from] != n { charts[n] = charts[position[week.from]!] }
-        return charts
-    }
-}
-
-extension WeeklyRollup.Plays {
-    public mutating func add(instant: Int64, mbid: String?) {
-        count += 1
-        if let mbid, instant < mbidInstant {
-            self.mbid = mbid
-            mbidInstant = instant
+    /// Throws unless `code` ended a statement well (`SQLITE_DONE`).
+    static func check(_ code: Int32, _ db: Database) throws {
+        guard code == SQLITE_DONE else {
+            throw DatabaseError(resultCode: ResultCode(rawValue: code), message: String(cString: sqlite3_errmsg(db.sqliteConnection)))
         }
     }
 }

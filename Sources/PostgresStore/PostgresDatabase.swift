@@ -228,8 +228,9 @@ public final class PostgresDatabase: Sendable {
         Migration(name: "scrobble-without-row-by-row-user-check", statements: [
             "ALTER TABLE scrobble DROP CONSTRAINT IF EXISTS scrobble_user_id_fkey",
         ]),
-        // Weekly rollups (`PostgresWeeklyRollup.swift`), built for what is archived.
-        Migration(name: "weekly-rollups", statements: PostgresScrobbleStore.rollupTable, then: PostgresScrobbleStore.buildRollups),
+        // Weekly rollups as plays per spelling; their counting was dropped
+        // when "weekly-charts" replaced the table.
+        Migration(name: "weekly-rollups", statements: PostgresScrobbleStore.rollupTable),
         // Remembered album covers, shared by the fleet (`PostgresAlbumCoverStore`).
         Migration(name: "album-covers", statements: [
             """
@@ -243,6 +244,8 @@ public final class PostgresDatabase: Sendable {
                 PRIMARY KEY (artist_key, album_key))
             """,
         ]),
+        // Kept weekly charts (`PostgresWeeklyRollup.swift`), counted for what is archived.
+        Migration(name: "weekly-charts", statements: PostgresScrobbleStore.chartTable, then: PostgresScrobbleStore.countCharts),
     ]
 
     /// Applies the migrations this database has not had, holding an

@@ -91,7 +91,7 @@ public struct PostgresScrobbleStore: ScrobbleArchive {
             try await database.client.withTransaction(logger: logger) { connection in
                 guard let id = try await Self.userID(of: user, connection, logger) else { return }
                 try await connection.query("SELECT pg_advisory_xact_lock(\(Self.lockKey(id)))", logger: logger)
-                for table in ["scrobble", "weekly_play", "sync_state", "generated_history"] {
+                for table in ["scrobble", "weekly_chart", "sync_state", "generated_history"] {
                     try await connection.query(PostgresQuery(unsafeSQL: "DELETE FROM \(table) WHERE user_id = $1", binds: Self.binds(id)), logger: logger)
                 }
                 try await connection.query("DELETE FROM archive_user WHERE id = \(id)", logger: logger)
@@ -163,7 +163,14 @@ public struct PostgresScrobbleStore: ScrobbleArchive {
         }
     }
 
-    public func albumWeeks(of user: Username, artist: String, album name: String) async throws(SourceError) -> [WeekPlays]? {
+    public func albumsPlayed(by user: Username, since from: Int64) async throws(SourceError) -> Set<String>? {
+        try await reading(user) { id, connection, logger in
+            guard let id else { return nil }
+            return try await Self.albumsPlayed(userID: id, since: from, connection, logger)
+        }
+    }
+
+    public func albumWeeks(of user: Username, artist: String, album name: String) async throws(SourceError) -> [AlbumWeek]? {
         try await reading(user) { id, connection, logger in
             guard let id else { return nil }
             guard let key = ScrobbleTally.key(.album, artist: artist, album: name, track: "") else { return [] }
@@ -171,7 +178,7 @@ public struct PostgresScrobbleStore: ScrobbleArchive {
         }
     }
 
-    /// Whole Last.fm weeks are read from the weekly rollups
+    /// Whole Last.fm weeks are read from the kept weekly charts
     /// (`PostgresWeeklyRollup.swift`). For any other span PostgreSQL counts
     /// the plays of each exact spelling per week (one
     /// range of the primary key per week, a few hundred groups back); the
@@ -182,8 +189,8 @@ public struct PostgresScrobbleStore: ScrobbleArchive {
         try await reading(user) { id, connection, logger in
             guard let id else { return nil }
             guard !weeks.isEmpty else { return [] }
-            if WeeklyRollupCharts.canRead(kind, weeks) {
-                return try await Self.rollupCharts(kind, of: user, userID: id, weeks: weeks, connection, logger)
+            if WeeklyRollup.canRead(kind, weeks) {
+                return try await Self.keptCharts(kind, of: user, userID: id, weeks: weeks, connection, logger)
             }
             let (name, grouping, mbid, albumFilter) = switch kind {
             case .album: ("s.album", ", s.album", "s.album_mbid", "AND s.album <> ''")
@@ -234,9 +241,9 @@ public struct PostgresScrobbleStore: ScrobbleArchive {
         let nearby = try await archivedNear(sorted, userID: userID, connection, logger)
         let (fresh, duplicates) = SameListenRule.fresh(sorted, archived: nearby)
         try await copy(fresh.lazy.map { ($0, origin) }, userID: userID, into: "scrobble", connection, logger)
-        var rollup = WeeklyRollup()
-        for s in fresh { rollup.add(s) }
-        try await add(rollup, userID: userID, connection, logger)
+        var touched = TouchedWeeks()
+        for s in fresh { touched.add(inserted: s) }
+        try await recount(touched, userID: userID, connection, logger)
         return InsertCounts(inserted: fresh.count, duplicates: duplicates)
     }
 
@@ -357,20 +364,20 @@ public struct PostgresScrobbleStore: ScrobbleArchive {
             CREATE TEMPORARY TABLE IF NOT EXISTS scrobble_incoming (LIKE scrobble) ON COMMIT DELETE ROWS
             """, logger: logger)
         try await copy(rows, userID: userID, into: "scrobble_incoming", connection, logger)
-        // Exactly the rows that were new are counted into the rollups.
+        // Exactly the rows that were new decide which weeks are counted again.
         let added = try await connection.query("""
             INSERT INTO scrobble SELECT * FROM scrobble_incoming ON CONFLICT DO NOTHING
             RETURNING instant, artist, track, album, artist_mbid, album_mbid, track_mbid
             """, logger: logger)
-        var rollup = WeeklyRollup()
+        var touched = TouchedWeeks()
         var inserted = 0
         for try await (instant, artist, track, album, artistMBID, albumMBID, trackMBID)
             in added.decode((Int64, String, String, String, String?, String?, String?).self) {
-            rollup.add(Scrobble(instant: instant, artist: artist, album: album, track: track,
+            touched.add(inserted: Scrobble(instant: instant, artist: artist, album: album, track: track,
                                 artistMBID: artistMBID, albumMBID: albumMBID, trackMBID: trackMBID))
             inserted += 1
         }
-        try await add(rollup, userID: userID, connection, logger)
+        try await recount(touched, userID: userID, connection, logger)
         return inserted
     }
 }

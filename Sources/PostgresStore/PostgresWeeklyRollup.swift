@@ -4,110 +4,121 @@ import Logging
 import PostgresNIO
 import VinylogueCore
 
-/// Weekly rollups in PostgreSQL: plays per (user, Last.fm week, kind,
-/// exact spelling) in `weekly_play`, as SQLite keeps them, so a whole
-/// week's chart is a read of a few dozen rows instead of a count over the
-/// week's scrobbles, and an album's life is one range of an index.
+/// The kept weekly charts in PostgreSQL (`weekly_chart`), as SQLite keeps
+/// them (`WeeklyRollup`): a week's album and artist charts, ranked, so a
+/// whole week's chart is a read of its rows and an album's life one range
+/// of the album index, which carries each week's rank and plays.
 ///
 /// They are counted in Swift by `WeeklyRollup`, as SQLite's are (one
-/// definition of a rollup, and Swift's case folding for the album key),
-/// from exactly the rows each write inserted, in the same transaction and
-/// under the same per-user lock. A write that adds nothing touches nothing.
+/// definition, and Swift's case folding), in each write's transaction and
+/// under the person's lock: the weeks a write inserted rows into are
+/// counted again, from the rows it inserted when they are all the week
+/// holds, else from the week's stored scrobbles.
 extension PostgresScrobbleStore {
-    /// Adds `rollup` to `userID`'s rollups. Weeks with no rollup rows yet
-    /// (all of them, for a first import) are copied straight into the
-    /// table; the others are merged through a temporary table.
-    static func add(_ rollup: WeeklyRollup, userID: Int64, _ connection: PostgresConnection, _ logger: Logger) async throws {
-        guard !rollup.isEmpty else { return }
-        let weeks = Array(Set(rollup.entries.keys.lazy.map(\.week)))
-        let rows = try await connection.query("""
-            SELECT w FROM unnest(\(weeks)::bigint[]) AS w
-            WHERE EXISTS (SELECT 1 FROM weekly_play WHERE user_id = \(userID) AND week = w)
+    /// Counts again each week `touched`, replacing its rows.
+    static func recount(_ touched: TouchedWeeks, userID: Int64, _ connection: PostgresConnection, _ logger: Logger) async throws {
+        let weeks = touched.weeks
+        guard !weeks.isEmpty else { return }
+        let ends = weeks.map(WeeklyRollup.end(of:))
+        // How many rows each week holds now: a week holding only this
+        // write's rows is counted from them, the others are read back.
+        var stored: [Int64: Int] = [:]
+        let counts = try await connection.query("""
+            SELECT w.f, (SELECT count(*) FROM scrobble WHERE user_id = \(userID) AND instant >= w.f AND instant < w.t)
+            FROM unnest(\(weeks)::bigint[], \(ends)::bigint[]) AS w(f, t)
             """, logger: logger)
-        var stored = Set<Int64>()
-        for try await week in rows.decode(Int64.self) { stored.insert(week) }
-        let entries = rollup.entries
-        let (fresh, merged) = split(entries, stored: stored)
-        try await copyRollup(fresh, userID: userID, into: "weekly_play", connection, logger)
-        guard !stored.isEmpty else { return }
-        try await connection.query("""
-            CREATE TEMPORARY TABLE IF NOT EXISTS weekly_play_incoming (LIKE weekly_play) ON COMMIT DELETE ROWS
-            """, logger: logger)
-        try await copyRollup(merged, userID: userID, into: "weekly_play_incoming", connection, logger)
-        try await connection.query("""
-            INSERT INTO weekly_play AS w SELECT * FROM weekly_play_incoming
-            ON CONFLICT (user_id, week, kind, artist, name) DO UPDATE SET
-                plays = w.plays + excluded.plays,
-                mbid = CASE WHEN excluded.mbid_instant < w.mbid_instant THEN excluded.mbid ELSE w.mbid END,
-                mbid_instant = least(w.mbid_instant, excluded.mbid_instant)
-            """, logger: logger)
-    }
-
-    typealias RollupRow = (WeeklyRollup.Key, WeeklyRollup.Plays)
-
-    /// The rows of weeks with nothing stored yet, and the others.
-    static func split(_ entries: [WeeklyRollup.Key: WeeklyRollup.Plays], stored: Set<Int64>) -> (fresh: [RollupRow], merged: [RollupRow]) {
-        var fresh: [RollupRow] = [], merged: [RollupRow] = []
-        fresh.reserveCapacity(entries.count)
-        for (key, plays) in entries {
-            if stored.contains(key.week) { merged.append((key, plays)) } else { fresh.append((key, plays)) }
+        for try await (week, count) in counts.decode((Int64, Int64).self) { stored[week] = Int(count) }
+        var scrobbles: [Int64: [Scrobble]] = [:]
+        var readBack: [Int64] = []
+        for week in weeks {
+            if let rows = touched.wholeWeek(week, storedCount: stored[week] ?? 0) { scrobbles[week] = rows } else { readBack.append(week) }
         }
-        return (fresh, merged)
+        if !readBack.isEmpty {
+            for (week, rows) in try await storedScrobbles(of: userID, weeks: readBack, connection, logger) { scrobbles[week] = rows }
+        }
+        try await connection.query("DELETE FROM weekly_chart WHERE user_id = \(userID) AND week = ANY(\(weeks))", logger: logger)
+        let rows = weeks.lazy.flatMap { week in WeeklyRollup.rows(week: week, scrobbles: scrobbles[week] ?? []) }
+        try await copyCharts(rows, userID: userID, connection, logger)
     }
 
-    /// Streams rollup rows into `table` with `COPY` (text format).
-    static func copyRollup(_ rows: [RollupRow], userID: Int64, into table: String,
-                           _ connection: PostgresConnection, _ logger: Logger) async throws {
-        try await CopyText.stream(rows, into: table, columns: ["user_id", "week", "kind", "artist", "name", "plays", "mbid",
-                                                            "mbid_instant", "album_key"], connection, logger) { row, buffer in
-            let (key, plays) = row
-            buffer.writeString("\(userID)\t\(key.week)\t\(WeeklyRollupCharts.code(key.kind))\t")
-            CopyText.write(key.artist, to: &buffer)
-            CopyText.write(key.name, to: &buffer)
-            buffer.writeString("\(plays.count)\t")
-            CopyText.write(plays.mbid, to: &buffer)
-            buffer.writeString("\(plays.mbidInstant)\t")
-            CopyText.write(key.albumKey, to: &buffer)
+    /// The stored scrobbles of `userID` in each of `weeks` (week starts),
+    /// one query with one range of the primary key per week.
+    static func storedScrobbles(of userID: Int64, weeks: [Int64], _ connection: PostgresConnection,
+                                _ logger: Logger) async throws -> [Int64: [Scrobble]] {
+        let rows = try await connection.query("""
+            SELECT w.f, s.instant, s.artist, s.track, s.album, s.artist_mbid, s.album_mbid, s.track_mbid
+            FROM unnest(\(weeks)::bigint[], \(weeks.map(WeeklyRollup.end(of:)))::bigint[]) AS w(f, t)
+            CROSS JOIN LATERAL (SELECT * FROM scrobble WHERE user_id = \(userID) AND instant >= w.f AND instant < w.t OFFSET 0) AS s
+            """, logger: logger)
+        var found: [Int64: [Scrobble]] = [:]
+        for try await (week, instant, artist, track, album, artistMBID, albumMBID, trackMBID)
+            in rows.decode((Int64, Int64, String, String, String, String?, String?, String?).self) {
+            found[week, default: []].append(Scrobble(instant: instant, artist: artist, album: album, track: track,
+                                                     artistMBID: artistMBID, albumMBID: albumMBID, trackMBID: trackMBID))
+        }
+        return found
+    }
+
+    /// Streams chart rows into `weekly_chart` with `COPY` (text format).
+    static func copyCharts(_ rows: some Sequence<WeeklyRollup.ChartRow>, userID: Int64, _ connection: PostgresConnection, _ logger: Logger) async throws {
+        try await CopyText.stream(rows, into: "weekly_chart", columns: ["user_id", "week", "kind", "rank", "artist", "name", "plays", "mbid",
+                                                                     "album_key"], connection, logger) { row, buffer in
+            buffer.writeString("\(userID)\t\(row.week)\t\(WeeklyRollup.code(row.kind))\t\(row.entry.rank)\t")
+            CopyText.write(row.entry.artist, to: &buffer)
+            CopyText.write(row.entry.name, to: &buffer)
+            buffer.writeString("\(row.entry.plays)\t")
+            CopyText.write(row.entry.mbid, to: &buffer)
+            CopyText.write(row.albumKey, to: &buffer)
             // The last column ends the line, not a tab.
             buffer.moveWriterIndex(to: buffer.writerIndex - 1)
         }
     }
 
-    /// The charts of `weeks` (whole Last.fm weeks) from rollups: one
-    /// query, one seek into the rollup key per week.
-    static func rollupCharts(_ kind: ChartKind, of user: Username, userID: Int64, weeks: [ChartWeek],
-                             _ connection: PostgresConnection, _ logger: Logger) async throws -> [WeeklyChart] {
-        var charts = WeeklyRollupCharts(kind: kind, weeks: weeks)
+    /// The charts of `weeks` (whole Last.fm weeks) from the kept rows: one
+    /// query, one seek into the primary key per week.
+    static func keptCharts(_ kind: ChartKind, of user: Username, userID: Int64, weeks: [ChartWeek],
+                           _ connection: PostgresConnection, _ logger: Logger) async throws -> [WeeklyChart] {
+        var charts = KeptCharts(kind: kind, weeks: weeks)
         // One seek into the primary key per week, fenced (`OFFSET 0`): until
         // autovacuum has analysed a table an import just filled, the planner
         // may take the album index instead and read every album row of the
-        // person (a 1,000,000-scrobble import's charts took 4.8 ms so).
+        // person.
         let rows = try await connection.query("""
-            SELECT w.week, p.artist, p.name, p.plays, p.mbid, p.mbid_instant FROM unnest(\(charts.weekStarts)::bigint[]) AS w(week)
-            CROSS JOIN LATERAL (SELECT artist, name, plays, mbid, mbid_instant FROM weekly_play
-                                WHERE user_id = \(userID) AND week = w.week AND kind = \(WeeklyRollupCharts.code(kind)) OFFSET 0) AS p
+            SELECT w.week, c.rank, c.artist, c.name, c.plays, c.mbid FROM unnest(\(charts.weekStarts)::bigint[]) AS w(week)
+            CROSS JOIN LATERAL (SELECT rank, artist, name, plays, mbid FROM weekly_chart
+                                WHERE user_id = \(userID) AND week = w.week AND kind = \(WeeklyRollup.code(kind)) OFFSET 0) AS c
             """, logger: logger)
-        for try await (week, artist, name, plays, mbid, mbidInstant) in rows.decode((Int64, String, String, Int32, String?, Int64).self) {
-            charts.add(week: week, artist: artist, name: name, plays: Int(plays), mbid: mbid, mbidInstant: mbidInstant)
+        for try await (week, rank, artist, name, plays, mbid) in rows.decode((Int64, Int32, String, String, Int32, String?).self) {
+            charts.add(week: week, rank: Int(rank), artist: artist, name: name, plays: Int(plays), mbid: mbid)
         }
         return charts.charts(of: user)
     }
 
-    /// Every week `userID` played one album, from the album index.
-    static func albumWeeks(userID: Int64, key: String, _ connection: PostgresConnection, _ logger: Logger) async throws -> [WeekPlays] {
+    /// Every week `userID` played one album, with its plays and rank, from
+    /// the album index.
+    static func albumWeeks(userID: Int64, key: String, _ connection: PostgresConnection, _ logger: Logger) async throws -> [AlbumWeek] {
         let rows = try await connection.query("""
-            SELECT week, sum(plays)::bigint FROM weekly_play WHERE user_id = \(userID) AND album_key = \(key) AND kind = 0
-            GROUP BY week ORDER BY week
+            SELECT week, plays, rank, artist, name FROM weekly_chart WHERE user_id = \(userID) AND album_key = \(key) ORDER BY week
             """, logger: logger)
-        var weeks: [WeekPlays] = []
-        for try await (week, plays) in rows.decode((Int64, Int64).self) {
-            weeks.append(WeekPlays(week: LastFMWeekCalendar.week(containing: week), plays: Int(plays)))
+        var weeks: [AlbumWeek] = []
+        for try await (week, plays, rank, artist, name) in rows.decode((Int64, Int32, Int32, String, String).self) {
+            weeks.append(AlbumWeek(week: LastFMWeekCalendar.week(containing: week), plays: Int(plays), rank: Int(rank), artist: artist, name: name))
         }
         return weeks
     }
 
-    /// The rollup table (`album_key` only on album rows, which the album
-    /// index covers).
+    /// The keys of the albums `userID` played in weeks from `from` on.
+    static func albumsPlayed(userID: Int64, since from: Int64, _ connection: PostgresConnection, _ logger: Logger) async throws -> Set<String> {
+        let rows = try await connection.query("""
+            SELECT DISTINCT album_key FROM weekly_chart WHERE user_id = \(userID) AND week >= \(from) AND kind = 0 AND album_key IS NOT NULL
+            """, logger: logger)
+        var keys = Set<String>()
+        for try await key in rows.decode(String.self) { keys.insert(key) }
+        return keys
+    }
+
+    /// The plays-per-spelling table of the first rollups, which
+    /// `chartTable` replaced (kept so databases migrate in the same steps).
     static let rollupTable: [String] = [
         """
         CREATE TABLE weekly_play (
@@ -125,24 +136,51 @@ extension PostgresScrobbleStore {
         "CREATE INDEX weekly_play_album ON weekly_play(user_id, album_key, week) WHERE album_key IS NOT NULL",
     ]
 
-    /// The migration's work (`countEverything`).
-    static let buildRollups: PostgresDatabase.Migration.Work = { connection, logger in try await countEverything(connection, logger) }
+    /// The kept charts' table; the album index carries rank and plays, so
+    /// an album's life reads the index alone.
+    static let chartTable: [String] = [
+        "DROP TABLE weekly_play",
+        """
+        CREATE TABLE weekly_chart (
+            user_id BIGINT NOT NULL,
+            week BIGINT NOT NULL,
+            kind SMALLINT NOT NULL,
+            rank INT NOT NULL,
+            artist TEXT NOT NULL,
+            name TEXT NOT NULL,
+            plays INT NOT NULL,
+            mbid TEXT,
+            album_key TEXT COLLATE "C",
+            PRIMARY KEY (user_id, week, kind, rank))
+        """,
+        "CREATE INDEX weekly_chart_album ON weekly_chart(user_id, album_key, week) INCLUDE (rank, plays) WHERE album_key IS NOT NULL",
+    ]
 
-    /// Counts every archived scrobble into rollups, person by person in
-    /// time order, written every 50,000 keys (the migration, for archives
-    /// stored before rollups existed).
+    /// The migration's work (`countEverything`).
+    static let countCharts: PostgresDatabase.Migration.Work = { connection, logger in try await countEverything(connection, logger) }
+
+    /// Counts the charts of every week of every archived person from the
+    /// scrobbles (the migration, for archives stored before charts were
+    /// kept): person by person in time order, read 50,000 rows at a time,
+    /// logging its progress at each further percent.
     static func countEverything(_ connection: PostgresConnection, _ logger: Logger) async throws {
         var users: [Int64] = []
         for try await id in try await connection.query("SELECT id FROM archive_user ORDER BY id", logger: logger).decode(Int64.self) {
             users.append(id)
         }
+        var total = 0
+        for try await count in try await connection.query("SELECT count(*) FROM scrobble", logger: logger).decode(Int64.self) { total = Int(count) }
+        var counter = MigrationCounter(name: "Counting the weekly charts", total: total) { step in
+            logger.info("\(step.name): \(step.done) of \(step.total) scrobbles")
+        }
+        counter.advance(to: 0)
+        var done = 0
         for id in users {
-            // Read in slices of the key, so the connection is free to write between them.
             var after: (Int64, String, String)?
+            // The week being read, which the next slice may continue.
+            var openWeek: Int64?
+            var open: [Scrobble] = []
             while true {
-                var rollup = WeeklyRollup()
-                var last: (Int64, String, String)?
-                var read = 0
                 var query = PostgresQuery(unsafeSQL: """
                     SELECT instant, artist, track, album, artist_mbid, album_mbid, track_mbid FROM scrobble WHERE user_id = $1
                     """)
@@ -154,18 +192,30 @@ extension PostgresScrobbleStore {
                     query.binds.append(after.2)
                 }
                 query.sql += " ORDER BY instant, artist, track LIMIT 50000"
-                let rows = try await connection.query(query, logger: logger)
+                var finished: [WeeklyRollup.ChartRow] = []
+                var read = 0
                 for try await (instant, artist, track, album, artistMBID, albumMBID, trackMBID)
-                    in rows.decode((Int64, String, String, String, String?, String?, String?).self) {
-                    rollup.add(Scrobble(instant: instant, artist: artist, album: album, track: track,
-                                        artistMBID: artistMBID, albumMBID: albumMBID, trackMBID: trackMBID))
-                    last = (instant, artist, track)
+                    in try await connection.query(query, logger: logger).decode((Int64, String, String, String, String?, String?, String?).self) {
+                    let week = LastFMWeekCalendar.week(containing: instant).from
+                    if let current = openWeek, current != week {
+                        finished += WeeklyRollup.rows(week: current, scrobbles: open)
+                        open.removeAll(keepingCapacity: true)
+                    }
+                    openWeek = week
+                    open.append(Scrobble(instant: instant, artist: artist, album: album, track: track,
+                                         artistMBID: artistMBID, albumMBID: albumMBID, trackMBID: trackMBID))
+                    after = (instant, artist, track)
                     read += 1
                 }
-                try await add(rollup, userID: id, connection, logger)
-                guard read == 50_000, let last else { break }
-                after = last
+                if read < 50_000, let current = openWeek {
+                    finished += WeeklyRollup.rows(week: current, scrobbles: open)
+                }
+                try await copyCharts(finished, userID: id, connection, logger)
+                done += read
+                counter.advance(to: done)
+                if read < 50_000 { break }
             }
         }
+        counter.advance(to: total)
     }
 }

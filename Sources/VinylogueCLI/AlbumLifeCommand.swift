@@ -42,7 +42,7 @@ struct AlbumLifeCommand: AsyncParsableCommand {
             let life: AlbumLife?
             do {
                 life = try await AlbumLife.load(user: username, artist: artist, album: album, week: asked, now: composition.clock.now,
-                                                timeZone: zone, history: history, charts: source)
+                                                timeZone: zone, history: history)
             } catch let error as SourceError {
                 throw CommandFailure(error)
             }

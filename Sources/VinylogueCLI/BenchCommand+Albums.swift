@@ -18,7 +18,7 @@ extension BenchCommand {
             for (artist, name) in albums {
                 let begin = clock.now
                 let found = try await AlbumLife.load(user: user, artist: artist, album: name, week: nil, now: now, timeZone: .gmt,
-                                                     history: source, charts: source)
+                                                     history: source)
                 if round > 0 { life.append(seconds(clock.now - begin) * 1000) }
                 weeksInChart = max(weeksInChart, found?.weeksInChart ?? 0)
             }

@@ -1,11 +1,16 @@
 import Foundation
 
-/// Where an album's week-by-week plays come from: the archive's weekly
-/// rollups (`ArchiveChartSource`).
+/// Where an album's week-by-week plays and ranks come from: the archive's
+/// weekly charts (`ArchiveChartSource`).
 public protocol AlbumHistorySource: Sendable {
     /// Every week `user` played the album (any spelling, compared as charts
-    /// compare them), oldest first; `nil` when `user` has no archive.
-    func albumWeeks(of user: Username, artist: String, album: String) async throws(SourceError) -> [WeekPlays]?
+    /// compare them), oldest first, with its plays and rank in that week's
+    /// album chart; `nil` when `user` has no archive.
+    func albumWeeks(of user: Username, artist: String, album: String) async throws(SourceError) -> [AlbumWeek]?
+
+    /// The keys (`ScrobbleTally.key`) of every album `user` played in the
+    /// weeks starting at or after `from`; `nil` when `user` has no archive.
+    func albumsPlayed(by user: Username, since from: Int64) async throws(SourceError) -> Set<String>?
 }
 
 /// One album's whole life in one person's listening: when it started and
@@ -44,29 +49,18 @@ public struct AlbumLife: Sendable, Hashable, Codable {
     /// The album's life for `user`, or nil when they never played it (or
     /// have no archive). `week` is the week the page was asked from.
     public static func load(user: Username, artist: String, album: String, week: ChartWeek?, now: Date, timeZone: TimeZone,
-                            history: some AlbumHistorySource, charts: some ChartSource) async throws(SourceError) -> AlbumLife? {
+                            history: some AlbumHistorySource) async throws(SourceError) -> AlbumLife? {
         guard let weeks = try await history.albumWeeks(of: user, artist: artist, album: album), !weeks.isEmpty else { return nil }
-        let chartsOfItsWeeks = try await charts.charts(for: user, kind: .album, weeks: weeks.map(\.week))
-        return build(user: user, artist: artist, album: album, weeks: weeks, charts: chartsOfItsWeeks, week: week, now: now, timeZone: timeZone)
+        return build(user: user, weeks: weeks, week: week, now: now, timeZone: timeZone)
     }
 
-    /// Builds the life from the album's weeks and the album charts of those
-    /// weeks (pure).
-    public static func build(user: Username, artist: String, album: String, weeks: [WeekPlays], charts: [WeeklyChart],
-                             week: ChartWeek?, now: Date, timeZone: TimeZone) -> AlbumLife? {
+    /// Builds the life from the album's weeks, oldest first (pure); the
+    /// album is spelled as in its first week.
+    public static func build(user: Username, weeks: [AlbumWeek], week: ChartWeek?, now: Date, timeZone: TimeZone) -> AlbumLife? {
         guard let first = weeks.first, let last = weeks.last else { return nil }
-        let key = ScrobbleTally.key(.album, artist: artist, album: album, track: "")
-        var best: (rank: Int, week: ChartWeek, plays: Int)?
-        var spelled: (artist: String, name: String)?
-        for chart in charts {
-            guard let entry = chart.entries.first(where: { ScrobbleTally.key(.album, artist: $0.artist, album: $0.name, track: "") == key })
-            else { continue }
-            spelled = spelled ?? (entry.artist, entry.name)
-            // The best rank; among weeks with it, the most plays, then the first.
-            if best == nil || entry.rank < best!.rank || entry.rank == best!.rank && entry.plays > best!.plays {
-                best = (entry.rank, chart.week, entry.plays)
-            }
-        }
+        // The best rank; among weeks with it, the most plays, then the first.
+        var best = first
+        for w in weeks.dropFirst() where w.rank < best.rank || w.rank == best.rank && w.plays > best.plays { best = w }
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = timeZone
         func year(_ w: ChartWeek) -> Int { calendar.component(.year, from: Date(timeIntervalSince1970: TimeInterval(w.from))) }
@@ -76,11 +70,10 @@ public struct AlbumLife: Sendable, Hashable, Codable {
         let yearAgo = Int64((calendar.date(byAdding: .year, value: -1, to: now) ?? now).timeIntervalSince1970)
         let nowInstant = Int64(now.timeIntervalSince1970)
         let recent = weeks.filter { $0.week.to > yearAgo && $0.week.from <= nowInstant }.reduce(0) { $0 + $1.plays }
-        let bestWeek = best ?? (0, first.week, first.plays)
-        return AlbumLife(user: user, artist: spelled?.artist ?? artist, name: spelled?.name ?? album,
+        return AlbumLife(user: user, artist: first.artist, name: first.name,
                          firstWeek: first.week, lastWeek: last.week,
                          totalPlays: weeks.reduce(0) { $0 + $1.plays }, years: years, weeksInChart: weeks.count,
-                         bestRank: bestWeek.rank, bestWeek: bestWeek.week, bestWeekPlays: bestWeek.plays,
+                         bestRank: best.rank, bestWeek: best.week, bestWeekPlays: best.plays,
                          thenWeek: week, thenPlays: week.map { w in weeks.first { $0.week == w }?.plays ?? 0 },
                          lastTwelveMonthsPlays: recent)
     }

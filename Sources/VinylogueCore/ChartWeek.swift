@@ -83,13 +83,20 @@ public struct ChartWeekList: Sendable, Hashable, Codable {
     }
 }
 
-/// One week's plays of one thing (an album, in the album's life).
-public struct WeekPlays: Sendable, Hashable, Codable {
+/// One week of one album in a person's album charts: its plays, its rank
+/// that week and how it was spelled there (the album's life is made of them).
+public struct AlbumWeek: Sendable, Hashable, Codable {
     public let week: ChartWeek
     public let plays: Int
+    public let rank: Int
+    public let artist: String
+    public let name: String
 
-    public init(week: ChartWeek, plays: Int) {
+    public init(week: ChartWeek, plays: Int, rank: Int, artist: String, name: String) {
         self.week = week
         self.plays = plays
+        self.rank = rank
+        self.artist = artist
+        self.name = name
     }
 }

@@ -52,18 +52,26 @@ public struct Rediscoveries: Sendable, Hashable, Codable {
         }
         let yearAgo = Int64((finder.calendar.date(byAdding: .year, value: -1, to: now) ?? now).timeIntervalSince1970)
         let recent = list.weeks.filter { $0.to > yearAgo }
+        // The archive says which albums were played lately from its album
+        // index; any other source, from the charts of those weeks.
+        if let history = charts as? any AlbumHistorySource, let since = recent.first?.from ?? list.weeks.last?.to,
+           let playedLately = try await history.albumsPlayed(by: user, since: since) {
+            let windowCharts = try await charts.charts(for: user, kind: .album, weeks: windows.map(\.week))
+            return build(user: user, windows: windows, windowCharts: windowCharts, playedLately: playedLately, yearsSearched: earlier.count)
+        }
         let all = try await charts.charts(for: user, kind: .album, weeks: windows.map(\.week) + recent)
-        return build(user: user, windows: windows, windowCharts: Array(all.prefix(windows.count)),
-                     recentCharts: Array(all.dropFirst(windows.count)), yearsSearched: earlier.count)
-    }
-
-    /// The finds from the charts of the windows and of the last twelve months (pure).
-    public static func build(user: Username, windows: [(yearsAgo: Int, week: ChartWeek)], windowCharts: [WeeklyChart],
-                             recentCharts: [WeeklyChart], yearsSearched: Int) -> Rediscoveries {
         var playedLately = Set<String>()
-        for chart in recentCharts {
+        for chart in all.dropFirst(windows.count) {
             for entry in chart.entries { playedLately.insert(key(entry)) }
         }
+        return build(user: user, windows: windows, windowCharts: Array(all.prefix(windows.count)), playedLately: playedLately,
+                     yearsSearched: earlier.count)
+    }
+
+    /// The finds from the charts of the windows and the keys
+    /// (`ScrobbleTally.key`) of the albums played in the last twelve months (pure).
+    public static func build(user: Username, windows: [(yearsAgo: Int, week: ChartWeek)], windowCharts: [WeeklyChart],
+                             playedLately: Set<String>, yearsSearched: Int) -> Rediscoveries {
         struct Window { var plays = 0; var best: ChartEntry?; var bestWeek: ChartWeek? }
         // Plays per album per year's window.
         var byYear: [String: [Int: Window]] = [:]

@@ -16,6 +16,21 @@ public enum ScrobbleTally {
         return WeeklyChart(user: user, kind: kind, week: week, entries: tally.ranked())
     }
 
+    /// The weeks of one album (any spelling) counted from `scrobbles`: for
+    /// each week with a play of it, its plays, rank and spelling in that
+    /// week's album chart, oldest first. The reference the archive's kept
+    /// charts are held to.
+    public static func albumWeeks(artist: String, album: String, in scrobbles: some Sequence<Scrobble>) -> [AlbumWeek] {
+        guard let key = key(.album, artist: artist, album: album, track: "") else { return [] }
+        let byWeek = Dictionary(grouping: scrobbles) { LastFMWeekCalendar.week(containing: $0.instant) }
+        return byWeek.keys.sorted { $0.from < $1.from }.compactMap { week in
+            var tally = Tally(kind: .album)
+            for s in byWeek[week]!.sorted(by: { $0.instant < $1.instant }) { tally.add(s) }
+            guard let entry = tally.ranked().first(where: { Self.key(.album, artist: $0.artist, album: $0.name, track: "") == key }) else { return nil }
+            return AlbumWeek(week: week, plays: entry.plays, rank: entry.rank, artist: entry.artist, name: entry.name)
+        }
+    }
+
     /// The grouping key of a scrobble for a chart of `kind`, or `nil` when the
     /// scrobble does not belong in such a chart (an album chart skips
     /// scrobbles without an album).
@@ -28,19 +43,22 @@ public enum ScrobbleTally {
     }
 
     /// Accumulates plays per group; usable incrementally (the archive feeds it
-    /// rows straight from SQLite).
+    /// rows straight from SQLite). Each play's names are folded once: the
+    /// group key and the ranking's tie-break both use those folded names.
     public struct Tally: Sendable {
         struct Group {
             var plays = 0
-            var spellings: [Spelling: Int] = [:]
-            var firstSeen: Int
+            /// Every spelling seen, with its plays (nearly always one).
+            var spellings: [(artist: String, name: String, plays: Int)]
+            /// The folded artist and name, which all spellings share.
+            let foldedArtist: String
+            let foldedName: String
             var mbid: String?
         }
-        struct Spelling: Hashable { let artist: String; let name: String }
 
         public let kind: ChartKind
-        private var groups: [String: Group] = [:]
-        private var counter = 0
+        private var index: [String: Int] = [:]
+        private var groups: [Group] = []
 
         public init(kind: ChartKind) { self.kind = kind }
 
@@ -50,33 +68,49 @@ public enum ScrobbleTally {
         }
 
         public mutating func add(artist: String, album: String, track: String, mbid: String? = nil, plays: Int = 1) {
-            guard let key = ScrobbleTally.key(kind, artist: artist, album: album, track: track) else { return }
             let name: String = switch kind {
             case .artist: artist
             case .album: album
             case .track: track
             }
-            counter += 1
-            groups[key, default: Group(firstSeen: counter)].plays += plays
-            groups[key]!.spellings[Spelling(artist: artist, name: name), default: 0] += plays
-            if groups[key]!.mbid == nil, let mbid, !mbid.isEmpty { groups[key]!.mbid = mbid }
+            if kind == .album && album.isEmpty { return }
+            let foldedArtist = artist.lowercased()
+            let foldedName = kind == .artist ? foldedArtist : name.lowercased()
+            // The same key as `ScrobbleTally.key`.
+            let key = kind == .artist ? foldedArtist : foldedArtist + "\u{1F}" + foldedName
+            let n: Int
+            if let found = index[key] {
+                n = found
+            } else {
+                n = groups.count
+                index[key] = n
+                groups.append(Group(spellings: [], foldedArtist: foldedArtist, foldedName: foldedName))
+            }
+            groups[n].plays += plays
+            if let s = groups[n].spellings.firstIndex(where: { $0.artist == artist && $0.name == name }) {
+                groups[n].spellings[s].plays += plays
+            } else {
+                groups[n].spellings.append((artist, name, plays))
+            }
+            if groups[n].mbid == nil, let mbid, !mbid.isEmpty { groups[n].mbid = mbid }
         }
 
         public func ranked() -> [ChartEntry] {
-            let rows = groups.values.map { group -> (Spelling, Group) in
-                let best = group.spellings.max { a, b in
-                    a.value != b.value ? a.value < b.value : (a.key.artist, a.key.name) > (b.key.artist, b.key.name)
-                }!.key
-                return (best, group)
+            // Most plays first; ties by folded artist, then folded name.
+            let order = groups.indices.sorted { a, b in
+                let x = groups[a], y = groups[b]
+                if x.plays != y.plays { return x.plays > y.plays }
+                if x.foldedArtist != y.foldedArtist { return x.foldedArtist < y.foldedArtist }
+                return x.foldedName < y.foldedName
             }
-            let sorted = rows.sorted { a, b in
-                if a.1.plays != b.1.plays { return a.1.plays > b.1.plays }
-                let la = a.0.artist.lowercased(), lb = b.0.artist.lowercased()
-                if la != lb { return la < lb }
-                return a.0.name.lowercased() < b.0.name.lowercased()
-            }
-            return sorted.enumerated().map { index, row in
-                ChartEntry(rank: index + 1, artist: row.0.artist, name: row.0.name, plays: row.1.plays, mbid: row.1.mbid)
+            return order.enumerated().map { rank, n in
+                let group = groups[n]
+                // The spelling played most; on a tie, the first in (artist, name) order.
+                var best = group.spellings[0]
+                for s in group.spellings.dropFirst() where s.plays > best.plays || s.plays == best.plays && (s.artist, s.name) < (best.artist, best.name) {
+                    best = s
+                }
+                return ChartEntry(rank: rank + 1, artist: best.artist, name: best.name, plays: group.plays, mbid: group.mbid)
             }
         }
     }

@@ -9,7 +9,7 @@ import VinylogueCore
 @Suite struct OwnerMigrationTests {
     @Test func aHouseholdsListAndSettingsSurviveTheMove() async throws {
         let queue = try DatabaseQueue()
-        try ArchiveDatabase.migrator.migrate(queue, upTo: "v1-listed-users-and-settings")
+        try ArchiveDatabase.migrator(progress: nil).migrate(queue, upTo: "v1-listed-users-and-settings")
         try await queue.write { db in
             for (position, name) in ["ybsc", "RJ", "demo"].enumerated() {
                 try db.execute(sql: "INSERT INTO listed_user(key, name, position, isMe) VALUES (?, ?, ?, ?)",
@@ -17,7 +17,7 @@ import VinylogueCore
             }
             try db.execute(sql: "INSERT INTO setting(key, value) VALUES ('playCountFilter', '4'), ('timeZone', 'Europe/Berlin')")
         }
-        try ArchiveDatabase.migrator.migrate(queue)
+        try ArchiveDatabase.migrator(progress: nil).migrate(queue)
 
         let household = SQLiteListStore(writer: queue, owner: .household)
         #expect(try await household.users().map(\.name) == ["ybsc", "RJ", "demo"])

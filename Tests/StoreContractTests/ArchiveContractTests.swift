@@ -241,11 +241,14 @@ extension ArchiveContractTests {
         scrobbles.append(Scrobble(instant: Self.t + 5, artist: "Björk", album: "Post", track: "Hyperballad"))
         try await archive.store(scrobbles, of: Self.alice, origin: .lastFMExport)
         let weeks = try #require(try await archive.albumWeeks(of: Self.alice, artist: "bjÖrk", album: "homoGENIC"))
-        let expected = Dictionary(grouping: scrobbles.filter { $0.album.lowercased() == "homogenic" }) {
-            LastFMWeekCalendar.week(containing: $0.instant)
-        }.map { WeekPlays(week: $0.key, plays: $0.value.count) }.sorted { $0.week.from < $1.week.from }
+        let expected = ScrobbleTally.albumWeeks(artist: "Björk", album: "Homogenic", in: scrobbles)
         #expect(weeks == expected)
         #expect(weeks.count == 24)
+        #expect(weeks.allSatisfy { $0.plays == 3 && $0.rank == 1 && $0.artist == "BJÖRK" && $0.name == "homogenic" })
+        // Played since the tenth week: only Homogenic (Post was in the first).
+        #expect(try await archive.albumsPlayed(by: Self.alice, since: weeks[9].week.from) == ["björk\u{1F}homogenic"])
+        #expect(try await archive.albumsPlayed(by: Self.alice, since: 0) == ["björk\u{1F}homogenic", "björk\u{1F}post"])
+        #expect(try await archive.albumsPlayed(by: try Username("nobody"), since: 0) == nil)
         #expect(try await archive.albumWeeks(of: Self.alice, artist: "Björk", album: "Debut") == [])
         #expect(try await archive.albumWeeks(of: Self.alice, artist: "Björk", album: "") == [])
     }

@@ -5,8 +5,8 @@ import Testing
 import VinylogueCore
 @testable import Archive
 
-/// A PostgreSQL archive stored before weekly rollups existed gets them
-/// built by the migration, equal to a count of its rows, including rows
+/// A PostgreSQL archive stored before weekly charts were kept gets them
+/// counted by the migration, equal to a count of its rows, including rows
 /// whose damaged instants sit at the far ends of `bigint`.
 @Suite struct PostgresRollupMigrationTests {
     static let bob = try! Username("Bob")
@@ -25,9 +25,10 @@ import VinylogueCore
         let rows = generated
         try await StoreContractTests.withFreshPostgres { url in
             try await PostgresDatabase.with(url: url) { database in
-                // The archive as it was before the rollup migration.
-                try await database.client.query("DROP TABLE weekly_play")
-                try await database.client.query("DELETE FROM schema_migration WHERE name = 'weekly-rollups'")
+                // The archive as it was before the charts' migration.
+                try await database.client.query("DROP TABLE weekly_chart")
+                try await database.client.query("CREATE TABLE weekly_play (user_id BIGINT)")
+                try await database.client.query("DELETE FROM schema_migration WHERE name = 'weekly-charts'")
                 try await database.client.query("INSERT INTO archive_user(name_key, name) VALUES (\(Self.bob.key), \(Self.bob.value))")
                 for s in rows {
                     try await database.client.query("""
@@ -46,6 +47,9 @@ import VinylogueCore
                         #expect(chart == ScrobbleTally.chart(kind, user: Self.bob, week: week, scrobbles: stored), "\(kind) chart of \(week)")
                     }
                 }
+                let albumWeeks = try #require(try await archive.albumWeeks(of: Self.bob, artist: "can", album: "TAGO MAGO"))
+                #expect(albumWeeks.count > 20)
+                #expect(albumWeeks == ScrobbleTally.albumWeeks(artist: "Can", album: "Tago Mago", in: rows))
                 // The damaged rows' weeks are Last.fm's, cut at the ends of Int64.
                 for s in rows.suffix(2) {
                     let week = LastFMWeekCalendar.week(containing: s.instant)

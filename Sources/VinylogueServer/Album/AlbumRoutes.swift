@@ -40,7 +40,7 @@ struct AlbumRoutes: Sendable {
         if let history = charts as? any AlbumHistorySource {
             do {
                 view.life = try await AlbumLife.load(user: user, artist: artist, album: name, week: page.week, now: dependencies.clock.now,
-                                                     timeZone: settings.timeZone, history: history, charts: charts)
+                                                     timeZone: settings.timeZone, history: history)
                     .map { AlbumLifeView($0, labels: labels) }
             } catch {
                 view.lifeNote = "This album’s history in \(user.value)’s archive is missing: \(error.forVisitors)"

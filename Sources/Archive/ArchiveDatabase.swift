@@ -144,6 +144,26 @@ public struct MigrationStep: Sendable, Hashable {
     public let name: String
     public let done: Int
     public let total: Int
+
+    public init(name: String, done: Int, total: Int) {
+        self.name = name
+        self.done = done
+        self.total = total
+    }
+
+    /// "Counting the weekly charts: 45% (450,000 of 1,000,000 scrobbles),
+    /// once after an update."
+    public var sentence: String {
+        let percent = total > 0 ? done * 100 / total : 100
+        let format = IntegerFormatStyle<Int>().grouping(.automatic).locale(Locale(identifier: "en_US"))
+        return "\(name): \(percent)% (\(done.formatted(format)) of \(total.formatted(format)) scrobbles), once after an update."
+    }
+
+    /// Writes each step's sentence as a line on standard error: for the
+    /// person at the terminal and the server's log alike.
+    public static let toStandardError: MigrationProgress = { step in
+        FileHandle.standardError.write(Data((step.sentence + "\n").utf8))
+    }
 }
 
 /// Told how far a long migration is: at its start, at each further
@@ -164,7 +184,9 @@ public struct MigrationCounter {
     }
 
     public mutating func advance(to done: Int) {
-        let percent = total > 0 ? min(100, done * 100 / total) : 100
+        // Nothing to count is nothing to report.
+        guard total > 0 else { return }
+        let percent = min(100, done * 100 / total)
         guard percent > reportedPercent else { return }
         reportedPercent = percent
         report(MigrationStep(name: name, done: min(done, total), total: total))

@@ -1,3 +1,4 @@
+import Archive
 import Foundation
 import Logging
 import PostgresNIO
@@ -105,7 +106,7 @@ public final class PostgresDatabase: Sendable {
 
     /// One schema change: statements run in order, in one transaction.
     struct Migration {
-        typealias Work = @Sendable (PostgresConnection, Logger) async throws -> Void
+        typealias Work = @Sendable (PostgresConnection, Logger, MigrationProgress?) async throws -> Void
         let name: String
         let statements: [String]
         /// Work done in Swift after the statements, in the same transaction.
@@ -249,8 +250,9 @@ public final class PostgresDatabase: Sendable {
     ]
 
     /// Applies the migrations this database has not had, holding an
-    /// advisory lock so that concurrent starts wait for one another.
-    public func migrate() async throws {
+    /// advisory lock so that concurrent starts wait for one another; a
+    /// long one tells `progress` how far it is.
+    public func migrate(progress: MigrationProgress? = nil) async throws {
         let logger = self.logger
         try await client.withTransaction(logger: logger) { connection in
             try await connection.query("SELECT pg_advisory_xact_lock(\(Self.migrationLock))", logger: logger)
@@ -265,7 +267,7 @@ public final class PostgresDatabase: Sendable {
                 for statement in migration.statements {
                     try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
                 }
-                try await migration.then?(connection, logger)
+                try await migration.then?(connection, logger, progress)
                 try await connection.query("INSERT INTO schema_migration(name) VALUES (\(migration.name))", logger: logger)
             }
         }

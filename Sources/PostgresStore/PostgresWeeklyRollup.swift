@@ -157,23 +157,23 @@ extension PostgresScrobbleStore {
     ]
 
     /// The migration's work (`countEverything`).
-    static let countCharts: PostgresDatabase.Migration.Work = { connection, logger in try await countEverything(connection, logger) }
+    static let countCharts: PostgresDatabase.Migration.Work = { connection, logger, progress in
+        try await countEverything(connection, logger, progress: progress)
+    }
 
     /// Counts the charts of every week of every archived person from the
     /// scrobbles (the migration, for archives stored before charts were
     /// kept): person by person in time order, read 50,000 rows at a time,
-    /// logging its progress at each further percent.
-    static func countEverything(_ connection: PostgresConnection, _ logger: Logger) async throws {
+    /// telling `progress` at each further percent.
+    static func countEverything(_ connection: PostgresConnection, _ logger: Logger, progress: MigrationProgress?) async throws {
         var users: [Int64] = []
         for try await id in try await connection.query("SELECT id FROM archive_user ORDER BY id", logger: logger).decode(Int64.self) {
             users.append(id)
         }
         var total = 0
         for try await count in try await connection.query("SELECT count(*) FROM scrobble", logger: logger).decode(Int64.self) { total = Int(count) }
-        var counter = MigrationCounter(name: "Counting the weekly charts", total: total) { step in
-            logger.info("\(step.name): \(step.done) of \(step.total) scrobbles")
-        }
-        counter.advance(to: 0)
+        var counter = progress.map { MigrationCounter(name: "Counting the weekly charts", total: total, report: $0) }
+        counter?.advance(to: 0)
         var done = 0
         for id in users {
             var after: (Int64, String, String)?
@@ -212,10 +212,10 @@ extension PostgresScrobbleStore {
                 }
                 try await copyCharts(finished, userID: id, connection, logger)
                 done += read
-                counter.advance(to: done)
+                counter?.advance(to: done)
                 if read < 50_000 { break }
             }
         }
-        counter.advance(to: total)
+        counter?.advance(to: total)
     }
 }

@@ -7,7 +7,7 @@ import VinylogueCore
 extension Composition {
     /// Opens (creating when missing) the archive in the data directory.
     public func openLocalArchive(dataDir: String?) throws(SourceError) -> SQLiteScrobbleStore {
-        SQLiteScrobbleStore(database: try ArchiveDatabase(directory: dataDirectory(dataDir)))
+        SQLiteScrobbleStore(database: try ArchiveDatabase(directory: dataDirectory(dataDir), progress: migrationProgress))
     }
 
     /// The scrobble archive: PostgreSQL's when a database is configured,

@@ -31,7 +31,8 @@ extension Composition {
             palettes = PostgresPaletteStore(postgres)
         } else {
             // Opening SQLite (and migrating it) blocks: on a thread of its own.
-            let database = try await DedicatedThread.run(named: "vinylogue.covers") { try ArchiveDatabase(directory: directory) }
+            let progress = migrationProgress
+            let database = try await DedicatedThread.run(named: "vinylogue.covers") { try ArchiveDatabase(directory: directory, progress: progress) }
             store = SQLiteAlbumCoverStore(database)
         }
         let artwork = ArtworkStore(dataDirectory: directory, upstream: .live(httpClient), imageBase: configuration.imageBase,

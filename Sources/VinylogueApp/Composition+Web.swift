@@ -25,24 +25,32 @@ extension Composition {
 
     /// The configured PostgreSQL database with its tables set up, or nil
     /// when none is configured. The pool keeps retrying an unreachable
-    /// server; this waits 15 s for it at most.
+    /// server; this waits 15 s for its first answer at most. Migrating
+    /// then takes as long as it takes (counting the weekly charts of a big
+    /// archive takes minutes), saying how far it is.
     func migratedPostgres() async throws(DatabaseUnavailable) -> PostgresDatabase? {
         guard let postgres else { return nil }
-        let migrating = Task { try await postgres.migrate() }
-        switch await migrating.result(within: .seconds(15)) {
-        case .success: return postgres
-        case .failure:
-            throw DatabaseUnavailable(reason: "it refused the connection, or its tables could not be set up.")
+        let reaching = Task { await postgres.isReachable() }
+        switch await reaching.result(within: .seconds(15)) {
+        case .success(true): break
+        case .success(false):
+            throw DatabaseUnavailable(reason: "it refused the connection.")
         case nil:
-            migrating.cancel()
+            reaching.cancel()
             throw DatabaseUnavailable(reason: "it could not be reached within 15 seconds.")
         }
+        do {
+            try await postgres.migrate(progress: migrationProgress)
+        } catch {
+            throw DatabaseUnavailable(reason: "its tables could not be set up.")
+        }
+        return postgres
     }
 
     /// What the routes talk to, built from the configuration.
     func serverDependencies() async throws -> ServerDependencies {
         let directory = configuration.dataDirectory
-        let database = try ArchiveDatabase(directory: directory)
+        let database = try ArchiveDatabase(directory: directory, progress: migrationProgress)
         let postgres = try await migratedPostgres()
         // With PostgreSQL, Last.fm's answers and the request budget are the
         // fleet's: shared by every instance on the database.

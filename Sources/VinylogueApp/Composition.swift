@@ -31,6 +31,10 @@ public final class Composition: Sendable {
     let postgresLocks: PostgresDatabase?
     let logger: Logger
 
+    /// Where a long migration (an archive's weekly charts counted after an
+    /// update) says how far it is.
+    let migrationProgress: MigrationProgress = MigrationStep.toStandardError
+
     init(configuration: VinylogueConfiguration, clock: WallClock) throws(DatabaseUnavailable) {
         self.configuration = configuration
         do {

@@ -41,7 +41,7 @@ struct CopyCommand: AsyncParsableCommand {
                                  exitCode: .configuration)
         }
         let export: PersonalDataExport
-        do { export = PersonalDataExport(try ArchiveDatabase(directory: directory)) } catch {
+        do { export = PersonalDataExport(try ArchiveDatabase(directory: directory, progress: MigrationStep.toStandardError)) } catch {
             throw CommandFailure(error)
         }
         let out = Terminal.standardOutput

@@ -1,6 +1,7 @@
 import Foundation
 import PostgresNIO
 import PostgresStore
+import Synchronization
 import Testing
 import VinylogueCore
 @testable import Archive
@@ -36,7 +37,10 @@ import VinylogueCore
                         SELECT id, \(s.instant), \(s.artist), \(s.track), \(s.album), \(s.albumMBID), 0 FROM archive_user
                         """)
                 }
-                try await database.migrate()
+                let steps = StepLog()
+                try await database.migrate(progress: { steps.append($0) })
+                #expect(steps.all.first == MigrationStep(name: "Counting the weekly charts", done: 0, total: 1_202))
+                #expect(steps.all.last == MigrationStep(name: "Counting the weekly charts", done: 1_202, total: 1_202))
                 let archive = PostgresScrobbleStore(database)
                 let source = ArchiveChartSource(store: archive)
                 let weeks = try await source.chartList(for: Self.bob).weeks
@@ -59,4 +63,11 @@ import VinylogueCore
             }
         }
     }
+}
+
+/// The progress steps a migration reported, from whichever task.
+final class StepLog: Sendable {
+    private let steps = Mutex<[MigrationStep]>([])
+    func append(_ step: MigrationStep) { steps.withLock { $0.append(step) } }
+    var all: [MigrationStep] { steps.withLock { $0 } }
 }

@@ -7,130 +7,177 @@ import VinylogueCore
 struct BenchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bench",
-        abstract: "Benchmark the archive: import (CSV and ZIP), weekly chart latency, every-year query, peak memory.")
+        abstract: "Benchmark the archive at several sizes: import (CSV and ZIP), weekly chart latency, every-year query, album life, rediscover, peak memory.")
 
-    @Option(help: "Scrobbles in the generated export.")
-    var scrobbles = 1_000_000
+    @Option(help: ArgumentHelp("Scrobbles in each archive measured, one after another (comma-separated).",
+                               discussion: "Up to 1,000,000 an archive is one person's generated export; above, people of 1,000,000 each."))
+    var scrobbles = BenchSizes([100_000, 1_000_000, 10_000_000])
 
-    @Option(name: .customLong("data-dir"), help: "Where to put the benchmark archive (default: a new temporary directory).")
+    @Option(name: .customLong("data-dir"), help: "Where to put the benchmark archives (default: a new temporary directory).")
     var dataDir: String?
 
     @Option(name: .customLong("database"),
-            help: "Also measure a PostgreSQL archive (postgres://…), beside SQLite: the same import, charts and every-year query. Its rows are deleted afterwards.")
+            help: "Also measure a PostgreSQL archive (postgres://…) at each size up to 1,000,000, beside SQLite. Its rows are deleted afterwards.")
     var databaseURL: String?
 
+    /// The largest archive one generated person has; bigger ones are made of several.
+    static let personSize = 1_000_000
+    /// Where each generated history ends (and the bench's "now").
+    static let end: Int64 = 1_760_000_000
+
     func run() async throws {
-        guard scrobbles > 0 else { throw ValidationError("--scrobbles must be positive.") }
+        for (n, size) in scrobbles.sizes.enumerated() {
+            if n > 0 { print("") }
+            try await benchArchive(of: size)
+        }
+        print("")
+        try await Self.benchShareCards()
+        print("Peak memory (VmHWM) of the whole run: \(Self.peakMemory() ?? "unknown")")
+    }
+
+    /// Every figure for one archive of `size` scrobbles.
+    func benchArchive(of size: Int) async throws {
+        let people = (size + Self.personSize - 1) / Self.personSize
+        let each = size / people
+        print("== An archive of \(grouped(size)) scrobbles" + (people > 1 ? " (\(people) people of \(grouped(each)) each)" : ""))
         let temp = FileManager.default.temporaryDirectory.appendingPathComponent("vinylogue-bench-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: temp, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: temp) }
-        let user = try Username("bench")
-        let csv = temp.appendingPathComponent("scrobbles.csv")
-        let span: Int64 = 15 * 365 * 86_400
-        let end: Int64 = 1_760_000_000
-        try BenchExport(count: scrobbles, start: end - span, end: end).write(to: csv)
-        let size = (try? FileManager.default.attributesOfItem(atPath: csv.path)[.size] as? Int) ?? 0
-        print("Generated \(grouped(scrobbles)) scrobbles (\(size / 1_000_000) MB CSV) over 15 years.")
-
-        let directory = dataDir.map { URL(fileURLWithPath: $0) } ?? temp.appendingPathComponent("data")
+        let directory = dataDir.map { URL(fileURLWithPath: $0).appendingPathComponent("\(size)") } ?? temp.appendingPathComponent("data")
         let store: SQLiteScrobbleStore
-        do { store = SQLiteScrobbleStore(database: try ArchiveDatabase(directory: directory)) } catch { throw CommandFailure(error) }
-
-        let clock = ContinuousClock()
-        let importStart = clock.now
+        do { store = SQLiteScrobbleStore(database: try ArchiveDatabase(directory: directory, progress: MigrationStep.toStandardError)) } catch {
+            throw CommandFailure(error)
+        }
+        let span: Int64 = 15 * 365 * 86_400
+        let end = Self.end
         // The generated export ends at `end`: judge its times from there,
         // whatever the machine's clock says.
         let importer = ScrobbleImporter(store: store, clock: .fixed(Date(timeIntervalSince1970: TimeInterval(end))))
-        let csvPath = csv.path
-        let summary = try await DedicatedThread.run(named: "vinylogue.import") { try importer.importFile(at: csvPath, for: user) }
-        let importTime = clock.now - importStart
-        let seconds = Self.seconds(importTime)
-        let csvRate = Double(summary.imported + summary.duplicates) / seconds
-        print("Import: \(grouped(summary.imported)) scrobbles (\(grouped(summary.duplicates)) duplicates, \(summary.rejectedCount) rejected) "
-            + "in \(Self.format(seconds, 2)) s, \(grouped(Int(csvRate))) scrobbles/s")
+        let clock = ContinuousClock()
+        var wall = Duration.zero
+        var cpu = 0.0
+        var stored = 0
+        let user = try Username("bench")
+        var csvPath = ""
+        for person in 0..<people {
+            let csv = temp.appendingPathComponent("scrobbles-\(person).csv")
+            try BenchExport(count: each, start: end - span, end: end, seed: 42 + UInt64(person)).write(to: csv)
+            if person == 0 {
+                let bytes = (try? FileManager.default.attributesOfItem(atPath: csv.path)[.size] as? Int) ?? 0
+                print("Generated \(grouped(each)) scrobbles (\(bytes / 1_000_000) MB CSV) over 15 years" + (people > 1 ? " for each person." : "."))
+            }
+            let who = person == 0 ? user : try Username("bench-\(person)")
+            let path = csv.path
+            let (cpuBefore, begin) = (Self.cpuSeconds(), clock.now)
+            let summary = try await DedicatedThread.run(named: "vinylogue.import") { try importer.importFile(at: path, for: who) }
+            wall += clock.now - begin
+            cpu += Self.cpuSeconds() - cpuBefore
+            stored += summary.imported + summary.duplicates
+            if person == 0 { csvPath = path } else { try? FileManager.default.removeItem(at: csv) }
+        }
+        let seconds = Self.seconds(wall)
+        print("Import: \(grouped(stored)) scrobbles in \(Self.format(seconds, 2)) s (\(Self.format(cpu, 2)) s of CPU), "
+            + "\(grouped(Int(Double(stored) / seconds))) scrobbles/s")
+        if size <= Self.personSize { try await benchReimports(csv: csvPath, into: store, importer: importer, user: user, temp: temp) }
 
-        // The same export as a ZIP archive (deflated, as export sites send
-        // it), into an archive of its own: each member is inflated twice
-        // (checked, then read), so this is what a ZIP costs over the file.
+        let source = ArchiveChartSource(store: store)
+        let weeks = try await source.chartList(for: user).weeks
+        try await Self.benchReads(source, user: user, weeks: weeks, now: Date(timeIntervalSince1970: TimeInterval(end))) { week in
+            _ = try store.chartsBlocking(.album, of: user, weeks: [week])
+        }
+        print("Peak memory (VmHWM) so far: \(Self.peakMemory() ?? "unknown")")
+
+        if let databaseURL, size <= Self.personSize {
+            print("PostgreSQL (\(Self.redacted(databaseURL))), the same export:")
+            try await PostgresBench(url: databaseURL, csv: csvPath, end: end).run()
+        }
+    }
+
+    /// The same export from a ZIP archive into an archive of its own, then
+    /// the same CSV again into the first.
+    func benchReimports(csv: String, into store: SQLiteScrobbleStore, importer: ScrobbleImporter, user: Username, temp: URL) async throws {
+        let clock = ContinuousClock()
+        // Each member is inflated twice (checked, then read), so this is
+        // what a ZIP costs over the file.
         let zip = temp.appendingPathComponent("export.zip")
-        try ExportPacking.pack(file: csv.path, as: "scrobbles.csv", into: zip.path)
+        try ExportPacking.pack(file: csv, as: "scrobbles.csv", into: zip.path)
         let zipSize = (try? FileManager.default.attributesOfItem(atPath: zip.path)[.size] as? Int) ?? 0
         let zipStore: SQLiteScrobbleStore
         do { zipStore = SQLiteScrobbleStore(database: try ArchiveDatabase(directory: temp.appendingPathComponent("data-zip"))) } catch {
             throw CommandFailure(error)
         }
-        let zipImporter = ScrobbleImporter(store: zipStore, clock: .fixed(Date(timeIntervalSince1970: TimeInterval(end))))
+        let zipImporter = ScrobbleImporter(store: zipStore, clock: .fixed(Date(timeIntervalSince1970: TimeInterval(Self.end))))
         let zipPath = zip.path
         let zipStart = clock.now
         let zipSummary = try await DedicatedThread.run(named: "vinylogue.import") { try zipImporter.importFile(at: zipPath, for: user) }
         let zipSeconds = Self.seconds(clock.now - zipStart)
-        let zipRate = Double(zipSummary.imported + zipSummary.duplicates) / zipSeconds
         print("Import from a ZIP (\(zipSize / 1_000_000) MB): \(grouped(zipSummary.imported)) scrobbles in \(Self.format(zipSeconds, 2)) s, "
-            + "\(grouped(Int(zipRate))) scrobbles/s (\(Self.format(100 * zipRate / csvRate, 0))% of the CSV rate)")
+            + "\(grouped(Int(Double(zipSummary.imported + zipSummary.duplicates) / zipSeconds))) scrobbles/s")
+        try? FileManager.default.removeItem(at: temp.appendingPathComponent("data-zip"))
 
-        // The same file again: every row meets the duplicate rule, which
-        // reads each batch's neighbourhood back from the archive.
+        // Every row meets the duplicate rule, which reads each batch's
+        // neighbourhood back from the archive.
         let againStart = clock.now
-        let again = try await DedicatedThread.run(named: "vinylogue.import") { try importer.importFile(at: csvPath, for: user) }
+        let again = try await DedicatedThread.run(named: "vinylogue.import") { try importer.importFile(at: csv, for: user) }
         let againSeconds = Self.seconds(clock.now - againStart)
         print("Import of the same CSV again: \(grouped(again.imported)) new, \(grouped(again.duplicates)) duplicates "
             + "in \(Self.format(againSeconds, 2)) s, \(grouped(Int(Double(again.imported + again.duplicates) / againSeconds))) scrobbles/s")
+    }
 
-        let source = ArchiveChartSource(store: store)
-        let list = try await source.chartList(for: user)
+    /// Every week's album chart (awaited as the server reads it, and through
+    /// `blocking`, on a thread of its own, when given), the every-year
+    /// query, album life and rediscover for `user`; both stores.
+    static func benchReads(_ source: ArchiveChartSource, user: Username, weeks: [ChartWeek], now: Date,
+                           blocking: (@Sendable (ChartWeek) throws -> Void)? = nil) async throws {
+        let clock = ContinuousClock()
         var latencies: [Double] = []
+        var rows = 0
         for round in 0..<3 {
-            for week in list.weeks {
+            for week in weeks {
                 let start = clock.now
                 let chart = try await source.chart(for: user, kind: .album, week: week)
-                let elapsed = Self.seconds(clock.now - start)
+                let elapsed = seconds(clock.now - start)
                 precondition(chart.week == week)
-                if round > 0 { latencies.append(elapsed * 1000) }
+                if round > 0 { latencies.append(elapsed * 1000) } else { rows += chart.entries.count }
             }
         }
         latencies.sort()
-        // The same charts timed on a thread of their own, without the hop to
-        // GRDB's reader queue and back that an awaited read (the server's)
-        // pays: the query itself.
-        let weeks = list.weeks
-        var blocking = try await DedicatedThread.run(named: "vinylogue.bench") { () throws -> [Double] in
-            var times: [Double] = []
-            for round in 0..<3 {
-                for week in weeks {
-                    let start = ContinuousClock.now
-                    _ = try store.chartsBlocking(.album, of: user, weeks: [week])
-                    if round > 0 { times.append(Self.seconds(ContinuousClock.now - start) * 1000) }
+        print("Weekly album chart over \(weeks.count) weeks (×2, \(rows / max(1, weeks.count)) rows a week on average), awaited as the server reads it: "
+            + "p50 \(format(percentile(latencies, 0.5), 3)) ms, p99 \(format(percentile(latencies, 0.99), 3)) ms")
+        if let blocking {
+            // Without the hop to the database's queue and back that an
+            // awaited read (the server's) pays: the query itself.
+            var times = try await DedicatedThread.run(named: "vinylogue.bench") { () throws -> [Double] in
+                var times: [Double] = []
+                for round in 0..<3 {
+                    for week in weeks {
+                        let start = ContinuousClock.now
+                        try blocking(week)
+                        if round > 0 { times.append(seconds(ContinuousClock.now - start) * 1000) }
+                    }
                 }
+                return times
             }
-            return times
+            times.sort()
+            print("  the query alone, on a thread of its own: p50 \(format(percentile(times, 0.5), 3)) ms, p99 \(format(percentile(times, 0.99), 3)) ms")
         }
-        blocking.sort()
-        print("Weekly album chart over \(list.weeks.count) weeks (×2), awaited as the server reads it: "
-            + "p50 \(Self.format(Self.percentile(latencies, 0.5), 3)) ms, p99 \(Self.format(Self.percentile(latencies, 0.99), 3)) ms")
-        print("  the query alone, on a thread of its own: "
-            + "p50 \(Self.format(Self.percentile(blocking, 0.5), 3)) ms, p99 \(Self.format(Self.percentile(blocking, 0.99), 3)) ms")
-
         var everyYear: [Double] = []
         var years = 0
-        let now = Date(timeIntervalSince1970: TimeInterval(end))
         for _ in 0..<20 {
             let start = clock.now
-            let result = try await source.everyYear(for: user, limit: 5, now: now, timeZone: .gmt)
-            everyYear.append(Self.seconds(clock.now - start) * 1000)
-            years = result.years.count
+            years = try await source.everyYear(for: user, limit: 5, now: now, timeZone: .gmt).years.count
+            everyYear.append(seconds(clock.now - start) * 1000)
         }
         everyYear.sort()
-        print("Every-year query (\(years) years, top 5): p50 \(Self.format(Self.percentile(everyYear, 0.5), 2)) ms, "
-            + "max \(Self.format(everyYear.last ?? 0, 2)) ms")
-        try await Self.benchAlbumPages(source, user: user, weeks: list.weeks, now: now)
-        try await Self.benchShareCards()
-        print("Peak memory (VmHWM): \(Self.peakMemory() ?? "unknown")")
+        print("Every-year query (\(years) years, top 5): p50 \(format(percentile(everyYear, 0.5), 2)) ms, max \(format(everyYear.last ?? 0, 2)) ms")
+        try await benchAlbumPages(source, user: user, weeks: weeks, now: now)
+    }
 
-        if let databaseURL {
-            print("")
-            print("PostgreSQL (\(Self.redacted(databaseURL))), the same export:")
-            try await PostgresBench(url: databaseURL, csv: csvPath, end: end).run()
-        }
+    /// CPU time (user and system) the process has used, in seconds.
+    static func cpuSeconds() -> Double {
+        var usage = rusage()
+        getrusage(RUSAGE_SELF.rawValue, &usage)
+        return Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6
     }
 
     /// `url` without its password, for printing.
@@ -165,12 +212,13 @@ struct BenchExport {
     let count: Int
     let start: Int64
     let end: Int64
+    var seed: UInt64 = 42
 
     func write(to url: URL) throws {
         _ = FileManager.default.createFile(atPath: url.path, contents: nil)
         let handle = try FileHandle(forWritingTo: url)
         defer { try? handle.close() }
-        var rng = SplitMix64(seed: 42)
+        var rng = SplitMix64(seed: seed)
         let albums = (0..<4000).map { i in (artist: "Artist \(i % 1500)", album: "Album \(i)", mbid: i % 3 == 0 ? "" : "mbid-\(i)") }
         var buffer = "uts,utc_time,artist,artist_mbid,album,album_mbid,track,track_mbid\n"
         let step = Double(end - start) / Double(count)
@@ -192,4 +240,19 @@ struct BenchExport {
         }
         handle.write(Data(buffer.utf8))
     }
+}
+
+/// The archive sizes `vinylogue bench` measures: "100000,1000000".
+struct BenchSizes: ExpressibleByArgument {
+    let sizes: [Int]
+
+    init(_ sizes: [Int]) { self.sizes = sizes }
+
+    init?(argument: String) {
+        let sizes = argument.split(separator: ",").map { Int($0.trimmingCharacters(in: .whitespaces).replacingOccurrences(of: "_", with: "")) }
+        guard !sizes.isEmpty, sizes.allSatisfy({ ($0 ?? 0) > 0 }) else { return nil }
+        self.sizes = sizes.compactMap { $0 }
+    }
+
+    var defaultValueDescription: String { sizes.map(String.init).joined(separator: ",") }
 }

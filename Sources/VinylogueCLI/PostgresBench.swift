@@ -45,30 +45,6 @@ struct PostgresBench {
 
         let source = ArchiveChartSource(store: store)
         let weeks = try await source.chartList(for: user).weeks
-        var latencies: [Double] = []
-        for round in 0..<3 {
-            for week in weeks {
-                let begin = clock.now
-                let chart = try await source.chart(for: user, kind: .album, week: week)
-                precondition(chart.week == week)
-                if round > 0 { latencies.append(BenchCommand.seconds(clock.now - begin) * 1000) }
-            }
-        }
-        latencies.sort()
-        print("Weekly album chart over \(weeks.count) weeks (×2): p50 \(BenchCommand.format(BenchCommand.percentile(latencies, 0.5), 3)) ms, "
-            + "p99 \(BenchCommand.format(BenchCommand.percentile(latencies, 0.99), 3)) ms")
-
-        var everyYear: [Double] = []
-        var years = 0
-        let now = Date(timeIntervalSince1970: TimeInterval(end))
-        for _ in 0..<20 {
-            let begin = clock.now
-            years = try await source.everyYear(for: user, limit: 5, now: now, timeZone: .gmt).years.count
-            everyYear.append(BenchCommand.seconds(clock.now - begin) * 1000)
-        }
-        everyYear.sort()
-        print("Every-year query (\(years) years, top 5): p50 \(BenchCommand.format(BenchCommand.percentile(everyYear, 0.5), 2)) ms, "
-            + "max \(BenchCommand.format(everyYear.last ?? 0, 2)) ms")
-        try await BenchCommand.benchAlbumPages(source, user: user, weeks: weeks, now: now)
+        try await BenchCommand.benchReads(source, user: user, weeks: weeks, now: Date(timeIntervalSince1970: TimeInterval(end)))
     }
 }

@@ -57,8 +57,17 @@ public enum ScrobbleTally {
         }
 
         public let kind: ChartKind
+        /// Each group's place in `groups`, by folded key.
         private var index: [String: Int] = [:]
+        /// Each exact spelling's group and place among its spellings: a
+        /// spelling seen before is counted without folding it again.
+        private var exact: [Spelling: (group: Int, spelling: Int)] = [:]
         private var groups: [Group] = []
+
+        private struct Spelling: Hashable {
+            let artist: String
+            let name: String
+        }
 
         public init(kind: ChartKind) { self.kind = kind }
 
@@ -74,25 +83,30 @@ public enum ScrobbleTally {
             case .track: track
             }
             if kind == .album && album.isEmpty { return }
-            let foldedArtist = artist.lowercased()
-            let foldedName = kind == .artist ? foldedArtist : name.lowercased()
-            // The same key as `ScrobbleTally.key`.
-            let key = kind == .artist ? foldedArtist : foldedArtist + "\u{1F}" + foldedName
-            let n: Int
-            if let found = index[key] {
-                n = found
+            let spelling = Spelling(artist: artist, name: name)
+            let place: (group: Int, spelling: Int)
+            if let known = exact[spelling] {
+                place = known
             } else {
-                n = groups.count
-                index[key] = n
-                groups.append(Group(spellings: [], foldedArtist: foldedArtist, foldedName: foldedName))
+                let foldedArtist = artist.lowercased()
+                let foldedName = kind == .artist ? foldedArtist : name.lowercased()
+                // The same key as `ScrobbleTally.key`.
+                let key = kind == .artist ? foldedArtist : foldedArtist + "\u{1F}" + foldedName
+                let n: Int
+                if let found = index[key] {
+                    n = found
+                } else {
+                    n = groups.count
+                    index[key] = n
+                    groups.append(Group(spellings: [], foldedArtist: foldedArtist, foldedName: foldedName))
+                }
+                groups[n].spellings.append((artist, name, 0))
+                place = (n, groups[n].spellings.count - 1)
+                exact[spelling] = place
             }
-            groups[n].plays += plays
-            if let s = groups[n].spellings.firstIndex(where: { $0.artist == artist && $0.name == name }) {
-                groups[n].spellings[s].plays += plays
-            } else {
-                groups[n].spellings.append((artist, name, plays))
-            }
-            if groups[n].mbid == nil, let mbid, !mbid.isEmpty { groups[n].mbid = mbid }
+            groups[place.group].plays += plays
+            groups[place.group].spellings[place.spelling].plays += plays
+            if groups[place.group].mbid == nil, let mbid, !mbid.isEmpty { groups[place.group].mbid = mbid }
         }
 
         public func ranked() -> [ChartEntry] {

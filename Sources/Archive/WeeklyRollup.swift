@@ -126,17 +126,13 @@ public struct KeptCharts: Sendable {
     /// The distinct starts of the weeks asked for: the rows to read.
     public var weekStarts: [Int64] { Array(Set(weeks.map(\.from))).sorted() }
 
-    /// One row (a week's rows in any order).
+    /// One row (a week's rows in any order: `WeeklyChart` ranks them).
     public mutating func add(week: Int64, rank: Int, artist: String, name: String, plays: Int, mbid: String?) {
         entries[week, default: []].append(ChartEntry(rank: rank, artist: artist, name: name, plays: plays, mbid: mbid))
     }
 
     public func charts(of user: Username) -> [WeeklyChart] {
-        var ranked = entries
-        for (week, rows) in ranked where zip(rows, rows.dropFirst()).contains(where: { $0.rank > $1.rank }) {
-            ranked[week] = rows.sorted { $0.rank < $1.rank }
-        }
-        return weeks.map { WeeklyChart(user: user, kind: kind, week: $0, entries: ranked[$0.from] ?? []) }
+        weeks.map { WeeklyChart(user: user, kind: kind, week: $0, entries: entries[$0.from] ?? []) }
     }
 }
 

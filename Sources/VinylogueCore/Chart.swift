@@ -41,7 +41,18 @@ public struct WeeklyChart: Sendable, Hashable, Codable {
         self.user = user
         self.kind = kind
         self.week = week
-        self.entries = entries.sorted { $0.rank < $1.rank }
+        // Charts nearly always arrive ranked: sorted only when they are not.
+        self.entries = Self.isRanked(entries) ? entries : entries.sorted { $0.rank < $1.rank }
+    }
+
+    private static func isRanked(_ entries: [ChartEntry]) -> Bool {
+        var previous = Int.min
+        for n in entries.indices {
+            let rank = entries[n].rank
+            if rank < previous { return false }
+            previous = rank
+        }
+        return true
     }
 }
 

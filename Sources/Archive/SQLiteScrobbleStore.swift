@@ -463,6 +463,10 @@ extension SQLiteScrobbleStore: ScrobbleArchive {
             """, arguments: [userID, state.fromInstant, state.toInstant, state.nextPage, state.totalPages, state.pageSize])
     }
 
+    /// SQLite's queries name their indexes where it matters (the album
+    /// index) and need no statistics: nothing to do.
+    public func importFinished(inserted: Int) async throws(SourceError) {}
+
     public func generatedThrough(of user: Username) async throws(SourceError) -> Int64? {
         try await readAsync { db in
             guard let id = try Self.userID(of: user, in: db) else { return nil }

@@ -55,6 +55,10 @@ public protocol ScrobbleArchive: Sendable {
     /// transaction. Returns how many were new.
     func storeGenerated(_ scrobbles: [Scrobble], of user: Username, through: Int64, seed: Int64,
                         firstWeek: Int64) async throws(SourceError) -> Int
+
+    /// Told once an import has stored all it will, with how many rows were
+    /// new: a store may bring what its planner knows up to date.
+    func importFinished(inserted: Int) async throws(SourceError)
 }
 
 extension ScrobbleArchive {

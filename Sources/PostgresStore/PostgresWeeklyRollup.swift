@@ -217,5 +217,7 @@ extension PostgresScrobbleStore {
             }
         }
         counter?.advance(to: total)
+        // Counted charts are planned on what is there from the start.
+        if total > 0 { try await connection.query("ANALYZE weekly_chart", logger: logger) }
     }
 }

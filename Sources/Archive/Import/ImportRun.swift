@@ -116,6 +116,7 @@ struct ImportRun {
         let counts = try writer.drain()
         summary.imported = counts.inserted
         summary.duplicates = counts.duplicates
+        try writer.finish(inserted: counts.inserted)
     }
 }
 
@@ -184,6 +185,12 @@ final class BatchWriter: Sendable {
         }
         done.wait()
         return try outcome.withLock { $0! }.get()
+    }
+
+    /// Tells the store the import is over (`ScrobbleArchive.importFinished`).
+    func finish(inserted: Int) throws {
+        guard !(store is SQLiteScrobbleStore) else { return }
+        try Self.awaiting { [store] () async throws(SourceError) in try await store.importFinished(inserted: inserted) }
     }
 
     /// Waits for the queue to drain; throws the first failure.

@@ -102,7 +102,7 @@ public final class ArchiveDatabase: Sendable {
     }
 
     /// The writer connection's page cache, in KiB.
-    static let writerCacheKiB = 32 * 1024
+    static let writerCacheKiB = 16 * 1024
 
     /// The database's file in its data directory.
     static let fileName = "vinylogue.sqlite"

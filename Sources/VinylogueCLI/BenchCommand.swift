@@ -32,7 +32,6 @@ struct BenchCommand: AsyncParsableCommand {
         }
         print("")
         try await Self.benchShareCards()
-        print("Peak memory (VmHWM) of the whole run: \(Self.peakMemory() ?? "unknown")")
     }
 
     /// Every figure for one archive of `size` scrobbles.
@@ -40,6 +39,7 @@ struct BenchCommand: AsyncParsableCommand {
         let people = (size + Self.personSize - 1) / Self.personSize
         let each = size / people
         print("== An archive of \(grouped(size)) scrobbles" + (people > 1 ? " (\(people) people of \(grouped(each)) each)" : ""))
+        Self.resetPeakMemory()
         let temp = FileManager.default.temporaryDirectory.appendingPathComponent("vinylogue-bench-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: temp, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: temp) }
@@ -56,7 +56,7 @@ struct BenchCommand: AsyncParsableCommand {
         let clock = ContinuousClock()
         var wall = Duration.zero
         var cpu = 0.0
-        var stored = 0
+        var stored = 0, duplicates = 0
         let user = try Username("bench")
         var csvPath = ""
         for person in 0..<people {
@@ -72,12 +72,13 @@ struct BenchCommand: AsyncParsableCommand {
             let summary = try await DedicatedThread.run(named: "vinylogue.import") { try importer.importFile(at: path, for: who) }
             wall += clock.now - begin
             cpu += Self.cpuSeconds() - cpuBefore
-            stored += summary.imported + summary.duplicates
+            stored += summary.imported
+            duplicates += summary.duplicates
             if person == 0 { csvPath = path } else { try? FileManager.default.removeItem(at: csv) }
         }
         let seconds = Self.seconds(wall)
-        print("Import: \(grouped(stored)) scrobbles in \(Self.format(seconds, 2)) s (\(Self.format(cpu, 2)) s of CPU), "
-            + "\(grouped(Int(Double(stored) / seconds))) scrobbles/s")
+        print("Import: \(grouped(stored)) scrobbles (\(grouped(duplicates)) duplicates) in \(Self.format(seconds, 2)) s "
+            + "(\(Self.format(cpu, 2)) s of CPU), \(grouped(Int(Double(stored + duplicates) / seconds))) scrobbles/s")
         if size <= Self.personSize { try await benchReimports(csv: csvPath, into: store, importer: importer, user: user, temp: temp) }
 
         let source = ArchiveChartSource(store: store)
@@ -85,7 +86,7 @@ struct BenchCommand: AsyncParsableCommand {
         try await Self.benchReads(source, user: user, weeks: weeks, now: Date(timeIntervalSince1970: TimeInterval(end))) { week in
             _ = try store.chartsBlocking(.album, of: user, weeks: [week])
         }
-        print("Peak memory (VmHWM) so far: \(Self.peakMemory() ?? "unknown")")
+        print("Peak memory (VmHWM) of this size (import and reads): \(Self.peakMemory() ?? "unknown")")
 
         if let databaseURL, size <= Self.personSize {
             print("PostgreSQL (\(Self.redacted(databaseURL))), the same export:")
@@ -171,6 +172,13 @@ struct BenchCommand: AsyncParsableCommand {
         everyYear.sort()
         print("Every-year query (\(years) years, top 5): p50 \(format(percentile(everyYear, 0.5), 2)) ms, max \(format(everyYear.last ?? 0, 2)) ms")
         try await benchAlbumPages(source, user: user, weeks: weeks, now: now)
+    }
+
+    /// Starts the process's peak resident set (VmHWM) again from what it
+    /// holds now (Linux: writing 5 to /proc/self/clear_refs), so each size
+    /// reports its own peak.
+    static func resetPeakMemory() {
+        try? "5".write(toFile: "/proc/self/clear_refs", atomically: false, encoding: .utf8)
     }
 
     /// CPU time (user and system) the process has used, in seconds.

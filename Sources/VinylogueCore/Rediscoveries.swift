@@ -54,10 +54,13 @@ public struct Rediscoveries: Sendable, Hashable, Codable {
         let recent = list.weeks.filter { $0.to > yearAgo }
         // The archive says which albums were played lately from its album
         // index; any other source, from the charts of those weeks.
-        if let history = charts as? any AlbumHistorySource, let since = recent.first?.from ?? list.weeks.last?.to,
-           let playedLately = try await history.albumsPlayed(by: user, since: since) {
+        if let history = charts as? any AlbumHistorySource, let since = recent.first?.from ?? list.weeks.last?.to {
+            // Two independent reads, at once.
+            async let lately = Self.outcome { () async throws(SourceError) in try await history.albumsPlayed(by: user, since: since) }
             let windowCharts = try await charts.charts(for: user, kind: .album, weeks: windows.map(\.week))
-            return build(user: user, windows: windows, windowCharts: windowCharts, playedLately: playedLately, yearsSearched: earlier.count)
+            if let playedLately = try await lately.get() {
+                return build(user: user, windows: windows, windowCharts: windowCharts, playedLately: playedLately, yearsSearched: earlier.count)
+            }
         }
         let all = try await charts.charts(for: user, kind: .album, weeks: windows.map(\.week) + recent)
         var playedLately = Set<String>()
@@ -66,6 +69,11 @@ public struct Rediscoveries: Sendable, Hashable, Codable {
         }
         return build(user: user, windows: windows, windowCharts: Array(all.prefix(windows.count)), playedLately: playedLately,
                      yearsSearched: earlier.count)
+    }
+
+    /// `work`'s result or its failure, kept typed across an `async let`.
+    private static func outcome<T: Sendable>(_ work: () async throws(SourceError) -> T) async -> Result<T, SourceError> {
+        do throws(SourceError) { return .success(try await work()) } catch { return .failure(error) }
     }
 
     /// The finds from the charts of the windows and the keys

@@ -85,10 +85,7 @@ struct ChartRoutes: Sendable {
         // query string must not grow the cache (only complete pages, which
         // never show the URL they were asked by, are kept).
         let key = Self.renderedKey(asked, settings: settings)
-        if let kept = dependencies.rendered.page(key) {
-            return Response(status: kept.status, headers: [.contentType: "text/html; charset=utf-8", .cacheControl: "no-cache"],
-                            body: .init(byteBuffer: kept.body))
-        }
+        if let kept = dependencies.rendered.response(key) { return kept }
         let (page, savedCopies) = await load(asked)
         let labels = WeekLabels(timeZone: settings.timeZone)
         var view = ChartPageView(page, byDate: asked.byDate, options: asked.options, selfURL: request.uri.description, labels: labels)
@@ -99,8 +96,7 @@ struct ChartRoutes: Sendable {
         if status == .ok && savedCopies.failures.isEmpty {
             dependencies.rendered.keep(key, status: status, body: html)
         }
-        return Response(status: status, headers: [.contentType: "text/html; charset=utf-8", .cacheControl: "no-cache"],
-                        body: .init(byteBuffer: html))
+        return RenderedPages.response(status: status, body: html, contentType: RenderedPages.html)
     }
 
     static func renderedKey(_ asked: Asked, settings: Settings) -> String {
@@ -123,14 +119,18 @@ struct ChartRoutes: Sendable {
         } catch let error as PageError {
             return APIResponse.error(status: .badRequest, message: error.message)
         }
-        let (page, _) = await load(asked)
+        // Kept as the page is, under the page's key (so with the same
+        // freshness): a warm answer costs a dictionary lookup.
+        let key = "api|" + Self.renderedKey(asked, settings: settings)
+        if let kept = dependencies.rendered.response(key) { return kept }
+        let (page, savedCopies) = await load(asked)
         switch page.state {
         case .failed(let error):
             return APIResponse.error(status: HTTPResponse.Status(for: error), message: error.forVisitors)
         case .noChart(let message):
             return APIResponse.error(status: .notFound, message: message)
         case .chart, .empty:
-            return APIResponse.json(ChartJSONView(page).data())
+            return APIResponse.kept(ChartJSONView(page).data(), key: key, complete: savedCopies.failures.isEmpty, in: dependencies.rendered)
         }
     }
 }
@@ -147,8 +147,15 @@ enum PageError: Error {
 /// JSON responses of the `/api/` routes.
 enum APIResponse {
     static func json(_ data: Data, status: HTTPResponse.Status = .ok) -> Response {
-        Response(status: status, headers: [.contentType: "application/json; charset=utf-8", .cacheControl: "no-cache"],
-                 body: .init(byteBuffer: ByteBuffer(bytes: data)))
+        RenderedPages.response(status: status, body: ByteBuffer(bytes: data), contentType: RenderedPages.json)
+    }
+
+    /// A successful answer, kept in `rendered` under `key` when it is
+    /// `complete` (no saved copy stood in for a part of it).
+    static func kept(_ data: Data, key: String, complete: Bool, in rendered: RenderedPages) -> Response {
+        let body = ByteBuffer(bytes: data)
+        if complete { rendered.keep(key, status: .ok, body: body, contentType: RenderedPages.json) }
+        return RenderedPages.response(status: .ok, body: body, contentType: RenderedPages.json)
     }
 
     /// `{"error": "..."}`: the one shape of a JSON failure.

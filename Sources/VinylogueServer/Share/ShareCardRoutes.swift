@@ -68,7 +68,7 @@ struct ShareCardRoutes: Sendable {
         let settings = await dependencies.settings(for: request)
         let asked = try HistoryRoutes.asked(request, context, settings: settings)
         let user = asked.user
-        let key = "card|history|\(user.value)|\(asked.kind.rawValue)|\(settings.fingerprint)"
+        let key = "card|" + HistoryRoutes.renderedKey(asked, settings: settings)
         if let warm = kept.page(key) { return Self.png(warm.body, status: warm.status) }
         let source = await dependencies.charts(for: user), now = dependencies.clock.now
         let (page, savedCopies) = await SavedCopies.noted { await EveryYearPage.load(asked, from: source, now: now) }

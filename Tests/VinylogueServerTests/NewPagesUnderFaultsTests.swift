@@ -1,0 +1,113 @@
+import Archive
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+import LastFMTestServer
+import Testing
+import VinylogueCore
+import VinylogueServer
+
+/// The everyone, rediscover and album (with its life) pages under a short
+/// load with Last.fm holding every answer back, or failing every request:
+/// each answers within the server's deadline for Last.fm, with a sentence
+/// saying what is missing, while Last.fm is still holding its answers (an
+/// event, not a clock); `/healthz` answers fast meanwhile.
+@Suite struct NewPagesUnderFaultsTests {
+    /// The server's deadline for Last.fm in these tests; pages may take a
+    /// little longer than it on a loaded machine, never Last.fm's time.
+    static let deadline = Duration.seconds(1)
+    static let patience = ServerDependencies.Patience(nameLookup: .milliseconds(300), albumColours: .milliseconds(300),
+                                                      lastFM: deadline, database: .seconds(2))
+    static let album = "/u/offliner/album/Local%20Artist/Offline%20Album?week=2020-07-08"
+    /// Each page asked this many times at once.
+    static let copies = 4
+
+    /// An archived user who played "Offline Album" ten times three years
+    /// ago (so rediscover finds it), and a Last.fm user, on the list.
+    static func prepare(_ harness: Harness) async throws {
+        try SQLiteScrobbleStore(database: harness.database).insert(KeptAnswersTests.plays(10), for: KeptAnswersTests.user,
+                                                                    origin: .lastFMExport)
+        _ = try await harness.lists.add(KeptAnswersTests.user)
+        _ = try await harness.lists.add(try Username("ybsc"))
+    }
+
+    struct Answer: Sendable {
+        let path: String
+        let status: HTTPResponse.Status
+        let body: String
+        let took: Duration
+    }
+
+    static func timed(_ client: any TestClientProtocol, _ path: String) async throws -> Answer {
+        let start = ContinuousClock.now
+        let page = try await client.getOnce(path)
+        return Answer(path: path, status: page.status, body: page.body, took: ContinuousClock.now - start)
+    }
+
+    /// Every new page `copies` times at once; `/healthz` once `whileWaiting`
+    /// has returned (Last.fm has the pages' requests).
+    static func load(_ client: any TestClientProtocol, whileWaiting: @Sendable () async -> Void) async throws -> (pages: [Answer], health: Answer) {
+        let paths = Array(repeating: ["/everyone?years_ago=3", "/u/offliner/rediscover", album], count: copies).flatMap { $0 }
+        return try await withThrowingTaskGroup(of: Answer.self) { group in
+            for path in paths { group.addTask { try await timed(client, path) } }
+            await whileWaiting()
+            let health = try await timed(client, "/healthz")
+            var pages: [Answer] = []
+            for try await answer in group { pages.append(answer) }
+            return (pages, health)
+        }
+    }
+
+    /// What every page must say, whatever Last.fm does: `lastFMSays` is
+    /// the sentence of the failure.
+    static func check(_ pages: [Answer], lastFMSays: String) throws {
+        #expect(pages.count == copies * 3)
+        for page in pages {
+            #expect(page.status == .ok, "\(page.path): \(page.status)")
+            #expect(page.took < deadline + .seconds(9), "\(page.path) took \(page.took)")
+            switch page.path {
+            case album:
+                #expect(page.body.contains("In offliner’s listening"))
+                #expect(page.body.contains(ArchivedAlbumWithoutLastFMTests.detailsNote))
+                #expect(page.body.contains(lastFMSays))
+            case "/u/offliner/rediscover":
+                #expect(page.body.containsInOrder(["Local Artist", "Offline Album", "10 plays"]))
+            default:
+                let cards = EveryoneTests().cards(page.body)
+                #expect(try #require(cards["offliner"]).containsInOrder(["#1", "Offline Album", "10 plays"]))
+                let ybsc = try #require(cards["ybsc"])
+                #expect(ybsc.contains("role=\"alert\""))
+                #expect(ybsc.contains(lastFMSays))
+            }
+        }
+    }
+
+    @Test(.timeLimit(.minutes(2))) func withLastFMHoldingEveryAnswerThePagesAnswerByTheDeadline() async throws {
+        try await Harness.run(patience: Self.patience) { harness, client in
+            try await Self.prepare(harness)
+            await harness.fake.inject(.init(.held))
+            // ybsc's chart list and the album's details, at least, are held.
+            let (pages, health) = try await Self.load(client) { await harness.fake.untilHolding(2) }
+            #expect(health.status == .ok)
+            #expect(health.took < .seconds(1), "/healthz took \(health.took)")
+            try Self.check(pages, lastFMSays: "Last.fm is slow to answer right now")
+            // Every page answered while Last.fm still held what they asked.
+            #expect(await harness.fake.requests().contains { $0.method == "album.getinfo" && $0.answered == nil })
+            #expect(await harness.fake.requests().contains { $0.method == "user.getweeklychartlist" && $0.answered == nil })
+            await harness.fake.clearFaults()
+            await harness.fake.releaseHeld()
+            await harness.background.idle()
+        }
+    }
+
+    @Test(.timeLimit(.minutes(2))) func withLastFMFailingThePagesSaySoAndHealthStaysFast() async throws {
+        try await Harness.run(patience: Self.patience) { harness, client in
+            try await Self.prepare(harness)
+            await harness.fake.inject(.init(.httpStatus(503)))
+            let (pages, health) = try await Self.load(client) {}
+            #expect(health.status == .ok)
+            #expect(health.took < .seconds(1), "/healthz took \(health.took)")
+            try Self.check(pages, lastFMSays: "Last.fm is temporarily unavailable")
+        }
+    }
+}

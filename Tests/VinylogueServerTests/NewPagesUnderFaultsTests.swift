@@ -11,14 +11,17 @@ import VinylogueServer
 /// load with Last.fm holding every answer back, or failing every request:
 /// each answers within the server's deadline for Last.fm, with a sentence
 /// saying what is missing, while Last.fm is still holding its answers (an
-/// event, not a clock); `/healthz` answers fast meanwhile.
+/// event, not a clock); `/healthz`, asked once Last.fm holds the pages'
+/// requests, answers inside that deadline: it never waits behind them.
 @Suite struct NewPagesUnderFaultsTests {
     /// The server's deadline for Last.fm in these tests; pages may take a
     /// little longer than it on a loaded machine, never Last.fm's time.
-    static let deadline = Duration.seconds(1)
+    static let deadline = Duration.seconds(2)
     static let patience = ServerDependencies.Patience(nameLookup: .milliseconds(300), albumColours: .milliseconds(300),
                                                       lastFM: deadline, database: .seconds(2))
     static let album = "/u/offliner/album/Local%20Artist/Offline%20Album?week=2020-07-08"
+    /// What a page says of a Last.fm that has not answered by the deadline.
+    static let slow = "Last.fm is slow to answer right now"
     /// Each page asked this many times at once.
     static let copies = 4
 
@@ -58,9 +61,10 @@ import VinylogueServer
         }
     }
 
-    /// What every page must say, whatever Last.fm does: `lastFMSays` is
-    /// the sentence of the failure.
-    static func check(_ pages: [Answer], lastFMSays: String) throws {
+    /// What every page must say, whatever Last.fm does: one of `lastFMSays`,
+    /// the sentences of the failure (a failing Last.fm slowed down by a
+    /// loaded machine is, by the deadline, a slow one).
+    static func check(_ pages: [Answer], lastFMSays: [String]) throws {
         #expect(pages.count == copies * 3)
         for page in pages {
             #expect(page.status == .ok, "\(page.path): \(page.status)")
@@ -69,7 +73,7 @@ import VinylogueServer
             case album:
                 #expect(page.body.contains("In offliner’s listening"))
                 #expect(page.body.contains(ArchivedAlbumWithoutLastFMTests.detailsNote))
-                #expect(page.body.contains(lastFMSays))
+                #expect(lastFMSays.contains { page.body.contains($0) }, "\(page.body)")
             case "/u/offliner/rediscover":
                 #expect(page.body.containsInOrder(["Local Artist", "Offline Album", "10 plays"]))
             default:
@@ -77,7 +81,7 @@ import VinylogueServer
                 #expect(try #require(cards["offliner"]).containsInOrder(["#1", "Offline Album", "10 plays"]))
                 let ybsc = try #require(cards["ybsc"])
                 #expect(ybsc.contains("role=\"alert\""))
-                #expect(ybsc.contains(lastFMSays))
+                #expect(lastFMSays.contains { ybsc.contains($0) }, "\(ybsc)")
             }
         }
     }
@@ -89,8 +93,8 @@ import VinylogueServer
             // ybsc's chart list and the album's details, at least, are held.
             let (pages, health) = try await Self.load(client) { await harness.fake.untilHolding(2) }
             #expect(health.status == .ok)
-            #expect(health.took < .seconds(1), "/healthz took \(health.took)")
-            try Self.check(pages, lastFMSays: "Last.fm is slow to answer right now")
+            #expect(health.took < Self.deadline, "/healthz took \(health.took)")
+            try Self.check(pages, lastFMSays: [Self.slow])
             // Every page answered while Last.fm still held what they asked.
             #expect(await harness.fake.requests().contains { $0.method == "album.getinfo" && $0.answered == nil })
             #expect(await harness.fake.requests().contains { $0.method == "user.getweeklychartlist" && $0.answered == nil })
@@ -106,8 +110,8 @@ import VinylogueServer
             await harness.fake.inject(.init(.httpStatus(503)))
             let (pages, health) = try await Self.load(client) {}
             #expect(health.status == .ok)
-            #expect(health.took < .seconds(1), "/healthz took \(health.took)")
-            try Self.check(pages, lastFMSays: "Last.fm is temporarily unavailable")
+            #expect(health.took < Self.deadline, "/healthz took \(health.took)")
+            try Self.check(pages, lastFMSays: ["Last.fm is temporarily unavailable", Self.slow])
         }
     }
 }

@@ -1,6 +1,7 @@
 import Archive
 import Foundation
 import Hummingbird
+import LastFM
 import VinylogueCore
 
 /// `/u/{user}`, `/u/{user}?years_ago=N`, `/u/{user}/week/{YYYY-MM-DD}` and
@@ -70,8 +71,10 @@ struct ChartRoutes: Sendable {
         let source = await dependencies.charts(for: asked.request.user)
         let now = dependencies.clock.now
         let (page, savedCopies) = await SavedCopies.noted { await WeeklyChartPage.load(asked.request, from: source, now: now) }
-        // Warm the cache for the year before, so moving there is instant.
-        if let week = page.previous?.week, page.previous?.isEnabled == true {
+        // Warm Last.fm's cached answers for the year before, so moving there
+        // is instant. The archive and the demo answer any week at once: for
+        // them it would be a second chart per request, for nothing.
+        if source is LastFMClient, let week = page.previous?.week, page.previous?.isEnabled == true {
             let request = asked.request
             _ = await dependencies.background.start { _ = try? await source.chart(for: request.user, kind: request.kind, week: week) }
         }

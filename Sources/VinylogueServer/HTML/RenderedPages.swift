@@ -8,10 +8,11 @@ import VinylogueCore
 /// render.
 ///
 /// Only complete answers are kept: never an error, never one built from a
-/// stale copy or missing a part Last.fm could not give for the moment. Entries live `lifetime` (60 s by default), which bounds how
-/// far "N years ago" can drift; settings changes empty the cache. The cache
-/// is bounded by entries and by bytes, so no stream of distinct requests can
-/// grow memory past `maxBytes`.
+/// stale copy or missing a part Last.fm could not give for the moment.
+/// Entries live `lifetime` (60 s by default), which bounds how far "N years
+/// ago" can drift; the settings a page was made with are part of its key.
+/// The cache is bounded by entries and by bytes, so no stream of distinct
+/// requests can grow memory past `maxBytes`.
 final class RenderedPages: Sendable {
     struct Entry: Sendable {
         let status: HTTPResponse.Status

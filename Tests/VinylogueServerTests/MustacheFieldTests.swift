@@ -1,0 +1,50 @@
+import Foundation
+import Mustache
+import Testing
+import VinylogueCore
+@testable import VinylogueServer
+
+/// The views that name their fields for Mustache (`MustacheParent`, instead
+/// of Mustache's reflection) name every stored property, each as itself:
+/// a property added to a view and not to its `child(named:)` fails here.
+@Suite struct MustacheFieldTests {
+    /// `value` with an optional unwrapped, as Mustache's reflection gives it.
+    static func unwrapped(_ value: Any) -> Any? {
+        let mirror = Mirror(reflecting: value)
+        guard mirror.displayStyle == .optional else { return value }
+        return mirror.children.first?.value
+    }
+
+    static func expectEveryFieldNamed(_ value: some MustacheParent, sourceLocation: SourceLocation = #_sourceLocation) {
+        let fields = Mirror(reflecting: value).children.compactMap { child in child.label.map { ($0, child.value) } }
+        #expect(!fields.isEmpty, sourceLocation: sourceLocation)
+        for (label, field) in fields {
+            let named = value.child(named: label)
+            #expect(named.map { String(describing: $0) } == unwrapped(field).map { String(describing: $0) },
+                    "\(type(of: value)).\(label)", sourceLocation: sourceLocation)
+        }
+        #expect(value.child(named: "noSuchField") == nil, sourceLocation: sourceLocation)
+    }
+
+    @Test(arguments: ChartKind.allCases) func chartPageViewsNameEveryField(kind: ChartKind) async throws {
+        let now = Date(timeIntervalSince1970: 1_688_806_800)
+        let source = DemoChartSource(clock: .fixed(now))
+        let page = await WeeklyChartPage.load(.init(user: DemoHistory.username, kind: kind, selection: .yearsAgo(3), filter: .off),
+                                              from: source, now: now)
+        var view = ChartPageView(page, byDate: false, options: ChartQuery(kind: kind, minPlays: 1), selfURL: "/u/demo?years_ago=3",
+                                 labels: WeekLabels(timeZone: .gmt))
+        view.staleNote = "A note."
+        view.layout.share = ShareLinks(base: "http://example.test", permalink: "/u/demo/week/2020-07-08", title: "T", description: "D")
+        view.layout.themeURL = "/theme.css"
+        Self.expectEveryFieldNamed(view)
+        Self.expectEveryFieldNamed(view.layout)
+        Self.expectEveryFieldNamed(view.layout.links)
+        Self.expectEveryFieldNamed(try #require(view.layout.share))
+        Self.expectEveryFieldNamed(try #require(view.rows.first))
+        if kind != .album { Self.expectEveryFieldNamed(try #require(view.rows.first?.monogram)) }
+        Self.expectEveryFieldNamed(try #require(view.previous))
+        Self.expectEveryFieldNamed(try #require(view.kinds.first))
+        Self.expectEveryFieldNamed(try #require(view.filterChoices.first))
+        Self.expectEveryFieldNamed(ChartPageView.HiddenField(name: "kind", value: "artist"))
+    }
+}

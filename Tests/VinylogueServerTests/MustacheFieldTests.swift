@@ -1,5 +1,4 @@
 import Foundation
-import Mustache
 import Testing
 import VinylogueCore
 @testable import VinylogueServer
@@ -15,15 +14,16 @@ import VinylogueCore
         return mirror.children.first?.value
     }
 
-    static func expectEveryFieldNamed(_ value: some MustacheParent, sourceLocation: SourceLocation = #_sourceLocation) {
-        let fields = Mirror(reflecting: value).children.compactMap { child in child.label.map { ($0, child.value) } }
+    /// Every stored property of `value` is what `child` names it.
+    static func expectEveryFieldNamed(_ value: Any, by child: (String) -> Any?, sourceLocation: SourceLocation = #_sourceLocation) {
+        let fields = Mirror(reflecting: value).children.compactMap { property in property.label.map { ($0, property.value) } }
         #expect(!fields.isEmpty, sourceLocation: sourceLocation)
         for (label, field) in fields {
-            let named = value.child(named: label)
+            let named = child(label)
             #expect(named.map { String(describing: $0) } == unwrapped(field).map { String(describing: $0) },
                     "\(type(of: value)).\(label)", sourceLocation: sourceLocation)
         }
-        #expect(value.child(named: "noSuchField") == nil, sourceLocation: sourceLocation)
+        #expect(child("noSuchField") == nil, sourceLocation: sourceLocation)
     }
 
     @Test(arguments: ChartKind.allCases) func chartPageViewsNameEveryField(kind: ChartKind) async throws {
@@ -36,15 +36,24 @@ import VinylogueCore
         view.staleNote = "A note."
         view.layout.share = ShareLinks(base: "http://example.test", permalink: "/u/demo/week/2020-07-08", title: "T", description: "D")
         view.layout.themeURL = "/theme.css"
-        Self.expectEveryFieldNamed(view)
-        Self.expectEveryFieldNamed(view.layout)
-        Self.expectEveryFieldNamed(view.layout.links)
-        Self.expectEveryFieldNamed(try #require(view.layout.share))
-        Self.expectEveryFieldNamed(try #require(view.rows.first))
-        if kind != .album { Self.expectEveryFieldNamed(try #require(view.rows.first?.monogram)) }
-        Self.expectEveryFieldNamed(try #require(view.previous))
-        Self.expectEveryFieldNamed(try #require(view.kinds.first))
-        Self.expectEveryFieldNamed(try #require(view.filterChoices.first))
-        Self.expectEveryFieldNamed(ChartPageView.HiddenField(name: "kind", value: "artist"))
+        Self.expectEveryFieldNamed(view, by: view.child(named:))
+        Self.expectEveryFieldNamed(view.layout, by: view.layout.child(named:))
+        Self.expectEveryFieldNamed(view.layout.links, by: view.layout.links.child(named:))
+        let share = try #require(view.layout.share)
+        Self.expectEveryFieldNamed(share, by: share.child(named:))
+        let row = try #require(view.rows.first)
+        Self.expectEveryFieldNamed(row, by: row.child(named:))
+        if kind != .album {
+            let monogram = try #require(row.monogram)
+            Self.expectEveryFieldNamed(monogram, by: monogram.child(named:))
+        }
+        let previous = try #require(view.previous)
+        Self.expectEveryFieldNamed(previous, by: previous.child(named:))
+        let kindLink = try #require(view.kinds.first)
+        Self.expectEveryFieldNamed(kindLink, by: kindLink.child(named:))
+        let choice = try #require(view.filterChoices.first)
+        Self.expectEveryFieldNamed(choice, by: choice.child(named:))
+        let field = ChartPageView.HiddenField(name: "kind", value: "artist")
+        Self.expectEveryFieldNamed(field, by: field.child(named:))
     }
 }

@@ -29,6 +29,12 @@ import VinylogueCore
             #expect(failing.body.contains("Try again in a few minutes."))
             #expect(!failing.body.contains("Album details are unavailable"))
             #expect(!failing.body.contains("is an album by"))
+            // Its share card (which shows nothing of Last.fm's details) stands too.
+            let image = try #require(try captures(#"<meta property="og:image" content="https?://[^/"]+([^"]+)">"#, in: failing.body).first)
+            #expect(image.hasPrefix("/u/offliner/album/Local%20Artist/Offline%20Album/card.png?week="))
+            let card = try await client.getOnce(image)
+            #expect(card.status == .ok)
+            #expect(card.headers[.contentType] == "image/png")
 
             // Last.fm is back: the next visit is the whole page (the one
             // above was kept nowhere).
@@ -52,6 +58,7 @@ import VinylogueCore
             #expect(page.status == .badGateway)
             #expect(page.body.contains("Album details are unavailable"))
             #expect(!page.body.contains(Self.detailsNote))
+            #expect(try await client.getOnce("/u/offliner/album/Someone%20Else/Never%20Played/card.png").status == .badGateway)
         }
     }
 }

@@ -114,9 +114,14 @@ import VinylogueCore
                     let album = try await client.get("/u/offliner/album/AC%2FDC/\(Self.encoded("Back \"in\" Black / 🎸 ?x=1#y"))?week=2020-07-08")
                     let albumCover = FakeLastFM.coverPath(artist: "AC/DC", album: "Back \"in\" Black / 🎸 ?x=1#y")
                     #expect(Self.images(in: album.body).contains(albumCover), "\(album.body)")
-                    // Its details are Last.fm's: the page says it cannot reach it, under the cover.
-                    #expect(album.status == .badGateway)
+                    // Its details are Last.fm's: the page stands on the archive
+                    // (the album's life), and says what it cannot load and why.
+                    #expect(album.status == .ok)
+                    #expect(album.body.contains("In offliner’s listening"))
+                    #expect(album.body.containsInOrder(["<dt>Plays</dt>", "5 plays"]))
+                    #expect(album.body.contains(ArchivedAlbumWithoutLastFMTests.detailsNote))
                     #expect(album.body.contains("Could not reach Last.fm"))
+                    #expect(!album.body.contains("vinylogue "), "a visitor is never told to run a command")
                     #expect(try await client.getOnce(albumCover).status == .ok)
                 }
             }

@@ -30,7 +30,11 @@ struct AlbumPageView {
     let tags: [String]
     let hasTags: Bool
     let lastFMURL: String?
-    let errorText: String?
+    /// Why the page has no album details (the page's failure).
+    var errorText: String?
+    /// Why an archived album's page has no description or tags from
+    /// Last.fm, when that is all that is missing.
+    var detailsNote: String?
     var staleNote: String?
     /// Why the week's play count is missing, when a reload may bring it.
     let weekPlaysNote: String?
@@ -69,6 +73,13 @@ struct AlbumPageView {
         hasTags = !tags.isEmpty
         // Only ever link to an http(s) address.
         lastFMURL = detail?.url.flatMap { $0.lowercased().hasPrefix("https://") || $0.lowercased().hasPrefix("http://") ? $0 : nil }
+    }
+
+    /// The sentence for an archived album whose details Last.fm could not
+    /// give for the moment: what is missing, why, and what to do.
+    static func detailsNote(_ failure: SourceError) -> String {
+        "This album’s description and tags from Last.fm cannot be loaded right now; the rest of this page comes from the archive. "
+            + failure.forVisitors
     }
 
     /// 511055 → "511,055"

@@ -4,7 +4,9 @@ import Hummingbird
 import VinylogueCore
 
 /// `/u/{user}/album/{artist}/{album}?week=YYYY-MM-DD`: one album, as the user
-/// heard it that week, coloured by its art.
+/// heard it that week, coloured by its art. For an archived user the page
+/// stands without Last.fm (cover remembered, life from the archive), saying
+/// that the album's description and tags cannot be loaded for the moment.
 struct AlbumRoutes: Sendable {
     typealias Context = BasicRequestContext
 
@@ -47,7 +49,18 @@ struct AlbumRoutes: Sendable {
             }
         }
         view.layout.share = ShareCardContent.links(page, labels: labels, base: self.address.base)
-        return dependencies.pages.response("album", view, status: HTTPResponse.Status(failure: page.failure))
+        var status = HTTPResponse.Status(failure: page.failure)
+        if let failure = page.failure, failure.isTemporary, view.life != nil {
+            // An archived album with Last.fm down or slow: its cover, its
+            // week and its life are the archive's, so the page stands; only
+            // Last.fm's description and tags are missing, and the page says
+            // so. (Album pages are never kept in `RenderedPages`, so the
+            // next visit after Last.fm is back is complete.)
+            view.errorText = nil
+            view.detailsNote = AlbumPageView.detailsNote(failure)
+            status = .ok
+        }
+        return dependencies.pages.response("album", view, status: status)
     }
 }
 

@@ -1,6 +1,7 @@
 import Archive
 import Foundation
 import Hummingbird
+import LastFM
 import VinylogueCore
 
 /// `/u/{user}`, `/u/{user}?years_ago=N`, `/u/{user}/week/{YYYY-MM-DD}` and
@@ -70,8 +71,10 @@ struct ChartRoutes: Sendable {
         let source = await dependencies.charts(for: asked.request.user)
         let now = dependencies.clock.now
         let (page, savedCopies) = await SavedCopies.noted { await WeeklyChartPage.load(asked.request, from: source, now: now) }
-        // Warm the cache for the year before, so moving there is instant.
-        if let week = page.previous?.week, page.previous?.isEnabled == true {
+        // Warm Last.fm's cached answers for the year before, so moving there
+        // is instant. The archive and the demo answer any week at once: for
+        // them it would be a second chart per request, for nothing.
+        if source is LastFMClient, let week = page.previous?.week, page.previous?.isEnabled == true {
             let request = asked.request
             _ = await dependencies.background.start { _ = try? await source.chart(for: request.user, kind: request.kind, week: week) }
         }
@@ -85,10 +88,7 @@ struct ChartRoutes: Sendable {
         // query string must not grow the cache (only complete pages, which
         // never show the URL they were asked by, are kept).
         let key = Self.renderedKey(asked, settings: settings)
-        if let kept = dependencies.rendered.page(key) {
-            return Response(status: kept.status, headers: [.contentType: "text/html; charset=utf-8", .cacheControl: "no-cache"],
-                            body: .init(byteBuffer: kept.body))
-        }
+        if let kept = dependencies.rendered.response(key) { return kept }
         let (page, savedCopies) = await load(asked)
         let labels = WeekLabels(timeZone: settings.timeZone)
         var view = ChartPageView(page, byDate: asked.byDate, options: asked.options, selfURL: request.uri.description, labels: labels)
@@ -99,8 +99,7 @@ struct ChartRoutes: Sendable {
         if status == .ok && savedCopies.failures.isEmpty {
             dependencies.rendered.keep(key, status: status, body: html)
         }
-        return Response(status: status, headers: [.contentType: "text/html; charset=utf-8", .cacheControl: "no-cache"],
-                        body: .init(byteBuffer: html))
+        return RenderedPages.response(status: status, body: html, contentType: RenderedPages.html)
     }
 
     static func renderedKey(_ asked: Asked, settings: Settings) -> String {
@@ -123,14 +122,18 @@ struct ChartRoutes: Sendable {
         } catch let error as PageError {
             return APIResponse.error(status: .badRequest, message: error.message)
         }
-        let (page, _) = await load(asked)
+        // Kept as the page is, under the page's key (so with the same
+        // freshness): a warm answer costs a dictionary lookup.
+        let key = "api|" + Self.renderedKey(asked, settings: settings)
+        if let kept = dependencies.rendered.response(key) { return kept }
+        let (page, savedCopies) = await load(asked)
         switch page.state {
         case .failed(let error):
             return APIResponse.error(status: HTTPResponse.Status(for: error), message: error.forVisitors)
         case .noChart(let message):
             return APIResponse.error(status: .notFound, message: message)
         case .chart, .empty:
-            return APIResponse.json(ChartJSONView(page).data())
+            return APIResponse.kept(ChartJSONView(page).data(), key: key, complete: savedCopies.failures.isEmpty, in: dependencies.rendered)
         }
     }
 }
@@ -147,8 +150,15 @@ enum PageError: Error {
 /// JSON responses of the `/api/` routes.
 enum APIResponse {
     static func json(_ data: Data, status: HTTPResponse.Status = .ok) -> Response {
-        Response(status: status, headers: [.contentType: "application/json; charset=utf-8", .cacheControl: "no-cache"],
-                 body: .init(byteBuffer: ByteBuffer(bytes: data)))
+        RenderedPages.response(status: status, body: ByteBuffer(bytes: data), contentType: RenderedPages.json)
+    }
+
+    /// A successful answer, kept in `rendered` under `key` when it is
+    /// `complete` (no saved copy stood in for a part of it).
+    static func kept(_ data: Data, key: String, complete: Bool, in rendered: RenderedPages) -> Response {
+        let body = ByteBuffer(bytes: data)
+        if complete { rendered.keep(key, status: .ok, body: body, contentType: RenderedPages.json) }
+        return RenderedPages.response(status: .ok, body: body, contentType: RenderedPages.json)
     }
 
     /// `{"error": "..."}`: the one shape of a JSON failure.

@@ -5,7 +5,8 @@ import VinylogueCore
 
 /// `/u/{user}/history`: this same week in every earlier year, top albums of
 /// each, on one page (`EveryYearPage`). One query for archived users; for
-/// others, one cached chart per year from Last.fm.
+/// others, one cached chart per year from Last.fm. Complete pages and JSON
+/// answers are kept in `RenderedPages`, as the chart's are.
 struct HistoryRoutes: Sendable {
     typealias Context = BasicRequestContext
     let dependencies: ServerDependencies
@@ -69,12 +70,26 @@ struct HistoryRoutes: Sendable {
         return await SavedCopies.noted { await EveryYearPage.load(asked, from: source, now: now) }
     }
 
+    /// The key the page (and, prefixed, its JSON) is kept under in
+    /// `RenderedPages`: what was asked and the settings it was made with.
+    static func renderedKey(_ asked: EveryYearPage.Request, settings: Settings) -> String {
+        "history|\(asked.user.value)|\(asked.kind.rawValue)|\(settings.fingerprint)"
+    }
+
     func page(_ request: Request, _ context: Context) async throws -> Response {
         let settings = await dependencies.settings(for: request)
-        let (page, savedCopies) = await load(try Self.asked(request, context, settings: settings))
+        let asked = try Self.asked(request, context, settings: settings)
+        let key = Self.renderedKey(asked, settings: settings)
+        if let kept = dependencies.rendered.response(key) { return kept }
+        let (page, savedCopies) = await load(asked)
         var view = View(page, savedCopies: savedCopies, labels: WeekLabels(timeZone: settings.timeZone))
         view.layout.share = ShareCardContent.links(page, base: address.base)
-        return dependencies.pages.response("history", view, status: HTTPResponse.Status(failure: page.failure))
+        let status = HTTPResponse.Status(failure: page.failure)
+        let html = ByteBuffer(string: dependencies.pages.html("history", view))
+        if status == .ok && savedCopies.failures.isEmpty {
+            dependencies.rendered.keep(key, status: status, body: html)
+        }
+        return RenderedPages.response(status: status, body: html, contentType: RenderedPages.html)
     }
 
     /// `/api/u/{user}/history`: the same as `vinylogue history --json`.
@@ -86,10 +101,13 @@ struct HistoryRoutes: Sendable {
         } catch let error as PageError {
             return APIResponse.error(status: .badRequest, message: error.message)
         }
-        let (page, _) = await load(asked)
+        let key = "api|" + Self.renderedKey(asked, settings: settings)
+        if let kept = dependencies.rendered.response(key) { return kept }
+        let (page, savedCopies) = await load(asked)
         if let failure = page.failure {
             return APIResponse.error(status: HTTPResponse.Status(for: failure), message: failure.forVisitors)
         }
-        return APIResponse.json(EveryYearJSONView(page, timeZone: settings.timeZone).data())
+        return APIResponse.kept(EveryYearJSONView(page, timeZone: settings.timeZone).data(), key: key,
+                                complete: savedCopies.failures.isEmpty, in: dependencies.rendered)
     }
 }

@@ -8,9 +8,12 @@ import VinylogueCore
 /// side (`EveryoneThisWeekPage`). The charts are loaded a few at a time, all
 /// within the request's one deadline for Last.fm.
 ///
-/// Not kept in `RenderedPages`: the page is made of the viewer's own list,
-/// while each person's chart underneath is cached as usual (Last.fm's
-/// answers, or the archive).
+/// Kept in `RenderedPages` as the chart pages are (a minute, complete pages
+/// only), under everything the page is made of: whose list it is, who is on
+/// it in which order (read on every request, so a change to the list shows
+/// at once), the years and the settings. A page on which someone's chart
+/// failed for the moment is not kept; one on which it cannot be shown for
+/// good (a private profile) is complete as it is.
 struct EveryoneRoutes: Sendable {
     typealias Context = BasicRequestContext
     let dependencies: ServerDependencies
@@ -37,6 +40,8 @@ struct EveryoneRoutes: Sendable {
         }
         let users = try await dependencies.lists.owned(by: owner).users().map(\.username)
         let settings = await dependencies.settings.current(for: owner)
+        let key = Self.renderedKey(owner: owner, users: users, yearsAgo: yearsAgo, settings: settings)
+        if let kept = dependencies.rendered.response(key) { return kept }
         let asked = EveryoneThisWeekPage.Request(users: users, yearsAgo: yearsAgo, filter: settings.filter, timeZone: settings.timeZone,
                                                  concurrentLoads: Self.concurrentLoads)
         let dependencies = self.dependencies, now = dependencies.clock.now
@@ -45,6 +50,17 @@ struct EveryoneRoutes: Sendable {
         }
         var view = EveryonePageView(page, labels: WeekLabels(timeZone: settings.timeZone))
         view.staleNote = savedCopies.note
-        return dependencies.pages.response("everyone", view)
+        let html = ByteBuffer(string: dependencies.pages.html("everyone", view))
+        if savedCopies.failures.isEmpty && !page.people.contains(where: { $0.failure?.isTemporary == true }) {
+            dependencies.rendered.keep(key, status: .ok, body: html)
+        }
+        return RenderedPages.response(status: .ok, body: html, contentType: RenderedPages.html)
+    }
+
+    /// The page's key in `RenderedPages`: the owner (a page is never served
+    /// from another's list), the people in the list's order, the years and
+    /// the settings. Never the raw URL.
+    static func renderedKey(owner: ListOwner, users: [Username], yearsAgo: Int, settings: Settings) -> String {
+        "everyone|\(owner.id)|\(yearsAgo)|\(settings.fingerprint)|" + users.map(\.value).joined(separator: ",")
     }
 }

@@ -3,20 +3,27 @@ import Hummingbird
 import Synchronization
 import VinylogueCore
 
-/// Recently rendered pages, kept in memory for a short time so a popular
-/// page costs a dictionary lookup instead of a render.
+/// Recently rendered pages (and the JSON API's answers), kept in memory for
+/// a short time so a popular page costs a dictionary lookup instead of a
+/// render.
 ///
-/// Only complete pages are kept: never an error, never a page built from a
-/// stale copy. Entries live `lifetime` (60 s by default), which bounds how
-/// far "N years ago" can drift; settings changes empty the cache. The cache
-/// is bounded by entries and by bytes, so no stream of distinct requests can
-/// grow memory past `maxBytes`.
+/// Only complete answers are kept: never an error, never one built from a
+/// stale copy or missing a part Last.fm could not give for the moment.
+/// Entries live `lifetime` (60 s by default), which bounds how far "N years
+/// ago" can drift; the settings a page was made with are part of its key.
+/// The cache is bounded by entries and by bytes, so no stream of distinct
+/// requests can grow memory past `maxBytes`.
 final class RenderedPages: Sendable {
     struct Entry: Sendable {
         let status: HTTPResponse.Status
         let body: ByteBuffer
         let expires: Date
+        let contentType: String
     }
+
+    /// The content types of what is kept.
+    static let html = "text/html; charset=utf-8"
+    static let json = "application/json; charset=utf-8"
 
     private struct Kept {
         var entries: [String: Entry] = [:]
@@ -52,7 +59,22 @@ final class RenderedPages: Sendable {
         }
     }
 
-    func keep(_ key: String, status: HTTPResponse.Status, body: ByteBuffer) {
+    /// The kept answer for `key` as a response, when there is one.
+    func response(_ key: String) -> Response? {
+        page(key).map(Self.response)
+    }
+
+    /// `entry` as a response: the same headers as when it was first sent.
+    static func response(_ entry: Entry) -> Response {
+        response(status: entry.status, body: entry.body, contentType: entry.contentType)
+    }
+
+    /// The response a kept answer is sent as, the first time and after.
+    static func response(status: HTTPResponse.Status, body: ByteBuffer, contentType: String) -> Response {
+        Response(status: status, headers: [.contentType: contentType, .cacheControl: "no-cache"], body: .init(byteBuffer: body))
+    }
+
+    func keep(_ key: String, status: HTTPResponse.Status, body: ByteBuffer, contentType: String = RenderedPages.html) {
         let expires = clock.now.addingTimeInterval(lifetime)
         guard body.readableBytes <= maxBytes / 4 else { return }
         let now = clock.now
@@ -67,7 +89,7 @@ final class RenderedPages: Sendable {
                 kept.bytes = kept.entries.values.reduce(0) { $0 + $1.body.readableBytes }
             }
             if let old = kept.entries[key] { kept.bytes -= old.body.readableBytes }
-            kept.entries[key] = Entry(status: status, body: body, expires: expires)
+            kept.entries[key] = Entry(status: status, body: body, expires: expires, contentType: contentType)
             kept.bytes += body.readableBytes
         }
     }

@@ -68,7 +68,7 @@ struct ShareCardRoutes: Sendable {
         let settings = await dependencies.settings(for: request)
         let asked = try HistoryRoutes.asked(request, context, settings: settings)
         let user = asked.user
-        let key = "card|history|\(user.value)|\(asked.kind.rawValue)|\(settings.fingerprint)"
+        let key = "card|" + HistoryRoutes.renderedKey(asked, settings: settings)
         if let warm = kept.page(key) { return Self.png(warm.body, status: warm.status) }
         let source = await dependencies.charts(for: user), now = dependencies.clock.now
         let (page, savedCopies) = await SavedCopies.noted { await EveryYearPage.load(asked, from: source, now: now) }
@@ -84,9 +84,17 @@ struct ShareCardRoutes: Sendable {
         let asked = try RouteParameters.album(request, context, timeZone: settings.timeZone)
         let (user, artist, name, mbid) = (asked.user, asked.artist, asked.name, asked.mbid)
         let albums = dependencies.albums(for: user), charts = await dependencies.charts(for: user)
-        let (page, savedCopies) = await SavedCopies.noted { await AlbumPage.load(asked, albums: albums, charts: charts) }
-        var failure = page.failure
+        let (loaded, savedCopies) = await SavedCopies.noted { await AlbumPage.load(asked, albums: albums, charts: charts) }
+        var page = loaded, failure = page.failure
         if case .missing = page.state { failure = .notFound(what: "That album") }
+        // An archived album's card draws nothing of Last.fm's details (the
+        // names, the week, its plays, the cover), so, as its page does, it
+        // stands when Last.fm fails for the moment.
+        if let error = page.failure, error.isTemporary, let history = charts as? any AlbumHistorySource,
+           let weeks = try? await history.albumWeeks(of: user, artist: artist, album: name), !weeks.isEmpty {
+            page = AlbumPage.build(asked, state: .loaded, detail: nil, week: page.week, weekPlays: page.weekPlays)
+            failure = nil
+        }
         let cover = await addresses(user: user, albums: [(artist, name, mbid)]).first
         // Not kept in memory by request: the album page itself is not either.
         return await answer(ShareCardContent.card(page, cover: cover, labels: labels), failure: failure,

@@ -41,13 +41,11 @@ import VinylogueServer
         let path: String
         let status: HTTPResponse.Status
         let body: String
-        let took: Duration
     }
 
-    static func timed(_ client: any TestClientProtocol, _ path: String) async throws -> Answer {
-        let start = ContinuousClock.now
+    static func answer(_ client: any TestClientProtocol, _ path: String) async throws -> Answer {
         let page = try await client.getOnce(path)
-        return Answer(path: path, status: page.status, body: page.body, took: ContinuousClock.now - start)
+        return Answer(path: path, status: page.status, body: page.body)
     }
 
     /// How many requests have been answered, counted from many tasks.
@@ -62,7 +60,7 @@ import VinylogueServer
 
     static func load(_ client: any TestClientProtocol) async throws -> [Answer] {
         try await withThrowingTaskGroup(of: Answer.self) { group in
-            for path in paths { group.addTask { try await timed(client, path) } }
+            for path in paths { group.addTask { try await answer(client, path) } }
             return try await group.reduce(into: []) { $0.append($1) }
         }
     }
@@ -74,7 +72,6 @@ import VinylogueServer
         #expect(pages.count == copies * 3)
         for page in pages {
             #expect(page.status == .ok, "\(page.path): \(page.status)")
-            #expect(page.took < deadline + .seconds(9), "\(page.path) took \(page.took)")
             switch page.path {
             case album:
                 #expect(page.body.contains("In offliner’s listening"))
@@ -129,7 +126,7 @@ import VinylogueServer
                 try await withThrowingTaskGroup(of: Answer.self) { group in
                     for path in Self.paths {
                         group.addTask {
-                            let answer = try await Self.timed(client, path)
+                            let answer = try await Self.answer(client, path)
                             if path != "/u/offliner/rediscover" { waitingAnswered.add() }
                             return answer
                         }

@@ -36,6 +36,10 @@ public struct ServerDependencies: Sendable {
     /// Work pages start and do not wait for; stopped with the server.
     public let background: BackgroundWork
     let canonicalNames = CanonicalNames()
+    /// Listen-submission tokens for the `/1/` API; nil: the API is off.
+    let listenTokens: ListenTokens?
+    /// What players said is playing now (`playing_now`), in memory only.
+    let nowPlaying: NowPlaying
     /// How long pages wait for slow upstream work they can do without.
     public struct Patience: Sendable {
         /// For Last.fm's spelling of a name, before serving without a redirect.
@@ -70,7 +74,9 @@ public struct ServerDependencies: Sendable {
                 archive: (any ScrobbleArchive)? = nil, patience: Patience = Patience(), background: BackgroundWork = BackgroundWork(),
                 accounts: (any AccountStore)? = nil, secureCookies: Bool = false,
                 database: DatabaseHealth = DatabaseHealth(kind: "sqlite") { true }, shareCards: ShareCardStore,
-                albumCovers: (any AlbumCoverStore)? = nil) {
+                albumCovers: (any AlbumCoverStore)? = nil, listenTokens: (any ListenTokenStore)? = nil) {
+        self.listenTokens = listenTokens.map { ListenTokens(store: $0, clock: clock, accountsOn: accounts != nil, lists: lists) }
+        self.nowPlaying = NowPlaying(clock: clock)
         self.shareCards = shareCards
         self.albumCovers = albumCovers.map { AlbumCovers(store: $0, albums: lastFM, clock: clock) }
         self.database = database

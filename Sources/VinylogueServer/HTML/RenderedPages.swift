@@ -72,6 +72,17 @@ final class RenderedPages: Sendable {
         }
     }
 
+    /// Forgets every chart page of `user` (after listens were added to
+    /// their archive: the current week's page would show them missing).
+    func removePages(of user: Username) {
+        let prefix = "chart|" + user.key + "|"
+        kept.withLock { kept in
+            for key in kept.entries.keys where key.lowercased().hasPrefix(prefix) {
+                if let entry = kept.entries.removeValue(forKey: key) { kept.bytes -= entry.body.readableBytes }
+            }
+        }
+    }
+
     func removeAll() {
         kept.withLock { $0 = Kept() }
     }

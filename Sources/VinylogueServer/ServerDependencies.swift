@@ -33,6 +33,8 @@ public struct ServerDependencies: Sendable {
     public let shareCards: ShareCardStore
     public let pages: PageRenderer
     let rendered: RenderedPages
+    /// Complete share cards (`ShareCardRoutes`), kept 5 minutes.
+    let renderedCards: RenderedPages
     /// Work pages start and do not wait for; stopped with the server.
     public let background: BackgroundWork
     let canonicalNames = CanonicalNames()
@@ -88,6 +90,7 @@ public struct ServerDependencies: Sendable {
         self.archive = archive
         self.settings = settings
         self.rendered = RenderedPages(clock: clock)
+        self.renderedCards = RenderedPages(clock: clock, lifetime: 300, capacity: 500, maxBytes: 64 << 20)
         self.clock = clock
         self.lastFM = lastFM
         self.demo = demo

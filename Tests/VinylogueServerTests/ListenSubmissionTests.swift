@@ -197,6 +197,10 @@ import VinylogueCore
                 #expect(error.hasSuffix("."), "\(error)")
             }
             #expect(try await Self.stored(harness) == 0)
+
+            // A player's clock a few minutes ahead is within the allowance.
+            #expect(try await Self.submit(client, token: token, Self.payload("single", [Self.listen(at: Self.now + 300)])).status == .ok)
+            #expect(try await Self.stored(harness) == 1)
         }
     }
 

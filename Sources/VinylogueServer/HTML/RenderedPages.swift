@@ -72,12 +72,14 @@ final class RenderedPages: Sendable {
         }
     }
 
-    /// Forgets every chart page of `user` (after listens were added to
-    /// their archive: the current week's page would show them missing).
+    /// Forgets every chart and every-year page (or card) of `user`, after
+    /// listens were added to their archive: a kept one would show them
+    /// missing. Keys start with the kind of page, then the user
+    /// (`chart|name|…`, `card|chart|name|…`, `card|history|name|…`).
     func removePages(of user: Username) {
-        let prefix = "chart|" + user.key + "|"
+        let prefixes = ["chart|", "card|chart|", "card|history|"].map { $0 + user.key + "|" }
         kept.withLock { kept in
-            for key in kept.entries.keys where key.lowercased().hasPrefix(prefix) {
+            for key in kept.entries.keys where prefixes.contains(where: key.lowercased().hasPrefix) {
                 if let entry = kept.entries.removeValue(forKey: key) { kept.bytes -= entry.body.readableBytes }
             }
         }

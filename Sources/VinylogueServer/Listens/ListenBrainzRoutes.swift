@@ -63,8 +63,9 @@ struct ListenBrainzRoutes: Sendable {
             } catch {
                 return Self.failure(.serviceUnavailable, "The listens could not be stored: \(error.forVisitors)")
             }
-            // The user's pages kept in memory were made without these listens.
+            // The user's pages and cards kept in memory were made without these listens.
             dependencies.rendered.removePages(of: user)
+            dependencies.renderedCards.removePages(of: user)
         }
         return APIResponse.json(Data(#"{"status":"ok"}"#.utf8))
     }

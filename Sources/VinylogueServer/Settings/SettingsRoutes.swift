@@ -97,12 +97,14 @@ struct SettingsRoutes: Sendable {
         var settings = await dependencies.settings.current(for: owner)
         guard let threshold = form["filter"].flatMap(Int.init), PlayCountFilter.choices.contains(threshold) else {
             var view = view(settings, csrf: form["csrf"] ?? "")
+            view.listens = await listens(of: owner, settings: settings)
             view.formError = "Choose one of the filter values offered."
             return dependencies.pages.response("settings", view, status: .unprocessableContent)
         }
         let zone = (form["timezone"] ?? "").trimmingWhitespace()
         if !zone.isEmpty, TimeZone(identifier: zone) == nil {
             var view = view(settings, csrf: form["csrf"] ?? "")
+            view.listens = await listens(of: owner, settings: settings)
             view.formError = "“\(zone)” is not a time zone. Use a name such as Europe/Berlin or America/New_York."
             return dependencies.pages.response("settings", view, status: .unprocessableContent)
         }

@@ -92,6 +92,7 @@ import VinylogueCore
             let (old, session) = try await Self.householdToken(harness, client)
             let settings = try await client.get("/settings", session: session)
             #expect(settings.body.contains("You have a token, made"))
+            #expect(settings.body.contains("go into the archive of <strong>listener</strong>"))
             #expect(!settings.body.contains(old), "the settings page shows a token only when it is made")
 
             let new = try await Self.newToken(client, session: session)
@@ -144,6 +145,7 @@ import VinylogueCore
             #expect(answer.status == .unauthorized)
             #expect((answer.json["error"] as? String)?.contains("add yourself") == true)
             #expect(try await Self.validate(client, token: token).json["valid"] as? Bool == false)
+            #expect(try await client.get("/settings", session: session).body.contains("Nobody on the list is marked as you yet"))
         }
     }
 
@@ -277,6 +279,7 @@ import VinylogueCore
             let ybscToken = try await Self.newToken(client, session: ybsc.form)
             #expect(try await Self.validate(client, token: rjToken).json["user_name"] as? String == "RJ")
             #expect(try await Self.validate(client, token: ybscToken).json["user_name"] as? String == "ybsc")
+            #expect(try await SignInTests.page(client, "/settings", ybsc).body.contains("go into the archive of <strong>ybsc</strong>"))
 
             #expect(try await Self.submit(client, token: rjToken, Self.payload("single", [Self.listen(at: Self.now - 600)])).status == .ok)
             #expect(try await Self.stored(harness, "RJ") == 1)

@@ -37,6 +37,9 @@ struct SettingsRoutes: Sendable {
         let address: String
         let action: String
         let made: String?
+        /// Whose archive the token's listens go to; nil: a household
+        /// without "me", whose listens have nowhere to go yet.
+        let user: String?
         var newToken: String?
     }
 
@@ -68,14 +71,20 @@ struct SettingsRoutes: Sendable {
     }
 
     /// The listen section for `owner`, when the API is on.
-    func listens(of owner: ListOwner, settings: Settings) async -> ListenAPIView? {
+    func listens(of owner: ListOwner, settings: Settings, request: Request) async -> ListenAPIView? {
         guard let tokens = dependencies.listenTokens else { return nil }
         let made = (try? await tokens.store.tokenMade(by: owner)) ?? nil
+        var user: String?
+        switch await dependencies.viewer(of: request) {
+        case .account(let account): user = account.name.value
+        case .household: user = (try? await dependencies.lists.owned(by: .household).users())?.first(where: \.isMe)?.name
+        case .visitor: user = nil
+        }
         let formatter = DateFormatter()
         formatter.locale = Locale(identifier: "en_GB")
         formatter.timeZone = settings.timeZone
         formatter.dateFormat = "d MMMM yyyy, HH:mm"
-        return ListenAPIView(address: address.base, action: Paths.listenToken, made: made.map { formatter.string(from: $0) })
+        return ListenAPIView(address: address.base, action: Paths.listenToken, made: made.map { formatter.string(from: $0) }, user: user)
     }
 
     func show(_ request: Request) async throws -> Response {
@@ -83,7 +92,7 @@ struct SettingsRoutes: Sendable {
         let owner = try await owner(of: request)
         let settings = await dependencies.settings.current(for: owner)
         var view = view(settings, csrf: csrf.value)
-        view.listens = await listens(of: owner, settings: settings)
+        view.listens = await listens(of: owner, settings: settings, request: request)
         if request.uri.queryParameters.get("saved") != nil { view.notice = "Settings saved." }
         var response = dependencies.pages.response("settings", view)
         response.attach(csrf: csrf)
@@ -97,14 +106,14 @@ struct SettingsRoutes: Sendable {
         var settings = await dependencies.settings.current(for: owner)
         guard let threshold = form["filter"].flatMap(Int.init), PlayCountFilter.choices.contains(threshold) else {
             var view = view(settings, csrf: form["csrf"] ?? "")
-            view.listens = await listens(of: owner, settings: settings)
+            view.listens = await listens(of: owner, settings: settings, request: request)
             view.formError = "Choose one of the filter values offered."
             return dependencies.pages.response("settings", view, status: .unprocessableContent)
         }
         let zone = (form["timezone"] ?? "").trimmingWhitespace()
         if !zone.isEmpty, TimeZone(identifier: zone) == nil {
             var view = view(settings, csrf: form["csrf"] ?? "")
-            view.listens = await listens(of: owner, settings: settings)
+            view.listens = await listens(of: owner, settings: settings, request: request)
             view.formError = "“\(zone)” is not a time zone. Use a name such as Europe/Berlin or America/New_York."
             return dependencies.pages.response("settings", view, status: .unprocessableContent)
         }
@@ -126,7 +135,7 @@ struct SettingsRoutes: Sendable {
         let token = try await tokens.renew(for: owner)
         let settings = await dependencies.settings.current(for: owner)
         var view = view(settings, csrf: form["csrf"] ?? "")
-        view.listens = await listens(of: owner, settings: settings)
+        view.listens = await listens(of: owner, settings: settings, request: request)
         view.listens?.newToken = token
         var response = dependencies.pages.response("settings", view)
         // The token is in this page alone: no cache may keep it.

@@ -188,6 +188,9 @@ import VinylogueCore
                 (Self.payload("single", [Self.listen(at: Self.now - 600, extra: #", "additional_info": {"duration_ms": "200000"}"#)]), "duration_ms"),
                 // One bad listen among good ones: the whole import is refused.
                 (Self.payload("import", [good, Self.listen(at: Self.now - 1200), Self.listen(at: 5)]), "Listen 3's listened_at"),
+                // Nesting deep enough to overflow a recursive reader's stack.
+                (#"{"listen_type": "import", "payload": "# + String(repeating: "[", count: 100_000) + String(repeating: "]", count: 100_000) + "}",
+                 "JSON"),
                 (Self.payload("import", (0...1000).map { Self.listen(at: Self.now - 600 - Int64($0) * 200, track: "T\($0)") }), "at most 1000 listens"),
             ]
             for (body, sentence) in cases {

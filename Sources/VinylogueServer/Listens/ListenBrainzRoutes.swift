@@ -71,7 +71,9 @@ struct ListenBrainzRoutes: Sendable {
     }
 
     func validate(_ request: Request) async -> Response {
-        guard let token = ListenTokens.presented(in: request) ?? request.uri.queryParameters.get("token") else {
+        // Only from the header: ListenBrainz also takes `?token=`, but an
+        // address ends up in logs and histories, and a token must not.
+        guard let token = ListenTokens.presented(in: request) else {
             return Self.failure(.badRequest, "You need to provide an Authorization token.")
         }
         switch await resolve(token) {

@@ -72,17 +72,22 @@ final class RenderedPages: Sendable {
         }
     }
 
-    /// Forgets every chart and every-year page (or card) of `user`, after
-    /// listens were added to their archive: a kept one would show them
-    /// missing. Keys start with the kind of page, then the user
-    /// (`chart|name|…`, `card|chart|name|…`, `card|history|name|…`).
+    /// Forgets everything kept that names `user`, after listens were added
+    /// to their archive: a kept page, card or JSON answer would show them
+    /// missing. Keys are fields joined by "|" (lists by ","), one of them
+    /// the user's name (`chart|name|…`, `card|history|name|…`, …); a key
+    /// that only happens to hold the same word is dropped too, which costs
+    /// one render.
     func removePages(of user: Username) {
-        let prefixes = ["chart|", "card|chart|", "card|history|"].map { $0 + user.key + "|" }
         kept.withLock { kept in
-            for key in kept.entries.keys where prefixes.contains(where: key.lowercased().hasPrefix) {
+            for key in kept.entries.keys where Self.names(key, user) {
                 if let entry = kept.entries.removeValue(forKey: key) { kept.bytes -= entry.body.readableBytes }
             }
         }
+    }
+
+    static func names(_ key: String, _ user: Username) -> Bool {
+        key.lowercased().split(whereSeparator: { $0 == "|" || $0 == "," }).contains { $0 == user.key }
     }
 
     func removeAll() {

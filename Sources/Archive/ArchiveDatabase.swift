@@ -135,6 +135,7 @@ public final class ArchiveDatabase: Sendable {
         SQLiteAccountStore.registerMigrations(in: &migrator)
         WeeklyRollup.registerMigrations(in: &migrator, progress: progress)
         SQLiteAlbumCoverStore.registerMigrations(in: &migrator)
+        SQLiteListenTokenStore.registerMigrations(in: &migrator)
         return migrator
     }
 

@@ -34,6 +34,13 @@ public struct PersonalDataExport: Sendable {
         public let expiresAt: Date
     }
 
+    /// A listen-submission token's digest and whose it is.
+    public struct ListenTokenRow: Sendable {
+        public let owner: Int64
+        public let tokenDigest: String
+        public let createdAt: Date
+    }
+
     public struct ResponseRow: Sendable {
         public let key: String
         public let body: Data
@@ -86,6 +93,15 @@ public struct PersonalDataExport: Sendable {
             try Row.fetchAll(db, sql: "SELECT token_digest, account_id, created_at, expires_at FROM web_session ORDER BY token_digest").map {
                 SessionRow(tokenDigest: $0[0], accountID: $0[1], createdAt: Date(timeIntervalSince1970: $0[2]),
                            expiresAt: Date(timeIntervalSince1970: $0[3]))
+            }
+        }
+    }
+
+    /// Every listen-submission token (digests only; one per owner).
+    public func listenTokens() async throws -> [ListenTokenRow] {
+        try await writer.read { db in
+            try Row.fetchAll(db, sql: "SELECT owner, token_digest, created_at FROM listen_token ORDER BY owner").map {
+                ListenTokenRow(owner: $0[0], tokenDigest: $0[1], createdAt: Date(timeIntervalSince1970: $0[2]))
             }
         }
     }
@@ -160,7 +176,7 @@ public struct PersonalDataExport: Sendable {
             var counts: [String: Int] = [:]
             for (name, table) in [("accounts", "account"), ("list entries", "list_entry"), ("settings", "owner_setting"),
                                   ("sessions", "web_session"), ("saved Last.fm answers", "response_cache"), ("scrobbles", "scrobble"),
-                                  ("remembered covers", "album_cover")] {
+                                  ("remembered covers", "album_cover"), ("listen tokens", "listen_token")] {
                 counts[name] = try Int.fetchOne(db, sql: "SELECT count(*) FROM \(table)") ?? 0
             }
             return counts

@@ -13,6 +13,8 @@ public enum ScrobbleOrigin: Int, Sendable, Codable, CaseIterable {
     case maloja = 6
     /// A portable player's `.scrobbler.log` (Rockbox).
     case scrobblerLog = 7
+    /// Received from a player through the ListenBrainz-compatible `/1/` API.
+    case received = 8
 }
 
 /// A person whose scrobbles are archived. Scrobble rows carry this small

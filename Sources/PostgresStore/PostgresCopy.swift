@@ -85,6 +85,21 @@ public struct PostgresCopy: Sendable {
         }
     }
 
+    /// Copies listen-submission tokens: a token copied works against the
+    /// fleet as it did at home (one per owner; the copy's replaces one the
+    /// database already held for that owner).
+    public func write(_ tokens: [PersonalDataExport.ListenTokenRow]) async throws {
+        let logger = self.logger
+        try await database.client.withTransaction(logger: logger) { connection in
+            for t in tokens {
+                try await connection.query("""
+                    INSERT INTO listen_token(owner, token_digest, created_at) VALUES (\(t.owner), \(t.tokenDigest), \(t.createdAt))
+                    ON CONFLICT (owner) DO UPDATE SET token_digest = EXCLUDED.token_digest, created_at = EXCLUDED.created_at
+                    """, logger: logger)
+            }
+        }
+    }
+
     public func write(_ responses: [PersonalDataExport.ResponseRow]) async throws {
         let logger = self.logger
         try await database.client.withTransaction(logger: logger) { connection in
@@ -143,7 +158,7 @@ public struct PostgresCopy: Sendable {
         var counts: [String: Int] = [:]
         for (name, table) in [("accounts", "account"), ("list entries", "list_entry"), ("settings", "owner_setting"),
                               ("sessions", "web_session"), ("saved Last.fm answers", "lastfm_response"), ("scrobbles", "scrobble"),
-                              ("remembered covers", "album_cover")] {
+                              ("remembered covers", "album_cover"), ("listen tokens", "listen_token")] {
             for try await n in try await database.client.query(PostgresQuery(unsafeSQL: "SELECT count(*) FROM \(table)"), logger: logger).decode(Int64.self) {
                 counts[name] = Int(n)
             }

@@ -247,6 +247,15 @@ public final class PostgresDatabase: Sendable {
         ]),
         // Kept weekly charts (`PostgresWeeklyRollup.swift`), counted for what is archived.
         Migration(name: "weekly-charts", statements: PostgresScrobbleStore.chartTable, then: PostgresScrobbleStore.countCharts),
+        // Listen-submission tokens by their SHA-256 digest, one per owner (`PostgresListenTokenStore`).
+        Migration(name: "listen-tokens", statements: [
+            """
+            CREATE TABLE listen_token (
+                owner BIGINT PRIMARY KEY,
+                token_digest TEXT NOT NULL UNIQUE,
+                created_at TIMESTAMPTZ NOT NULL)
+            """,
+        ]),
     ]
 
     /// Applies the migrations this database has not had, holding an

@@ -85,6 +85,7 @@ extension Composition {
             database: postgres.map { postgres in DatabaseHealth(kind: "postgresql") { await postgres.isReachable() } }
                 ?? DatabaseHealth(kind: "sqlite") { await database.isReadable() },
             shareCards: ShareCardStore(dataDirectory: directory, artwork: artwork),
-            albumCovers: postgres.map { PostgresAlbumCoverStore($0) } ?? SQLiteAlbumCoverStore(database))
+            albumCovers: postgres.map { PostgresAlbumCoverStore($0) } ?? SQLiteAlbumCoverStore(database),
+            listenTokens: postgres.map { PostgresListenTokenStore($0) } ?? SQLiteListenTokenStore(database))
     }
 }

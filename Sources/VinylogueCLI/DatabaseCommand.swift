@@ -14,7 +14,7 @@ struct DatabaseCommand: AsyncParsableCommand {
 }
 
 /// `vinylogue db copy --from DIR --to postgres://…`: copies what a SQLite
-/// data directory holds that PostgreSQL can hold (accounts, sessions, lists,
+/// data directory holds that PostgreSQL can hold (accounts, sessions, listen tokens, lists,
 /// settings, saved Last.fm answers, the scrobble archive) into a PostgreSQL database, then checks
 /// the counts. Run it again after an interruption: it upserts, so it ends
 /// with the same rows.
@@ -61,6 +61,9 @@ struct CopyCommand: AsyncParsableCommand {
                 let sessions = try await export.sessions()
                 try await copy.write(sessions)
                 out.write("  sessions: \(sessions.count)\n")
+                let tokens = try await export.listenTokens()
+                try await copy.write(tokens)
+                out.write("  listen tokens: \(tokens.count)\n")
                 var last = "", responses = 0
                 while true {
                     let batch = try await export.responses(after: last, limit: Self.page)

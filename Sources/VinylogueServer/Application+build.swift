@@ -54,9 +54,12 @@ func buildRouter(configuration: ServerConfiguration, dependencies: ServerDepende
     ShareCardRoutes(dependencies: dependencies, address: address).register(on: router)
     CoverRoutes(dependencies: dependencies).register(on: router)
     FeedRoutes(dependencies: dependencies, address: address).register(on: router)
-    SettingsRoutes(dependencies: dependencies, configuration: configuration).register(on: router)
+    SettingsRoutes(dependencies: dependencies, configuration: configuration, address: address).register(on: router)
     if let sessions = dependencies.signIn {
         SignInRoutes(dependencies: dependencies, sessions: sessions, configuration: configuration, address: address).register(on: router)
+    }
+    if let tokens = dependencies.listenTokens {
+        ListenBrainzRoutes(dependencies: dependencies, tokens: tokens).register(on: router)
     }
     router.get("/api/users") { request, _ in
         guard let owner = await dependencies.viewer(of: request).owner else {

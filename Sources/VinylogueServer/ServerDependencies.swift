@@ -33,9 +33,15 @@ public struct ServerDependencies: Sendable {
     public let shareCards: ShareCardStore
     public let pages: PageRenderer
     let rendered: RenderedPages
+    /// Complete share cards (`ShareCardRoutes`), kept 5 minutes.
+    let renderedCards: RenderedPages
     /// Work pages start and do not wait for; stopped with the server.
     public let background: BackgroundWork
     let canonicalNames = CanonicalNames()
+    /// Listen-submission tokens for the `/1/` API; nil: the API is off.
+    let listenTokens: ListenTokens?
+    /// What players said is playing now (`playing_now`), in memory only.
+    let nowPlaying: NowPlaying
     /// How long pages wait for slow upstream work they can do without.
     public struct Patience: Sendable {
         /// For Last.fm's spelling of a name, before serving without a redirect.
@@ -70,7 +76,9 @@ public struct ServerDependencies: Sendable {
                 archive: (any ScrobbleArchive)? = nil, patience: Patience = Patience(), background: BackgroundWork = BackgroundWork(),
                 accounts: (any AccountStore)? = nil, secureCookies: Bool = false,
                 database: DatabaseHealth = DatabaseHealth(kind: "sqlite") { true }, shareCards: ShareCardStore,
-                albumCovers: (any AlbumCoverStore)? = nil) {
+                albumCovers: (any AlbumCoverStore)? = nil, listenTokens: (any ListenTokenStore)? = nil) {
+        self.listenTokens = listenTokens.map { ListenTokens(store: $0, clock: clock, accountsOn: accounts != nil, lists: lists) }
+        self.nowPlaying = NowPlaying(clock: clock)
         self.shareCards = shareCards
         self.albumCovers = albumCovers.map { AlbumCovers(store: $0, albums: lastFM, clock: clock) }
         self.database = database
@@ -82,6 +90,7 @@ public struct ServerDependencies: Sendable {
         self.archive = archive
         self.settings = settings
         self.rendered = RenderedPages(clock: clock)
+        self.renderedCards = RenderedPages(clock: clock, lifetime: 300, capacity: 500, maxBytes: 64 << 20)
         self.clock = clock
         self.lastFM = lastFM
         self.demo = demo

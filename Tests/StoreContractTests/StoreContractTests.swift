@@ -18,6 +18,7 @@ import VinylogueCore
         let lists: any ListStore
         let accounts: any AccountStore
         let scrobbles: any ScrobbleArchive
+        let listenTokens: any ListenTokenStore
     }
 
     /// Fresh, empty stores on `backend` for the duration of `body`.
@@ -28,12 +29,12 @@ import VinylogueCore
             defer { try? FileManager.default.removeItem(at: directory) }
             let database = try ArchiveDatabase(directory: directory)
             try await body(Stores(lists: SQLiteListStore(database), accounts: SQLiteAccountStore(database),
-                                  scrobbles: SQLiteScrobbleStore(database: database)))
+                                  scrobbles: SQLiteScrobbleStore(database: database), listenTokens: SQLiteListenTokenStore(database)))
         case .postgres:
             try await withFreshPostgres { url in
                 try await PostgresDatabase.with(url: url) { database in
                     try await body(Stores(lists: PostgresListStore(database), accounts: PostgresAccountStore(database),
-                                      scrobbles: PostgresScrobbleStore(database)))
+                                      scrobbles: PostgresScrobbleStore(database), listenTokens: PostgresListenTokenStore(database)))
                 }
             }
         }
@@ -49,6 +50,31 @@ import VinylogueCore
     }
 
     static func names(_ list: any ListStore) async throws -> [String] { try await list.users().map(\.name) }
+
+    /// One listen token per owner, found by its digest; a new one replaces
+    /// the old at once; an account's holder carries the account's name.
+    @Test(arguments: Backend.allCases)
+    func listenTokensAreOnePerOwnerFoundByDigest(_ backend: Backend) async throws {
+        try await Self.withStores(backend) { stores in
+            let tokens = stores.listenTokens
+            let made = Date(timeIntervalSince1970: 1_700_000_000)
+            #expect(try await tokens.holder(ofToken: "d1") == nil)
+            #expect(try await tokens.tokenMade(by: .household) == nil)
+            try await tokens.replaceToken(of: .household, digest: "d1", at: made)
+            #expect(try await tokens.holder(ofToken: "d1") == ListenTokenHolder(owner: .household, accountName: nil))
+            #expect(try await tokens.tokenMade(by: .household) == made)
+
+            let (rj, _) = try await stores.accounts.signedIn(try Username("RJ"), lastFMSessionKey: "k", at: made)
+            try await tokens.replaceToken(of: rj.owner, digest: "d2", at: made)
+            #expect(try await tokens.holder(ofToken: "d2") == ListenTokenHolder(owner: rj.owner, accountName: try Username("RJ")))
+
+            try await tokens.replaceToken(of: .household, digest: "d3", at: made.addingTimeInterval(60))
+            #expect(try await tokens.holder(ofToken: "d1") == nil, "the old token stops at once")
+            #expect(try await tokens.holder(ofToken: "d3")?.owner == .household)
+            #expect(try await tokens.holder(ofToken: "d2")?.owner == rj.owner, "another owner's token is untouched")
+            #expect(try await tokens.tokenMade(by: .household) == made.addingTimeInterval(60))
+        }
+    }
 
     @Test(arguments: Backend.allCases)
     func aListKeepsItsOrderAndItsMe(_ backend: Backend) async throws {

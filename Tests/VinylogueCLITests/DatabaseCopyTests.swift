@@ -25,6 +25,8 @@ import VinylogueCore
         let (account, _) = try await SQLiteAccountStore(database).signedIn(Username("RJ"), lastFMSessionKey: "sk", at: now)
         try await household.owned(by: account.owner).addAll([Username("RJ"), Username("demo")])
         try await SQLiteAccountStore(database).startSession(digest: "d1", for: account, at: now, expires: .distantFuture, replacing: nil)
+        try await SQLiteListenTokenStore(database).replaceToken(of: .household, digest: "t0", at: now)
+        try await SQLiteListenTokenStore(database).replaceToken(of: account.owner, digest: "t1", at: now)
         let cache = ResponseCacheTable(database)
         for n in 0..<1_200 { await cache.store(Data("{\"n\":\(n)}".utf8), for: "user.getinfo&user=u\(n)", at: now, expires: .distantFuture) }
         let cover = try #require(ArtworkAddress(localPath: "/art/300x300/bebe11f4ddf3dee473b26c7e2d5c9ff6.png"))
@@ -61,6 +63,7 @@ import VinylogueCore
                 #expect(run.stdout.contains("  list entries: 4\n"), "\(run.stdout)")
                 #expect(run.stdout.contains("  saved Last.fm answers: 1200\n"))
                 #expect(run.stdout.contains("  remembered covers: 2\n"))
+                #expect(run.stdout.contains("  listen tokens: 2\n"))
                 #expect(run.stdout.contains("  scrobbles of alice: 25,000\n"), "\(run.stdout)")
                 #expect(run.stdout.contains("Counts checked"))
             }
@@ -71,6 +74,9 @@ import VinylogueCore
                 #expect(try await lists.owned(by: account.owner).users().map(\.name) == ["RJ", "demo"])
                 let accounts = PostgresAccountStore(postgres)
                 #expect(try await accounts.account(forSession: "d1", at: now)?.name.value == "RJ")
+                let tokens = PostgresListenTokenStore(postgres)
+                #expect(try await tokens.holder(ofToken: "t0") == ListenTokenHolder(owner: .household, accountName: nil))
+                #expect(try await tokens.holder(ofToken: "t1") == ListenTokenHolder(owner: account.owner, accountName: try Username("RJ")))
                 // A new account after the copy does not take a copied id.
                 let (next, isNew) = try await accounts.signedIn(Username("ybsc"), lastFMSessionKey: "sk2", at: now)
                 #expect(isNew && next.id > account.id)

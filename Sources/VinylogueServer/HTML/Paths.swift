@@ -12,6 +12,8 @@ enum Paths {
 
     static let home = "/"
     static let settings = "/settings"
+    /// POST: makes a new listen-submission token (the old one stops working).
+    static let listenToken = "/settings/listen-token"
     static let users = "/users"
     static let usersReorder = "/users/reorder"
     static let friendsImport = "/friends/import"

@@ -94,6 +94,24 @@ final class RenderedPages: Sendable {
         }
     }
 
+    /// Forgets everything kept that names `user`, after listens were added
+    /// to their archive: a kept page, card or JSON answer would show them
+    /// missing. Keys are fields joined by "|" (lists by ","), one of them
+    /// the user's name (`chart|name|…`, `card|history|name|…`, …); a key
+    /// that only happens to hold the same word is dropped too, which costs
+    /// one render.
+    func removePages(of user: Username) {
+        kept.withLock { kept in
+            for key in kept.entries.keys where Self.names(key, user) {
+                if let entry = kept.entries.removeValue(forKey: key) { kept.bytes -= entry.body.readableBytes }
+            }
+        }
+    }
+
+    static func names(_ key: String, _ user: Username) -> Bool {
+        key.lowercased().split(whereSeparator: { $0 == "|" || $0 == "," }).contains { $0 == user.key }
+    }
+
     func removeAll() {
         kept.withLock { $0 = Kept() }
     }

@@ -3,13 +3,16 @@ import Foundation
 import Hummingbird
 import VinylogueCore
 
-/// `/settings`: the play-count filter, the time zone, and whether a Last.fm
-/// API key is configured.
+/// `/settings`: the play-count filter, the time zone, whether a Last.fm
+/// API key is configured, and the listen-submission token for the
+/// ListenBrainz-compatible API (`POST /settings/listen-token` makes a new one).
 struct SettingsRoutes: Sendable {
     typealias Context = BasicRequestContext
 
     let dependencies: ServerDependencies
     let configuration: ServerConfiguration
+    /// The public address, which players are pointed at.
+    let address: PublicAddress
 
     struct Option {
         let value: Int
@@ -25,6 +28,19 @@ struct SettingsRoutes: Sendable {
         let apiKeyConfigured: Bool
         var notice: String?
         var formError: String?
+        var listens: ListenAPIView?
+    }
+
+    /// The listen-submission section: where to point a player, and the
+    /// token (its value only right after it was made: only its digest is kept).
+    struct ListenAPIView {
+        let address: String
+        let action: String
+        let made: String?
+        /// Whose archive the token's listens go to; nil: a household
+        /// without "me", whose listens have nowhere to go yet.
+        let user: String?
+        var newToken: String?
     }
 
     static let zones = TimeZone.knownTimeZoneIdentifiers.sorted()
@@ -32,6 +48,9 @@ struct SettingsRoutes: Sendable {
     func register(on router: Router<Context>) {
         router.get(RouterPath(Paths.settings)) { request, _ in try await self.show(request) }
         router.post(RouterPath(Paths.settings)) { request, _ in try await self.save(request) }
+        if dependencies.listenTokens != nil {
+            router.post(RouterPath(Paths.listenToken)) { request, _ in try await self.renewToken(request) }
+        }
     }
 
     func view(_ settings: Settings, csrf: String) -> View {
@@ -51,9 +70,29 @@ struct SettingsRoutes: Sendable {
         return owner
     }
 
+    /// The listen section for `owner`, when the API is on.
+    func listens(of owner: ListOwner, settings: Settings, request: Request) async -> ListenAPIView? {
+        guard let tokens = dependencies.listenTokens else { return nil }
+        let made = (try? await tokens.store.tokenMade(by: owner)) ?? nil
+        var user: String?
+        switch await dependencies.viewer(of: request) {
+        case .account(let account): user = account.name.value
+        case .household: user = (try? await dependencies.lists.owned(by: .household).users())?.first(where: \.isMe)?.name
+        case .visitor: user = nil
+        }
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_GB")
+        formatter.timeZone = settings.timeZone
+        formatter.dateFormat = "d MMMM yyyy, HH:mm"
+        return ListenAPIView(address: address.base, action: Paths.listenToken, made: made.map { formatter.string(from: $0) }, user: user)
+    }
+
     func show(_ request: Request) async throws -> Response {
         let csrf = CSRFProtection.token(for: request)
-        var view = view(await dependencies.settings.current(for: try await owner(of: request)), csrf: csrf.value)
+        let owner = try await owner(of: request)
+        let settings = await dependencies.settings.current(for: owner)
+        var view = view(settings, csrf: csrf.value)
+        view.listens = await listens(of: owner, settings: settings, request: request)
         if request.uri.queryParameters.get("saved") != nil { view.notice = "Settings saved." }
         var response = dependencies.pages.response("settings", view)
         response.attach(csrf: csrf)
@@ -67,12 +106,14 @@ struct SettingsRoutes: Sendable {
         var settings = await dependencies.settings.current(for: owner)
         guard let threshold = form["filter"].flatMap(Int.init), PlayCountFilter.choices.contains(threshold) else {
             var view = view(settings, csrf: form["csrf"] ?? "")
+            view.listens = await listens(of: owner, settings: settings, request: request)
             view.formError = "Choose one of the filter values offered."
             return dependencies.pages.response("settings", view, status: .unprocessableContent)
         }
         let zone = (form["timezone"] ?? "").trimmingWhitespace()
         if !zone.isEmpty, TimeZone(identifier: zone) == nil {
             var view = view(settings, csrf: form["csrf"] ?? "")
+            view.listens = await listens(of: owner, settings: settings, request: request)
             view.formError = "“\(zone)” is not a time zone. Use a name such as Europe/Berlin or America/New_York."
             return dependencies.pages.response("settings", view, status: .unprocessableContent)
         }
@@ -82,5 +123,23 @@ struct SettingsRoutes: Sendable {
         // so the next page is made with these and nobody else's changes.
         try await dependencies.settings.save(settings, for: owner)
         return .redirect(to: Paths.settings + "?saved=1", type: .normal)
+    }
+
+    /// Makes a new listen-submission token for the viewer and shows it once;
+    /// the old token stops working at once.
+    func renewToken(_ request: Request) async throws -> Response {
+        let form = try await FormFields.read(request, limit: configuration.maxBodyBytes)
+        try CSRFProtection.verify(request, form: form)
+        let owner = try await owner(of: request)
+        guard let tokens = dependencies.listenTokens else { throw HTTPError(.notFound) }
+        let token = try await tokens.renew(for: owner)
+        let settings = await dependencies.settings.current(for: owner)
+        var view = view(settings, csrf: form["csrf"] ?? "")
+        view.listens = await listens(of: owner, settings: settings, request: request)
+        view.listens?.newToken = token
+        var response = dependencies.pages.response("settings", view)
+        // The token is in this page alone: no cache may keep it.
+        response.headers[.cacheControl] = "no-store"
+        return response
     }
 }

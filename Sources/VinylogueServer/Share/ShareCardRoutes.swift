@@ -31,13 +31,13 @@ struct ShareCardRoutes: Sendable {
     let dependencies: ServerDependencies
     let address: PublicAddress
     /// Complete cards by what was asked (as `RenderedPages` keeps pages), so
-    /// a warm card costs a dictionary lookup, like a warm page.
-    let kept: RenderedPages
+    /// a warm card costs a dictionary lookup, like a warm page. Kept in the
+    /// dependencies, so received listens can make a user's cards forgotten.
+    var kept: RenderedPages { dependencies.renderedCards }
 
     init(dependencies: ServerDependencies, address: PublicAddress) {
         self.dependencies = dependencies
         self.address = address
-        kept = RenderedPages(clock: dependencies.clock, lifetime: 300, capacity: 500, maxBytes: 64 << 20)
     }
 
     func register(on router: Router<Context>) {

@@ -1,0 +1,128 @@
+import Archive
+import Foundation
+import Hummingbird
+import NIOCore
+import VinylogueCore
+
+/// The ListenBrainz-compatible API under `/1/`, so players and scrobblers
+/// that speak ListenBrainz (pointed at this server's address) keep their
+/// listens here: `POST /1/submit-listens` and `GET /1/validate-token`,
+/// answered in ListenBrainz's shapes (`{"status": "ok"}`, `{"code": 400,
+/// "error": "…"}`, 401 for a missing or wrong token).
+///
+/// A token submits only for its owner's archive user. Listens go into the
+/// archive through `ScrobbleArchive.store` (one transaction for the whole
+/// payload, the duplicate rule, the kept weekly charts) as
+/// `ScrobbleOrigin.received`; `playing_now` is remembered in memory only.
+struct ListenBrainzRoutes: Sendable {
+    typealias Context = BasicRequestContext
+
+    let dependencies: ServerDependencies
+    let tokens: ListenTokens
+
+    func register(on router: Router<Context>) {
+        router.post("/1/submit-listens") { request, _ in await self.submit(request) }
+        router.get("/1/validate-token") { request, _ in await self.validate(request) }
+    }
+
+    func submit(_ request: Request) async -> Response {
+        guard let token = ListenTokens.presented(in: request) else {
+            return Self.failure(.unauthorized, "You need to provide an Authorization header: Token followed by your token from the settings page.")
+        }
+        let user: Username
+        switch await resolve(token) {
+        case .success(.user(let name)): user = name
+        case .success(.invalid): return Self.failure(.unauthorized, "Invalid authorization token.")
+        case .success(.nobody): return Self.failure(.unauthorized, Self.nobodySentence)
+        case .failure(let failure): return failure.response
+        }
+        let body: ByteBuffer
+        do {
+            body = try await request.body.collect(upTo: ListenSubmission.maxBodyBytes)
+        } catch is NIOTooManyBytesError {
+            return Self.failure(.contentTooLarge, "The payload is larger than \(ListenSubmission.maxBodyBytes) bytes; send at most 1000 listens at a time.")
+        } catch {
+            return Self.failure(.badRequest, "The body could not be read.")
+        }
+        let submission: ListenSubmission
+        do {
+            submission = try ListenSubmission(json: Data(buffer: body), now: dependencies.clock.now)
+        } catch {
+            return Self.failure(.badRequest, error.message)
+        }
+        switch submission.type {
+        case .playingNow:
+            let listen = submission.listens[0]
+            dependencies.nowPlaying.started(listen.scrobble, seconds: listen.duration, for: user)
+        case .single, .import:
+            guard let archive = dependencies.archive else {
+                return Self.failure(.serviceUnavailable, "This server keeps no archive to store listens in.")
+            }
+            do {
+                try await archive.store(submission.listens.map(\.scrobble), of: user, origin: .received)
+            } catch {
+                return Self.failure(.serviceUnavailable, "The listens could not be stored: \(error.forVisitors)")
+            }
+            // The user's pages and cards kept in memory were made without these listens.
+            dependencies.rendered.removePages(of: user)
+            dependencies.renderedCards.removePages(of: user)
+        }
+        return APIResponse.json(Data(#"{"status":"ok"}"#.utf8))
+    }
+
+    func validate(_ request: Request) async -> Response {
+        // Only from the header: ListenBrainz also takes `?token=`, but an
+        // address ends up in logs and histories, and a token must not.
+        guard let token = ListenTokens.presented(in: request) else {
+            return Self.failure(.badRequest, "You need to provide an Authorization token.")
+        }
+        switch await resolve(token) {
+        case .success(.user(let name)):
+            return Self.json(ValidToken(code: 200, message: "Token valid.", valid: true, userName: name.value))
+        case .success(.nobody):
+            return Self.json(ValidToken(code: 200, message: Self.nobodySentence, valid: false, userName: nil))
+        case .success(.invalid):
+            return Self.json(ValidToken(code: 200, message: "Token invalid.", valid: false, userName: nil))
+        case .failure(let failure):
+            return failure.response
+        }
+    }
+
+    static let nobodySentence = "This server's list has nobody marked as you yet: add yourself first on its home page, then send listens."
+
+    private func resolve(_ token: String) async -> Result<ListenTokens.Resolution, ResponseFailure> {
+        do {
+            return .success(try await tokens.resolve(token))
+        } catch {
+            return .failure(ResponseFailure(response: Self.failure(.serviceUnavailable,
+                                                                   "The database could not be read to check the token; try again in a minute.")))
+        }
+    }
+
+    private struct ResponseFailure: Error { let response: Response }
+
+    private struct ValidToken: Encodable {
+        let code: Int
+        let message: String
+        let valid: Bool
+        let userName: String?
+
+        enum CodingKeys: String, CodingKey { case code, message, valid, userName = "user_name" }
+    }
+
+    private struct Failure: Encodable {
+        let code: Int
+        let error: String
+    }
+
+    static func failure(_ status: HTTPResponse.Status, _ message: String) -> Response {
+        json(Failure(code: status.code, error: message), status: status)
+    }
+
+    static func json(_ value: some Encodable, status: HTTPResponse.Status = .ok) -> Response {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        let data = (try? encoder.encode(value)) ?? Data(#"{"code":500,"error":"Vinylogue could not describe the answer."}"#.utf8)
+        return APIResponse.json(data, status: status)
+    }
+}

@@ -1,0 +1,70 @@
+import Archive
+import Crypto
+import Foundation
+import Hummingbird
+import VinylogueCore
+
+/// Listen-submission tokens as players present them (`Authorization: Token
+/// …`): made from 256 random bits of the system's CSPRNG, stored only as
+/// their SHA-256 digest (`ListenTokenStore`), and resolved to the one
+/// archive user their owner may submit for. A token is never logged and
+/// never echoed in an answer.
+struct ListenTokens: Sendable {
+    let store: any ListenTokenStore
+    let clock: WallClock
+    /// Whether this server has accounts (sign-in): then only accounts'
+    /// tokens work; without, only the household's.
+    let accountsOn: Bool
+    /// The household's list, whose "me" is the household's archive user.
+    let lists: any ListStore
+
+    /// The archive user a token submits for, or why it cannot be used.
+    enum Resolution: Sendable, Equatable {
+        case user(Username)
+        /// No such token (wrong, replaced, or made in the other mode).
+        case invalid
+        /// A household token, but nobody on the list is marked as "me".
+        case nobody
+    }
+
+    /// 256 random bits as 64 lowercase hex digits.
+    static func newToken() -> String {
+        var generator = SystemRandomNumberGenerator()
+        return (0..<4).map { _ in String(format: "%016llx", generator.next() as UInt64) }.joined()
+    }
+
+    static func digest(_ token: String) -> String {
+        SHA256.hash(data: Data(token.utf8)).map { String(format: "%02x", $0) }.joined()
+    }
+
+    /// Makes a new token for `owner`, replacing its old one, and returns it
+    /// (the only time it is ever seen: only its digest is kept).
+    func renew(for owner: ListOwner) async throws -> String {
+        let token = Self.newToken()
+        try await store.replaceToken(of: owner, digest: Self.digest(token), at: clock.now)
+        return token
+    }
+
+    /// The token in `Authorization: Token …` (ListenBrainz's scheme; the
+    /// word is matched without regard to case), if any.
+    static func presented(in request: Request) -> String? {
+        guard let header = request.headers[.authorization] else { return nil }
+        let parts = header.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
+        guard parts.count == 2, parts[0].lowercased() == "token" else { return nil }
+        let token = parts[1].trimmingCharacters(in: .whitespaces)
+        return token.isEmpty ? nil : token
+    }
+
+    /// Who `token` submits for.
+    func resolve(_ token: String) async throws -> Resolution {
+        // Anything that is not shaped like our tokens is not looked up.
+        guard CSRFProtection.isWellFormed(token), let holder = try await store.holder(ofToken: Self.digest(token)) else { return .invalid }
+        if accountsOn {
+            guard holder.owner != .household, let name = holder.accountName else { return .invalid }
+            return .user(name)
+        }
+        guard holder.owner == .household else { return .invalid }
+        guard let me = try await lists.owned(by: .household).users().first(where: \.isMe) else { return .nobody }
+        return .user(me.username)
+    }
+}

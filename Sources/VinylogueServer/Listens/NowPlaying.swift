@@ -1,0 +1,48 @@
+import Foundation
+import Synchronization
+import VinylogueCore
+
+/// What each archive user's player said is playing now (`playing_now`
+/// submissions), kept in memory only, until the track should have ended
+/// (its duration, else 10 minutes) or the next one replaces it. Never
+/// stored as a scrobble: a player submits the listen itself when it counts.
+final class NowPlaying: Sendable {
+    struct Track: Sendable, Equatable {
+        let artist: String
+        let track: String
+        let album: String
+        let until: Date
+    }
+
+    private let playing = Mutex([String: Track]())
+    private let clock: WallClock
+    /// How long a track without a duration counts as playing.
+    static let defaultLength: TimeInterval = 600
+
+    init(clock: WallClock) { self.clock = clock }
+
+    /// `scrobble` is playing for `user` from now, for `seconds` when known.
+    func started(_ scrobble: Scrobble, seconds: Int64?, for user: Username) {
+        let length = seconds.map { TimeInterval(min($0, 6 * 3600)) } ?? Self.defaultLength
+        let track = Track(artist: scrobble.artist, track: scrobble.track, album: scrobble.album, until: clock.now.addingTimeInterval(length))
+        playing.withLock { playing in
+            // Drop the ones that ended, so the map holds only live tracks.
+            let now = clock.now
+            if playing.count > 1000 { playing = playing.filter { $0.value.until > now } }
+            playing[user.key] = track
+        }
+    }
+
+    /// What `user` is playing now, if anything.
+    func track(of user: Username) -> Track? {
+        let now = clock.now
+        return playing.withLock { playing in
+            guard let track = playing[user.key] else { return nil }
+            if track.until <= now {
+                playing[user.key] = nil
+                return nil
+            }
+            return track
+        }
+    }
+}

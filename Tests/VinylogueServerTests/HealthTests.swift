@@ -30,9 +30,11 @@ import VinylogueServer
             try await PostgresDatabase.with(url: adminURL, maximumConnections: 1) { server in
                 try await server.client.query(PostgresQuery(unsafeSQL: "ALTER DATABASE \(name) WITH ALLOW_CONNECTIONS true"))
             }
-            // The pool reconnects on its own.
+            // The pool reconnects on its own, after a backoff that a loaded
+            // machine stretches: asked until it says so (each answer waits
+            // for the database at most its 2 s of patience).
             var back = try await client.getOnce("/healthz")
-            for _ in 0..<5 where back.status != .ok { back = try await client.getOnce("/healthz") }
+            for _ in 0..<30 where back.status != .ok { back = try await client.getOnce("/healthz") }
             #expect(back.status == .ok)
         }
     }

@@ -236,11 +236,11 @@ public final class LastFMClient: ChartSource, UserSource, AlbumSource, Sendable 
         }
     }
 
-    private func fetchOnce(_ request: LastFMRequest, url: String) async throws -> Data {
+    func fetchOnce(_ request: LastFMRequest, url: String, form: String? = nil) async throws -> Data {
         let permit = try await permits.acquire()
         let reply: HTTPReply
         do {
-            reply = try await transport.get(url, configuration.timeout, configuration.maxResponseBytes)
+            reply = try await transport.exchange(url, form, configuration.timeout, configuration.maxResponseBytes)
         } catch {
             await permits.release(permit)
             throw error

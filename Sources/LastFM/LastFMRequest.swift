@@ -27,13 +27,18 @@ struct LastFMRequest: Sendable {
 
     /// The request's URL; `secret` signs it when the request is `signed`.
     func url(base: String, apiKey: String, secret: String? = nil) -> String {
+        base + "?" + form(apiKey: apiKey, secret: secret)
+    }
+
+    /// Every parameter, URL-encoded (a query, or a POST's form body);
+    /// `secret` signs it when the request is `signed`.
+    func form(apiKey: String, secret: String? = nil) -> String {
         var all = parameters
         all["method"] = method
         all["api_key"] = apiKey
         if signed, let secret { all["api_sig"] = Self.signature(all, secret: secret) }
         all["format"] = "json"
-        let query = all.sorted { $0.key < $1.key }.map { "\($0.key)=\(Self.encode($0.value))" }.joined(separator: "&")
-        return base + "?" + query
+        return all.sorted { $0.key < $1.key }.map { "\($0.key)=\(Self.encode($0.value))" }.joined(separator: "&")
     }
 
     /// Last.fm's `api_sig`: the MD5 (lowercase hex) of every parameter but

@@ -14,13 +14,23 @@ public struct HTTPReply: Sendable {
     }
 }
 
-/// Performs one HTTP GET. The live value uses AsyncHTTPClient; tests may
-/// substitute their own, though the project's tests prefer a real local server.
+/// Performs one HTTP GET, or one POST of a form (the calls that change
+/// something, such as `track.scrobble`). The live value uses
+/// AsyncHTTPClient; tests may substitute their own, though the project's
+/// tests prefer a real local server.
 public struct LastFMTransport: Sendable {
-    public let get: @Sendable (_ url: String, _ timeout: Duration, _ maxBytes: Int) async throws(SourceError) -> HTTPReply
+    public typealias Exchange = @Sendable (_ url: String, _ form: String?, _ timeout: Duration, _ maxBytes: Int) async throws(SourceError) -> HTTPReply
 
-    public init(get: @escaping @Sendable (_ url: String, _ timeout: Duration, _ maxBytes: Int) async throws(SourceError) -> HTTPReply) {
-        self.get = get
+    /// GET `url`, or POST `form` (URL-encoded) to it when there is one.
+    public let exchange: Exchange
+
+    public init(exchange: @escaping Exchange) {
+        self.exchange = exchange
+    }
+
+    /// A GET of `url`.
+    public func get(_ url: String, _ timeout: Duration, _ maxBytes: Int) async throws(SourceError) -> HTTPReply {
+        try await exchange(url, nil, timeout, maxBytes)
     }
 
     /// An HTTP client configured for talking to Last.fm and its image hosts:
@@ -37,10 +47,15 @@ public struct LastFMTransport: Sendable {
 
     /// GETs over `client`, mapping AsyncHTTPClient's errors to `SourceError`.
     public static func live(_ client: HTTPClient, userAgent: String = "Vinylogue/1.0") -> LastFMTransport {
-        LastFMTransport { url, timeout, maxBytes throws(SourceError) in
+        LastFMTransport { url, form, timeout, maxBytes throws(SourceError) in
             var request = HTTPClientRequest(url: url)
             request.headers.add(name: "User-Agent", value: userAgent)
             request.headers.add(name: "Accept", value: "application/json")
+            if let form {
+                request.method = .POST
+                request.headers.add(name: "Content-Type", value: "application/x-www-form-urlencoded")
+                request.body = .bytes(ByteBuffer(string: form))
+            }
             do {
                 let response = try await client.execute(request, timeout: .nanoseconds(Int64(timeout.components.seconds * 1_000_000_000 + timeout.components.attoseconds / 1_000_000_000)))
                 let body = try await response.body.collect(upTo: maxBytes)

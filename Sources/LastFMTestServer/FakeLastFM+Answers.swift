@@ -74,6 +74,7 @@ extension FakeLastFM {
         if method == "album.getinfo" { return albumInfo(p) }
         if method == "auth.gettoken" { return .json(Wire.Token(token: issueToken(approvedFor: nil))) }
         if method == "auth.getsession" { return session(p) }
+        if method == "track.scrobble" { return scrobble(p) }
         guard let (name, account) = account(p["user"]) else {
             return .error(6, "User not found", status: 404)
         }

@@ -93,6 +93,9 @@ public actor FakeLastFM {
     var authTokens: [String: IssuedToken] = [:]
     /// Session keys given at sign-in, to the account name.
     var sessionKeys: [String: String] = [:]
+    /// Every scrobble `track.scrobble` accepted, by account name, in the
+    /// order they came, repeats included: what a test counts.
+    var scrobblesReceived: [String: [Scrobble]] = [:]
 
     /// A fake with `ybsc` (fixtures), `rj` and `demo` (generated), and
     /// `hidden` (private).

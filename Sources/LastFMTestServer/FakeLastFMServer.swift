@@ -9,6 +9,7 @@ import NIOCore
 /// - `POST /_fake/faults` with a JSON `FaultRule` injects a fault;
 /// - `DELETE /_fake/faults` clears them;
 /// - `GET /_fake/requests` lists what was asked; `DELETE` forgets it;
+/// - `GET /_fake/scrobbles` lists what `track.scrobble` received;
 /// - `GET /_fake/held?count=N` answers once N answers are held back by the
 ///   `held` fault; `POST /_fake/held/release` lets them go.
 ///
@@ -30,6 +31,25 @@ public enum FakeLastFMServer {
         // Hummingbird 2 treats "2.0" and "2.0/" as one path (registering
         // both traps with "GET already has a handler"); this serves both.
         router.get("2.0", use: api)
+        // The calls that change something (`track.scrobble`) come as a POSTed form.
+        router.post("2.0") { request, _ -> Response in
+            let body = try await request.body.collect(upTo: 1 << 20)
+            var parameters: [String: String] = [:]
+            for pair in String(buffer: body).split(separator: "&") {
+                let parts = pair.split(separator: "=", maxSplits: 1).map {
+                    String($0).replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? String($0)
+                }
+                parameters[parts[0]] = parts.count > 1 ? parts[1] : ""
+            }
+            let reply = await fake.answer(parameters)
+            return Response(status: HTTPResponse.Status(code: reply.status), headers: [.contentType: reply.contentType],
+                            body: ResponseBody(byteBuffer: ByteBuffer(bytes: reply.body)))
+        }
+        // Every scrobble received, by account name (`track.scrobble`).
+        router.get("_fake/scrobbles") { _, _ -> Response in
+            let data = try JSONEncoder().encode(await fake.scrobbles())
+            return Response(status: .ok, headers: [.contentType: "application/json"], body: ResponseBody(byteBuffer: ByteBuffer(bytes: data)))
+        }
         // Album art, as Last.fm's image host serves it: a generated cover
         // for any well-formed address.
         router.get("i/u/:size/:file") { _, context -> Response in

@@ -256,6 +256,8 @@ public final class PostgresDatabase: Sendable {
                 created_at TIMESTAMPTZ NOT NULL)
             """,
         ]),
+        // The forwarding outbox and each owner's choice of services (`PostgresForwardingOutbox`).
+        Migration(name: "forwarding-outbox", statements: PostgresForwardingOutbox.tables),
     ]
 
     /// Applies the migrations this database has not had, holding an

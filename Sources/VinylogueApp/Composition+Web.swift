@@ -75,8 +75,16 @@ extension Composition {
         let artwork = ArtworkStore(dataDirectory: directory, upstream: .live(httpClient), imageBase: configuration.imageBase,
                                    demoCovers: demoCovers, maxDiskBytes: configuration.artCacheBytes,
                                    palettes: postgres.map { PostgresPaletteStore($0) })
+        let lastFM = lastFMClient(cache: cache, permits: permits)
+        let outbox: any ForwardingOutbox = postgres.map { PostgresForwardingOutbox($0) } ?? SQLiteForwardingOutbox(database)
+        // Last.fm takes scrobbles only with an account's session: with sign-in.
+        var upstreams: [any ForwardingUpstream] = []
+        if configuration.lastFM.signsIn { upstreams.append(LastFMForwarding(client: lastFM)) }
+        var forwardingLogger = Logger(label: "vinylogue.forwarding")
+        forwardingLogger.logLevel = logLevel(default: .info)
+        let forwarding = ListenForwarding(outbox: outbox, upstreams: upstreams, clock: clock, logger: forwardingLogger)
         return ServerDependencies(
-            clock: clock, lastFM: lastFMClient(cache: cache, permits: permits), demo: demoOn ? demo : nil,
+            clock: clock, lastFM: lastFM, demo: demoOn ? demo : nil,
             lists: lists, settings: try await CurrentSettings(store: lists, clock: clock), pages: try await PageRenderer.bundled(),
             artwork: artwork, demoCovers: demoCovers, archive: archive, patience: configuration.patience,
             background: background,
@@ -86,6 +94,7 @@ extension Composition {
                 ?? DatabaseHealth(kind: "sqlite") { await database.isReadable() },
             shareCards: ShareCardStore(dataDirectory: directory, artwork: artwork),
             albumCovers: postgres.map { PostgresAlbumCoverStore($0) } ?? SQLiteAlbumCoverStore(database),
-            listenTokens: postgres.map { PostgresListenTokenStore($0) } ?? SQLiteListenTokenStore(database))
+            listenTokens: postgres.map { PostgresListenTokenStore($0) } ?? SQLiteListenTokenStore(database),
+            forwarding: forwarding)
     }
 }

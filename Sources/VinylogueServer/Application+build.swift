@@ -2,6 +2,7 @@ import Foundation
 import Hummingbird
 import Logging
 import NIOCore
+import ServiceLifecycle
 
 /// Builds the web app: every route, grouped by feature, behind the error
 /// and security middleware.
@@ -19,7 +20,7 @@ public func buildApplication(configuration: ServerConfiguration, dependencies: S
         // has not delivered a whole request head within the timeout.
         server: .http1(configuration: .init(idleTimeout: TimeAmount(configuration.idleTimeout))),
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "Vinylogue"),
-        services: [dependencies.background],
+        services: [dependencies.background] + (dependencies.forwarding.map { [$0 as any Service] } ?? []),
         onServerRunning: { channel in
             let port = channel.localAddress?.port ?? configuration.port
             address.listening(on: port)

@@ -42,6 +42,9 @@ public struct ServerDependencies: Sendable {
     let listenTokens: ListenTokens?
     /// What players said is playing now (`playing_now`), in memory only.
     let nowPlaying: NowPlaying
+    /// Forwarding of received listens to Last.fm and ListenBrainz (a
+    /// service of the server), when the server keeps an outbox.
+    public let forwarding: ListenForwarding?
     /// How long pages wait for slow upstream work they can do without.
     public struct Patience: Sendable {
         /// For Last.fm's spelling of a name, before serving without a redirect.
@@ -76,7 +79,9 @@ public struct ServerDependencies: Sendable {
                 archive: (any ScrobbleArchive)? = nil, patience: Patience = Patience(), background: BackgroundWork = BackgroundWork(),
                 accounts: (any AccountStore)? = nil, secureCookies: Bool = false,
                 database: DatabaseHealth = DatabaseHealth(kind: "sqlite") { true }, shareCards: ShareCardStore,
-                albumCovers: (any AlbumCoverStore)? = nil, listenTokens: (any ListenTokenStore)? = nil) {
+                albumCovers: (any AlbumCoverStore)? = nil, listenTokens: (any ListenTokenStore)? = nil,
+                forwarding: ListenForwarding? = nil) {
+        self.forwarding = forwarding
         self.listenTokens = listenTokens.map { ListenTokens(store: $0, clock: clock, accountsOn: accounts != nil, lists: lists) }
         self.nowPlaying = NowPlaying(clock: clock)
         self.shareCards = shareCards

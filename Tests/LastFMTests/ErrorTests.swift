@@ -59,7 +59,7 @@ import VinylogueCore
     @Test func aMissingKeyFailsBeforeAnyRequest() async throws {
         try await withFakeLastFM { fake, client in
             let keyless = LastFMClient(configuration: .init(apiKey: "  ", baseURL: client.configuration.baseURL),
-                                       transport: .init { _, _, _ throws(SourceError) in throw .transport(detail: "must not be called") },
+                                       transport: .init { _, _, _, _ throws(SourceError) in throw .transport(detail: "must not be called") },
                                        clock: .fixed(fixedNow))
             await #expect(throws: SourceError.missingAPIKey) { try await keyless.user(ybsc) }
             #expect(await fake.requests().isEmpty)

@@ -29,9 +29,9 @@ struct ListenBrainzRoutes: Sendable {
         guard let token = ListenTokens.presented(in: request) else {
             return Self.failure(.unauthorized, "You need to provide an Authorization header: Token followed by your token from the settings page.")
         }
-        let user: Username
+        let user: Username, owner: ListOwner
         switch await resolve(token) {
-        case .success(.user(let name)): user = name
+        case .success(.user(let name, let holder)): (user, owner) = (name, holder)
         case .success(.invalid): return Self.failure(.unauthorized, "Invalid authorization token.")
         case .success(.nobody): return Self.failure(.unauthorized, Self.nobodySentence)
         case .failure(let failure): return failure.response
@@ -66,6 +66,16 @@ struct ListenBrainzRoutes: Sendable {
             // The user's pages and cards kept in memory were made without these listens.
             dependencies.rendered.removePages(of: user)
             dependencies.renderedCards.removePages(of: user)
+            if let forwarding = dependencies.forwarding {
+                do {
+                    try await forwarding.enqueue(submission.listens.map { ListenToForward(scrobble: $0.scrobble, duration: $0.duration) },
+                                                 of: owner)
+                } catch {
+                    // Kept, but not yet queued: sent again, they are kept once and queued.
+                    return Self.failure(.serviceUnavailable,
+                                        "The listens were kept but could not be queued for forwarding; send them again in a minute.")
+                }
+            }
         }
         return APIResponse.json(Data(#"{"status":"ok"}"#.utf8))
     }
@@ -77,7 +87,7 @@ struct ListenBrainzRoutes: Sendable {
             return Self.failure(.badRequest, "You need to provide an Authorization token.")
         }
         switch await resolve(token) {
-        case .success(.user(let name)):
+        case .success(.user(let name, _)):
             return Self.json(ValidToken(code: 200, message: "Token valid.", valid: true, userName: name.value))
         case .success(.nobody):
             return Self.json(ValidToken(code: 200, message: Self.nobodySentence, valid: false, userName: nil))

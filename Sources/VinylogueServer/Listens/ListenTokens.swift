@@ -20,7 +20,9 @@ struct ListenTokens: Sendable {
 
     /// The archive user a token submits for, or why it cannot be used.
     enum Resolution: Sendable, Equatable {
-        case user(Username)
+        /// The archive user its listens go to, and whose token it is (whose
+        /// forwarding choices apply).
+        case user(Username, owner: ListOwner)
         /// No such token (wrong, replaced, or made in the other mode).
         case invalid
         /// A household token, but nobody on the list is marked as "me".
@@ -61,10 +63,10 @@ struct ListenTokens: Sendable {
         guard CSRFProtection.isWellFormed(token), let holder = try await store.holder(ofToken: Self.digest(token)) else { return .invalid }
         if accountsOn {
             guard holder.owner != .household, let name = holder.accountName else { return .invalid }
-            return .user(name)
+            return .user(name, owner: holder.owner)
         }
         guard holder.owner == .household else { return .invalid }
         guard let me = try await lists.owned(by: .household).users().first(where: \.isMe) else { return .nobody }
-        return .user(me.username)
+        return .user(me.username, owner: .household)
     }
 }

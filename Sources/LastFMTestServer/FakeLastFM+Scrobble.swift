@@ -1,0 +1,99 @@
+import Foundation
+import VinylogueCore
+
+/// `track.scrobble` as Last.fm plays it: a POST signed with the shared
+/// secret and authorised by a session key (error 13 for a bad signature, 9
+/// for an unknown session key), up to 50 scrobbles as `artist[i]`,
+/// `track[i]`, `timestamp[i]`…, each accepted or ignored with a code (3:
+/// older than 14 days, 4: more than a day ahead). Accepted scrobbles join
+/// the account's recent tracks, and every arrival is counted, repeats
+/// included (`scrobbles()`), so a test can see one sent twice.
+extension FakeLastFM {
+    /// A session key for `user`, as signing in would give.
+    public func session(for user: String) -> String {
+        let name = account(user)?.name ?? user
+        let key = Self.randomHex()
+        sessionKeys[name] = key
+        return key
+    }
+
+    /// Every scrobble received, by account name, in order of arrival.
+    public func scrobbles() -> [String: [Scrobble]] { scrobblesReceived }
+
+    func scrobble(_ p: [String: String]) -> FakeReply {
+        var signed = p
+        signed["api_sig"] = nil
+        guard let signature = p["api_sig"], signature == Self.signature(signed, secret: apiSecret) else {
+            return .error(13, "Invalid method signature supplied", status: 403)
+        }
+        guard let key = p["sk"], let name = sessionKeys.first(where: { $0.value == key })?.key else {
+            return .error(9, "Invalid session key - Please re-authenticate", status: 403)
+        }
+        var items: [Wire.ScrobbleAnswer.Item] = []
+        var accepted = 0
+        let now = Int64(clock.now.timeIntervalSince1970)
+        for index in 0..<Self.scrobbleBatchLimit {
+            guard let artist = p["artist[\(index)]"], let track = p["track[\(index)]"],
+                  let time = p["timestamp[\(index)]"].flatMap(Int64.init) else { break }
+            let scrobble = Scrobble(instant: time, artist: artist, album: p["album[\(index)]"] ?? "", track: track,
+                                    trackMBID: p["mbid[\(index)]"])
+            var code = 0
+            if time < now - 14 * 86_400 { code = 3 } else if time > now + 86_400 { code = 4 }
+            if code == 0 {
+                accepted += 1
+                scrobblesReceived[name, default: []].append(scrobble)
+                scrobbleLate(scrobble, for: name)
+            }
+            items.append(.init(artist: artist, track: track, timestamp: String(time), code: code))
+        }
+        guard !items.isEmpty else { return .error(6, "Invalid parameters - Your request is missing a required parameter") }
+        return .json(Wire.ScrobbleAnswer(items: items, accepted: accepted))
+    }
+
+    static let scrobbleBatchLimit = 50
+}
+
+extension Wire {
+    /// `{"scrobbles": {"scrobble": [...], "@attr": {"accepted": n, "ignored": n}}}`.
+    struct ScrobbleAnswer: Encodable {
+        struct Item: Encodable {
+            let artist: String
+            let track: String
+            let timestamp: String
+            let code: Int
+        }
+        let items: [Item]
+        let accepted: Int
+
+        func encode(to encoder: any Encoder) throws {
+            struct Text: Encodable {
+                let text: String
+                let corrected = "0"
+                enum CodingKeys: String, CodingKey { case text = "#text", corrected }
+            }
+            struct Ignored: Encodable {
+                let code: String
+                let text: String
+                enum CodingKeys: String, CodingKey { case code, text = "#text" }
+            }
+            struct Row: Encodable {
+                let artist: Text
+                let track: Text
+                let timestamp: String
+                let ignoredMessage: Ignored
+            }
+            struct Attributes: Encodable { let accepted: Int; let ignored: Int }
+            struct Body: Encodable {
+                let scrobble: [Row]
+                let attr: Attributes
+                enum CodingKeys: String, CodingKey { case scrobble, attr = "@attr" }
+            }
+            struct Top: Encodable { let scrobbles: Body }
+            let rows = items.map {
+                Row(artist: Text(text: $0.artist), track: Text(text: $0.track), timestamp: $0.timestamp,
+                    ignoredMessage: Ignored(code: String($0.code), text: $0.code == 0 ? "" : "Timestamp failed filter"))
+            }
+            try Top(scrobbles: Body(scrobble: rows, attr: Attributes(accepted: accepted, ignored: items.count - accepted))).encode(to: encoder)
+        }
+    }
+}

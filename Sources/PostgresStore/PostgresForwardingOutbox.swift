@@ -1,0 +1,223 @@
+import Archive
+import Foundation
+import Logging
+import PostgresNIO
+import VinylogueCore
+
+/// `ForwardingOutbox` in PostgreSQL: every instance of a fleet sends from
+/// one outbox. A claim takes its rows with `FOR UPDATE SKIP LOCKED`, so two
+/// instances never claim the same listen, and an instance that dies leaves
+/// its claim to expire at its deadline, when another takes it (uncertain).
+public struct PostgresForwardingOutbox: ForwardingOutbox {
+    let database: PostgresDatabase
+
+    public init(_ database: PostgresDatabase) { self.database = database }
+
+    var logger: Logger { database.logger }
+
+    static let tables = [
+        """
+        CREATE TABLE forwarding (
+            owner BIGINT PRIMARY KEY,
+            to_lastfm BOOLEAN NOT NULL DEFAULT false,
+            listenbrainz_token TEXT,
+            listenbrainz_user TEXT,
+            updated_at TIMESTAMPTZ NOT NULL)
+        """,
+        """
+        CREATE TABLE forward_outbox (
+            id BIGSERIAL PRIMARY KEY,
+            owner BIGINT NOT NULL,
+            target SMALLINT NOT NULL,
+            instant BIGINT NOT NULL,
+            artist TEXT NOT NULL,
+            track TEXT NOT NULL,
+            album TEXT NOT NULL,
+            artist_mbid TEXT,
+            album_mbid TEXT,
+            track_mbid TEXT,
+            duration BIGINT,
+            state SMALLINT NOT NULL DEFAULT 0,
+            attempts INTEGER NOT NULL DEFAULT 0,
+            uncertain BOOLEAN NOT NULL DEFAULT false,
+            due_at TIMESTAMPTZ NOT NULL,
+            reason TEXT,
+            received_at TIMESTAMPTZ NOT NULL,
+            sent_at TIMESTAMPTZ,
+            UNIQUE (owner, target, instant, artist, track))
+        """,
+        "CREATE INDEX forward_outbox_due ON forward_outbox(due_at) WHERE state < 2",
+        "CREATE INDEX forward_outbox_line ON forward_outbox(owner, target, due_at) WHERE state < 2",
+    ]
+
+    public func choice(of owner: ListOwner) async throws -> ForwardingChoice {
+        var choice = ForwardingChoice()
+        let rows = try await database.client.query("""
+            SELECT to_lastfm, listenbrainz_token, listenbrainz_user FROM forwarding WHERE owner = \(owner.id)
+            """, logger: logger)
+        for try await (toLastFM, token, user) in rows.decode((Bool, String?, String?).self) {
+            choice.toLastFM = toLastFM
+            choice.listenBrainzToken = token
+            choice.listenBrainzUser = user
+        }
+        if owner != .household {
+            let accounts = try await database.client.query("SELECT name, lastfm_session_key FROM account WHERE id = \(owner.id)", logger: logger)
+            for try await (name, key) in accounts.decode((String, String).self) { choice.lastFMSession = (name, key) }
+        }
+        return choice
+    }
+
+    public func setForwardsToLastFM(_ on: Bool, for owner: ListOwner, at now: Date) async throws {
+        try await database.client.query("""
+            INSERT INTO forwarding(owner, to_lastfm, updated_at) VALUES (\(owner.id), \(on), \(now))
+            ON CONFLICT (owner) DO UPDATE SET to_lastfm = EXCLUDED.to_lastfm, updated_at = EXCLUDED.updated_at
+            """, logger: logger)
+    }
+
+    public func setListenBrainz(token: String?, user: String?, for owner: ListOwner, at now: Date) async throws {
+        let user = token == nil ? nil : user
+        try await database.client.query("""
+            INSERT INTO forwarding(owner, listenbrainz_token, listenbrainz_user, updated_at) VALUES (\(owner.id), \(token), \(user), \(now))
+            ON CONFLICT (owner) DO UPDATE SET listenbrainz_token = EXCLUDED.listenbrainz_token,
+                listenbrainz_user = EXCLUDED.listenbrainz_user, updated_at = EXCLUDED.updated_at
+            """, logger: logger)
+    }
+
+    public func enqueue(_ listens: [ListenToForward], of owner: ListOwner, to targets: Set<ForwardingTarget>, at now: Date) async throws -> Int {
+        guard !listens.isEmpty, !targets.isEmpty else { return 0 }
+        var added = 0
+        for target in targets.sorted(by: { $0.rawValue < $1.rawValue }) {
+            // Arrays bound whole; a missing id or length travels as "" or -1.
+            let instants = listens.map(\.scrobble.instant)
+            let artists = listens.map(\.scrobble.artist)
+            let tracks = listens.map(\.scrobble.track)
+            let albums = listens.map(\.scrobble.album)
+            let artistIDs = listens.map { $0.scrobble.artistMBID ?? "" }
+            let albumIDs = listens.map { $0.scrobble.albumMBID ?? "" }
+            let trackIDs = listens.map { $0.scrobble.trackMBID ?? "" }
+            let durations = listens.map { $0.duration ?? -1 }
+            let code = Int16(target.rawValue)
+            let rows = try await database.client.query("""
+                WITH inserted AS (
+                    INSERT INTO forward_outbox(owner, target, instant, artist, track, album, artist_mbid, album_mbid, track_mbid,
+                        duration, due_at, received_at)
+                    SELECT \(owner.id), \(code), i, a, t, al, NULLIF(ai, ''), NULLIF(ali, ''), NULLIF(ti, ''), NULLIF(d, -1), \(now), \(now)
+                    FROM unnest(\(instants)::bigint[], \(artists)::text[], \(tracks)::text[], \(albums)::text[],
+                                \(artistIDs)::text[], \(albumIDs)::text[], \(trackIDs)::text[], \(durations)::bigint[])
+                        AS l(i, a, t, al, ai, ali, ti, d)
+                    ON CONFLICT DO NOTHING RETURNING 1)
+                SELECT count(*) FROM inserted
+                """, logger: logger)
+            for try await count in rows.decode(Int64.self) { added += Int(count) }
+        }
+        return added
+    }
+
+    public func claim(at now: Date, lease: TimeInterval, limit: @Sendable (ForwardingTarget) -> Int) async throws -> OutboxBatch? {
+        let logger = self.logger
+        return try await database.client.withTransaction(logger: logger) { connection -> OutboxBatch? in
+            var head: (Int64, Int16)?
+            let heads = try await connection.query("""
+                SELECT owner, target FROM forward_outbox WHERE state < 2 AND due_at <= \(now) ORDER BY due_at, id LIMIT 1
+                FOR UPDATE SKIP LOCKED
+                """, logger: logger)
+            for try await row in heads.decode((Int64, Int16).self) { head = row }
+            guard let (owner, code) = head, let target = ForwardingTarget(rawValue: Int(code)) else { return nil }
+            let count = max(1, limit(target))
+            let until = now.addingTimeInterval(lease)
+            let rows = try await connection.query("""
+                WITH line AS (
+                    SELECT id FROM forward_outbox WHERE owner = \(owner) AND target = \(code) AND state < 2 AND due_at <= \(now)
+                    ORDER BY instant, id LIMIT \(count) FOR UPDATE SKIP LOCKED)
+                UPDATE forward_outbox o SET uncertain = (o.uncertain OR o.state = 1), state = 1, due_at = \(until)
+                FROM line WHERE o.id = line.id
+                RETURNING o.id, o.instant, o.artist, o.track, o.album, o.artist_mbid, o.album_mbid, o.track_mbid, o.duration,
+                    o.attempts, o.uncertain
+                """, logger: logger)
+            var listens: [OutboxListen] = []
+            for try await (id, instant, artist, track, album, artistID, albumID, trackID, duration, attempts, uncertain)
+                in rows.decode((Int64, Int64, String, String, String, String?, String?, String?, Int64?, Int32, Bool).self) {
+                let scrobble = Scrobble(instant: instant, artist: artist, album: album, track: track,
+                                        artistMBID: artistID, albumMBID: albumID, trackMBID: trackID)
+                listens.append(OutboxListen(id: id, listen: ListenToForward(scrobble: scrobble, duration: duration),
+                                            attempts: Int(attempts), uncertain: uncertain))
+            }
+            guard !listens.isEmpty else { return nil }
+            listens.sort { ($0.listen.scrobble.instant, $0.id) < ($1.listen.scrobble.instant, $1.id) }
+            return OutboxBatch(owner: owner == 0 ? .household : .account(owner), target: target, listens: listens)
+        }
+    }
+
+    public func markSent(_ ids: [Int64], at now: Date) async throws {
+        guard !ids.isEmpty else { return }
+        try await database.client.query("""
+            UPDATE forward_outbox SET state = 2, sent_at = \(now), reason = NULL, uncertain = false WHERE id = ANY(\(ids))
+            """, logger: logger)
+    }
+
+    public func markWaiting(_ ids: [Int64], until due: Date, reason: String, uncertain: Bool) async throws {
+        guard !ids.isEmpty else { return }
+        try await database.client.query("""
+            UPDATE forward_outbox SET state = 0, attempts = attempts + 1, due_at = \(due), reason = \(reason),
+                uncertain = (uncertain OR \(uncertain)) WHERE id = ANY(\(ids))
+            """, logger: logger)
+    }
+
+    public func markCertain(_ ids: [Int64]) async throws {
+        guard !ids.isEmpty else { return }
+        try await database.client.query("UPDATE forward_outbox SET uncertain = false WHERE id = ANY(\(ids))", logger: logger)
+    }
+
+    public func markFailed(_ ids: [Int64], reason: String, at now: Date) async throws {
+        guard !ids.isEmpty else { return }
+        try await database.client.query("""
+            UPDATE forward_outbox SET state = 3, attempts = attempts + 1, reason = \(reason) WHERE id = ANY(\(ids))
+            """, logger: logger)
+    }
+
+    public func retryFailed(of owner: ListOwner, target: ForwardingTarget, at now: Date) async throws -> Int {
+        let rows = try await database.client.query("""
+            WITH again AS (UPDATE forward_outbox SET state = 0, attempts = 0, due_at = \(now)
+                WHERE owner = \(owner.id) AND target = \(Int16(target.rawValue)) AND state = 3 RETURNING 1)
+            SELECT count(*) FROM again
+            """, logger: logger)
+        for try await count in rows.decode(Int64.self) { return Int(count) }
+        return 0
+    }
+
+    /// Nothing: other instances may hold claims; a dead one's expire.
+    public func releaseOrphanedClaims() async throws {}
+
+    public func nextDue() async throws -> Date? {
+        let rows = try await database.client.query("SELECT min(due_at) FROM forward_outbox WHERE state < 2", logger: logger)
+        for try await due in rows.decode(Date?.self) { return due }
+        return nil
+    }
+
+    public func states(of owner: ListOwner) async throws -> [ForwardingTarget: ForwardingState] {
+        var states: [ForwardingTarget: ForwardingState] = [:]
+        let rows = try await database.client.query("""
+            SELECT target, state, count(*), max(sent_at) FROM forward_outbox WHERE owner = \(owner.id) GROUP BY target, state
+            """, logger: logger)
+        for try await (code, state, count, last) in rows.decode((Int16, Int16, Int64, Date?).self) {
+            guard let target = ForwardingTarget(rawValue: Int(code)) else { continue }
+            var current = states[target] ?? ForwardingState()
+            switch state {
+            case 2:
+                current.sent += Int(count)
+                current.lastSent = last
+            case 3: current.failed += Int(count)
+            default: current.waiting += Int(count)
+            }
+            states[target] = current
+        }
+        for target in states.keys {
+            let reasons = try await database.client.query("""
+                SELECT reason FROM forward_outbox WHERE owner = \(owner.id) AND target = \(Int16(target.rawValue))
+                    AND state IN (0, 1, 3) AND reason IS NOT NULL ORDER BY id DESC LIMIT 1
+                """, logger: logger)
+            for try await reason in reasons.decode(String.self) { states[target]?.problem = reason }
+        }
+        return states
+    }
+}

@@ -1,0 +1,31 @@
+import Archive
+import Foundation
+import VinylogueCore
+
+/// A service received listens are forwarded to, as the outbox's sender
+/// sees it: send a batch, and say which listens it already has.
+/// `LastFMForwarding` and `ListenBrainzForwarding` play it.
+public protocol ForwardingUpstream: Sendable {
+    var target: ForwardingTarget { get }
+    /// The most listens one send may carry.
+    var batchLimit: Int { get }
+    /// Sends `listens` (in time order) with `choice`'s credentials.
+    func send(_ listens: [OutboxListen], as choice: ForwardingChoice) async -> ForwardingOutcome
+    /// Which of `listens` the service has already (their ids): asked before
+    /// sending again listens an earlier send may have delivered.
+    func arrived(_ listens: [OutboxListen], as choice: ForwardingChoice) async throws(SourceError) -> Set<Int64>
+}
+
+/// What became of one send.
+public enum ForwardingOutcome: Sendable, Equatable {
+    /// The service took the batch; it ignored these (by id) for good, with
+    /// its reason.
+    case delivered(ignored: [Int64: String])
+    /// Not now: try again later (after `after` when the service said),
+    /// with `reason` meanwhile. `uncertain` when the service may have
+    /// received the batch all the same (a timeout, a cut connection, an
+    /// answer that could not be read).
+    case retry(reason: String, after: Duration?, uncertain: Bool)
+    /// Never with these credentials: the person must act (`reason` says how).
+    case refused(reason: String)
+}

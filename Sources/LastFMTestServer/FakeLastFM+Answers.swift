@@ -43,7 +43,14 @@ extension FakeLastFM {
         let method = parameters["method"] ?? ""
         let (index, fault) = begin(method: method, parameters: parameters)
         defer { end(index) }
-        var reply = honest(method: method, parameters)
+        // A call refused outright (an error code, a bare HTTP status) does
+        // nothing; any other fault comes after the work is done, as a slow
+        // or garbled answer from a Last.fm that did its part.
+        var reply: FakeReply
+        switch fault {
+        case .apiError?, .httpStatus?: reply = .raw(Data())
+        default: reply = honest(method: method, parameters)
+        }
         switch fault {
         case nil: break
         case .apiError(let code, let status):

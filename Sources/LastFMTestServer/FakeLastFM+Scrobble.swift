@@ -20,6 +20,19 @@ extension FakeLastFM {
     /// Every scrobble received, by account name, in order of arrival.
     public func scrobbles() -> [String: [Scrobble]] { scrobblesReceived }
 
+    /// Returns once `user` has received at least `count` scrobbles.
+    public func untilScrobbled(_ count: Int, by user: String) async {
+        let name = account(user)?.name ?? user
+        guard scrobblesReceived[name, default: []].count < count else { return }
+        await withCheckedContinuation { scrobbleWaiters.append((name, count, $0)) }
+    }
+
+    private func scrobbled() {
+        let ready = scrobbleWaiters.filter { scrobblesReceived[$0.name, default: []].count >= $0.count }
+        scrobbleWaiters.removeAll { scrobblesReceived[$0.name, default: []].count >= $0.count }
+        ready.forEach { $0.waiter.resume() }
+    }
+
     func scrobble(_ p: [String: String]) -> FakeReply {
         var signed = p
         signed["api_sig"] = nil
@@ -47,6 +60,7 @@ extension FakeLastFM {
             items.append(.init(artist: artist, track: track, timestamp: String(time), code: code))
         }
         guard !items.isEmpty else { return .error(6, "Invalid parameters - Your request is missing a required parameter") }
+        scrobbled()
         return .json(Wire.ScrobbleAnswer(items: items, accepted: accepted))
     }
 

@@ -96,6 +96,8 @@ public actor FakeLastFM {
     /// Every scrobble `track.scrobble` accepted, by account name, in the
     /// order they came, repeats included: what a test counts.
     var scrobblesReceived: [String: [Scrobble]] = [:]
+    /// Tests waiting for an account to have received some scrobbles.
+    var scrobbleWaiters: [(name: String, count: Int, waiter: CheckedContinuation<Void, Never>)] = []
 
     /// A fake with `ybsc` (fixtures), `rj` and `demo` (generated), and
     /// `hidden` (private).

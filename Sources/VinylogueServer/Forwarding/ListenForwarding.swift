@@ -21,7 +21,9 @@ import VinylogueCore
 /// service is asked which of them it has (`ForwardingUpstream.arrived`).
 public final class ListenForwarding: Service, Sendable {
     let outbox: any ForwardingOutbox
-    let upstreams: [ForwardingTarget: any ForwardingUpstream]
+    /// The services it forwards to.
+    public let upstreams: [any ForwardingUpstream]
+    private let byTarget: [ForwardingTarget: any ForwardingUpstream]
     let clock: WallClock
     let logger: Logger
     /// How long a claim lasts: longer than any one send can take.
@@ -33,20 +35,21 @@ public final class ListenForwarding: Service, Sendable {
     public init(outbox: any ForwardingOutbox, upstreams: [any ForwardingUpstream], clock: WallClock, lease: TimeInterval = 120,
                 logger: Logger = Logger(label: "vinylogue.forwarding")) {
         self.outbox = outbox
-        self.upstreams = Dictionary(upstreams.map { ($0.target, $0) }, uniquingKeysWith: { first, _ in first })
+        self.upstreams = upstreams
+        self.byTarget = Dictionary(upstreams.map { ($0.target, $0) }, uniquingKeysWith: { first, _ in first })
         self.clock = clock
         self.lease = lease
         self.logger = logger
     }
 
     /// The services this server can forward to.
-    public var targets: Set<ForwardingTarget> { Set(upstreams.keys) }
+    public var targets: Set<ForwardingTarget> { Set(byTarget.keys) }
 
     /// Puts `listens`, received for `owner`, in the outbox for each service
     /// the owner forwards to, and wakes the sender. Throws when the outbox
     /// cannot be written: then the player must be told to send them again.
     public func enqueue(_ listens: [ListenToForward], of owner: ListOwner) async throws {
-        let targets = try await outbox.choice(of: owner).targets.intersection(upstreams.keys)
+        let targets = try await outbox.choice(of: owner).targets.intersection(byTarget.keys)
         guard !targets.isEmpty, !listens.isEmpty else { return }
         if try await outbox.enqueue(listens, of: owner, to: targets, at: clock.now) > 0 { wakeup.signal() }
     }
@@ -82,10 +85,10 @@ public final class ListenForwarding: Service, Sendable {
     /// Claims and sends one batch; false when nothing was due (or the
     /// outbox could not be read).
     func sendOne() async -> Bool {
-        let upstreams = self.upstreams
+        let byTarget = self.byTarget
         let batch: OutboxBatch?
         do {
-            batch = try await outbox.claim(at: clock.now, lease: lease) { upstreams[$0]?.batchLimit ?? 50 }
+            batch = try await outbox.claim(at: clock.now, lease: lease) { byTarget[$0]?.batchLimit ?? 50 }
         } catch {
             logger.warning("could not read the forwarding outbox: \(error)")
             return false
@@ -103,7 +106,7 @@ public final class ListenForwarding: Service, Sendable {
 
     private func forward(_ batch: OutboxBatch) async throws {
         let ids = batch.listens.map(\.id)
-        guard let upstream = upstreams[batch.target] else {
+        guard let upstream = byTarget[batch.target] else {
             try await outbox.markWaiting(ids, until: clock.now.addingTimeInterval(3600),
                                          reason: "This server is not set up to forward to \(batch.target.name) now.", uncertain: false)
             return

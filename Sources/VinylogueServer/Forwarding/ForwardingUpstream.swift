@@ -16,6 +16,14 @@ public protocol ForwardingUpstream: Sendable {
     func arrived(_ listens: [OutboxListen], as choice: ForwardingChoice) async throws(SourceError) -> Set<Int64>
 }
 
+/// A service whose forwarding uses a token the person enters: it can say
+/// whose the token is before it is kept.
+public protocol TokenCheckingUpstream: ForwardingUpstream {
+    /// The name of the service's user who holds `token`; throws when the
+    /// service refuses it or cannot be asked.
+    func owner(ofToken token: String) async throws(SourceError) -> String
+}
+
 /// What became of one send.
 public enum ForwardingOutcome: Sendable, Equatable {
     /// The service took the batch; it ignored these (by id) for good, with

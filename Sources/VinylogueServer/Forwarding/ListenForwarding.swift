@@ -54,6 +54,18 @@ public final class ListenForwarding: Service, Sendable {
         if try await outbox.enqueue(listens, of: owner, to: targets, at: clock.now) > 0 { wakeup.signal() }
     }
 
+    /// Whose ListenBrainz `token` is, asked of ListenBrainz before it is kept.
+    public func checkListenBrainzToken(_ token: String) async -> Result<String, SourceError> {
+        guard let upstream = byTarget[.listenBrainz] as? any TokenCheckingUpstream else {
+            return .failure(.notFound(what: "Forwarding to ListenBrainz"))
+        }
+        do {
+            return .success(try await upstream.owner(ofToken: token))
+        } catch {
+            return .failure(error)
+        }
+    }
+
     /// Wakes the sender (after failed listens are put back in line).
     public func wake() { wakeup.signal() }
 

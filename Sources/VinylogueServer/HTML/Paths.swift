@@ -14,6 +14,9 @@ enum Paths {
     static let settings = "/settings"
     /// POST: makes a new listen-submission token (the old one stops working).
     static let listenToken = "/settings/listen-token"
+    /// Forwarding of received listens: Last.fm on or off, the ListenBrainz
+    /// token, trying failed listens again.
+    static let forwarding = "/settings/forwarding"
     static let users = "/users"
     static let usersReorder = "/users/reorder"
     static let friendsImport = "/friends/import"

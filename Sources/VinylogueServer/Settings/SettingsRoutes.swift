@@ -29,6 +29,7 @@ struct SettingsRoutes: Sendable {
         var notice: String?
         var formError: String?
         var listens: ListenAPIView?
+        var forwarding: ForwardingView?
     }
 
     /// The listen-submission section: where to point a player, and the
@@ -50,6 +51,9 @@ struct SettingsRoutes: Sendable {
         router.post(RouterPath(Paths.settings)) { request, _ in try await self.save(request) }
         if dependencies.listenTokens != nil {
             router.post(RouterPath(Paths.listenToken)) { request, _ in try await self.renewToken(request) }
+        }
+        if dependencies.forwarding != nil {
+            router.post(RouterPath(Paths.forwarding)) { request, _ in try await self.changeForwarding(request) }
         }
     }
 
@@ -93,7 +97,9 @@ struct SettingsRoutes: Sendable {
         let settings = await dependencies.settings.current(for: owner)
         var view = view(settings, csrf: csrf.value)
         view.listens = await listens(of: owner, settings: settings, request: request)
+        view.forwarding = await forwarding(of: owner, request: request, settings: settings)
         if request.uri.queryParameters.get("saved") != nil { view.notice = "Settings saved." }
+        if let changed = request.uri.queryParameters.get("forwarding") { view.forwarding?.notice = ForwardingView.notice(changed) }
         var response = dependencies.pages.response("settings", view)
         response.attach(csrf: csrf)
         return response

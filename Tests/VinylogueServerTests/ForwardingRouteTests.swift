@@ -1,0 +1,61 @@
+import Archive
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+import Testing
+import VinylogueCore
+
+/// Forwarding as a person meets it: turned on in the settings, listens
+/// sent to `/1/` reach the (fake) Last.fm once, and the settings page says
+/// how it stands; in a household (no sign-in) Last.fm forwarding is not
+/// offered.
+@Suite struct ForwardingRouteTests {
+    typealias Listens = ListenSubmissionTests
+
+    @Test func listensSentHereReachLastFMOnceAndTheSettingsSaySo() async throws {
+        try await Harness.run(signIn: true) { harness, client in
+            let rj = try await SignInTests.signIn(client, harness, as: "RJ")
+            var page = try await SignInTests.page(client, "/settings", rj)
+            #expect(page.body.contains("Listens do not go on to Last.fm."))
+            let on = try await client.post("/settings/forwarding", ["lastfm": "on"], session: rj.form)
+            #expect(on.status == .seeOther && on.headers[.location] == "/settings?forwarding=lastfm-on#forwarding")
+            page = try await SignInTests.page(client, "/settings?forwarding=lastfm-on", rj)
+            #expect(page.body.contains("Listens you send here now go on to Last.fm too."))
+            #expect(page.body.contains("Stop sending them to Last.fm"))
+
+            let token = try await Listens.newToken(client, session: rj.form)
+            let body = Listens.payload("import", (0..<3).map { Listens.listen(at: Listens.now - 900 - Int64($0) * 300, track: "T\($0)") })
+            #expect(try await Listens.submit(client, token: token, body).status == .ok)
+            // The player retries: kept once, forwarded once.
+            #expect(try await Listens.submit(client, token: token, body).status == .ok)
+            await harness.fake.untilScrobbled(3, by: "RJ")
+            let received = await harness.fake.scrobbles()["RJ"] ?? []
+            #expect(received.map(\.track) == ["T2", "T1", "T0"])
+            #expect(received.allSatisfy { $0.artist == "Received Artist" && $0.album == "Received Album" })
+
+            // The page reads the outbox, which the sender settles just after Last.fm answers.
+            var state = ""
+            for _ in 0..<200 {
+                state = try await SignInTests.page(client, "/settings", rj).body
+                if state.contains("3 sent") { break }
+                await Task.yield()
+            }
+            #expect(state.contains("3 sent, the last on 8 July 2023, 09:00"), "\(state)")
+            #expect(await harness.fake.scrobbles()["RJ"]?.count == 3)
+
+            let off = try await client.post("/settings/forwarding", ["lastfm": "off"], session: rj.form)
+            #expect(off.status == .seeOther)
+            #expect(try await SignInTests.page(client, "/settings", rj).body.contains("Listens do not go on to Last.fm."))
+        }
+    }
+
+    @Test func aHouseholdIsNotOfferedLastFM() async throws {
+        try await Harness.run { harness, client in
+            let (_, session) = try await Listens.householdToken(harness, client)
+            let page = try await client.get("/settings", session: session)
+            #expect(!page.body.contains("Send them to Last.fm too"))
+            let refused = try await client.post("/settings/forwarding", ["lastfm": "on"], session: session)
+            #expect(refused.status == .notFound || refused.status == .unprocessableContent)
+        }
+    }
+}

@@ -251,6 +251,30 @@ import VinylogueCore
         }
     }
 
+    /// What is playing shows on the person's own chart page while it lasts
+    /// (escaped), and the page that showed it is never served from memory
+    /// once the track has ended.
+    @Test func playingNowShowsOnTheChartPageWhileItLasts() async throws {
+        try await Harness.run { harness, client in
+            let (token, _) = try await Self.householdToken(harness, client)
+            #expect(try await Self.submit(client, token: token, Self.payload("single", [Self.listen(at: Self.now - 3 * 365 * 86400)])).status == .ok)
+            let before = try await client.get("/u/listener")
+            #expect(before.status == .ok && !before.body.contains("Now playing"))
+            let playing = Self.listen(at: nil, artist: "<b>Loud</b> & Co", track: "Right Now", album: "Live",
+                                      extra: #", "additional_info": {"duration_ms": 240000}"#)
+            #expect(try await Self.submit(client, token: token, Self.payload("playing_now", [playing])).status == .ok)
+            for _ in 0..<2 {
+                let page = try await client.get("/u/listener")
+                #expect(page.body.contains("Now playing: “Right Now” by &lt;b&gt;Loud&lt;/b&gt; &amp; Co, from Live"), "\(page.body)")
+            }
+            // Only on that person's page.
+            #expect(!(try await client.get("/u/demo")).body.contains("Now playing"))
+            harness.clock.advance(days: 241.0 / 86400)
+            let after = try await client.get("/u/listener")
+            #expect(after.status == .ok && !after.body.contains("Now playing"))
+        }
+    }
+
     /// An import of 1,000 listens is stored whole; sending it again stores
     /// nothing more (the archive's duplicate rule), and a copy a few seconds
     /// off (another player's clock) is the same listens too.

@@ -27,6 +27,7 @@ extension ChartPageView: MustacheParent {
         case "hiddenText": hiddenText
         case "retryURL": retryURL
         case "staleNote": staleNote
+        case "nowPlaying": nowPlaying
         case "wayOn": wayOn
         case "filterAction": filterAction
         case "filterLabel": filterLabel

@@ -89,6 +89,9 @@ struct ChartPageView {
     let hiddenText: String?
     let retryURL: String
     var staleNote: String?
+    /// What the person's player says is playing now ("Now playing: …"),
+    /// while it lasts; such a page is never kept.
+    var nowPlaying: String?
     /// Outside the user's history: the nearest year with charts, as a way on.
     let wayOn: YearLink?
     /// The filter form: a GET to this page's own address.

@@ -88,18 +88,27 @@ struct ChartRoutes: Sendable {
         // query string must not grow the cache (only complete pages, which
         // never show the URL they were asked by, are kept).
         let key = Self.renderedKey(asked, settings: settings)
-        if let kept = dependencies.rendered.response(key) { return kept }
+        // A page that says what is playing now is made fresh each time and
+        // never kept: it is out of date when the track ends.
+        let playing = dependencies.nowPlaying.track(of: asked.request.user)
+        if playing == nil, let kept = dependencies.rendered.response(key) { return kept }
         let (page, savedCopies) = await load(asked)
         let labels = WeekLabels(timeZone: settings.timeZone)
         var view = ChartPageView(page, byDate: asked.byDate, options: asked.options, selfURL: request.uri.description, labels: labels)
         view.staleNote = savedCopies.note
+        view.nowPlaying = playing.map(Self.nowPlayingSentence)
         view.layout.share = ShareCardContent.links(page, byDate: asked.byDate, labels: labels, base: address.base)
         let status = HTTPResponse.Status(failure: page.failure)
         let html = ByteBuffer(string: dependencies.pages.html("chart", view))
-        if status == .ok && savedCopies.failures.isEmpty {
+        if status == .ok && savedCopies.failures.isEmpty && playing == nil {
             dependencies.rendered.keep(key, status: status, body: html)
         }
         return RenderedPages.response(status: status, body: html, contentType: RenderedPages.html)
+    }
+
+    /// "Now playing: “Track” by Artist, from Album".
+    static func nowPlayingSentence(_ track: NowPlaying.Track) -> String {
+        "Now playing: “\(track.track)” by \(track.artist)" + (track.album.isEmpty ? "" : ", from \(track.album)")
     }
 
     static func renderedKey(_ asked: Asked, settings: Settings) -> String {

@@ -120,6 +120,15 @@ let package = Package(
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
             ]
         ),
+        // Listens per second accepted by a running server's `/1/submit-listens`.
+        .executableTarget(
+            name: "ingest-bench",
+            dependencies: [
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ]
+        ),
         // The composition root: configuration read once, the object graph,
         // the web app. The command line and the route tests build through it.
         .target(

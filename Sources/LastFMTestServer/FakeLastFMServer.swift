@@ -9,7 +9,8 @@ import NIOCore
 /// - `POST /_fake/faults` with a JSON `FaultRule` injects a fault;
 /// - `DELETE /_fake/faults` clears them;
 /// - `GET /_fake/requests` lists what was asked; `DELETE` forgets it;
-/// - `GET /_fake/scrobbles` lists what `track.scrobble` received;
+/// - `GET /_fake/scrobbles` lists what `track.scrobble` received, and
+///   `GET /_fake/scrobbled?user=U&count=N` answers once U has N;
 /// - `GET /_fake/held?count=N` answers once N answers are held back by the
 ///   `held` fault; `POST /_fake/held/release` lets them go.
 ///
@@ -44,6 +45,13 @@ public enum FakeLastFMServer {
             let reply = await fake.answer(parameters)
             return Response(status: HTTPResponse.Status(code: reply.status), headers: [.contentType: reply.contentType],
                             body: ResponseBody(byteBuffer: ByteBuffer(bytes: reply.body)))
+        }
+        // For other processes: wait (without polling) until `user` has
+        // received `count` scrobbles.
+        router.get("_fake/scrobbled") { request, _ -> HTTPResponse.Status in
+            let query = request.uri.queryParameters
+            await fake.untilScrobbled(query.get("count", as: Int.self) ?? 1, by: query.get("user") ?? "")
+            return .noContent
         }
         // Every scrobble received, by account name (`track.scrobble`).
         router.get("_fake/scrobbles") { _, _ -> Response in

@@ -178,9 +178,7 @@ do {
     }
     print("\(label): in the chart after the 200: p50 \(Latencies.ms(visible.percentile(0.5))), p99 \(Latencies.ms(visible.percentile(0.99))), "
           + "max \(Latencies.ms(visible.percentile(1))) (200 listens; target ≤ 100 ms)")
-    try await bench.http.shutdown()
 } catch {
     FileHandle.standardError.write(Data("ingest-bench: \(error)\n".utf8))
-    try? await bench.http.shutdown()
     exit(1)
 }

@@ -40,7 +40,7 @@ import VinylogueCore
                 if state.contains("3 sent") { break }
                 await Task.yield()
             }
-            #expect(state.contains("3 sent, the last on 8 July 2023, 09:00"), "\(state)")
+            #expect(state.contains("<p>3 sent, the last on 8 July 2023, 09:00.</p>"), "\(state)")
             #expect(await harness.fake.scrobbles()["RJ"]?.count == 3)
 
             let off = try await client.post("/settings/forwarding", ["lastfm": "off"], session: rj.form)

@@ -13,10 +13,10 @@ struct ForwardingView {
         let name: String
         let target: String
         let sent: String
-        let waiting: Int
-        let failed: Int
+        /// How many wait, and how many failed; nil for none (Mustache takes 0 as true).
+        let waiting: Int?
+        let failed: Int?
         let problem: String?
-        var isIdle: Bool { sent.isEmpty && waiting == 0 && failed == 0 }
     }
 
     let action: String
@@ -57,8 +57,9 @@ extension SettingsRoutes {
         let services = ForwardingTarget.allCases.compactMap { target -> ForwardingView.Service? in
             guard forwarding.targets.contains(target), let state = states[target] else { return nil }
             let sent = state.sent == 0 ? "" : "\(state.sent) sent" + (state.lastSent.map { ", the last on \(formatter.string(from: $0))" } ?? "")
-            return ForwardingView.Service(name: target.name, target: String(target.rawValue), sent: sent, waiting: state.waiting,
-                                          failed: state.failed, problem: state.waiting + state.failed > 0 ? state.problem : nil)
+            return ForwardingView.Service(name: target.name, target: String(target.rawValue), sent: sent,
+                                          waiting: state.waiting > 0 ? state.waiting : nil, failed: state.failed > 0 ? state.failed : nil,
+                                          problem: state.waiting + state.failed > 0 ? state.problem : nil)
         }
         return ForwardingView(action: Paths.forwarding,
                               lastFMAvailable: forwarding.targets.contains(.lastFM) && choice.lastFMSession != nil,

@@ -41,6 +41,32 @@ public struct PersonalDataExport: Sendable {
         public let createdAt: Date
     }
 
+    /// An owner's forwarding choices as stored (the ListenBrainz token included:
+    /// forwarding must go on from the new database).
+    public struct ForwardingRow: Sendable {
+        public let owner: Int64
+        public let toLastFM: Bool
+        public let listenBrainzToken: String?
+        public let listenBrainzUser: String?
+        public let updatedAt: Date
+    }
+
+    /// A row of the forwarding outbox as stored; one claimed when copied
+    /// comes over waiting and uncertain (its send may have arrived).
+    public struct OutboxRow: Sendable {
+        public let id: Int64
+        public let owner: Int64
+        public let target: Int
+        public let listen: ListenToForward
+        public let state: Int
+        public let attempts: Int
+        public let uncertain: Bool
+        public let dueAt: Date
+        public let reason: String?
+        public let receivedAt: Date
+        public let sentAt: Date?
+    }
+
     public struct ResponseRow: Sendable {
         public let key: String
         public let body: Data
@@ -102,6 +128,34 @@ public struct PersonalDataExport: Sendable {
         try await writer.read { db in
             try Row.fetchAll(db, sql: "SELECT owner, token_digest, created_at FROM listen_token ORDER BY owner").map {
                 ListenTokenRow(owner: $0[0], tokenDigest: $0[1], createdAt: Date(timeIntervalSince1970: $0[2]))
+            }
+        }
+    }
+
+    public func forwardingChoices() async throws -> [ForwardingRow] {
+        try await writer.read { db in
+            try Row.fetchAll(db, sql: "SELECT owner, to_lastfm, listenbrainz_token, listenbrainz_user, updated_at FROM forwarding ORDER BY owner").map {
+                ForwardingRow(owner: $0[0], toLastFM: $0[1], listenBrainzToken: $0[2], listenBrainzUser: $0[3],
+                              updatedAt: Date(timeIntervalSince1970: $0[4]))
+            }
+        }
+    }
+
+    /// Up to `limit` rows of the forwarding outbox with ids above `id`.
+    public func outbox(after id: Int64, limit: Int) async throws -> [OutboxRow] {
+        try await writer.read { db in
+            try Row.fetchAll(db, sql: """
+                SELECT id, owner, target, instant, artist, track, album, artist_mbid, album_mbid, track_mbid, duration, state, attempts,
+                    uncertain, due_at, reason, received_at, sent_at
+                FROM forward_outbox WHERE id > ? ORDER BY id LIMIT ?
+                """, arguments: [id, limit]).map { row in
+                let claimed = (row["state"] as Int) == OutboxRowState.sending.rawValue
+                return OutboxRow(id: row["id"], owner: row["owner"], target: row["target"], listen: SQLiteForwardingOutbox.listen(row),
+                                 state: claimed ? OutboxRowState.waiting.rawValue : row["state"], attempts: row["attempts"],
+                                 uncertain: row["uncertain"] || claimed,
+                                 dueAt: Date(timeIntervalSince1970: claimed ? row["received_at"] : row["due_at"]),
+                                 reason: row["reason"], receivedAt: Date(timeIntervalSince1970: row["received_at"]),
+                                 sentAt: (row["sent_at"] as Double?).map(Date.init(timeIntervalSince1970:)))
             }
         }
     }
@@ -176,7 +230,8 @@ public struct PersonalDataExport: Sendable {
             var counts: [String: Int] = [:]
             for (name, table) in [("accounts", "account"), ("list entries", "list_entry"), ("settings", "owner_setting"),
                                   ("sessions", "web_session"), ("saved Last.fm answers", "response_cache"), ("scrobbles", "scrobble"),
-                                  ("remembered covers", "album_cover"), ("listen tokens", "listen_token")] {
+                                  ("remembered covers", "album_cover"), ("listen tokens", "listen_token"),
+                                  ("forwarding choices", "forwarding"), ("listens to forward", "forward_outbox")] {
                 counts[name] = try Int.fetchOne(db, sql: "SELECT count(*) FROM \(table)") ?? 0
             }
             return counts

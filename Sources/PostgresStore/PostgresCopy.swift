@@ -153,12 +153,49 @@ public struct PostgresCopy: Sendable {
         }
     }
 
+    /// Copies forwarding choices (the copy's replace what the database held
+    /// for the same owner).
+    public func write(_ choices: [PersonalDataExport.ForwardingRow]) async throws {
+        let logger = self.logger
+        try await database.client.withTransaction(logger: logger) { connection in
+            for c in choices {
+                try await connection.query("""
+                    INSERT INTO forwarding(owner, to_lastfm, listenbrainz_token, listenbrainz_user, updated_at)
+                    VALUES (\(c.owner), \(c.toLastFM), \(c.listenBrainzToken), \(c.listenBrainzUser), \(c.updatedAt))
+                    ON CONFLICT (owner) DO UPDATE SET to_lastfm = EXCLUDED.to_lastfm, listenbrainz_token = EXCLUDED.listenbrainz_token,
+                        listenbrainz_user = EXCLUDED.listenbrainz_user, updated_at = EXCLUDED.updated_at
+                    """, logger: logger)
+            }
+        }
+    }
+
+    /// Copies rows of the forwarding outbox, so listens not yet forwarded
+    /// are forwarded from the fleet; a listen the database holds already
+    /// (same owner, service, time, artist and track) is left as it is.
+    public func write(_ rows: [PersonalDataExport.OutboxRow]) async throws {
+        let logger = self.logger
+        try await database.client.withTransaction(logger: logger) { connection in
+            for r in rows {
+                let s = r.listen.scrobble
+                try await connection.query("""
+                    INSERT INTO forward_outbox(owner, target, instant, artist, track, album, artist_mbid, album_mbid, track_mbid, duration,
+                        state, attempts, uncertain, due_at, reason, received_at, sent_at)
+                    VALUES (\(r.owner), \(Int16(r.target)), \(s.instant), \(s.artist), \(s.track), \(s.album), \(s.artistMBID), \(s.albumMBID),
+                        \(s.trackMBID), \(r.listen.duration), \(Int16(r.state)), \(Int32(r.attempts)), \(r.uncertain), \(r.dueAt), \(r.reason),
+                        \(r.receivedAt), \(r.sentAt))
+                    ON CONFLICT (owner, target, instant, artist, track) DO NOTHING
+                    """, logger: logger)
+            }
+        }
+    }
+
     /// Rows per table in the destination, by the names `PersonalDataExport.counts()` uses.
     public func counts() async throws -> [String: Int] {
         var counts: [String: Int] = [:]
         for (name, table) in [("accounts", "account"), ("list entries", "list_entry"), ("settings", "owner_setting"),
                               ("sessions", "web_session"), ("saved Last.fm answers", "lastfm_response"), ("scrobbles", "scrobble"),
-                              ("remembered covers", "album_cover"), ("listen tokens", "listen_token")] {
+                              ("remembered covers", "album_cover"), ("listen tokens", "listen_token"),
+                              ("forwarding choices", "forwarding"), ("listens to forward", "forward_outbox")] {
             for try await n in try await database.client.query(PostgresQuery(unsafeSQL: "SELECT count(*) FROM \(table)"), logger: logger).decode(Int64.self) {
                 counts[name] = Int(n)
             }

@@ -64,6 +64,18 @@ struct CopyCommand: AsyncParsableCommand {
                 let tokens = try await export.listenTokens()
                 try await copy.write(tokens)
                 out.write("  listen tokens: \(tokens.count)\n")
+                let choices = try await export.forwardingChoices()
+                try await copy.write(choices)
+                out.write("  forwarding choices: \(choices.count)\n")
+                var lastListen: Int64 = 0, outbox = 0
+                while true {
+                    let batch = try await export.outbox(after: lastListen, limit: Self.page)
+                    guard let final = batch.last else { break }
+                    try await copy.write(batch)
+                    outbox += batch.count
+                    lastListen = final.id
+                }
+                out.write("  listens to forward (sent or not): \(outbox)\n")
                 var last = "", responses = 0
                 while true {
                     let batch = try await export.responses(after: last, limit: Self.page)

@@ -27,6 +27,17 @@ import VinylogueCore
         try await SQLiteAccountStore(database).startSession(digest: "d1", for: account, at: now, expires: .distantFuture, replacing: nil)
         try await SQLiteListenTokenStore(database).replaceToken(of: .household, digest: "t0", at: now)
         try await SQLiteListenTokenStore(database).replaceToken(of: account.owner, digest: "t1", at: now)
+        // Forwarding: RJ's choices, a listen sent, one waiting, one claimed
+        // by a sender that died (it comes over uncertain).
+        let outbox = SQLiteForwardingOutbox(database)
+        try await outbox.setForwardsToLastFM(true, for: account.owner, at: now)
+        try await outbox.setListenBrainz(token: "lb-secret", user: "rj_lb", for: account.owner, at: now)
+        let forwarded = (0..<3).map { ListenToForward(scrobble: Scrobble(instant: 1_699_990_000 + Int64($0) * 300, artist: "Sent On", album: "",
+                                                                         track: "Forwarded \($0)"), duration: nil) }
+        try await outbox.enqueue(forwarded, of: account.owner, to: [.lastFM], at: now)
+        let sent = try #require(try await outbox.claim(at: now, lease: 60) { _ in 1 })
+        try await outbox.markSent(sent.listens.map(\.id), at: now)
+        _ = try #require(try await outbox.claim(at: now, lease: 60) { _ in 1 })
         let cache = ResponseCacheTable(database)
         for n in 0..<1_200 { await cache.store(Data("{\"n\":\(n)}".utf8), for: "user.getinfo&user=u\(n)", at: now, expires: .distantFuture) }
         let cover = try #require(ArtworkAddress(localPath: "/art/300x300/bebe11f4ddf3dee473b26c7e2d5c9ff6.png"))
@@ -64,6 +75,8 @@ import VinylogueCore
                 #expect(run.stdout.contains("  saved Last.fm answers: 1200\n"))
                 #expect(run.stdout.contains("  remembered covers: 2\n"))
                 #expect(run.stdout.contains("  listen tokens: 2\n"))
+                #expect(run.stdout.contains("  forwarding choices: 1\n"))
+                #expect(run.stdout.contains("  listens to forward (sent or not): 3\n"))
                 #expect(run.stdout.contains("  scrobbles of alice: 25,000\n"), "\(run.stdout)")
                 #expect(run.stdout.contains("Counts checked"))
             }
@@ -77,6 +90,15 @@ import VinylogueCore
                 let tokens = PostgresListenTokenStore(postgres)
                 #expect(try await tokens.holder(ofToken: "t0") == ListenTokenHolder(owner: .household, accountName: nil))
                 #expect(try await tokens.holder(ofToken: "t1") == ListenTokenHolder(owner: account.owner, accountName: try Username("RJ")))
+                // Forwarding goes on from the fleet: the choices, the one sent
+                // stays sent, the claimed one is checked before it is sent.
+                let fleetOutbox = PostgresForwardingOutbox(postgres)
+                let choice = try await fleetOutbox.choice(of: account.owner)
+                #expect(choice.toLastFM && choice.listenBrainzToken == "lb-secret" && choice.listenBrainzUser == "rj_lb")
+                #expect(try await fleetOutbox.states(of: account.owner)[.lastFM] == ForwardingState(sent: 1, waiting: 2, lastSent: now))
+                let due = try #require(try await fleetOutbox.claim(at: now, lease: 60) { _ in 50 })
+                #expect(due.listens.map(\.listen) == Array(forwarded.dropFirst()))
+                #expect(due.listens.map(\.uncertain) == [true, false])
                 // A new account after the copy does not take a copied id.
                 let (next, isNew) = try await accounts.signedIn(Username("ybsc"), lastFMSessionKey: "sk2", at: now)
                 #expect(isNew && next.id > account.id)

@@ -79,7 +79,9 @@ import VinylogueServer
 
     @Test func pylastsSignInThenAMixedBatchInXML() async throws {
         try await Harness.run { harness, client in
-            let (token, _) = try await Listens.householdToken(harness, client)
+            let (token, browser) = try await Listens.householdToken(harness, client)
+            let settings = try await client.get("/settings", session: browser)
+            #expect(settings.body.contains("/2.0/</code> as their API address, <strong>listener</strong> as the user name"), "\(settings.body)")
             // The list's "me" is `listener`; the name is matched in any case.
             let key = try await Self.signIn(client, "Listener", token: token)
             let batch = [

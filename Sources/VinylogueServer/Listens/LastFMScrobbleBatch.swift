@@ -81,19 +81,25 @@ struct LastFMScrobbleBatch: Sendable {
         self.items = items
     }
 
+    /// The artist and track names cleaned, or the first that cannot be kept
+    /// with its code (for scrobbles and for now playing alike).
+    static func names(artist: String, track: String) -> Result<(artist: String, track: String), IgnoredScrobble> {
+        switch (ListenFields.name(artist), ListenFields.name(track)) {
+        case (.failure(let problem), _): .failure(IgnoredScrobble(code: .artist, message: "Artist name \(problem.predicate)"))
+        case (_, .failure(let problem)): .failure(IgnoredScrobble(code: .track, message: "Track name \(problem.predicate)"))
+        case (.success(let artist), .success(let track)): .success((artist, track))
+        }
+    }
+
     private static func item(artist rawArtist: String, track rawTrack: String, album rawAlbum: String, albumArtist: String,
                              mbid: String?, timestamp: Int64, times: ClosedRange<Int64>) -> Item {
         let make = { (outcome: Result<Scrobble, IgnoredScrobble>) in
             Item(artist: rawArtist, track: rawTrack, album: rawAlbum, albumArtist: albumArtist, timestamp: timestamp, outcome: outcome)
         }
         let artist: String, track: String
-        switch ListenFields.name(rawArtist) {
-        case .success(let name): artist = name
-        case .failure(let problem): return make(.failure(IgnoredScrobble(code: .artist, message: "Artist name \(problem.predicate)")))
-        }
-        switch ListenFields.name(rawTrack) {
-        case .success(let name): track = name
-        case .failure(let problem): return make(.failure(IgnoredScrobble(code: .track, message: "Track name \(problem.predicate)")))
+        switch names(artist: rawArtist, track: rawTrack) {
+        case .success(let names): (artist, track) = names
+        case .failure(let ignored): return make(.failure(ignored))
         }
         switch ListenFields.check(timestamp, in: times) {
         case .tooOld: return make(.failure(IgnoredScrobble(code: .timestampTooOld, message: "Timestamp is before 2002, when scrobbling began")))

@@ -65,8 +65,8 @@ struct LastFMScrobbleRoutes: Sendable {
         guard let username = fields["username"], !username.isEmpty, fields["authToken"] != nil || fields["password"] != nil else {
             return answer.error(.invalidParameters, "Send username and authToken (or password).")
         }
-        guard limit.take("2.0 name:" + username.lowercased()).allowed else {
-            return answer.error(.rateLimitExceeded, "Too many sign-ins for \(username); wait a few seconds.")
+        guard limit.take("2.0 name:" + ListenTokens.digest(username.lowercased())).allowed else {
+            return answer.error(.rateLimitExceeded, "Too many sign-ins with this user name; wait a few seconds.")
         }
         let outcome: MobileSignIn.Outcome
         do {
@@ -133,13 +133,9 @@ struct LastFMScrobbleRoutes: Sendable {
             answer.nowPlaying(artist: rawArtist, track: rawTrack, album: rawAlbum, albumArtist: albumArtist, outcome: outcome)
         }
         let artist: String, track: String
-        switch ListenFields.name(rawArtist) {
-        case .success(let name): artist = name
-        case .failure(let problem): return reply(.failure(.init(code: .artist, message: "Artist name \(problem.predicate)")))
-        }
-        switch ListenFields.name(rawTrack) {
-        case .success(let name): track = name
-        case .failure(let problem): return reply(.failure(.init(code: .track, message: "Track name \(problem.predicate)")))
+        switch LastFMScrobbleBatch.names(artist: rawArtist, track: rawTrack) {
+        case .success(let names): (artist, track) = names
+        case .failure(let ignored): return reply(.failure(ignored))
         }
         let album = (try? ListenFields.name(rawAlbum).get()) ?? ""
         let seconds = fields["duration"].flatMap { Int64($0) }.flatMap { $0 > 0 ? $0 : nil }

@@ -53,6 +53,9 @@ final class ListenRateLimit: Sendable {
         let (start, count) = windows.withLock { windows in
             if windows.count >= Self.remembered {
                 windows = windows.filter { now.timeIntervalSince($0.value.start) < window }
+                // Still full (a flood of made-up credentials): forget every count
+                // rather than scan the map on each request.
+                if windows.count >= Self.remembered / 2 { windows = [:] }
             }
             var current = windows[credential] ?? (start: now, count: 0)
             if now.timeIntervalSince(current.start) >= window || now < current.start { current = (start: now, count: 0) }

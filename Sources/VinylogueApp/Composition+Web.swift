@@ -16,10 +16,11 @@ extension Composition {
     /// the route tests drive it with `app.test`. `onServing` gets the bound
     /// port once the server listens.
     public func buildApplication(onServing: @escaping @Sendable (Int) async -> Void = { _ in }) async throws -> some ApplicationProtocol {
+        // The certificate first: a wrong path is said before anything is opened.
+        let tls = try configuration.server.tls.map { files throws(TLSFilesUnreadable) in try ServerTLS(files: files) }
         let dependencies = try await serverDependencies()
         var logger = Logger(label: "vinylogue.server")
         logger.logLevel = logLevel(default: .info)
-        let tls = try configuration.server.tls.map { files throws(TLSFilesUnreadable) in try ServerTLS(files: files) }
         return try VinylogueServer.buildApplication(configuration: configuration.server, dependencies: dependencies, logger: logger,
                                                    tls: tls, onServing: onServing)
     }

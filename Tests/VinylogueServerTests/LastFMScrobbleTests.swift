@@ -217,6 +217,22 @@ import VinylogueServer
         }
     }
 
+    /// A token made before this sign-in existed has no verifier: pylast's
+    /// `authToken` is refused with what to do, the token as `password` works.
+    @Test func aTokenWithoutAVerifierAsksForANewOne() async throws {
+        try await Harness.run { harness, client in
+            try await harness.lists.add(try Username(Listens.listener))
+            let token = String(repeating: "5a", count: 32)
+            let digest = SHA256.hash(data: Data(token.utf8)).map { String(format: "%02x", $0) }.joined()
+            try await SQLiteListenTokenStore(harness.database).replaceToken(of: .household, digest: digest, at: july2023)
+            let refused = try await Self.call(client, ["method": "auth.getMobileSession", "username": "listener",
+                                                       "authToken": Self.md5("listener" + Self.md5(token))])
+            #expect(Self.errorCode(refused.body) == 4 && refused.body.contains("make a new token"), "\(refused.body)")
+            let session = try await Self.call(client, ["method": "auth.getMobileSession", "username": "listener", "password": token])
+            #expect(session.body.contains("<key>"), "\(session.body)")
+        }
+    }
+
     @Test func aHouseholdWithoutMeCannotSignIn() async throws {
         try await Harness.run { _, client in
             let token = try await Listens.newToken(client, session: try await client.session())

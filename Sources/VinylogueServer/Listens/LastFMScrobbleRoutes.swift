@@ -80,6 +80,9 @@ struct LastFMScrobbleRoutes: Sendable {
             return answer.error(.authenticationFailed, "The username or the password is wrong. The password is the listen token "
                                 + "made on this server's settings page; a new token replaces the old one.")
         case .nobody: return answer.error(.authenticationFailed, ListenBrainzRoutes.nobodySentence)
+        case .unverifiable:
+            return answer.error(.authenticationFailed, "This token was made before Last.fm-style sign-in was possible here (or the server's key "
+                                + "changed): make a new token on the settings page and sign in with it.")
         }
     }
 

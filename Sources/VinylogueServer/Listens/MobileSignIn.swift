@@ -69,6 +69,9 @@ struct MobileSignIn: Sendable {
         case refused
         /// A household without "me": listens would have nowhere to go.
         case nobody
+        /// An `authToken` for a token whose verifier cannot be opened: made
+        /// before this sign-in existed, or sealed with another key.
+        case unverifiable
     }
 
     /// Signs `username` in with `authToken` (`md5(username + md5(token))`,
@@ -88,7 +91,8 @@ struct MobileSignIn: Sendable {
         let matches: Bool
         if let password {
             matches = Self.sameText(ListenTokens.digest(password), verifier.tokenDigest)
-        } else if let authToken, let sealed = verifier.sealed, let passwordMD5 = tokens.seal.open(sealed) {
+        } else if let authToken {
+            guard let sealed = verifier.sealed, let passwordMD5 = tokens.seal.open(sealed) else { return .unverifiable }
             // The name as the player sent it: it is what the player hashed.
             matches = Self.sameText(Self.md5(username + passwordMD5), authToken.lowercased())
         } else {

@@ -86,6 +86,8 @@ let package = Package(
             dependencies: [
                 "VinylogueCore", "LastFM", "Archive", "Artwork",
                 .product(name: "Hummingbird", package: "hummingbird"),
+                // `serve --tls-certificate --tls-key`: HTTPS without a proxy.
+                .product(name: "HummingbirdTLS", package: "hummingbird"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Mustache", package: "swift-mustache"),

@@ -136,6 +136,7 @@ public final class ArchiveDatabase: Sendable {
         WeeklyRollup.registerMigrations(in: &migrator, progress: progress)
         SQLiteAlbumCoverStore.registerMigrations(in: &migrator)
         SQLiteListenTokenStore.registerMigrations(in: &migrator)
+        SQLiteMobileSessionStore.registerMigrations(in: &migrator)
         SQLiteForwardingOutbox.registerMigrations(in: &migrator)
         return migrator
     }

@@ -39,6 +39,8 @@ public struct PersonalDataExport: Sendable {
         public let owner: Int64
         public let tokenDigest: String
         public let createdAt: Date
+        /// Its sealed `/2.0/` sign-in verifier (opens only with the same key).
+        public var mobileVerifier: String? = nil
     }
 
     /// An owner's forwarding choices as stored (the ListenBrainz token included:
@@ -126,8 +128,8 @@ public struct PersonalDataExport: Sendable {
     /// Every listen-submission token (digests only; one per owner).
     public func listenTokens() async throws -> [ListenTokenRow] {
         try await writer.read { db in
-            try Row.fetchAll(db, sql: "SELECT owner, token_digest, created_at FROM listen_token ORDER BY owner").map {
-                ListenTokenRow(owner: $0[0], tokenDigest: $0[1], createdAt: Date(timeIntervalSince1970: $0[2]))
+            try Row.fetchAll(db, sql: "SELECT owner, token_digest, created_at, mobile_verifier FROM listen_token ORDER BY owner").map {
+                ListenTokenRow(owner: $0[0], tokenDigest: $0[1], createdAt: Date(timeIntervalSince1970: $0[2]), mobileVerifier: $0[3])
             }
         }
     }

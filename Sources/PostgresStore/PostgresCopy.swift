@@ -87,14 +87,18 @@ public struct PostgresCopy: Sendable {
 
     /// Copies listen-submission tokens: a token copied works against the
     /// fleet as it did at home (one per owner; the copy's replaces one the
-    /// database already held for that owner).
+    /// database already held for that owner). Its sealed `/2.0/` verifier
+    /// goes with it (it opens where the key is the same: with sign-in, the
+    /// Last.fm API secret); `/2.0/` sessions are not copied: players sign in again.
     public func write(_ tokens: [PersonalDataExport.ListenTokenRow]) async throws {
         let logger = self.logger
         try await database.client.withTransaction(logger: logger) { connection in
             for t in tokens {
                 try await connection.query("""
-                    INSERT INTO listen_token(owner, token_digest, created_at) VALUES (\(t.owner), \(t.tokenDigest), \(t.createdAt))
-                    ON CONFLICT (owner) DO UPDATE SET token_digest = EXCLUDED.token_digest, created_at = EXCLUDED.created_at
+                    INSERT INTO listen_token(owner, token_digest, created_at, mobile_verifier)
+                    VALUES (\(t.owner), \(t.tokenDigest), \(t.createdAt), \(t.mobileVerifier))
+                    ON CONFLICT (owner) DO UPDATE SET token_digest = EXCLUDED.token_digest, created_at = EXCLUDED.created_at,
+                        mobile_verifier = EXCLUDED.mobile_verifier
                     """, logger: logger)
             }
         }

@@ -256,6 +256,20 @@ public final class PostgresDatabase: Sendable {
                 created_at TIMESTAMPTZ NOT NULL)
             """,
         ]),
+        // Session keys of the Last.fm-compatible API by their SHA-256 digest, tied to
+        // the token they were made with, and each token's sealed mobile sign-in
+        // verifier (`PostgresMobileSessionStore`, `PostgresListenTokenStore`).
+        Migration(name: "mobile-sessions", statements: [
+            "ALTER TABLE listen_token ADD COLUMN mobile_verifier TEXT",
+            """
+            CREATE TABLE mobile_session (
+                owner BIGINT NOT NULL,
+                session_digest TEXT NOT NULL UNIQUE,
+                token_digest TEXT NOT NULL,
+                created_at TIMESTAMPTZ NOT NULL,
+                PRIMARY KEY (owner, session_digest))
+            """,
+        ]),
         // The forwarding outbox and each owner's choice of services (`PostgresForwardingOutbox`).
         Migration(name: "forwarding-outbox", statements: PostgresForwardingOutbox.tables),
     ]

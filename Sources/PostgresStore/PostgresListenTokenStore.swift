@@ -13,10 +13,15 @@ public struct PostgresListenTokenStore: ListenTokenStore {
 
     var logger: Logger { database.logger }
 
-    public func replaceToken(of owner: ListOwner, digest: String, at now: Date) async throws {
+    public func replaceToken(of owner: ListOwner, digest: String, mobileVerifier: String?, at now: Date) async throws {
+        // One statement: the new token, its verifier, and the old token's sessions gone.
         try await database.client.query("""
-            INSERT INTO listen_token(owner, token_digest, created_at) VALUES (\(owner.id), \(digest), \(now))
-            ON CONFLICT (owner) DO UPDATE SET token_digest = EXCLUDED.token_digest, created_at = EXCLUDED.created_at
+            WITH replaced AS (
+                INSERT INTO listen_token(owner, token_digest, created_at, mobile_verifier) VALUES (\(owner.id), \(digest), \(now), \(mobileVerifier))
+                ON CONFLICT (owner) DO UPDATE SET token_digest = EXCLUDED.token_digest, created_at = EXCLUDED.created_at,
+                    mobile_verifier = EXCLUDED.mobile_verifier
+                RETURNING owner)
+            DELETE FROM mobile_session WHERE owner IN (SELECT owner FROM replaced) AND token_digest <> \(digest)
             """, logger: logger)
     }
 
@@ -26,7 +31,28 @@ public struct PostgresListenTokenStore: ListenTokenStore {
             WHERE listen_token.token_digest = \(digest)
             """, logger: logger)
         for try await (owner, name) in rows.decode((Int64, String?).self) {
-            return ListenTokenHolder(owner: owner == 0 ? .household : .account(owner), accountName: name.flatMap(Username.init(validating:)))
+            return ListenTokenHolder(ownerID: owner, accountName: name)
+        }
+        return nil
+    }
+
+    public func mobileVerifier(of owner: ListOwner) async throws -> MobileVerifier? {
+        try await verifier(try await database.client.query("""
+            SELECT listen_token.owner, account.name, listen_token.token_digest, listen_token.mobile_verifier
+            FROM listen_token LEFT JOIN account ON account.id = listen_token.owner WHERE listen_token.owner = \(owner.id)
+            """, logger: logger))
+    }
+
+    public func mobileVerifier(ofAccountNamed name: Username) async throws -> MobileVerifier? {
+        try await verifier(try await database.client.query("""
+            SELECT listen_token.owner, account.name, listen_token.token_digest, listen_token.mobile_verifier
+            FROM listen_token JOIN account ON account.id = listen_token.owner WHERE account.name_key = \(name.key)
+            """, logger: logger))
+    }
+
+    private func verifier(_ rows: PostgresRowSequence) async throws -> MobileVerifier? {
+        for try await (owner, name, digest, sealed) in rows.decode((Int64, String?, String, String?).self) {
+            return MobileVerifier(holder: ListenTokenHolder(ownerID: owner, accountName: name), tokenDigest: digest, sealed: sealed)
         }
         return nil
     }

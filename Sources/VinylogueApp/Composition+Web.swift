@@ -16,11 +16,13 @@ extension Composition {
     /// the route tests drive it with `app.test`. `onServing` gets the bound
     /// port once the server listens.
     public func buildApplication(onServing: @escaping @Sendable (Int) async -> Void = { _ in }) async throws -> some ApplicationProtocol {
+        // The certificate first: a wrong path is said before anything is opened.
+        let tls = try configuration.server.tls.map { files throws(TLSFilesUnreadable) in try ServerTLS(files: files) }
         let dependencies = try await serverDependencies()
         var logger = Logger(label: "vinylogue.server")
         logger.logLevel = logLevel(default: .info)
-        return VinylogueServer.buildApplication(configuration: configuration.server, dependencies: dependencies, logger: logger,
-                                               onServing: onServing)
+        return try VinylogueServer.buildApplication(configuration: configuration.server, dependencies: dependencies, logger: logger,
+                                                   tls: tls, onServing: onServing)
     }
 
     /// The configured PostgreSQL database with its tables set up, or nil
@@ -45,6 +47,22 @@ extension Composition {
             throw DatabaseUnavailable(reason: "its tables could not be set up.")
         }
         return postgres
+    }
+
+    /// The secret the `/2.0/` sign-in verifiers are sealed with
+    /// (`MobileVerifierSeal`), kept out of the database: the Last.fm API
+    /// secret when people sign in (the same on every instance of a fleet),
+    /// else a random key made once in the data directory (`mobile-sign-in.key`, mode 0600).
+    func mobileVerifierSecret() throws -> Data {
+        if configuration.lastFM.signsIn, let secret = configuration.lastFM.apiSecret { return Data(secret.utf8) }
+        let file = configuration.dataDirectory.appendingPathComponent("mobile-sign-in.key")
+        if let key = try? Data(contentsOf: file), key.count == 32 { return key }
+        var generator = SystemRandomNumberGenerator()
+        let key = Data((0..<32).map { _ in UInt8.random(in: .min ... .max, using: &generator) })
+        guard FileManager.default.createFile(atPath: file.path, contents: key, attributes: [.posixPermissions: 0o600]) else {
+            throw SourceError.storage(detail: "The key file \(file.path) could not be written.")
+        }
+        return key
     }
 
     /// What the routes talk to, built from the configuration.
@@ -95,6 +113,9 @@ extension Composition {
             shareCards: ShareCardStore(dataDirectory: directory, artwork: artwork),
             albumCovers: postgres.map { PostgresAlbumCoverStore($0) } ?? SQLiteAlbumCoverStore(database),
             listenTokens: postgres.map { PostgresListenTokenStore($0) } ?? SQLiteListenTokenStore(database),
+            mobileSessions: postgres.map { PostgresMobileSessionStore($0) } ?? SQLiteMobileSessionStore(database),
+            mobileVerifierSecret: try mobileVerifierSecret(),
+
             forwarding: forwarding)
     }
 }

@@ -23,7 +23,9 @@ public struct VinylogueConfiguration: Sendable {
     /// (`DATABASE_URL`, `serve --database`); nil keeps them in SQLite under
     /// the data directory. Never logged: it may carry a password.
     public var databaseURL: String?
-    /// How the web app is served (`serve`'s options; `VINYLOGUE_PUBLIC_URL`).
+    /// How the web app is served (`serve`'s options; `VINYLOGUE_PUBLIC_URL`,
+    /// `VINYLOGUE_TLS_CERTIFICATE` with `VINYLOGUE_TLS_KEY`,
+    /// `VINYLOGUE_LISTEN_RATE_LIMIT`).
     public var server: ServerConfiguration
     /// At most this much album art on disk (`--art-cache-mb`); nil: no limit.
     public var artCacheBytes: Int64?
@@ -43,6 +45,11 @@ public struct VinylogueConfiguration: Sendable {
         databaseURL = environment["DATABASE_URL"].flatMap { $0.isEmpty ? nil : $0 }
         server = ServerConfiguration()
         server.publicURL = environment["VINYLOGUE_PUBLIC_URL"].flatMap { $0.isEmpty ? nil : $0 }
+        if let certificate = environment["VINYLOGUE_TLS_CERTIFICATE"], !certificate.isEmpty,
+           let key = environment["VINYLOGUE_TLS_KEY"], !key.isEmpty {
+            server.tls = ServerConfiguration.TLSFiles(certificatePath: certificate, keyPath: key)
+        }
+        if let limit = environment["VINYLOGUE_LISTEN_RATE_LIMIT"].flatMap({ Int($0) }), limit >= 0 { server.listenRateLimit = limit }
         artCacheBytes = ArtworkStore.defaultMaxDiskBytes
         patience = ServerDependencies.Patience()
         noColour = !(environment["NO_COLOR"] ?? "").isEmpty

@@ -38,7 +38,18 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("idle-timeout"), help: "Seconds a connection may wait without sending a complete request before it is closed (stops slow clients piling up).")
     var idleTimeoutSeconds: Double = 10
 
+    @Option(name: .customLong("tls-certificate"), help: "Serve HTTPS with this PEM certificate chain (with --tls-key; default: $VINYLOGUE_TLS_CERTIFICATE).")
+    var tlsCertificate: String?
+
+    @Option(name: .customLong("tls-key"), help: "The PEM private key of --tls-certificate (default: $VINYLOGUE_TLS_KEY).")
+    var tlsKey: String?
+
+    @Option(name: .customLong("listen-rate-limit"), help: "Requests each listen token or session key may make in 10 seconds on /1/ and /2.0/ (0: no limit; default: $VINYLOGUE_LISTEN_RATE_LIMIT, else 1200).")
+    var listenRateLimit: Int?
+
     func validate() throws {
+        guard (tlsCertificate == nil) == (tlsKey == nil) else { throw ValidationError("--tls-certificate and --tls-key go together: give both, or neither.") }
+        if let listenRateLimit, listenRateLimit < 0 { throw ValidationError("--listen-rate-limit must be 0 (no limit) or more.") }
         guard (0...65535).contains(port) else { throw ValidationError("--port must be between 1 and 65535, or 0 for any free port.") }
         guard idleTimeoutSeconds > 0, idleTimeoutSeconds <= 3600 else { throw ValidationError("--idle-timeout must be more than 0 and at most 3600 seconds.") }
         guard artCacheMegabytes >= 0 else { throw ValidationError("--art-cache-mb must be 0 (no limit) or more.") }
@@ -50,6 +61,9 @@ struct ServeCommand: AsyncParsableCommand {
             return try await composition.buildApplication(onServing: onServing)
         } catch let error as DatabaseUnavailable {
             throw CommandFailure("\(error) Check --database (or DATABASE_URL) and that the PostgreSQL server is running and accepts this user.",
+                                 exitCode: .configuration)
+        } catch let error as TLSFilesUnreadable {
+            throw CommandFailure("\(error) Check --tls-certificate and --tls-key (or VINYLOGUE_TLS_CERTIFICATE and VINYLOGUE_TLS_KEY).",
                                  exitCode: .configuration)
         } catch let error as SourceError {
             switch error {
@@ -80,13 +94,16 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.server.demo = demo
         configuration.server.idleTimeout = .milliseconds(Int64(idleTimeoutSeconds * 1000))
         configuration.artCacheBytes = artCacheMegabytes == 0 ? nil : Int64(artCacheMegabytes) << 20
+        if let tlsCertificate, let tlsKey { configuration.server.tls = ServerConfiguration.TLSFiles(certificatePath: tlsCertificate, keyPath: tlsKey) }
+        if let listenRateLimit { configuration.server.listenRateLimit = listenRateLimit }
+        let scheme = configuration.server.tls == nil ? "http" : "https"
         let directory = configuration.dataDirectory
         try await Self.composing(configuration) { composition in
             let host = host
             // Printed once the socket listens: a supervisor (or a test) may
             // wait for this line instead of polling.
             let app = try await Self.application(composition) { bound in
-                Terminal.standardError.write("Vinylogue is serving at http://\(host):\(bound)/ (data in \(directory.path))\n")
+                Terminal.standardError.write("Vinylogue is serving at \(scheme)://\(host):\(bound)/ (data in \(directory.path))\n")
             }
             do {
                 try await app.runService()

@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import HummingbirdCore
 import Logging
 import NIOCore
 import ServiceLifecycle
@@ -9,16 +10,18 @@ import ServiceLifecycle
 ///
 /// `onServing` runs once the server listens, with the port it is bound to
 /// (the one asked for, or the kernel's choice when port 0 was asked for):
-/// the moment a supervisor or a test may send requests.
+/// the moment a supervisor or a test may send requests. With `tls`, the
+/// server speaks only HTTPS.
 public func buildApplication(configuration: ServerConfiguration, dependencies: ServerDependencies,
-                             logger: Logger = Logger(label: "vinylogue.server"),
-                             onServing: @escaping @Sendable (Int) async -> Void = { _ in }) -> some ApplicationProtocol {
+                             logger: Logger = Logger(label: "vinylogue.server"), tls: ServerTLS? = nil,
+                             onServing: @escaping @Sendable (Int) async -> Void = { _ in }) throws -> some ApplicationProtocol {
     let address = PublicAddress(configuration)
+    // Hummingbird's own connection timer: it closes a connection that
+    // has not delivered a whole request head within the timeout.
+    let http1 = HTTPServerBuilder.http1(configuration: .init(idleTimeout: TimeAmount(configuration.idleTimeout)))
     return Application(
         router: buildRouter(configuration: configuration, dependencies: dependencies, address: address),
-        // Hummingbird's own connection timer: it closes a connection that
-        // has not delivered a whole request head within the timeout.
-        server: .http1(configuration: .init(idleTimeout: TimeAmount(configuration.idleTimeout))),
+        server: try tls?.server(over: http1) ?? http1,
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "Vinylogue"),
         services: [dependencies.background] + (dependencies.forwarding.map { [$0 as any Service] } ?? []),
         onServerRunning: { channel in
@@ -59,8 +62,13 @@ func buildRouter(configuration: ServerConfiguration, dependencies: ServerDepende
     if let sessions = dependencies.signIn {
         SignInRoutes(dependencies: dependencies, sessions: sessions, configuration: configuration, address: address).register(on: router)
     }
+    // One count per credential for both listen APIs.
+    let listenLimit = ListenRateLimit(clock: dependencies.clock, limit: configuration.listenRateLimit)
     if let tokens = dependencies.listenTokens {
-        ListenBrainzRoutes(dependencies: dependencies, tokens: tokens).register(on: router)
+        ListenBrainzRoutes(dependencies: dependencies, tokens: tokens, limit: listenLimit).register(on: router)
+    }
+    if let signIn = dependencies.mobileSignIn {
+        LastFMScrobbleRoutes(dependencies: dependencies, signIn: signIn, limit: listenLimit).register(on: router)
     }
     router.get("/api/users") { request, _ in
         guard let owner = await dependencies.viewer(of: request).owner else {

@@ -21,14 +21,34 @@ public struct ServerConfiguration: Sendable {
     /// links that leave it: the Atom feed's. Nil means `http://host:port`.
     /// Never taken from a request's Host header, which anyone can set.
     public var publicURL: String?
+    /// Requests each listen token or session key may make in 10 s on the
+    /// listen APIs (`/1/`, `/2.0/`; `serve --listen-rate-limit`,
+    /// `VINYLOGUE_LISTEN_RATE_LIMIT`); 0: no limit. See `ListenRateLimit`.
+    public var listenRateLimit: Int = 1200
+    /// Serve HTTPS with this certificate chain and key (PEM files;
+    /// `serve --tls-certificate --tls-key`, `VINYLOGUE_TLS_CERTIFICATE`,
+    /// `VINYLOGUE_TLS_KEY`); nil serves plain HTTP.
+    public var tls: TLSFiles?
 
-    /// `publicURL` without a trailing slash, else `http://host:port` (with
+    /// Where a PEM certificate chain and its private key are.
+    public struct TLSFiles: Sendable, Equatable {
+        public var certificatePath: String
+        public var keyPath: String
+
+        public init(certificatePath: String, keyPath: String) {
+            self.certificatePath = certificatePath
+            self.keyPath = keyPath
+        }
+    }
+
+    /// `publicURL` without a trailing slash, else `http://host:port`
+    /// (`https://` when serving TLS) (with
     /// the configured port: see `PublicAddress` for the one bound).
     public var publicBase: String { publicBase(port: port) }
 
     func publicBase(port: Int) -> String {
         if let publicURL, !publicURL.isEmpty { return publicURL.hasSuffix("/") ? String(publicURL.dropLast()) : publicURL }
-        return "http://\(host.contains(":") ? "[\(host)]" : host):\(port)"
+        return "\(tls == nil ? "http" : "https")://\(host.contains(":") ? "[\(host)]" : host):\(port)"
     }
 
     /// Whether people reach the server over https (cookies get `Secure`).

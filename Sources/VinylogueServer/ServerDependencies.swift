@@ -45,6 +45,9 @@ public struct ServerDependencies: Sendable {
     /// Forwarding of received listens to Last.fm and ListenBrainz (a
     /// service of the server), when the server keeps an outbox.
     public let forwarding: ListenForwarding?
+    /// Sign-in and session keys for the Last.fm-compatible `/2.0/` API;
+    /// nil: that API is off.
+    let mobileSignIn: MobileSignIn?
     /// How long pages wait for slow upstream work they can do without.
     public struct Patience: Sendable {
         /// For Last.fm's spelling of a name, before serving without a redirect.
@@ -80,9 +83,18 @@ public struct ServerDependencies: Sendable {
                 accounts: (any AccountStore)? = nil, secureCookies: Bool = false,
                 database: DatabaseHealth = DatabaseHealth(kind: "sqlite") { true }, shareCards: ShareCardStore,
                 albumCovers: (any AlbumCoverStore)? = nil, listenTokens: (any ListenTokenStore)? = nil,
+                mobileSessions: (any MobileSessionStore)? = nil, mobileVerifierSecret: Data? = nil,
                 forwarding: ListenForwarding? = nil) {
         self.forwarding = forwarding
-        self.listenTokens = listenTokens.map { ListenTokens(store: $0, clock: clock, accountsOn: accounts != nil, lists: lists) }
+        // Without a secret from the composition root, verifiers last as long as the process.
+        let seal = mobileVerifierSecret.map(MobileVerifierSeal.init(secret:)) ?? .ephemeral()
+        let tokens = listenTokens.map { ListenTokens(store: $0, clock: clock, accountsOn: accounts != nil, lists: lists, seal: seal) }
+        self.listenTokens = tokens
+        if let tokens, let mobileSessions {
+            self.mobileSignIn = MobileSignIn(tokens: tokens, sessions: mobileSessions)
+        } else {
+            self.mobileSignIn = nil
+        }
         self.nowPlaying = NowPlaying(clock: clock)
         self.shareCards = shareCards
         self.albumCovers = albumCovers.map { AlbumCovers(store: $0, albums: lastFM, clock: clock) }

@@ -19,6 +19,7 @@ import VinylogueCore
         let accounts: any AccountStore
         let scrobbles: any ScrobbleArchive
         let listenTokens: any ListenTokenStore
+        let mobileSessions: any MobileSessionStore
     }
 
     /// Fresh, empty stores on `backend` for the duration of `body`.
@@ -29,12 +30,14 @@ import VinylogueCore
             defer { try? FileManager.default.removeItem(at: directory) }
             let database = try ArchiveDatabase(directory: directory)
             try await body(Stores(lists: SQLiteListStore(database), accounts: SQLiteAccountStore(database),
-                                  scrobbles: SQLiteScrobbleStore(database: database), listenTokens: SQLiteListenTokenStore(database)))
+                                  scrobbles: SQLiteScrobbleStore(database: database), listenTokens: SQLiteListenTokenStore(database),
+                                  mobileSessions: SQLiteMobileSessionStore(database)))
         case .postgres:
             try await withFreshPostgres { url in
                 try await PostgresDatabase.with(url: url) { database in
                     try await body(Stores(lists: PostgresListStore(database), accounts: PostgresAccountStore(database),
-                                      scrobbles: PostgresScrobbleStore(database), listenTokens: PostgresListenTokenStore(database)))
+                                      scrobbles: PostgresScrobbleStore(database), listenTokens: PostgresListenTokenStore(database),
+                                      mobileSessions: PostgresMobileSessionStore(database)))
                 }
             }
         }
@@ -73,6 +76,56 @@ import VinylogueCore
             #expect(try await tokens.holder(ofToken: "d3")?.owner == .household)
             #expect(try await tokens.holder(ofToken: "d2")?.owner == rj.owner, "another owner's token is untouched")
             #expect(try await tokens.tokenMade(by: .household) == made.addingTimeInterval(60))
+        }
+    }
+
+    /// Session keys of the `/2.0/` API: found by digest while their owner
+    /// holds the token they were made with, stopped at once by a new token
+    /// (another owner's untouched); a token's sealed verifier is found by
+    /// owner and by account name, and replaced with the token.
+    @Test(arguments: Backend.allCases)
+    func mobileSessionsLastAsLongAsTheirToken(_ backend: Backend) async throws {
+        try await Self.withStores(backend) { stores in
+            let tokens = stores.listenTokens, sessions = stores.mobileSessions
+            let made = Date(timeIntervalSince1970: 1_700_000_000)
+            let (rj, _) = try await stores.accounts.signedIn(try Username("RJ"), lastFMSessionKey: "k", at: made)
+            let (ybsc, _) = try await stores.accounts.signedIn(try Username("ybsc"), lastFMSessionKey: "k2", at: made)
+            #expect(try await tokens.mobileVerifier(of: rj.owner) == nil)
+            #expect(try await tokens.mobileVerifier(ofAccountNamed: try Username("rj")) == nil)
+            try await tokens.replaceToken(of: rj.owner, digest: "t1", mobileVerifier: "sealed-1", at: made)
+            try await tokens.replaceToken(of: ybsc.owner, digest: "y1", mobileVerifier: "sealed-y", at: made)
+            try await tokens.replaceToken(of: .household, digest: "h1", at: made)
+            let rjHolder = ListenTokenHolder(owner: rj.owner, accountName: try Username("RJ"))
+            let verifier = MobileVerifier(holder: rjHolder, tokenDigest: "t1", sealed: "sealed-1")
+            #expect(try await tokens.mobileVerifier(of: rj.owner) == verifier)
+            #expect(try await tokens.mobileVerifier(ofAccountNamed: try Username("rj")) == verifier, "names in any case")
+            #expect(try await tokens.mobileVerifier(of: .household)?.sealed == nil)
+            #expect(try await tokens.mobileVerifier(ofAccountNamed: try Username("nobody")) == nil)
+
+            #expect(try await sessions.holder(ofSession: "s1") == nil)
+            try await sessions.startSession(digest: "s1", owner: rj.owner, tokenDigest: "t1", at: made)
+            try await sessions.startSession(digest: "s2", owner: rj.owner, tokenDigest: "t1", at: made)
+            try await sessions.startSession(digest: "y", owner: ybsc.owner, tokenDigest: "y1", at: made)
+            try await sessions.startSession(digest: "h", owner: .household, tokenDigest: "h1", at: made)
+            #expect(try await sessions.holder(ofSession: "s1") == rjHolder)
+            #expect(try await sessions.holder(ofSession: "s2") == rjHolder)
+            #expect(try await sessions.holder(ofSession: "h") == ListenTokenHolder(owner: .household, accountName: nil))
+            #expect(try await sessions.sessionCount(of: rj.owner) == 2)
+
+            try await tokens.replaceToken(of: rj.owner, digest: "t2", mobileVerifier: "sealed-2", at: made.addingTimeInterval(60))
+            #expect(try await sessions.holder(ofSession: "s1") == nil, "a new token stops the old token's sessions at once")
+            #expect(try await sessions.holder(ofSession: "s2") == nil)
+            #expect(try await sessions.sessionCount(of: rj.owner) == 0, "and drops them")
+            #expect(try await sessions.holder(ofSession: "y")?.owner == ybsc.owner, "another account's session is untouched")
+            #expect(try await sessions.holder(ofSession: "h")?.owner == .household)
+            #expect(try await tokens.mobileVerifier(of: rj.owner)?.sealed == "sealed-2")
+
+            // A session made with a token that is no longer the owner's never works.
+            try await sessions.startSession(digest: "late", owner: rj.owner, tokenDigest: "t1", at: made)
+            #expect(try await sessions.holder(ofSession: "late") == nil)
+            try await sessions.startSession(digest: "s3", owner: rj.owner, tokenDigest: "t2", at: made)
+            #expect(try await sessions.holder(ofSession: "s3") == rjHolder)
+            #expect(try await sessions.sessionCount(of: rj.owner) == 1, "starting a session drops the ones of older tokens")
         }
     }
 

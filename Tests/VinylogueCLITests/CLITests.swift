@@ -138,6 +138,23 @@ func withFakeEnvironment(_ body: @Sendable (FakeLastFM, [String: String]) async 
         }
     }
 
+    /// `serve --tls-certificate` and `--tls-key` go together; a file that is
+    /// not PEM is one sentence naming it, exit 4.
+    @Test func tlsOptionsAreCheckedBeforeServing() async throws {
+        let alone = try await vinylogue(["serve", "--tls-certificate", "/nonexistent/cert.pem"])
+        #expect(alone.status == 1)
+        #expect(alone.stderr.contains("--tls-certificate and --tls-key go together"), "\(alone.stderr)")
+        let data = FileManager.default.temporaryDirectory.appendingPathComponent("vinylogue-tls-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: data, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: data) }
+        let certificate = data.appendingPathComponent("cert.pem")
+        try Data("not a certificate".utf8).write(to: certificate)
+        let run = try await vinylogue(["serve", "--port", "0", "--data-dir", data.path, "--tls-certificate", certificate.path,
+                                       "--tls-key", data.appendingPathComponent("key.pem").path])
+        #expect(run.status == 4)
+        #expect(run.stderr.contains("The TLS certificate chain could not be read from \(certificate.path): it must be a readable PEM file. Check --tls-certificate and --tls-key"), "\(run.stderr)")
+    }
+
     /// A data directory whose database is not SQLite is reported in plain
     /// words and left exactly as it was.
     @Test func aDamagedDatabaseIsReportedAndLeftAlone() async throws {

@@ -1,5 +1,6 @@
 import Archive
 import Foundation
+import HTTPTypes
 import Hummingbird
 import NIOCore
 import VinylogueCore
@@ -14,11 +15,17 @@ import VinylogueCore
 /// archive through `ScrobbleArchive.store` (one transaction for the whole
 /// payload, the duplicate rule, the kept weekly charts) as
 /// `ScrobbleOrigin.received`; `playing_now` is remembered in memory only.
+///
+/// Each token may make `ListenRateLimit`'s requests per window; every
+/// answer to a presented token carries ListenBrainz's `X-RateLimit-Limit`,
+/// `X-RateLimit-Remaining`, `X-RateLimit-Reset-In` and `X-RateLimit-Reset`,
+/// and a request over the limit is answered 429 with nothing stored.
 struct ListenBrainzRoutes: Sendable {
     typealias Context = BasicRequestContext
 
     let dependencies: ServerDependencies
     let tokens: ListenTokens
+    let limit: ListenRateLimit
 
     func register(on router: Router<Context>) {
         router.post("/1/submit-listens") { request, _ in await self.submit(request) }
@@ -29,6 +36,11 @@ struct ListenBrainzRoutes: Sendable {
         guard let token = ListenTokens.presented(in: request) else {
             return Self.failure(.unauthorized, "You need to provide an Authorization header: Token followed by your token from the settings page.")
         }
+        let decision = limit.take("1:" + ListenTokens.digest(token))
+        return Self.withRateLimit(decision, decision.allowed ? await submit(request, token: token) : Self.tooMany(decision, window: limit.window))
+    }
+
+    private func submit(_ request: Request, token: String) async -> Response {
         let user: Username, owner: ListOwner
         switch await resolve(token) {
         case .success(.user(let name, let holder)): (user, owner) = (name, holder)
@@ -55,25 +67,15 @@ struct ListenBrainzRoutes: Sendable {
             let listen = submission.listens[0]
             dependencies.nowPlaying.started(listen.scrobble, seconds: listen.duration, for: user)
         case .single, .import:
-            guard let archive = dependencies.archive else {
-                return Self.failure(.serviceUnavailable, "This server keeps no archive to store listens in.")
-            }
             do {
-                try await archive.store(submission.listens.map(\.scrobble), of: user, origin: .received)
+                try await dependencies.keepReceived(submission.listens.map { ListenToForward(scrobble: $0.scrobble, duration: $0.duration) },
+                                                    of: user, owner: owner)
             } catch {
-                return Self.failure(.serviceUnavailable, "The listens could not be stored: \(error.forVisitors)")
-            }
-            // The user's pages and cards kept in memory were made without these listens.
-            dependencies.rendered.removePages(of: user)
-            dependencies.renderedCards.removePages(of: user)
-            if let forwarding = dependencies.forwarding {
-                do {
-                    try await forwarding.enqueue(submission.listens.map { ListenToForward(scrobble: $0.scrobble, duration: $0.duration) },
-                                                 of: owner)
-                } catch {
-                    // Kept, but not yet queued: sent again, they are kept once and queued.
-                    return Self.failure(.serviceUnavailable,
-                                        "The listens were kept but could not be queued for forwarding; send them again in a minute.")
+                switch error {
+                case .noArchive: return Self.failure(.serviceUnavailable, "This server keeps no archive to store listens in.")
+                case .storage(let sentence): return Self.failure(.serviceUnavailable, "The listens could not be stored: \(sentence)")
+                case .notQueued:
+                    return Self.failure(.serviceUnavailable, "The listens were kept but could not be queued for forwarding; send them again in a minute.")
                 }
             }
         }
@@ -86,6 +88,11 @@ struct ListenBrainzRoutes: Sendable {
         guard let token = ListenTokens.presented(in: request) else {
             return Self.failure(.badRequest, "You need to provide an Authorization token.")
         }
+        let decision = limit.take("1:" + ListenTokens.digest(token))
+        return Self.withRateLimit(decision, decision.allowed ? await validate(token: token) : Self.tooMany(decision, window: limit.window))
+    }
+
+    private func validate(token: String) async -> Response {
         switch await resolve(token) {
         case .success(.user(let name, _)):
             return Self.json(ValidToken(code: 200, message: "Token valid.", valid: true, userName: name.value))
@@ -96,6 +103,23 @@ struct ListenBrainzRoutes: Sendable {
         case .failure(let failure):
             return failure.response
         }
+    }
+
+    /// ListenBrainz's 429.
+    static func tooMany(_ decision: ListenRateLimit.Decision, window: TimeInterval) -> Response {
+        failure(.tooManyRequests, "You have sent more than \(decision.limit) requests with this token in \(Int(window)) seconds; "
+                + "wait \(decision.resetIn) seconds and send them again.")
+    }
+
+    /// `response` with ListenBrainz's rate-limit headers (none when the limit is off).
+    static func withRateLimit(_ decision: ListenRateLimit.Decision, _ response: Response) -> Response {
+        guard decision.limit > 0 else { return response }
+        var response = response
+        response.headers[HTTPField.Name("X-RateLimit-Limit")!] = String(decision.limit)
+        response.headers[HTTPField.Name("X-RateLimit-Remaining")!] = String(decision.remaining)
+        response.headers[HTTPField.Name("X-RateLimit-Reset-In")!] = String(decision.resetIn)
+        response.headers[HTTPField.Name("X-RateLimit-Reset")!] = String(decision.resetAt)
+        return response
     }
 
     static let nobodySentence = "This server's list has nobody marked as you yet: add yourself first on its home page, then send listens."

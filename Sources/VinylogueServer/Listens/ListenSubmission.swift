@@ -34,10 +34,6 @@ struct ListenSubmission: Sendable {
     static let maxListens = 1000
     /// 10 KiB a listen, 1,000 listens: ListenBrainz's payload cap.
     static let maxBodyBytes = 10_240 * maxListens
-    /// How far past the server's clock a listen may be (players' clocks drift).
-    static let allowedLead: Int64 = 600
-    /// The longest artist, track or album name kept.
-    static let maxNameLength = 1000
 
     /// Reads and checks `body`; `now` bounds the listens' times.
     init(json body: Data, now: Date) throws(Problem) {
@@ -65,7 +61,7 @@ struct ListenSubmission: Sendable {
             }
         }
         let nowSeconds = Int64(now.timeIntervalSince1970)
-        let times = PlausibleTime.earliest...(nowSeconds + Self.allowedLead)
+        let times = ListenFields.times(now: now)
         var listens: [Listen] = []
         listens.reserveCapacity(payload.count)
         for (index, value) in payload.enumerated() {
@@ -89,9 +85,11 @@ struct ListenSubmission: Sendable {
             throw Problem("\(which) must contain listened_at.")
         case (_, .some(let time)):
             guard case .integer(let seconds) = time else { throw Problem("\(which)'s listened_at must be a whole number of seconds since 1970.") }
-            if seconds < times.lowerBound { throw Problem("\(which)'s listened_at \(seconds) is before 2002-01-01, when scrobbling began.") }
-            if seconds > times.upperBound { throw Problem("\(which)'s listened_at \(seconds) is in the future.") }
-            instant = seconds
+            switch ListenFields.check(seconds, in: times) {
+            case .tooOld: throw Problem("\(which)'s listened_at \(seconds) is before 2002-01-01, when scrobbling began.")
+            case .tooNew: throw Problem("\(which)'s listened_at \(seconds) is in the future.")
+            case .believable: instant = seconds
+            }
         }
         guard case .object(let metadata)? = fields["track_metadata"] else {
             throw Problem("\(which) must contain track_metadata, an object.")
@@ -137,14 +135,11 @@ struct ListenSubmission: Sendable {
             if required { throw Problem("\(which) must contain track_metadata.\(key).") }
             return nil
         case .string(let text)?:
-            let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
-            if trimmed.isEmpty {
-                if required { throw Problem("\(which)'s \(key) must not be empty.") }
-                return nil
+            switch ListenFields.name(text) {
+            case .success(let name): return name
+            case .failure(.empty) where !required: return nil
+            case .failure(let problem): throw Problem("\(which)'s \(key) \(problem.predicate).")
             }
-            if trimmed.unicodeScalars.contains(where: { $0.value == 0 }) { throw Problem("\(which)'s \(key) contains a NUL character.") }
-            if trimmed.count > maxNameLength { throw Problem("\(which)'s \(key) is longer than \(maxNameLength) characters.") }
-            return trimmed
         default:
             throw Problem("\(which)'s \(key) must be a string.")
         }
@@ -158,7 +153,7 @@ struct ListenSubmission: Sendable {
         }
     }
 
-    static func isMBID(_ text: String) -> Bool { text.utf8.count == 36 && UUID(uuidString: text) != nil }
+    static func isMBID(_ text: String) -> Bool { ListenFields.isMBID(text) }
 }
 
 /// Any JSON value, decoded without losing which kind it was: a whole

@@ -8,7 +8,8 @@ import VinylogueCore
 /// …`): made from 256 random bits of the system's CSPRNG, stored only as
 /// their SHA-256 digest (`ListenTokenStore`), and resolved to the one
 /// archive user their owner may submit for. A token is never logged and
-/// never echoed in an answer.
+/// never echoed in an answer. Each token also gets a sealed verifier for
+/// the Last.fm-compatible sign-in (`MobileSignIn`).
 struct ListenTokens: Sendable {
     let store: any ListenTokenStore
     let clock: WallClock
@@ -17,6 +18,8 @@ struct ListenTokens: Sendable {
     let accountsOn: Bool
     /// The household's list, whose "me" is the household's archive user.
     let lists: any ListStore
+    /// Seals each new token's `auth.getMobileSession` verifier.
+    let seal: MobileVerifierSeal
 
     /// The archive user a token submits for, or why it cannot be used.
     enum Resolution: Sendable, Equatable {
@@ -43,7 +46,7 @@ struct ListenTokens: Sendable {
     /// (the only time it is ever seen: only its digest is kept).
     func renew(for owner: ListOwner) async throws -> String {
         let token = Self.newToken()
-        try await store.replaceToken(of: owner, digest: Self.digest(token), at: clock.now)
+        try await store.replaceToken(of: owner, digest: Self.digest(token), mobileVerifier: seal.verifier(forPassword: token), at: clock.now)
         return token
     }
 
@@ -60,7 +63,14 @@ struct ListenTokens: Sendable {
     /// Who `token` submits for.
     func resolve(_ token: String) async throws -> Resolution {
         // Anything that is not shaped like our tokens is not looked up.
-        guard CSRFProtection.isWellFormed(token), let holder = try await store.holder(ofToken: Self.digest(token)) else { return .invalid }
+        guard CSRFProtection.isWellFormed(token) else { return .invalid }
+        return try await resolution(of: try await store.holder(ofToken: Self.digest(token)))
+    }
+
+    /// Who the holder of a token (or of a session made with one) submits
+    /// for: the same rule for `/1/`'s tokens and `/2.0/`'s session keys.
+    func resolution(of holder: ListenTokenHolder?) async throws -> Resolution {
+        guard let holder else { return .invalid }
         if accountsOn {
             guard holder.owner != .household, let name = holder.accountName else { return .invalid }
             return .user(name, owner: holder.owner)

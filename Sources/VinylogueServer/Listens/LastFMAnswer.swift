@@ -1,0 +1,166 @@
+import Foundation
+import Hummingbird
+import NIOCore
+
+/// Answers of the Last.fm-compatible API in Last.fm's two shapes: XML
+/// (`<lfm status="ok">…</lfm>`, the default) and JSON (`format=json`),
+/// with Last.fm's error codes and its quirks (a single scrobble is an
+/// object, several are a list; names carry `corrected` and `#text`).
+struct LastFMAnswer: Sendable {
+    enum Format: Sendable { case xml, json }
+
+    /// Last.fm's error codes, as its API documentation lists them.
+    enum ErrorCode: Int, Sendable {
+        case invalidMethod = 3
+        case authenticationFailed = 4
+        case invalidParameters = 6
+        case invalidSessionKey = 9
+        case serviceOffline = 11
+        case temporary = 16
+        case rateLimitExceeded = 29
+
+        /// Last.fm's own words, before our sentence.
+        var title: String {
+            switch self {
+            case .invalidMethod: "Invalid Method - No method with that name in this package"
+            case .authenticationFailed: "Authentication Failed - You do not have permissions to access the service"
+            case .invalidParameters: "Invalid parameters - Your request is missing a required parameter"
+            case .invalidSessionKey: "Invalid session key - Please re-authenticate"
+            case .serviceOffline: "Service Offline - This service is temporarily offline. Try again later."
+            case .temporary: "There was a temporary error processing your request. Please try again"
+            case .rateLimitExceeded: "Rate Limit Exceeded - Your IP has made too many requests in a short period"
+            }
+        }
+
+        var status: HTTPResponse.Status {
+            switch self {
+            case .invalidMethod, .invalidParameters: .badRequest
+            case .authenticationFailed, .invalidSessionKey: .forbidden
+            case .serviceOffline, .temporary: .serviceUnavailable
+            case .rateLimitExceeded: .tooManyRequests
+            }
+        }
+    }
+
+    let format: Format
+
+    func error(_ code: ErrorCode, _ sentence: String) -> Response {
+        let message = "\(code.title): \(sentence)"
+        switch format {
+        case .xml:
+            return Self.xml(#"<lfm status="failed"><error code="\#(code.rawValue)">\#(Self.escaped(message))</error></lfm>"#, status: code.status)
+        case .json:
+            return Self.json(["error": code.rawValue, "message": message], status: code.status)
+        }
+    }
+
+    /// `auth.getMobileSession`'s answer.
+    func session(name: String, key: String) -> Response {
+        switch format {
+        case .xml:
+            return Self.xml("<lfm status=\"ok\"><session><name>\(Self.escaped(name))</name><key>\(key)</key><subscriber>0</subscriber></session></lfm>")
+        case .json:
+            return Self.json(["session": ["name": name, "key": key, "subscriber": 0]])
+        }
+    }
+
+    /// `track.scrobble`'s answer: each scrobble echoed with its
+    /// `ignoredMessage`, and the counts.
+    func scrobbles(_ batch: LastFMScrobbleBatch) -> Response {
+        let ignored = batch.items.count { (try? $0.outcome.get()) == nil }
+        let accepted = batch.items.count - ignored
+        switch format {
+        case .xml:
+            let rows = batch.items.map { item in
+                "<scrobble>" + Self.xmlNames(artist: item.artist, track: item.track, album: item.album, albumArtist: item.albumArtist)
+                    + "<timestamp>\(item.timestamp)</timestamp>" + Self.xmlIgnored(item.outcome) + "</scrobble>"
+            }.joined()
+            return Self.xml("<lfm status=\"ok\"><scrobbles accepted=\"\(accepted)\" ignored=\"\(ignored)\">\(rows)</scrobbles></lfm>")
+        case .json:
+            let rows: [[String: Any]] = batch.items.map { item in
+                var row = Self.jsonNames(artist: item.artist, track: item.track, album: item.album, albumArtist: item.albumArtist)
+                row["timestamp"] = String(item.timestamp)
+                row["ignoredMessage"] = Self.jsonIgnored(item.outcome)
+                return row
+            }
+            // Last.fm's quirk, which clients expect: one scrobble is an object.
+            let list: Any = rows.count == 1 ? rows[0] : rows
+            return Self.json(["scrobbles": ["scrobble": list, "@attr": ["accepted": accepted, "ignored": ignored]]])
+        }
+    }
+
+    /// `track.updateNowPlaying`'s answer.
+    func nowPlaying(artist: String, track: String, album: String, albumArtist: String,
+                    outcome: Result<Void, LastFMScrobbleBatch.IgnoredScrobble>) -> Response {
+        let result: Result<Int, LastFMScrobbleBatch.IgnoredScrobble> = outcome.map { 0 }
+        switch format {
+        case .xml:
+            return Self.xml("<lfm status=\"ok\"><nowplaying>" + Self.xmlNames(artist: artist, track: track, album: album, albumArtist: albumArtist)
+                            + Self.xmlIgnored(result) + "</nowplaying></lfm>")
+        case .json:
+            var row = Self.jsonNames(artist: artist, track: track, album: album, albumArtist: albumArtist)
+            row["ignoredMessage"] = Self.jsonIgnored(result)
+            return Self.json(["nowplaying": row])
+        }
+    }
+
+    private static func xmlNames(artist: String, track: String, album: String, albumArtist: String) -> String {
+        [("track", track), ("artist", artist), ("album", album), ("albumArtist", albumArtist)]
+            .map { "<\($0.0) corrected=\"0\">\(escaped($0.1))</\($0.0)>" }.joined()
+    }
+
+    private static func xmlIgnored<T>(_ outcome: Result<T, LastFMScrobbleBatch.IgnoredScrobble>) -> String {
+        switch outcome {
+        case .success: #"<ignoredMessage code="0"></ignoredMessage>"#
+        case .failure(let ignored): "<ignoredMessage code=\"\(ignored.code.rawValue)\">\(escaped(ignored.message))</ignoredMessage>"
+        }
+    }
+
+    private static func jsonNames(artist: String, track: String, album: String, albumArtist: String) -> [String: Any] {
+        ["track": ["corrected": "0", "#text": track], "artist": ["corrected": "0", "#text": artist],
+         "album": ["corrected": "0", "#text": album], "albumArtist": ["corrected": "0", "#text": albumArtist]]
+    }
+
+    private static func jsonIgnored<T>(_ outcome: Result<T, LastFMScrobbleBatch.IgnoredScrobble>) -> [String: String] {
+        switch outcome {
+        case .success: ["code": "0", "#text": ""]
+        case .failure(let ignored): ["code": String(ignored.code.rawValue), "#text": ignored.message]
+        }
+    }
+
+    /// Text made safe inside an element or an attribute; characters XML 1.0
+    /// cannot carry at all (control characters) become U+FFFD.
+    static func escaped(_ text: String) -> String {
+        var out = ""
+        out.reserveCapacity(text.utf8.count)
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "&": out += "&amp;"
+            case "<": out += "&lt;"
+            case ">": out += "&gt;"
+            case "\"": out += "&quot;"
+            case "'": out += "&apos;"
+            case "\t", "\n", "\r": out.unicodeScalars.append(scalar)
+            default:
+                if scalar.value < 0x20 || scalar.value == 0xFFFE || scalar.value == 0xFFFF {
+                    out += "\u{FFFD}"
+                } else {
+                    out.unicodeScalars.append(scalar)
+                }
+            }
+        }
+        return out
+    }
+
+    private static func xml(_ body: String, status: HTTPResponse.Status = .ok) -> Response {
+        Response(status: status, headers: [.contentType: "text/xml; charset=utf-8", .cacheControl: "no-store"],
+                 body: ResponseBody(byteBuffer: ByteBuffer(string: #"<?xml version="1.0" encoding="UTF-8"?>"# + "\n" + body + "\n")))
+    }
+
+    private static func json(_ value: [String: Any], status: HTTPResponse.Status = .ok) -> Response {
+        let data = (try? JSONSerialization.data(withJSONObject: value, options: [.sortedKeys])) ?? Data(#"{"error":16,"message":"The answer could not be written."}"#.utf8)
+        var response = APIResponse.json(data, status: status)
+        response.headers[.cacheControl] = "no-store"
+        return response
+    }
+}

@@ -1,0 +1,62 @@
+import Foundation
+import VinylogueCore
+
+/// The rules every received listen follows, whichever protocol brought it
+/// (ListenBrainz's `/1/` or Last.fm's `/2.0/`): how a name is cleaned and
+/// when it is refused, which times are believable, what a MusicBrainz id
+/// looks like. Each protocol says "no" in its own way: `/1/` refuses the
+/// whole payload with a sentence, `/2.0/` ignores one scrobble with a code.
+enum ListenFields {
+    /// How far past the server's clock a listen may be (players' clocks drift).
+    static let allowedLead: Int64 = 600
+    /// The longest artist, track or album name kept.
+    static let maxNameLength = 1000
+
+    /// Why a name cannot be kept.
+    enum NameProblem: Error, Equatable {
+        case empty
+        case containsNUL
+        case tooLong
+
+        /// "must not be empty", … : a sentence's end, after the field's name.
+        var predicate: String {
+            switch self {
+            case .empty: "must not be empty"
+            case .containsNUL: "contains a NUL character"
+            case .tooLong: "is longer than \(ListenFields.maxNameLength) characters"
+            }
+        }
+    }
+
+    /// `text` trimmed of surrounding white space, or why it cannot be kept.
+    static func name(_ text: String) -> Result<String, NameProblem> {
+        let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        if trimmed.isEmpty { return .failure(.empty) }
+        if trimmed.unicodeScalars.contains(where: { $0.value == 0 }) { return .failure(.containsNUL) }
+        if trimmed.count > maxNameLength { return .failure(.tooLong) }
+        return .success(trimmed)
+    }
+
+    /// Where a listen's time falls against the believable range.
+    enum TimeCheck: Equatable {
+        case believable
+        /// Before 2002-01-01, when scrobbling began.
+        case tooOld
+        /// Further in the future than a drifting clock explains.
+        case tooNew
+    }
+
+    /// The believable times at `now`: from 2002 to a few minutes ahead.
+    static func times(now: Date) -> ClosedRange<Int64> {
+        PlausibleTime.earliest...(Int64(now.timeIntervalSince1970) + allowedLead)
+    }
+
+    static func check(_ seconds: Int64, in times: ClosedRange<Int64>) -> TimeCheck {
+        if seconds < times.lowerBound { return .tooOld }
+        if seconds > times.upperBound { return .tooNew }
+        return .believable
+    }
+
+    /// Whether `text` is a MusicBrainz id (a UUID in its 36-character form).
+    static func isMBID(_ text: String) -> Bool { text.utf8.count == 36 && UUID(uuidString: text) != nil }
+}

@@ -86,6 +86,10 @@ extension Composition {
                 ?? DatabaseHealth(kind: "sqlite") { await database.isReadable() },
             shareCards: ShareCardStore(dataDirectory: directory, artwork: artwork),
             albumCovers: postgres.map { PostgresAlbumCoverStore($0) } ?? SQLiteAlbumCoverStore(database),
-            listenTokens: postgres.map { PostgresListenTokenStore($0) } ?? SQLiteListenTokenStore(database))
+            listenTokens: postgres.map { PostgresListenTokenStore($0) } ?? SQLiteListenTokenStore(database),
+            listenBrainz: listenBrainz,
+            listenBrainzSyncs: ListenBrainzSyncs(sync: listenBrainzSync(into: archive), clock: clock) { [background] work in
+                _ = await background.start(work)
+            })
     }
 }

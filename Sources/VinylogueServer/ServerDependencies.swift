@@ -42,6 +42,10 @@ public struct ServerDependencies: Sendable {
     let listenTokens: ListenTokens?
     /// What players said is playing now (`playing_now`), in memory only.
     let nowPlaying: NowPlaying
+    /// ListenBrainz's profiles, for `lb:` users; nil: they cannot be added.
+    public let listenBrainz: (any UserSource)?
+    /// Syncs of `lb:` users that their pages start.
+    public let listenBrainzSyncs: ListenBrainzSyncs?
     /// How long pages wait for slow upstream work they can do without.
     public struct Patience: Sendable {
         /// For Last.fm's spelling of a name, before serving without a redirect.
@@ -76,7 +80,10 @@ public struct ServerDependencies: Sendable {
                 archive: (any ScrobbleArchive)? = nil, patience: Patience = Patience(), background: BackgroundWork = BackgroundWork(),
                 accounts: (any AccountStore)? = nil, secureCookies: Bool = false,
                 database: DatabaseHealth = DatabaseHealth(kind: "sqlite") { true }, shareCards: ShareCardStore,
-                albumCovers: (any AlbumCoverStore)? = nil, listenTokens: (any ListenTokenStore)? = nil) {
+                albumCovers: (any AlbumCoverStore)? = nil, listenTokens: (any ListenTokenStore)? = nil,
+                listenBrainz: (any UserSource)? = nil, listenBrainzSyncs: ListenBrainzSyncs? = nil) {
+        self.listenBrainz = listenBrainz
+        self.listenBrainzSyncs = listenBrainzSyncs
         self.listenTokens = listenTokens.map { ListenTokens(store: $0, clock: clock, accountsOn: accounts != nil, lists: lists) }
         self.nowPlaying = NowPlaying(clock: clock)
         self.shareCards = shareCards
@@ -113,7 +120,9 @@ public struct ServerDependencies: Sendable {
 
     /// The one rule for where a user's listening comes from (the same as
     /// the command line's).
-    public var sources: ListeningSources { ListeningSources(archive: archive, demo: demo, lastFM: lastFM) }
+    public var sources: ListeningSources {
+        ListeningSources(archive: archive, demo: demo, lastFM: lastFM, listenBrainz: listenBrainz, listenBrainzSyncs: listenBrainzSyncs)
+    }
 
     func isDemo(_ user: Username) -> Bool { sources.isDemo(user) }
 

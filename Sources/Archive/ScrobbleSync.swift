@@ -77,8 +77,8 @@ public struct SyncOpening: Sendable {
 /// windows of `pageSize` (at most 1,000) below an upper bound that moves
 /// down the fixed range.
 ///
-/// Each window asks for the listens strictly between `fromInstant - 1` and
-/// `toInstant + 1` (ListenBrainz's `min_ts` and `max_ts` are exclusive),
+/// Each window asks for the listens strictly between `fromInstant - 1`
+/// (at least 0) and `toInstant + 1` (ListenBrainz's `min_ts` and `max_ts` are exclusive),
 /// the newest first. A full window moves `toInstant` down to its oldest
 /// listen, *inclusive*: listens sharing that second on both sides of the
 /// cut are asked for again, and only meet the duplicate rule. A window
@@ -102,7 +102,8 @@ public struct ListenBrainzHistory: SyncUpstream {
     }
 
     public func slice(_ user: Username, at state: SyncState) async throws(SourceError) -> SyncSlice {
-        let answer = try await window(user.serviceName, state.fromInstant.minus(1), state.toInstant.plus(1), state.pageSize)
+        // ListenBrainz refuses a negative bound; nothing lies at second 0.
+        let answer = try await window(user.serviceName, max(0, state.fromInstant.minus(1)), state.toInstant.plus(1), state.pageSize)
         guard answer.sent >= state.pageSize, let oldest = answer.listens.map(\.instant).min() else {
             return SyncSlice(scrobbles: answer.listens, next: nil)
         }

@@ -60,9 +60,11 @@ import VinylogueCore
     }
 
     @Test func aHeldSubmissionTimesOutAsATemporaryFailure() async throws {
-        try await withFakeListenBrainz(configure: { $0.timeout = .milliseconds(300) }) { client, fake, _ in
+        // Long enough for an answer on a loaded machine, short for a test.
+        try await withFakeListenBrainz(configure: { $0.timeout = .seconds(2) }) { client, fake, _ in
             await fake.inject(.init(.held, endpoint: "submit-listens", times: 1))
             #expect(await client.submit(Self.listens, token: "test-token") == .temporaryFailure(.timeout, retryAfter: nil))
+            await fake.untilHolding(1)
             await fake.releaseHeld()
             // The held one was recorded anyway (ListenBrainz may have
             // stored what it never answered): sending again only repeats it.

@@ -65,7 +65,7 @@ import VinylogueCore
 
             // Only ListenBrainz was asked for erin's listens, by her own name.
             let listens = await harness.listenBrainz.requests().filter { $0.endpoint == "listens" }
-            #expect(!listens.isEmpty && listens.allSatisfy { $0.user == "erin" })
+            #expect(!listens.isEmpty && listens.allSatisfy { $0.user?.lowercased() == "erin" })
         }
     }
 

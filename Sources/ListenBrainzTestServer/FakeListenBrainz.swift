@@ -16,7 +16,12 @@ import VinylogueCore
 /// counting repeats) and the listens kept once each by ListenBrainz's own
 /// rule (`listens`): one listen per user, `listened_at` and track name.
 public actor FakeListenBrainz {
-    /// A fault to inject into matching requests.
+    /// A fault to inject into matching requests. `rateLimited` and
+    /// `httpStatus` answer instead of the server: a submission they hit is
+    /// not recorded. The others answer after it: a submission they hit *is*
+    /// recorded (`held`, `truncated`, `malformed`: ListenBrainz stored the
+    /// listens and the answer was lost, the case that tests "sent again,
+    /// kept once").
     public enum Fault: Sendable, Codable, Equatable {
         /// HTTP 429 with ListenBrainz's body, `X-RateLimit-Remaining: 0`
         /// and `X-RateLimit-Reset-In: resetIn`.

@@ -212,7 +212,7 @@ let package = Package(
         .testTarget(
             name: "ArchiveTests",
             dependencies: [
-                "Archive", "Artwork", "VinylogueCore", "LastFM", "LastFMTestServer", "PostgresStore", "vinylogue", "fake-lastfm",
+                "Archive", "Artwork", "VinylogueCore", "LastFM", "LastFMTestServer", "PostgresStore", "vinylogue", "fake-lastfm", "fake-listenbrainz",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "GRDB", package: "GRDB.swift"),

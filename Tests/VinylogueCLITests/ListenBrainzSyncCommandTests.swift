@@ -42,6 +42,11 @@ import VinylogueCore
             #expect(entries.map { $0["name"] as? String } == tally.entries.map(\.name))
             #expect(entries.map { $0["plays"] as? Int } == tally.entries.map(\.plays))
 
+            // `user` checks the name with ListenBrainz and prints its spelling.
+            let user = try await vinylogue(["user", "LB:DANA"], environment: env)
+            #expect(user.status == 0, "\(user.stderr)")
+            #expect(user.stdout == "lb:Dana\n")
+
             // Again: nothing new, only the last two weeks asked for.
             let again = try await vinylogue(["sync", "lb:dana", "--data-dir", data.path], environment: env)
             #expect(again.status == 0, "\(again.stderr)")

@@ -66,6 +66,12 @@ import VinylogueCore
             // Only ListenBrainz was asked for erin's listens, by her own name.
             let listens = await harness.listenBrainz.requests().filter { $0.endpoint == "listens" }
             #expect(!listens.isEmpty && listens.allSatisfy { $0.user?.lowercased() == "erin" })
+
+            // Listed like anyone: the list page links to her, and she can be removed.
+            #expect(try await client.get("/").body.contains("href=\"/u/lb:erin\""))
+            let removed = try await client.post("/users/lb:erin/remove", [:], session: session)
+            #expect(removed.status == .seeOther)
+            #expect(try await !harness.lists.users().map(\.name).contains("lb:erin"))
         }
     }
 

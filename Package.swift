@@ -8,6 +8,7 @@ let package = Package(
         .executable(name: "vinylogue", targets: ["vinylogue"]),
         .library(name: "VinylogueCore", targets: ["VinylogueCore"]),
         .library(name: "LastFM", targets: ["LastFM"]),
+        .library(name: "ListenBrainz", targets: ["ListenBrainz"]),
         .library(name: "Archive", targets: ["Archive"]),
         .library(name: "Artwork", targets: ["Artwork"]),
         .library(name: "VinylogueServer", targets: ["VinylogueServer"]),
@@ -41,6 +42,16 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
+            ]
+        ),
+        // The ListenBrainz API gateway: public listens for syncs, submissions for forwarding.
+        .target(
+            name: "ListenBrainz",
+            dependencies: [
+                "VinylogueCore",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
             ]
         ),
         // SQLite: users, settings, response cache, scrobble archive, importers.
@@ -84,7 +95,7 @@ let package = Package(
         .target(
             name: "VinylogueServer",
             dependencies: [
-                "VinylogueCore", "LastFM", "Archive", "Artwork",
+                "VinylogueCore", "LastFM", "ListenBrainz", "Archive", "Artwork",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 // `serve --tls-certificate --tls-key`: HTTPS without a proxy.
                 .product(name: "HummingbirdTLS", package: "hummingbird"),
@@ -113,6 +124,18 @@ let package = Package(
                 .product(name: "Hummingbird", package: "hummingbird"),
             ]
         ),
+        // A ListenBrainz-compatible HTTP server for tests and offline demos.
+        .target(
+            name: "ListenBrainzTestServer",
+            dependencies: [
+                "VinylogueCore",
+                .product(name: "Hummingbird", package: "hummingbird"),
+            ]
+        ),
+        .executableTarget(
+            name: "fake-listenbrainz",
+            dependencies: ["ListenBrainzTestServer", "VinylogueCore"]
+        ),
         // The upstream economy of a fleet: Last.fm requests per 1,000 views.
         .executableTarget(
             name: "fleet-bench",
@@ -136,7 +159,7 @@ let package = Package(
         .target(
             name: "VinylogueApp",
             dependencies: [
-                "VinylogueCore", "LastFM", "Archive", "Artwork", "VinylogueServer", "PostgresStore",
+                "VinylogueCore", "LastFM", "ListenBrainz", "Archive", "Artwork", "VinylogueServer", "PostgresStore",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
@@ -146,7 +169,7 @@ let package = Package(
         .target(
             name: "VinylogueCLI",
             dependencies: [
-                "VinylogueCore", "LastFM", "Archive", "Artwork", "VinylogueServer", "VinylogueApp", "PostgresStore",
+                "VinylogueCore", "LastFM", "ListenBrainz", "Archive", "Artwork", "VinylogueServer", "VinylogueApp", "PostgresStore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Logging", package: "swift-log"),
@@ -165,11 +188,18 @@ let package = Package(
             name: "LastFMTests",
             dependencies: ["LastFM", "LastFMTestServer", "VinylogueCore"]
         ),
+        .testTarget(
+            name: "ListenBrainzTests",
+            dependencies: [
+                "ListenBrainz", "ListenBrainzTestServer", "VinylogueCore",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+            ]
+        ),
         .testTarget(name: "ArtworkTests", dependencies: ["Artwork", "VinylogueCore", .product(name: "NIOPosix", package: "swift-nio")]),
         .testTarget(
             name: "VinylogueServerTests",
             dependencies: [
-                "VinylogueServer", "VinylogueApp", "LastFMTestServer", "LastFM", "Archive", "Artwork", "VinylogueCore", "PostgresStore",
+                "VinylogueServer", "VinylogueApp", "LastFMTestServer", "ListenBrainzTestServer", "LastFM", "Archive", "Artwork", "VinylogueCore", "PostgresStore",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -178,19 +208,22 @@ let package = Package(
         // One contract for every store, run against SQLite and PostgreSQL.
         .testTarget(
             name: "StoreContractTests",
-            dependencies: ["Archive", "Artwork", "PostgresStore", "LastFM", "VinylogueCore"]
+            dependencies: [
+                "Archive", "Artwork", "PostgresStore", "LastFM", "VinylogueCore", "ListenBrainz", "ListenBrainzTestServer",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+            ]
         ),
         .testTarget(
             name: "VinylogueCLITests",
             dependencies: [
-                "VinylogueCLI", "LastFMTestServer", "VinylogueCore", "Archive", "Artwork", "PostgresStore", "vinylogue",
+                "VinylogueCLI", "LastFMTestServer", "ListenBrainzTestServer", "VinylogueCore", "Archive", "Artwork", "PostgresStore", "vinylogue",
                 .product(name: "ZIPFoundation", package: "ZIPFoundation"),
             ]
         ),
         .testTarget(
             name: "ArchiveTests",
             dependencies: [
-                "Archive", "Artwork", "VinylogueCore", "LastFM", "LastFMTestServer", "PostgresStore", "vinylogue", "fake-lastfm",
+                "Archive", "Artwork", "VinylogueCore", "LastFM", "LastFMTestServer", "PostgresStore", "vinylogue", "fake-lastfm", "fake-listenbrainz",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "GRDB", package: "GRDB.swift"),

@@ -4,6 +4,13 @@ import VinylogueCore
 /// app and the command line alike: the local archive for anyone with
 /// scrobbles in it, the built-in demo for `demo` when the demo is on, and
 /// Last.fm for everyone else. The command line's `--source` pins one.
+///
+/// ListenBrainz users (`lb:name`) are charted only from the archive: their
+/// listens are copied there by a sync (`vinylogue sync lb:NAME`, or, in the
+/// web app, `ListenBrainzSyncs` on the first view), and until that has
+/// stored something their charts say it is running (or why it failed).
+/// Their profiles come from ListenBrainz; album details from Last.fm
+/// without a user (so without their play count).
 public struct ListeningSources: Sendable {
     /// Where a user's charts are read from.
     public enum Source: String, Sendable, CaseIterable {
@@ -17,10 +24,19 @@ public struct ListeningSources: Sendable {
     /// Last.fm (any source that speaks for it: the cached client, or a fake).
     public let lastFM: any ChartSource & UserSource & AlbumSource
 
-    public init(archive: (any ScrobbleArchive)?, demo: DemoChartSource?, lastFM: any ChartSource & UserSource & AlbumSource) {
+    /// ListenBrainz's profiles, for `lb:` users (nil: they are not confirmed).
+    public let listenBrainz: (any UserSource)?
+    /// Syncs of `lb:` users started by their pages (the web app's; nil on
+    /// the command line, which runs `sync` itself).
+    public let listenBrainzSyncs: ListenBrainzSyncs?
+
+    public init(archive: (any ScrobbleArchive)?, demo: DemoChartSource?, lastFM: any ChartSource & UserSource & AlbumSource,
+                listenBrainz: (any UserSource)? = nil, listenBrainzSyncs: ListenBrainzSyncs? = nil) {
         self.archive = archive
         self.demo = demo
         self.lastFM = lastFM
+        self.listenBrainz = listenBrainz
+        self.listenBrainzSyncs = listenBrainzSyncs
     }
 
     /// Whether `user` is the demo user and the demo is on.
@@ -30,6 +46,8 @@ public struct ListeningSources: Sendable {
     /// archive when it holds at least one of their scrobbles (an empty user
     /// row must not hide their Last.fm charts), else the demo or Last.fm.
     public func source(for user: Username, pinned: Source? = nil) async -> Source {
+        // Nothing but the archive holds a ListenBrainz user's charts.
+        if user.service == .listenBrainz { return .archive }
         if let pinned { return pinned }
         if let archive, (try? await archive.storedName(of: user)) ?? nil != nil { return .archive }
         return isDemo(user) ? .demo : .lastfm
@@ -37,6 +55,7 @@ public struct ListeningSources: Sendable {
 
     /// The source of `user`'s charts, by `source(for:pinned:)`.
     public func charts(for user: Username, pinned: Source? = nil) async -> any ChartSource {
+        if user.service == .listenBrainz { return await listenBrainzCharts(for: user) }
         switch await source(for: user, pinned: pinned) {
         case .archive:
             if let archive { return ArchiveChartSource(store: archive) }
@@ -46,19 +65,58 @@ public struct ListeningSources: Sendable {
         }
     }
 
+    /// An `lb:` user's charts: the archive once it holds their listens
+    /// (a sync is started when none ran lately, for what is new); until
+    /// then, a source that says the copy is running, or why it failed.
+    func listenBrainzCharts(for user: Username) async -> any ChartSource {
+        let status = await listenBrainzSyncs?.refresh(user)
+        if let archive, (try? await archive.storedName(of: user)) ?? nil != nil { return ArchiveChartSource(store: archive) }
+        switch status {
+        case .copying?: return UnavailableChartSource(error: .listenBrainz(.copying(user: user.value)))
+        case .failed(let error, _)?: return UnavailableChartSource(error: error)
+        default: return UnavailableChartSource(error: .notArchived(user: user.value))
+        }
+    }
+
     /// Whose profile answers for `user`: the demo's for the demo user,
-    /// Last.fm's for everyone (an archive holds scrobbles, not profiles).
+    /// ListenBrainz's for `lb:` users, Last.fm's for everyone else (an
+    /// archive holds scrobbles, not profiles).
     public func profiles(for user: Username) -> any UserSource {
         if isDemo(user), let demo { return demo }
+        if user.service == .listenBrainz {
+            return listenBrainz ?? UnavailableUserSource(error: .notFound(what: "“\(user.value)”"))
+        }
         return lastFM
     }
 
     /// Album details for `user`'s pages: the demo's catalogue for the demo
-    /// user, Last.fm for everyone else.
+    /// user, Last.fm for everyone else (for `lb:` users without their name,
+    /// which Last.fm does not know).
     public func albums(for user: Username) -> any AlbumSource {
         if isDemo(user), let demo { return demo }
+        if user.service == .listenBrainz { return AlbumsForNobody(albums: lastFM) }
         return lastFM
     }
+}
+
+/// Album details without anyone's play count: for `lb:` users, whose name
+/// means nothing to Last.fm.
+struct AlbumsForNobody: AlbumSource {
+    let albums: any AlbumSource
+
+    func album(artist: String, name: String, mbid: String?, user: Username?) async throws(SourceError) -> AlbumDetail {
+        try await albums.album(artist: artist, name: name, mbid: mbid, user: nil)
+    }
+}
+
+/// A profile source that could not be set up: every question gets the same failure.
+public struct UnavailableUserSource: UserSource {
+    public let error: SourceError
+
+    public init(error: SourceError) { self.error = error }
+
+    public func user(_ user: Username) async throws(SourceError) -> User { throw error }
+    public func friends(of user: Username) async throws(SourceError) -> [User] { throw error }
 }
 
 /// A chart source that could not be opened: every question gets the same

@@ -15,6 +15,21 @@ public enum ScrobbleOrigin: Int, Sendable, Codable, CaseIterable {
     case scrobblerLog = 7
     /// Received from a player through the ListenBrainz-compatible `/1/` API.
     case received = 8
+    /// Copied from ListenBrainz's public listens by a sync of an `lb:` user.
+    case listenBrainzSync = 9
+
+    /// The origin a sync of `user` stores its rows under: Last.fm's sync
+    /// for Last.fm users, ListenBrainz's for `lb:` users.
+    public static func sync(of user: Username) -> ScrobbleOrigin {
+        user.service == .listenBrainz ? .listenBrainzSync : .lastFMSync
+    }
+
+    /// The origins whose newest row says how far `user`'s own service has
+    /// been copied (its sync and its export), where the next sync starts:
+    /// a newer play from anywhere else must not make a sync skip anything.
+    public static func copies(of user: Username) -> [ScrobbleOrigin] {
+        user.service == .listenBrainz ? [.listenBrainzSync, .listenBrainz] : [.lastFMSync, .lastFMExport]
+    }
 }
 
 /// A person whose scrobbles are archived. Scrobble rows carry this small
@@ -425,9 +440,10 @@ extension SQLiteScrobbleStore: ScrobbleArchive {
         try await readAsync { db in
             guard let id = try Self.userID(of: user, in: db) else { return SyncStart() }
             // A damaged row with an absurd time must not count (nor overflow below).
+            let origins = ScrobbleOrigin.copies(of: user)
             let newest = try Int64.fetchOne(db, sql: """
                 SELECT MAX(instant) FROM scrobble WHERE user_id = ? AND source IN (?, ?) AND instant BETWEEN ? AND ?
-                """, arguments: [id, ScrobbleOrigin.lastFMSync.rawValue, ScrobbleOrigin.lastFMExport.rawValue,
+                """, arguments: [id, origins[0].rawValue, origins[1].rawValue,
                                  PlausibleTime.archived.lowerBound, PlausibleTime.archived.upperBound])
             let pending = try Row.fetchOne(db, sql: """
                 SELECT from_instant, to_instant, next_page, total_pages, page_size FROM sync_state WHERE user_id = ?
@@ -447,7 +463,7 @@ extension SQLiteScrobbleStore: ScrobbleArchive {
     public func storeSyncPage(_ scrobbles: [Scrobble], of user: Username, next: SyncState?) async throws(SourceError) -> InsertCounts {
         try await writeAsync { db in
             let id = try Self.ensureUserID(of: user, in: db)
-            let counts = try Self.insertDistinct(scrobbles, userID: id, origin: .lastFMSync, in: db)
+            let counts = try Self.insertDistinct(scrobbles, userID: id, origin: .sync(of: user), in: db)
             if let next {
                 try Self.save(next, userID: id, in: db)
             } else {

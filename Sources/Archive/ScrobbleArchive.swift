@@ -39,8 +39,8 @@ public protocol ScrobbleArchive: Sendable {
     /// transaction, by the duplicate rule.
     func store(_ batch: [(Scrobble, ScrobbleOrigin)], of user: Username) async throws(SourceError) -> InsertCounts
 
-    /// Where a Last.fm sync of `user` starts: its unfinished run, if any, and
-    /// the newest scrobble that came from Last.fm (synced or exported).
+    /// Where a sync of `user` starts: its unfinished run, if any, and the
+    /// newest scrobble that came from their service (synced or exported).
     func syncStart(of user: Username) async throws(SourceError) -> SyncStart
     /// Records a sync run that will take several pages, before its first.
     func beginSync(_ state: SyncState, of user: Username) async throws(SourceError)
@@ -73,7 +73,9 @@ extension ScrobbleArchive {
 public struct SyncStart: Sendable, Hashable {
     /// The run a killed or failed sync left unfinished.
     public var pending: SyncState?
-    /// The newest archived scrobble that came from Last.fm.
+    /// The newest archived scrobble that came from the user's own service
+    /// (`ScrobbleOrigin.copies(of:)`: Last.fm's, or ListenBrainz's for an
+    /// `lb:` user).
     public var newestFromLastFM: Int64?
 
     public init(pending: SyncState? = nil, newestFromLastFM: Int64? = nil) {

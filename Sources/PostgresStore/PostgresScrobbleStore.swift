@@ -292,7 +292,7 @@ public struct PostgresScrobbleStore: ScrobbleArchive {
         try await reading(user) { id, connection, logger in
             guard let id else { return SyncStart() }
             let (low, high) = (PlausibleTime.archived.lowerBound, PlausibleTime.archived.upperBound)
-            let sources = [Int16(ScrobbleOrigin.lastFMSync.rawValue), Int16(ScrobbleOrigin.lastFMExport.rawValue)]
+            let sources = ScrobbleOrigin.copies(of: user).map { Int16($0.rawValue) }
             var start = SyncStart()
             let newest = try await connection.query("""
                 SELECT max(instant) FROM scrobble WHERE user_id = \(id) AND source = ANY(\(sources)) AND instant BETWEEN \(low) AND \(high)
@@ -314,7 +314,7 @@ public struct PostgresScrobbleStore: ScrobbleArchive {
 
     public func storeSyncPage(_ scrobbles: [Scrobble], of user: Username, next: SyncState?) async throws(SourceError) -> InsertCounts {
         try await writing(user) { id, connection, logger in
-            let counts = try await Self.insertDistinct(scrobbles, userID: id, origin: .lastFMSync, connection, logger)
+            let counts = try await Self.insertDistinct(scrobbles, userID: id, origin: .sync(of: user), connection, logger)
             if let next {
                 try await Self.save(next, userID: id, connection, logger)
             } else {

@@ -1,6 +1,7 @@
 import Archive
 import Foundation
 import LastFM
+import ListenBrainz
 import PostgresStore
 import VinylogueCore
 
@@ -37,6 +38,26 @@ extension Composition {
     public func fillDemo(for user: Username, in store: any ScrobbleArchive) async throws(SourceError) {
         guard user == DemoHistory.username else { return }
         try await GeneratedHistory(history: demo.history, store: store).fill(now: clock.now)
+    }
+
+    /// A sync of `user` into `store` from their own service: Last.fm's
+    /// recent tracks, or ListenBrainz's listens for an `lb:` user.
+    public func sync(of user: Username, into store: any ScrobbleArchive) -> ScrobbleSync {
+        user.service == .listenBrainz ? listenBrainzSync(into: store)
+            : ScrobbleSync(store: store, gateway: recentTracksGateway, clock: clock)
+    }
+
+    /// A sync of `lb:` users into `store`, in windows of 1,000 listens.
+    public func listenBrainzSync(into store: any ScrobbleArchive) -> ScrobbleSync {
+        ScrobbleSync(store: store, upstream: listenBrainzHistory, clock: clock, pageSize: ListenBrainzClient.maxCount)
+    }
+
+    /// ListenBrainz's public listens, for `sync lb:NAME`.
+    public var listenBrainzHistory: ListenBrainzHistory {
+        let client = listenBrainz
+        return ListenBrainzHistory { user, minTs, maxTs, count throws(SourceError) in
+            try await client.window(of: user, minTs: minTs, maxTs: maxTs, count: count)
+        }
     }
 
     /// Last.fm's recent tracks, for `sync`.

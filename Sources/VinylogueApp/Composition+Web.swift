@@ -98,6 +98,7 @@ extension Composition {
         // Last.fm takes scrobbles only with an account's session: with sign-in.
         var upstreams: [any ForwardingUpstream] = []
         if configuration.lastFM.signsIn { upstreams.append(LastFMForwarding(client: lastFM)) }
+        upstreams.append(ListenBrainzForwarding(client: listenBrainz))
         var forwardingLogger = Logger(label: "vinylogue.forwarding")
         forwardingLogger.logLevel = logLevel(default: .info)
         let forwarding = ListenForwarding(outbox: outbox, upstreams: upstreams, clock: clock, logger: forwardingLogger)
@@ -115,7 +116,10 @@ extension Composition {
             listenTokens: postgres.map { PostgresListenTokenStore($0) } ?? SQLiteListenTokenStore(database),
             mobileSessions: postgres.map { PostgresMobileSessionStore($0) } ?? SQLiteMobileSessionStore(database),
             mobileVerifierSecret: try mobileVerifierSecret(),
-
-            forwarding: forwarding)
+            forwarding: forwarding,
+            listenBrainz: listenBrainz,
+            listenBrainzSyncs: ListenBrainzSyncs(sync: listenBrainzSync(into: archive), clock: clock) { [background] work in
+                _ = await background.start(work)
+            })
     }
 }

@@ -4,6 +4,7 @@ import AsyncHTTPClient
 import Foundation
 import Hummingbird
 import LastFM
+import ListenBrainz
 import Logging
 import PostgresStore
 import VinylogueCore
@@ -20,6 +21,8 @@ public final class Composition: Sendable {
     /// Last.fm without a cache (the command line's; the web app's keeps
     /// answers in its database).
     public let lastFM: LastFMClient
+    /// ListenBrainz: `lb:` users' listens and profiles.
+    public let listenBrainz: ListenBrainzClient
     public let demo: DemoChartSource
     /// Work the web app's pages start and do not wait for.
     public let background = BackgroundWork()
@@ -57,6 +60,7 @@ public final class Composition: Sendable {
         self.logger = logger
         httpClient = LastFMTransport.makeHTTPClient()
         lastFM = LastFMClient(configuration: configuration.lastFM, transport: .live(httpClient), clock: clock, logger: logger)
+        listenBrainz = ListenBrainzClient(configuration: configuration.listenBrainz, http: httpClient)
         demo = DemoChartSource(clock: clock)
     }
 
@@ -114,12 +118,12 @@ public final class Composition: Sendable {
         } catch {
             return UnavailableChartSource(error: error as? SourceError ?? .storage(detail: "\(error)"))
         }
-        return await ListeningSources(archive: archive, demo: demo, lastFM: lastFM).charts(for: user, pinned: pinned)
+        return await ListeningSources(archive: archive, demo: demo, lastFM: lastFM, listenBrainz: listenBrainz).charts(for: user, pinned: pinned)
     }
 
     public func userSource(for user: Username, _ pinned: SourceChoice?) -> any UserSource {
         if pinned == .lastfm { return lastFM }
-        return ListeningSources(archive: nil, demo: demo, lastFM: lastFM).profiles(for: user)
+        return ListeningSources(archive: nil, demo: demo, lastFM: lastFM, listenBrainz: listenBrainz).profiles(for: user)
     }
 }
 

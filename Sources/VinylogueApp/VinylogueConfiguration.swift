@@ -2,6 +2,7 @@ import Archive
 import Artwork
 import Foundation
 import LastFM
+import ListenBrainz
 import Logging
 import VinylogueServer
 
@@ -15,6 +16,9 @@ public struct VinylogueConfiguration: Sendable {
     /// Last.fm's key, address and manners (`LASTFM_API_KEY`,
     /// `LASTFM_API_URL`, `LASTFM_REQUESTS_PER_SECOND`).
     public var lastFM: LastFMConfiguration
+    /// ListenBrainz's address (`LISTENBRAINZ_API_URL`, the API root
+    /// without `/1/`; default https://api.listenbrainz.org).
+    public var listenBrainz: ListenBrainzConfiguration
     /// Where album art is fetched from (`LASTFM_IMAGE_URL`).
     public var imageBase: String
     /// `VINYLOGUE_LOG_LEVEL`; nil leaves each command its default.
@@ -40,6 +44,8 @@ public struct VinylogueConfiguration: Sendable {
     public init(environment: [String: String]) {
         dataDirectory = ArchiveDatabase.defaultDirectory(environment: environment)
         lastFM = LastFMConfiguration.from(environment: environment)
+        listenBrainz = ListenBrainzConfiguration(
+            apiRoot: environment["LISTENBRAINZ_API_URL"].flatMap { $0.isEmpty ? nil : $0 } ?? ListenBrainzConfiguration.defaultAPIRoot)
         imageBase = environment["LASTFM_IMAGE_URL"].flatMap { $0.isEmpty ? nil : $0 } ?? ArtworkAddress.lastFMImageBase
         logLevel = environment["VINYLOGUE_LOG_LEVEL"].flatMap(Logger.Level.init(rawValue:))
         databaseURL = environment["DATABASE_URL"].flatMap { $0.isEmpty ? nil : $0 }

@@ -21,6 +21,12 @@ extension SourceError {
             "Give the path of an export file, a ZIP archive of exports as downloaded, or a directory of them (Last.fm, ListenBrainz, Spotify, Rockbox or Maloja)."
         case .diskFull:
             "Free some space on that disk (or pass --data-dir on another one) and run the command again; what was already stored is kept."
+        case .listenBrainz(.userNotFound): "Check the spelling of the name after “lb:”."
+        case .listenBrainz(.invalidToken): "Make a new token on ListenBrainz's settings page and use that."
+        case .listenBrainz(.transport): "Check the network connection (and LISTENBRAINZ_API_URL, if set), then try again."
+        case .listenBrainz(.refused): "Try again later."
+        case .listenBrainz(.copying(let user)): "Wait for the copy to finish, or run `vinylogue sync \(user)`."
+        case .listenBrainz: "Try again in a few minutes; what was already synced is kept."
         }
     }
 

@@ -2,6 +2,7 @@ import VinylogueApp
 import ArgumentParser
 import Archive
 import Foundation
+import ListenBrainz
 import VinylogueCore
 
 /// `vinylogue import FILE --user NAME`: adds an export file, a ZIP archive
@@ -148,13 +149,14 @@ struct ImportCommand: AsyncParsableCommand {
     }
 }
 
-/// `vinylogue sync USER`: downloads new scrobbles from Last.fm.
+/// `vinylogue sync USER`: downloads new scrobbles from Last.fm, or a
+/// ListenBrainz user's new listens (`sync lb:NAME`).
 struct SyncCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "sync",
-        abstract: "Download a user's new scrobbles from Last.fm into the local archive (resumes after an interruption).")
+        abstract: "Download a user's new scrobbles from Last.fm (or lb:NAME's listens from ListenBrainz) into the local archive (resumes after an interruption).")
 
-    @Argument(help: "A Last.fm username.")
+    @Argument(help: "A Last.fm username, or lb:NAME for a ListenBrainz user.")
     var user: String
 
     @Option(name: .customLong("data-dir"), help: "The archive's data directory (default: $XDG_DATA_HOME/vinylogue).")
@@ -164,31 +166,43 @@ struct SyncCommand: AsyncParsableCommand {
     var databaseURL: String?
 
     func run() async throws {
-        guard let username = Username(validating: user) else {
-            throw CommandFailure("“\(user)” is not a valid Last.fm username.", exitCode: .usage)
+        let username: Username
+        do { username = try Username(user) } catch {
+            throw CommandFailure("“\(user)” is not a valid username: \(error.description)", exitCode: .usage)
         }
         try await ServeCommand.composing(.withDatabase(databaseURL)) { composition in
             do {
                 let store = try await composition.openArchiveForCommand(dataDir: dataDir)
-                let sync = ScrobbleSync(store: store, gateway: composition.recentTracksGateway, clock: composition.clock)
+                let sync = composition.sync(of: username, into: store)
+                let fromListenBrainz = username.service == .listenBrainz
                 // Checked first: an unknown name fails with "not found" before
-                // anything is stored, and a new archive takes Last.fm's spelling.
-                let username = try await composition.lastFM.user(username).name
+                // anything is stored, and a new archive takes the service's spelling.
+                let username = try await (fromListenBrainz ? composition.listenBrainz.user(username) : composition.lastFM.user(username)).name
                 if let pending = try await sync.pending(for: username) {
-                    Terminal.standardError.write("Resuming the interrupted sync at page \(pending.nextPage) of \(pending.totalPages).\n")
+                    Terminal.standardError.write(pending.totalPages > 0
+                        ? "Resuming the interrupted sync at page \(pending.nextPage) of \(pending.totalPages).\n"
+                        : "Resuming the interrupted sync from \(Self.day(pending.toInstant)) back to \(Self.day(pending.fromInstant)).\n")
                 }
                 let bar = BarBox(composition.progressBar())
+                let noun = fromListenBrainz ? "listens" : "scrobbles"
                 let summary = try await sync.sync(username) { p in
-                    await bar.update(Double(p.pagesDone) / Double(max(1, p.totalPages)),
-                                     "page \(p.pagesDone)/\(p.totalPages), \(grouped(p.imported)) new scrobbles")
+                    let place = p.reachedBack.map { "back to \(Self.day($0))" } ?? "page \(p.pagesDone)/\(p.totalPages)"
+                    await bar.update(p.fraction, "\(place), \(grouped(p.imported)) new \(noun)")
                 }
                 await bar.finish()
-                Terminal.standardOutput.write("Synced \(username): \(grouped(summary.imported)) new scrobbles from \(summary.pages) pages"
+                let service = fromListenBrainz ? " from ListenBrainz" : ""
+                Terminal.standardOutput.write("Synced \(username)\(service): \(grouped(summary.imported)) new \(noun) from \(summary.pages) pages"
                     + (summary.duplicates > 0 ? " (\(grouped(summary.duplicates)) already archived)" : "") + ".\n")
             } catch let error as SourceError {
                 throw CommandFailure(error)
             }
         }
+    }
+
+    /// A day as the progress line names it (UTC).
+    static func day(_ instant: Int64) -> String {
+        let date = Date(timeIntervalSince1970: TimeInterval(instant))
+        return date.formatted(Date.ISO8601FormatStyle(timeZone: TimeZone(identifier: "UTC")!).year().month().day())
     }
 
     /// The bar, shared with the sync's progress callback.

@@ -64,6 +64,9 @@ public enum ExitStatus: Int32, Sendable {
         case .rateLimited, .temporarilyUnavailable, .timeout, .stillWaiting, .transport, .malformedResponse, .api: self = .upstream
         case .storage, .notArchived, .diskFull: self = .noData
         case .unreadableFile: self = .usage
+        case .listenBrainz(.userNotFound): self = .noData
+        case .listenBrainz(.invalidToken): self = .configuration
+        case .listenBrainz: self = .upstream
         }
     }
 }

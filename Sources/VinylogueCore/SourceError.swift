@@ -37,6 +37,8 @@ public enum SourceError: Error, Sendable, Hashable, CustomStringConvertible {
     case unreadableFile(path: String, reason: String)
     /// The disk (or the database's size limit) is full: SQLITE_FULL, ENOSPC.
     case diskFull(detail: String)
+    /// ListenBrainz could not answer (its own sentences: see `ListenBrainzFailure`).
+    case listenBrainz(ListenBrainzFailure)
 
     /// What went wrong, in one sentence.
     public var message: String {
@@ -56,6 +58,7 @@ public enum SourceError: Error, Sendable, Hashable, CustomStringConvertible {
         case .notArchived(let user): "Nothing is archived for “\(user)” yet."
         case .unreadableFile(let path, let reason): "“\(path)” could not be read: \(reason)."
         case .diskFull(let detail): "The disk holding the local archive is full (\(detail))."
+        case .listenBrainz(let failure): failure.message
         }
     }
 
@@ -65,6 +68,7 @@ public enum SourceError: Error, Sendable, Hashable, CustomStringConvertible {
     public var isTemporary: Bool {
         switch self {
         case .temporarilyUnavailable, .timeout, .stillWaiting, .transport, .rateLimited, .malformedResponse: true
+        case .listenBrainz(let failure): failure.isTemporary
         default: false
         }
     }

@@ -1,22 +1,35 @@
-/// A Last.fm username, validated against Last.fm's rules.
+/// A listener's name on the service their listening comes from: a Last.fm
+/// username (`rj`), or a ListenBrainz one written with `lb:` before it
+/// (`lb:rob`).
 ///
 /// Last.fm usernames are 2–15 characters long, start with a letter, and then
-/// contain letters, digits, `_` or `-`. Two usernames are equal when they
-/// differ only in case; the value keeps the casing it was created with, so a
-/// name confirmed by Last.fm keeps Last.fm's canonical spelling.
+/// contain letters, digits, `_` or `-`. ListenBrainz names (MusicBrainz
+/// account names, which allow nearly anything) are accepted when they are
+/// 1–64 characters of ASCII letters, digits, `_`, `-` and `.`, not starting
+/// with `.`: every such name is safe, unescaped, in a URL path segment
+/// (`/u/lb:rob`), a file name and a terminal; anyone else cannot be added.
+/// The `lb:` stays in `value` and `key`, so `lb:rob` and Last.fm's `rob` are
+/// two people everywhere names are keys (lists, the archive, caches).
+///
+/// Two usernames are equal when they differ only in case; the value keeps
+/// the casing it was created with, so a name confirmed by Last.fm keeps
+/// Last.fm's canonical spelling.
 public struct Username: Sendable, Hashable, Comparable, CustomStringConvertible, Codable {
     /// The name as it should be shown (Last.fm's casing once confirmed).
     public let value: String
     /// The case-folded form used for equality, hashing and storage keys.
     public let key: String
 
-    /// Why a string is not a valid Last.fm username.
+    /// Why a string is not a valid username.
     public enum Invalid: Error, Equatable, Sendable, CustomStringConvertible {
         case empty
         case tooShort
         case tooLong
         case mustStartWithLetter
         case invalidCharacter(Character)
+        /// `lb:` with a name that is empty, too long, starts with `.` or
+        /// holds a character outside the accepted set.
+        case listenBrainzName(Character?)
 
         public var description: String {
             switch self {
@@ -26,14 +39,41 @@ public struct Username: Sendable, Hashable, Comparable, CustomStringConvertible,
             case .mustStartWithLetter: "Last.fm usernames start with a letter."
             case .invalidCharacter(let c):
                 "Last.fm usernames contain only letters, digits, “_” and “-”, not “\(c)”."
+            case .listenBrainzName(let c?):
+                "ListenBrainz names after “lb:” contain only letters, digits, “_”, “-” and “.” (not first), not “\(c)”."
+            case .listenBrainzName(nil):
+                "A ListenBrainz name after “lb:” is 1 to 64 characters long."
             }
         }
+    }
+
+    /// What `lb:` before a name means.
+    public static let listenBrainzPrefix = "lb:"
+
+    /// The service this listener's name belongs to.
+    public var service: ListeningService { key.hasPrefix(Self.listenBrainzPrefix) ? .listenBrainz : .lastFM }
+
+    /// The name as the service itself knows it (`rob` for `lb:rob`), for
+    /// its API; never a key.
+    public var serviceName: String {
+        service == .listenBrainz ? String(value.dropFirst(Self.listenBrainzPrefix.count)) : value
     }
 
     /// Validates `raw` (surrounding whitespace is ignored).
     public init(_ raw: String) throws(Invalid) {
         let trimmed = raw.trimmingWhitespace()
         guard !trimmed.isEmpty else { throw .empty }
+        if trimmed.lowercased().hasPrefix(Self.listenBrainzPrefix) {
+            let name = trimmed.unicodeScalars.dropFirst(Self.listenBrainzPrefix.count)
+            guard (1...64).contains(name.count) else { throw .listenBrainzName(nil) }
+            for (i, s) in name.enumerated()
+            where !(s.isASCIILetter || s.isASCIIDigit || s == "_" || s == "-" || (s == "." && i > 0)) {
+                throw .listenBrainzName(Character(s))
+            }
+            self.value = Self.listenBrainzPrefix + String(String.UnicodeScalarView(name))
+            self.key = value.lowercased()
+            return
+        }
         let scalars = trimmed.unicodeScalars
         guard scalars.count >= 2 else { throw .tooShort }
         guard scalars.count <= 15 else { throw .tooLong }

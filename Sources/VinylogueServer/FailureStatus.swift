@@ -16,6 +16,12 @@ extension HTTPResponse.Status {
             self = .serviceUnavailable
         case .rateLimited, .temporarilyUnavailable, .timeout, .transport, .malformedResponse, .api:
             self = .badGateway
+        case .listenBrainz(.userNotFound):
+            self = .notFound
+        case .listenBrainz(.invalidToken), .listenBrainz(.copying):
+            self = .serviceUnavailable
+        case .listenBrainz:
+            self = .badGateway
         }
     }
 

@@ -48,6 +48,10 @@ public struct ServerDependencies: Sendable {
     /// Sign-in and session keys for the Last.fm-compatible `/2.0/` API;
     /// nil: that API is off.
     let mobileSignIn: MobileSignIn?
+    /// ListenBrainz's profiles, for `lb:` users; nil: they cannot be added.
+    public let listenBrainz: (any UserSource)?
+    /// Syncs of `lb:` users that their pages start.
+    public let listenBrainzSyncs: ListenBrainzSyncs?
     /// How long pages wait for slow upstream work they can do without.
     public struct Patience: Sendable {
         /// For Last.fm's spelling of a name, before serving without a redirect.
@@ -84,7 +88,9 @@ public struct ServerDependencies: Sendable {
                 database: DatabaseHealth = DatabaseHealth(kind: "sqlite") { true }, shareCards: ShareCardStore,
                 albumCovers: (any AlbumCoverStore)? = nil, listenTokens: (any ListenTokenStore)? = nil,
                 mobileSessions: (any MobileSessionStore)? = nil, mobileVerifierSecret: Data? = nil,
-                forwarding: ListenForwarding? = nil) {
+                forwarding: ListenForwarding? = nil, listenBrainz: (any UserSource)? = nil, listenBrainzSyncs: ListenBrainzSyncs? = nil) {
+        self.listenBrainz = listenBrainz
+        self.listenBrainzSyncs = listenBrainzSyncs
         self.forwarding = forwarding
         // Without a secret from the composition root, verifiers last as long as the process.
         let seal = mobileVerifierSecret.map(MobileVerifierSeal.init(secret:)) ?? .ephemeral()
@@ -130,7 +136,9 @@ public struct ServerDependencies: Sendable {
 
     /// The one rule for where a user's listening comes from (the same as
     /// the command line's).
-    public var sources: ListeningSources { ListeningSources(archive: archive, demo: demo, lastFM: lastFM) }
+    public var sources: ListeningSources {
+        ListeningSources(archive: archive, demo: demo, lastFM: lastFM, listenBrainz: listenBrainz, listenBrainzSyncs: listenBrainzSyncs)
+    }
 
     func isDemo(_ user: Username) -> Bool { sources.isDemo(user) }
 

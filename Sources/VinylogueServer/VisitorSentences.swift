@@ -22,12 +22,19 @@ extension SourceError {
         case .api: "Try again later."
         case .storage:
             "Try again in a moment; if it keeps happening, whoever runs this Vinylogue should check its data directory."
+        case .notArchived(let user) where user.hasPrefix(Username.listenBrainzPrefix):
+            "Their charts appear once Vinylogue has copied their listens from ListenBrainz; reload in a minute."
         case .notArchived:
             "Their charts come from Last.fm until whoever runs this Vinylogue archives their history."
         case .unreadableFile:
             "Choose the export file itself: a Last.fm CSV, a ListenBrainz listens file or a Spotify streaming history JSON file."
         case .diskFull:
             "Whoever runs this Vinylogue needs to free some disk space; everything already stored is kept."
+        case .listenBrainz(.userNotFound): "Check the spelling of the name after “lb:”."
+        case .listenBrainz(.invalidToken): "Whoever runs this Vinylogue needs to check the ListenBrainz token."
+        case .listenBrainz(.refused): "Try again later."
+        case .listenBrainz(.copying): "Reload in a minute."
+        case .listenBrainz: "Try again in a few minutes."
         }
     }
 

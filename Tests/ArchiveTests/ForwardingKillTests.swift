@@ -5,23 +5,110 @@ import NIOHTTP1
 import Testing
 import VinylogueCore
 
-/// A real `vinylogue serve` forwarding to the real `fake-lastfm`, killed
-/// with SIGKILL at random moments while it forwards (Last.fm made slow, so
-/// kills land between Last.fm taking a batch and the outbox hearing so),
-/// and started again each time on the same data directory. In the end
-/// every listen the server accepted reached Last.fm exactly once.
+/// A real `vinylogue serve` forwarding to a real local upstream
+/// (`fake-lastfm`, `fake-listenbrainz`), killed with SIGKILL at random
+/// moments while it forwards (the upstream made slow, so kills land between
+/// the upstream taking a batch and the outbox hearing so), and started
+/// again each time on the same data directory. In the end every listen the
+/// server accepted reached the upstream exactly once.
 @Suite struct ForwardingKillTests {
     typealias Child = ConcurrentServeTests.Child
     typealias Fleet = FleetProcessTests
 
-    struct Received: Decodable {
-        let instant: Int64
+    /// A server that can be started again on the same data directory.
+    struct Server {
+        let binary: URL
+        let data: String
+        let environment: [String: String]
+        var arguments: [String] = []
+
+        func start() async throws -> (Child, String) {
+            let server = try Child(binary, ["serve", "--port", "0", "--data-dir", data] + arguments, environment: environment,
+                                   marker: "Vinylogue is serving at ", output: \.standardError)
+            return (server, String(try await server.serving().dropLast()))
+        }
+    }
+
+    static func post(_ http: HTTPClient, _ url: String, _ json: String) async throws {
+        var request = HTTPClientRequest(url: url)
+        request.method = .POST
+        request.body = .bytes(ByteBuffer(string: json))
+        _ = try await ConcurrentServeTests.execute(http, request)
+    }
+
+    /// The settings page's CSRF cookie and token for `cookie`'s browser, and
+    /// a new listen token made there.
+    static func token(_ http: HTTPClient, _ base: String, cookie: String?) async throws -> (token: String, cookie: String, csrf: String) {
+        let (settings, _) = try await Fleet.send(http, base + "/settings", cookie: cookie)
+        let csrf = try #require(Fleet.cookie("vinylogue_csrf", in: settings))
+        let both = [cookie, "vinylogue_csrf=\(csrf)"].compactMap { $0 }.joined(separator: "; ")
+        let (_, page) = try await Fleet.send(http, base + "/settings/listen-token", method: .POST, cookie: both, form: "csrf=\(csrf)")
+        let shown = try #require(page.range(of: "<code class=\"listen-token\">"))
+        return (String(page[shown.upperBound...].prefix(64)), both, csrf)
+    }
+
+    /// Six rounds of 40 listens (imports of 10, each accepted before the
+    /// kill), each round ended by SIGKILL at a random moment and a restart.
+    /// Returns the accepted tracks and the server's last life.
+    static func killWhileForwarding(_ http: HTTPClient, _ server: Server, first: (Child, String), token: String,
+                                    seed: UInt64) async throws -> (accepted: [String], server: (Child, String)) {
+        var random = SplitMix(seed: seed)
+        var (child, base) = first
+        let now = Int64(Date().timeIntervalSince1970)
+        var accepted: [String] = []
+        for round in 0..<6 {
+            for part in 0..<4 {
+                let tracks = (0..<10).map { "Kill \(round)-\(part)-\($0)" }
+                let listens = tracks.enumerated().map { i, track in
+                    #"{"listened_at":\#(now - 7200 + Int64(accepted.count + i) * 30),"track_metadata":{"artist_name":"Killed Artist","track_name":"\#(track)"}}"#
+                }
+                var submit = HTTPClientRequest(url: base + "/1/submit-listens")
+                submit.method = .POST
+                submit.headers.add(name: "Authorization", value: "Token \(token)")
+                submit.body = .bytes(ByteBuffer(string: #"{"listen_type":"import","payload":[\#(listens.joined(separator: ","))]}"#))
+                let answer = try await ConcurrentServeTests.execute(http, submit)
+                #expect(answer.status == .ok)
+                accepted += tracks
+            }
+            // Killed while it forwards, at a random moment.
+            try await Task.sleep(for: .milliseconds(Int(random.next() % 900)))
+            kill(child.process.processIdentifier, SIGKILL)
+            _ = await child.exit().value
+            (child, base) = try await server.start()
+        }
+        return (accepted, (child, base))
+    }
+
+    /// Waits until the settings page says all `count` were sent and none wait.
+    static func outboxSettles(_ http: HTTPClient, _ base: String, cookie: String?, count: Int, seed: UInt64) async throws {
+        var state = ""
+        for _ in 0..<100 {
+            (_, state) = try await Fleet.send(http, base + "/settings", cookie: cookie)
+            if state.contains("\(count) sent,") && !state.contains(" waiting.") { break }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        #expect(state.contains("\(count) sent,") && !state.contains(" waiting.") && !state.contains(" failed."), "seed \(seed)")
+    }
+
+    static func expectOnce(_ arrived: [String], _ accepted: [String], seed: UInt64) {
+        #expect(arrived.count == accepted.count, "seed \(seed): \(arrived.count) arrived for \(accepted.count) accepted")
+        #expect(Set(arrived) == Set(accepted), "seed \(seed)")
+        let twice = Dictionary(grouping: arrived, by: { $0 }).filter { $0.value.count > 1 }.keys.sorted()
+        #expect(twice.isEmpty, "seed \(seed): sent twice: \(twice)")
+    }
+
+    static func client() -> HTTPClient {
+        var configuration = HTTPClient.Configuration()
+        configuration.redirectConfiguration = .disallow
+        return HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+    }
+
+    struct Scrobbled: Decodable {
         let track: String
     }
 
     @Test func everyAcceptedListenReachesLastFMOnceThoughTheServerIsKilled() async throws {
         let seed = KillTests.seed()
-        var random = SplitMix(seed: seed)
         let dir = try TemporaryDirectory()
         let fake = try Child(try KillTests.executable("fake-lastfm"), ["--port", "0"], marker: "fake Last.fm listening at ",
                              output: \.standardOutput)
@@ -33,80 +120,80 @@ import VinylogueCore
         environment["LASTFM_API_SECRET"] = "test-secret"
         environment["LASTFM_AUTH_URL"] = lastFM + "/api/auth/"
         environment["DATABASE_URL"] = nil
-        let data = dir.url.appendingPathComponent("data").path
-        let binary = try KillTests.executable()
-        func start() async throws -> (Child, String) {
-            let server = try Child(binary, ["serve", "--port", "0", "--data-dir", data], environment: environment,
-                                   marker: "Vinylogue is serving at ", output: \.standardError)
-            return (server, String(try await server.serving().dropLast()))
-        }
-
-        var configuration = HTTPClient.Configuration()
-        configuration.redirectConfiguration = .disallow
-        let http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
-        var (server, base) = try await start()
+        let server = Server(binary: try KillTests.executable(), data: dir.url.appendingPathComponent("data").path, environment: environment)
+        let http = Self.client()
         do {
+            let first = try await server.start()
             // Signed in as RJ, forwarding to Last.fm on, a listen token.
-            let session = try await Fleet.signIn(http, base, lastFM: lastFM, as: "RJ")
-            let (settings, _) = try await Fleet.send(http, base + "/settings", cookie: session)
-            let csrf = try #require(Fleet.cookie("vinylogue_csrf", in: settings))
-            let cookie = "\(session); vinylogue_csrf=\(csrf)"
-            let (on, _) = try await Fleet.send(http, base + "/settings/forwarding", method: .POST, cookie: cookie, form: "csrf=\(csrf)&lastfm=on")
+            let session = try await Fleet.signIn(http, first.1, lastFM: lastFM, as: "RJ")
+            let (token, cookie, csrf) = try await Self.token(http, first.1, cookie: session)
+            let (on, _) = try await Fleet.send(http, first.1 + "/settings/forwarding", method: .POST, cookie: cookie, form: "csrf=\(csrf)&lastfm=on")
             #expect(on.status == .seeOther)
-            let (_, page) = try await Fleet.send(http, base + "/settings/listen-token", method: .POST, cookie: cookie, form: "csrf=\(csrf)")
-            let shown = try #require(page.range(of: "<code class=\"listen-token\">"))
-            let token = String(page[shown.upperBound...].prefix(64))
             // Last.fm takes each batch, then answers 300 ms later.
-            var slow = HTTPClientRequest(url: lastFM + "/_fake/faults")
-            slow.method = .POST
-            slow.body = .bytes(ByteBuffer(string: #"{"fault":{"delay":{"milliseconds":300}},"method":"track.scrobble"}"#))
-            _ = try await ConcurrentServeTests.execute(http, slow)
+            try await Self.post(http, lastFM + "/_fake/faults", #"{"fault":{"delay":{"milliseconds":300}},"method":"track.scrobble"}"#)
 
-            let now = Int64(Date().timeIntervalSince1970)
-            var accepted: [String] = []
-            for round in 0..<6 {
-                // 40 listens in imports of 10, each accepted (200) before the kill.
-                for part in 0..<4 {
-                    let tracks = (0..<10).map { "Kill \(round)-\(part)-\($0)" }
-                    let listens = tracks.enumerated().map { i, track in
-                        #"{"listened_at":\#(now - 7200 + Int64(accepted.count + i) * 30),"track_metadata":{"artist_name":"Killed Artist","track_name":"\#(track)"}}"#
-                    }
-                    var submit = HTTPClientRequest(url: base + "/1/submit-listens")
-                    submit.method = .POST
-                    submit.headers.add(name: "Authorization", value: "Token \(token)")
-                    submit.body = .bytes(ByteBuffer(string: #"{"listen_type":"import","payload":[\#(listens.joined(separator: ","))]}"#))
-                    let answer = try await ConcurrentServeTests.execute(http, submit)
-                    #expect(answer.status == .ok)
-                    accepted += tracks
-                }
-                // Killed while it forwards, at a random moment.
-                try await Task.sleep(for: .milliseconds(Int(random.next() % 900)))
-                kill(server.process.processIdentifier, SIGKILL)
-                _ = await server.exit().value
-                (server, base) = try await start()
-            }
+            let (accepted, last) = try await Self.killWhileForwarding(http, server, first: first, token: token, seed: seed)
             // The last life sends what is left; Last.fm ends with every listen.
             let done = try await ConcurrentServeTests.execute(
                 http, HTTPClientRequest(url: lastFM + "/_fake/scrobbled?user=RJ&count=\(accepted.count)"), timeout: 120)
             #expect(done.status == .noContent)
-            // And the outbox agrees: nothing waits, nothing failed.
-            var state = ""
-            for _ in 0..<100 {
-                (_, state) = try await Fleet.send(http, base + "/settings", cookie: session)
-                if state.contains("\(accepted.count) sent,") && !state.contains(" waiting.") { break }
-                try await Task.sleep(for: .milliseconds(100))
-            }
-            #expect(state.contains("\(accepted.count) sent,") && !state.contains(" waiting.") && !state.contains(" failed."), "seed \(seed)")
+            try await Self.outboxSettles(http, last.1, cookie: session, count: accepted.count, seed: seed)
             let answer = try await ConcurrentServeTests.execute(http, HTTPClientRequest(url: lastFM + "/_fake/scrobbles"))
-            let received = try JSONDecoder().decode([String: [Received]].self, from: Data(try await answer.body.collect(upTo: 4 << 20).readableBytesView))
-            let tracks = (received["RJ"] ?? []).map(\.track)
-            #expect(tracks.count == accepted.count, "seed \(seed): \(tracks.count) arrived for \(accepted.count) accepted")
-            #expect(Set(tracks) == Set(accepted), "seed \(seed)")
-            let twice = Dictionary(grouping: tracks, by: { $0 }).filter { $0.value.count > 1 }.keys.sorted()
-            #expect(twice.isEmpty, "seed \(seed): sent twice: \(twice)")
+            let received = try JSONDecoder().decode([String: [Scrobbled]].self, from: Data(try await answer.body.collect(upTo: 4 << 20).readableBytesView))
+            Self.expectOnce((received["RJ"] ?? []).map(\.track), accepted, seed: seed)
             let asked = try await ConcurrentServeTests.upstreamRequests(http, lastFM).map(\.method)
-            print("ForwardingKillTests: \(asked.filter { $0 == "track.scrobble" }.count) scrobble requests, "
+            print("ForwardingKillTests (Last.fm): \(asked.filter { $0 == "track.scrobble" }.count) scrobble requests, "
                   + "\(asked.filter { $0 == "user.getrecenttracks" }.count) checks of what arrived")
+        } catch {
+            try? await http.shutdown()
+            throw error
+        }
+        try await http.shutdown()
+        _ = fake
+    }
+
+    struct Received: Decodable {
+        struct Kept: Decodable {
+            struct Listen: Decodable { let track: String }
+            let listen: Listen
+        }
+        let listensReceived: Int
+        let listens: [Kept]
+    }
+
+    @Test func everyAcceptedListenReachesListenBrainzOnceThoughTheServerIsKilled() async throws {
+        let seed = KillTests.seed()
+        let dir = try TemporaryDirectory()
+        let fake = try Child(try KillTests.executable("fake-listenbrainz"), ["--port", "0"], marker: "fake ListenBrainz listening at ",
+                             output: \.standardOutput)
+        let root = try await fake.serving()
+        var environment = ProcessInfo.processInfo.environment
+        environment["LISTENBRAINZ_API_URL"] = root
+        environment["LASTFM_API_SECRET"] = nil
+        environment["DATABASE_URL"] = nil
+        // The demo's household, whose "me" is `demo`.
+        let server = Server(binary: try KillTests.executable(), data: dir.url.appendingPathComponent("data").path, environment: environment,
+                            arguments: ["--demo"])
+        let http = Self.client()
+        do {
+            let first = try await server.start()
+            // Forwarding to ListenBrainz as rob.
+            let (token, cookie, csrf) = try await Self.token(http, first.1, cookie: nil)
+            let (on, _) = try await Fleet.send(http, first.1 + "/settings/forwarding", method: .POST, cookie: cookie,
+                                               form: "csrf=\(csrf)&listenbrainz-token=test-token")
+            #expect(on.status == .seeOther)
+            // ListenBrainz keeps each batch, then answers 300 ms later.
+            try await Self.post(http, root + "/test/faults", #"{"fault":{"delay":{"milliseconds":300}},"endpoint":"submit-listens"}"#)
+
+            let (accepted, last) = try await Self.killWhileForwarding(http, server, first: first, token: token, seed: seed)
+            let done = try await ConcurrentServeTests.execute(http, HTTPClientRequest(url: root + "/test/kept?count=\(accepted.count)"), timeout: 120)
+            #expect(done.status == .noContent)
+            try await Self.outboxSettles(http, last.1, cookie: nil, count: accepted.count, seed: seed)
+            let answer = try await ConcurrentServeTests.execute(http, HTTPClientRequest(url: root + "/test/received"))
+            let received = try JSONDecoder().decode(Received.self, from: Data(try await answer.body.collect(upTo: 4 << 20).readableBytesView))
+            // Counted as they arrived, repeats included: not just kept once by ListenBrainz's own rule.
+            #expect(received.listensReceived == accepted.count, "seed \(seed)")
+            Self.expectOnce(received.listens.map(\.listen.track), accepted, seed: seed)
         } catch {
             try? await http.shutdown()
             throw error

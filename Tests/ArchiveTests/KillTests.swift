@@ -219,3 +219,76 @@ import VinylogueCore
         #expect(Set(archived) == Set(expected))
     }
 }
+
+/// The same for `vinylogue sync lb:NAME` against the built `fake-listenbrainz`:
+/// killed at random moments, then run to the end, it archives every listen
+/// once.
+@Suite struct ListenBrainzKillTests {
+    @Test func killedListenBrainzSyncsLoseAndDuplicateNothing() async throws {
+        let dir = try TemporaryDirectory()
+        // The fake's clock stops two years into rob's history: ~10 windows of 1,000.
+        let start: Int64 = 1_294_574_400
+        let fakeNow = start + 2 * 365 * 86_400
+        let server = Process()
+        server.executableURL = try KillTests.executable("fake-listenbrainz")
+        server.arguments = ["--port", "0", "--now", String(fakeNow)]
+        let output = Pipe()
+        server.standardOutput = output
+        server.standardError = FileHandle.nullDevice
+        try server.run()
+        defer { kill(server.processIdentifier, SIGKILL); server.waitUntilExit() }
+        var banner = Data()
+        while !banner.contains(UInt8(ascii: "\n")) {
+            let more = output.fileHandleForReading.availableData
+            if more.isEmpty { break }
+            banner += more
+        }
+        let line = String(decoding: banner, as: UTF8.self)
+        let root = try #require(line.split(separator: " ").first { $0.hasPrefix("http://") }.map(String.init))
+
+        let binary = try KillTests.executable()
+        let data = dir.url.appendingPathComponent("data")
+        let store = try SQLiteScrobbleStore(database: ArchiveDatabase(directory: data))
+        @Sendable func syncProcess() throws -> Process {
+            let process = Process()
+            process.executableURL = binary
+            process.arguments = ["sync", "lb:rob", "--data-dir", data.path]
+            var environment = ProcessInfo.processInfo.environment
+            environment["LISTENBRAINZ_API_URL"] = root
+            process.environment = environment
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            return process
+        }
+        let rob = try Username("lb:rob")
+        let seed = KillTests.seed()
+        var rng = SplitMix64(seed: seed)
+        var partial = 0
+        var seen: [Int] = []
+        for round in 0..<3 {
+            let before = try store.count(for: rob)
+            let delay: Duration? = round == 0 || rng.next() % 2 == 0 ? nil : .milliseconds(50 + Int(rng.next() % 400))
+            let process = try await KillTests.launchAndStop({ try syncProcess() }, afterNextCommit: { try store.count(for: rob) }, delay: delay)
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+            let count = try store.count(for: rob)
+            seen.append(count)
+            #expect(count >= before)
+            if count > 0, try await store.syncStart(of: rob).pending != nil { partial += 1 }
+        }
+        #expect(partial >= 1, "archived after each kill: \(seen), seed \(seed)")
+        let finish = try syncProcess()
+        finish.waitUntilExit()
+        #expect(finish.terminationStatus == 0)
+
+        let history = DemoHistory(seed: 11, start: start)
+        let expected = LastFMWeekCalendar.weeks(from: history.firstWeek.from, closedBy: fakeNow + LastFMWeekCalendar.weekLength)
+            .flatMap { history.scrobbles(in: $0) }
+            .filter { $0.instant <= fakeNow }
+            .map { Scrobble(instant: $0.instant, artist: $0.artist, album: $0.album, track: $0.track, albumMBID: $0.albumMBID) }
+        let archived = try store.scrobbles(for: rob, from: 0, to: .max)
+        #expect(archived.count == expected.count)
+        #expect(Set(archived) == Set(expected))
+    }
+}

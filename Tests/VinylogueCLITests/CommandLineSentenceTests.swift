@@ -11,6 +11,10 @@ import VinylogueCore
         .transport(detail: "the connection was refused"), .malformedResponse(detail: "truncated"), .api(code: 13, message: ""),
         .storage(detail: "locked"), .notArchived(user: "x"), .unreadableFile(path: "/tmp/x", reason: "it is a directory"),
         .diskFull(detail: "ENOSPC"),
+        .listenBrainz(.userNotFound(user: "x")), .listenBrainz(.invalidToken), .listenBrainz(.rateLimited(retryAfter: 5)),
+        .listenBrainz(.rateLimited(retryAfter: nil)), .listenBrainz(.unavailable(status: 503)), .listenBrainz(.timeout),
+        .listenBrainz(.transport(detail: "the connection was refused")), .listenBrainz(.malformedResponse(detail: "truncated")),
+        .listenBrainz(.refused(status: 400, reason: "bad")), .listenBrainz(.copying(user: "lb:x")), .notArchived(user: "lb:x"),
     ]
 
     /// Every message is a sentence with a next step, and Last.fm's own

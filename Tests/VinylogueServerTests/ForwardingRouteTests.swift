@@ -49,6 +49,34 @@ import VinylogueCore
         }
     }
 
+    /// A household forwards to ListenBrainz with a token ListenBrainz
+    /// confirmed; the page names the ListenBrainz user, never the token.
+    @Test func aHouseholdForwardsToListenBrainzWithACheckedToken() async throws {
+        try await Harness.run { harness, client in
+            let (token, session) = try await Listens.householdToken(harness, client)
+            #expect(try await client.get("/settings", session: session).body.contains("ListenBrainz user token"))
+            let wrong = try await client.post("/settings/forwarding", ["listenbrainz-token": "not-a-token"], session: session)
+            #expect(wrong.status == .unprocessableContent)
+            #expect(wrong.body.contains("ListenBrainz refused the token (it is wrong or was replaced)."))
+            let right = try await client.post("/settings/forwarding", ["listenbrainz-token": "test-token"], session: session)
+            #expect(right.status == .seeOther)
+            let page = try await client.get("/settings?forwarding=listenbrainz-on", session: session)
+            #expect(page.body.contains("Listens go on to ListenBrainz as <strong>rob</strong>."))
+            #expect(page.body.contains("Listens you send here now go on to ListenBrainz too."))
+            #expect(!page.body.contains("test-token"))
+
+            let body = Listens.payload("import", (0..<3).map { Listens.listen(at: Listens.now - 900 - Int64($0) * 300, track: "LB\($0)") })
+            #expect(try await Listens.submit(client, token: token, body).status == .ok)
+            await harness.listenBrainz.untilKept(3)
+            let received = await harness.listenBrainz.received()
+            #expect(received.listens.map(\.listen.track) == ["LB2", "LB1", "LB0"] && received.listens.allSatisfy { $0.user == "rob" })
+
+            let off = try await client.post("/settings/forwarding", ["listenbrainz": "off"], session: session)
+            #expect(off.status == .seeOther)
+            #expect(try await client.get("/settings", session: session).body.contains("ListenBrainz user token"))
+        }
+    }
+
     @Test func aHouseholdIsNotOfferedLastFM() async throws {
         try await Harness.run { harness, client in
             let (_, session) = try await Listens.householdToken(harness, client)

@@ -7,6 +7,7 @@ import Hummingbird
 import HummingbirdTesting
 import LastFM
 import LastFMTestServer
+import ListenBrainzTestServer
 import NIOCore
 import PostgresStore
 import Testing
@@ -30,6 +31,8 @@ let july2023 = Date(timeIntervalSince1970: 1_688_806_800)
 /// against a fake Last.fm over real HTTP and a fresh data directory.
 struct Harness: Sendable {
     let fake: FakeLastFM
+    /// The local ListenBrainz the app's `LISTENBRAINZ_API_URL` points at.
+    let listenBrainz: FakeListenBrainz
     let clock: TestClock
     let lists: SQLiteListStore
     let database: ArchiveDatabase
@@ -84,14 +87,17 @@ struct Harness: Sendable {
                             _ body: @Sendable (Harness, any TestClientProtocol) async throws -> Void) async throws {
         let clock = TestClock(july2023)
         let fake = try FakeLastFM(clock: clock.wallClock)
+        let listenBrainz = FakeListenBrainz(clock: clock.wallClock)
         let directory = Self.scratch.appendingPathComponent("vinylogue-routes-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }
+        try await FakeListenBrainzServer.withRunning(listenBrainz) { listenBrainzRoot in
         try await FakeLastFMServer.withRunning(fake) { url in
             // The configuration `serve` would read, pointed at the fake
             // Last.fm and a fresh data directory; built by the same root.
             var configuration = VinylogueConfiguration(environment: [:])
             configuration.dataDirectory = directory
             configuration.lastFM = LastFMConfiguration(apiKey: "test-key", baseURL: url, requestsPerSecond: 200, maxAttempts: 1)
+            configuration.listenBrainz = .init(apiRoot: listenBrainzRoot, timeout: .seconds(10), attempts: 1)
             if signIn {
                 configuration.lastFM.apiSecret = secret
                 configuration.lastFM.authURL = url.replacingOccurrences(of: "2.0/", with: "api/auth/")
@@ -104,10 +110,11 @@ struct Harness: Sendable {
             try await Composition.with(configuration, clock: clock.wallClock) { composition in
                 let app = try await composition.buildApplication()
                 let database = try ArchiveDatabase(directory: directory)
-                let harness = Harness(fake: fake, clock: clock, lists: SQLiteListStore(database), database: database,
+                let harness = Harness(fake: fake, listenBrainz: listenBrainz, clock: clock, lists: SQLiteListStore(database), database: database,
                                       background: composition.background, databaseURL: databaseURL)
                 try await app.test(testing) { client in try await body(harness, client) }
             }
+        }
         }
     }
 }

@@ -12,6 +12,10 @@ import VinylogueServer
         .temporarilyUnavailable(detail: "HTTP 503"), .timeout, .stillWaiting, .transport(detail: "the connection was refused"),
         .malformedResponse(detail: "truncated"), .api(code: 13, message: ""), .storage(detail: "locked"), .notArchived(user: "x"),
         .unreadableFile(path: "/tmp/x", reason: "it is a directory"), .diskFull(detail: "ENOSPC"),
+        .listenBrainz(.userNotFound(user: "x")), .listenBrainz(.invalidToken), .listenBrainz(.rateLimited(retryAfter: 5)),
+        .listenBrainz(.rateLimited(retryAfter: nil)), .listenBrainz(.unavailable(status: 503)), .listenBrainz(.timeout),
+        .listenBrainz(.transport(detail: "the connection was refused")), .listenBrainz(.malformedResponse(detail: "truncated")),
+        .listenBrainz(.refused(status: 400, reason: "bad")), .listenBrainz(.copying(user: "lb:x")), .notArchived(user: "lb:x"),
     ]
 
     /// Used to fail: a chart page without an API key told its visitor to

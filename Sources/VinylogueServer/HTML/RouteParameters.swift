@@ -9,7 +9,9 @@ enum RouteParameters {
     /// The `:user` segment as a username, or a 400 page saying what a
     /// username looks like.
     static func user(_ context: some RequestContext) throws -> Username {
-        guard let raw = context.parameters.get("user"), let user = Username(validating: raw) else {
+        // `lb%3Aname` is `lb:name` (`:` need not be escaped in a path, but may be).
+        guard let raw = context.parameters.get("user"),
+              let user = Username(validating: raw) ?? raw.removingPercentEncoding.flatMap(Username.init(validating:)) else {
             throw PageError.badRequest(notAUsername)
         }
         return user

@@ -1,0 +1,93 @@
+import Foundation
+import VinylogueCore
+
+extension FakeListenBrainzServer {
+    /// ListenBrainz's most listens per request (`MAX_ITEMS_PER_GET`).
+    static let maxItemsPerGet = 1000
+
+    static func listensReply(_ fake: FakeListenBrainz, user: String, query: [String: String]) async -> Reply {
+        func number(_ key: String) -> Int64?? {
+            guard let raw = query[key] else { return .some(nil) }
+            guard let n = Int64(raw), n >= 0 else { return nil }
+            return .some(n)
+        }
+        guard let minTs = number("min_ts"), let maxTs = number("max_ts"), let countParameter = number("count") else {
+            return .error(400, "Invalid parameter: min_ts, max_ts and count must be non-negative integers.")
+        }
+        if let minTs, let maxTs, minTs >= maxTs { return .error(400, "min_ts should be less than max_ts") }
+        guard let (name, all) = await fake.listens(of: user, above: minTs, below: maxTs) else {
+            return .error(404, "Cannot find user: \(user)")
+        }
+        let count = Int(min(countParameter ?? 25, Int64(maxItemsPerGet)))
+        // With only min_ts, the oldest listens after it; otherwise the newest.
+        let chosen = (minTs != nil && maxTs == nil) ? Array(all.suffix(count)) : Array(all.prefix(count))
+        let listens: [[String: Any]] = chosen.map { l in
+            var metadata: [String: Any] = ["artist_name": l.artist, "track_name": l.track]
+            if let release = l.release { metadata["release_name"] = release }
+            var info: [String: Any] = ["submission_client": "fake-listenbrainz"]
+            if let id = l.recordingMBID { info["recording_mbid"] = id }
+            if let id = l.releaseMBID { info["release_mbid"] = id }
+            if let ids = l.artistMBIDs { info["artist_mbids"] = ids }
+            metadata["additional_info"] = info
+            return ["inserted_at": l.listenedAt + 30, "listened_at": l.listenedAt, "user_name": name,
+                    "recording_msid": msid(l), "track_metadata": metadata]
+        }
+        var payload: [String: Any] = ["count": listens.count, "listens": listens, "user_id": name]
+        if let newest = all.first { payload["latest_listen_ts"] = newest.listenedAt }
+        if let oldest = all.last { payload["oldest_listen_ts"] = oldest.listenedAt }
+        return .json(["payload": payload])
+    }
+
+    /// A stable UUID-shaped id for a listen, as ListenBrainz's `recording_msid`.
+    static func msid(_ l: FakeListenBrainz.Listen) -> String {
+        var h: UInt64 = 0xcbf2_9ce4_8422_2325
+        for b in "\(l.artist)\u{1F}\(l.track)".utf8 { h = (h ^ UInt64(b)) &* 0x100_0000_01b3 }
+        let hex = String(format: "%016llx%016llx", h, h ^ 0x5bd1_e995_5bd1_e995)
+        let c = Array(hex)
+        return "\(String(c[0..<8]))-\(String(c[8..<12]))-\(String(c[12..<16]))-\(String(c[16..<20]))-\(String(c[20..<32]))"
+    }
+
+    /// `POST /1/submit-listens`, checked as ListenBrainz checks the parts a
+    /// forwarder can get wrong; anything accepted is recorded.
+    static func submitReply(_ fake: FakeListenBrainz, token: String?, body: Data) async -> Reply {
+        guard let token, let user = await fake.user(ofToken: token) else {
+            return .error(401, "You need to provide an Authorization header.")
+        }
+        guard body.count <= 10_240_000 else { return .error(413, "Payload too large.") }
+        guard let object = try? JSONSerialization.jsonObject(with: body) as? [String: Any] else {
+            return .error(400, "Cannot parse JSON document.")
+        }
+        guard let type = object["listen_type"] as? String, ["single", "import", "playing_now"].contains(type) else {
+            return .error(400, "JSON document must contain listen_type as one of single, import, playing_now.")
+        }
+        guard let payload = object["payload"] as? [[String: Any]], !payload.isEmpty else {
+            return .error(400, "JSON document does not contain any listens in payload.")
+        }
+        if type != "import" && payload.count > 1 { return .error(400, "JSON document should contain exactly one listen for \(type).") }
+        if payload.count > 1000 { return .error(400, "Too many listens. You may not submit more than 1000 listens at once.") }
+        var listens: [FakeListenBrainz.Listen] = []
+        for item in payload {
+            guard let metadata = item["track_metadata"] as? [String: Any],
+                  let artist = metadata["artist_name"] as? String, !artist.isEmpty,
+                  let track = metadata["track_name"] as? String, !track.isEmpty else {
+                return .error(400, "JSON document does not contain required track_metadata.artist_name and track_name.")
+            }
+            let at: Int64
+            if type == "playing_now" {
+                if item["listened_at"] != nil { return .error(400, "JSON document must not contain listened_at while submitting playing_now.") }
+                at = 0
+            } else {
+                guard let number = item["listened_at"] as? Int64 else {
+                    return .error(400, "JSON document must contain key listened_at as an integer.")
+                }
+                at = number
+            }
+            let info = metadata["additional_info"] as? [String: Any] ?? [:]
+            listens.append(.init(listenedAt: at, artist: artist, track: track, release: metadata["release_name"] as? String,
+                                 recordingMBID: info["recording_mbid"] as? String, releaseMBID: info["release_mbid"] as? String,
+                                 artistMBIDs: info["artist_mbids"] as? [String]))
+        }
+        await fake.record(type: type, listens: listens, for: user)
+        return .json(["status": "ok"])
+    }
+}

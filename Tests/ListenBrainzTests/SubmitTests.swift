@@ -1,0 +1,89 @@
+import AsyncHTTPClient
+import Foundation
+import ListenBrainz
+import ListenBrainzTestServer
+import Testing
+import VinylogueCore
+
+@Suite struct SubmitTests {
+    static let listens = [
+        Scrobble(instant: 1_590_900_000, artist: "Phoebe Bridgers", album: "Punisher", track: "Kyoto",
+                 artistMBID: "0ff7d0d0-2cc3-4ce0-8ac4-f9c5ab8e8826", albumMBID: "c5b4a6f9-0b2a-4a5b-9b7d-2b7f8f0a1c11"),
+        Scrobble(instant: 1_590_900_240, artist: "Phoebe Bridgers", album: "Punisher", track: "Garden Song"),
+        Scrobble(instant: 1_590_900_500, artist: "Fiona Apple", album: "", track: "Shameika"),
+    ]
+
+    @Test func acceptedListensAreReceivedOnceEachEvenWhenSentTwice() async throws {
+        try await withFakeListenBrainz { client, fake, _ in
+            #expect(await client.submit(Self.listens, token: "test-token") == .accepted)
+            #expect(await client.submit([Self.listens[0]], token: "test-token") == .accepted)
+            let received = await fake.received()
+            #expect(received.submissions == 2)
+            #expect(received.listensReceived == 4)
+            #expect(received.listens.count == 3)
+            #expect(received.listens.map(\.user) == ["rob", "rob", "rob"])
+            let first = received.listens[0].listen
+            #expect(first.listenedAt == 1_590_900_000 && first.track == "Kyoto" && first.release == "Punisher")
+            #expect(first.artistMBIDs == ["0ff7d0d0-2cc3-4ce0-8ac4-f9c5ab8e8826"])
+            #expect(received.listens[2].listen.release == nil)
+            // Submitted listens join the user's public listens.
+            let page = try await client.listens(of: "rob", minTs: 1_590_899_999, count: 10)
+            #expect(Set(page.listens.map(\.track)).isSuperset(of: ["Kyoto", "Garden Song", "Shameika"]))
+            #expect(try await client.validate(token: "test-token") == "rob")
+            #expect(try await client.validate(token: "nope") == nil)
+        }
+    }
+
+    @Test func failuresAreTemporaryOrPermanent() async throws {
+        let waits = RecordedWaits()
+        try await withFakeListenBrainz(pacing: waits.pacing) { client, fake, _ in
+            #expect(await client.submit(Self.listens, token: "wrong") == .permanentFailure(.invalidToken))
+
+            await fake.inject(.init(.rateLimited(resetIn: 5), endpoint: "submit-listens", times: 1))
+            #expect(await client.submit(Self.listens, token: "test-token")
+                    == .temporaryFailure(.rateLimited(retryAfter: 5), retryAfter: .seconds(5)))
+
+            await fake.inject(.init(.httpStatus(500), endpoint: "submit-listens", times: 1))
+            guard case .temporaryFailure(.unavailable(500), _) = await client.submit(Self.listens, token: "test-token") else {
+                Issue.record("a 500 is a temporary failure"); return
+            }
+
+            let empty = Scrobble(instant: 1_590_900_000, artist: "", album: "", track: "x")
+            guard case .permanentFailure(.refused(400, let reason)) = await client.submit([empty], token: "test-token") else {
+                Issue.record("a refused payload is permanent"); return
+            }
+            #expect(reason.contains("artist_name"))
+            #expect(await client.submit(Array(repeating: Self.listens[0], count: 1001), token: "test-token")
+                    == .permanentFailure(.refused(status: 400, reason: "more than 1000 listens in one submission")))
+            #expect(await fake.received().submissions == 0)
+        }
+    }
+
+    @Test func aHeldSubmissionTimesOutAsATemporaryFailure() async throws {
+        // Long enough for an answer on a loaded machine, short for a test.
+        try await withFakeListenBrainz(configure: { $0.timeout = .seconds(2) }) { client, fake, _ in
+            await fake.inject(.init(.held, endpoint: "submit-listens", times: 1))
+            #expect(await client.submit(Self.listens, token: "test-token") == .temporaryFailure(.timeout, retryAfter: nil))
+            await fake.untilHolding(1)
+            await fake.releaseHeld()
+            // The held one was recorded anyway (ListenBrainz may have
+            // stored what it never answered): sending again only repeats it.
+            let again = await client.submit(Self.listens, token: "test-token")
+            #expect(again == .accepted)
+            let received = await fake.received()
+            #expect(received.listens.count == 3)
+        }
+    }
+
+    @Test func theTestAPIReportsWhatWasReceivedOverHTTP() async throws {
+        try await withFakeListenBrainz { client, fake, root in
+            #expect(await client.submit(Self.listens, token: "test-token") == .accepted)
+            let http = HTTPClientForTests.make()
+            let response = try await http.execute(HTTPClientRequest(url: "\(root)/test/received"), timeout: .seconds(5))
+            let body = try await response.body.collect(upTo: 1 << 20)
+            try await http.shutdown()
+            let received = try JSONDecoder().decode(FakeListenBrainz.Received.self, from: Data(body.readableBytesView))
+            #expect(received == (await fake.received()))
+        }
+    }
+}

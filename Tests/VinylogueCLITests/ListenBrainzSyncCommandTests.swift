@@ -1,0 +1,92 @@
+import Foundation
+import ListenBrainzTestServer
+import Testing
+import VinylogueCore
+
+/// `vinylogue sync lb:NAME` end to end: the built binary against the local
+/// ListenBrainz over real HTTP, then the archived chart.
+@Suite struct ListenBrainzSyncCommandTests {
+    /// dana's history: the 10 weeks before 2020-06-01 (the fake's "now"
+    /// is the machine's, so her history is generated up to then only).
+    static let end: Int64 = 1_590_969_600
+    static let history = DemoHistory(seed: 41, start: end - 10 * 604_800)
+
+    static func withFake(_ body: @Sendable (FakeListenBrainz, [String: String], URL) async throws -> Void) async throws {
+        let fake = FakeListenBrainz(clock: .fixed(Date(timeIntervalSince1970: TimeInterval(end))))
+        await fake.add(user: "Dana", history: history)
+        let data = FileManager.default.temporaryDirectory.appendingPathComponent("vinylogue-lb-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: data) }
+        try await FakeListenBrainzServer.withRunning(fake) { root in
+            try await body(fake, ["LISTENBRAINZ_API_URL": root], data)
+        }
+    }
+
+    @Test func syncsAListenBrainzUserAndChartsThemFromTheArchive() async throws {
+        try await Self.withFake { fake, env, data in
+            let run = try await vinylogue(["sync", "lb:dana", "--data-dir", data.path], environment: env)
+            #expect(run.status == 0, "\(run.stderr)")
+            let stored = LastFMWeekCalendar.weeks(from: Self.history.firstWeek.from, closedBy: Self.end + LastFMWeekCalendar.weekLength)
+                .flatMap { Self.history.scrobbles(in: $0) }.filter { $0.instant <= Self.end }
+            // ListenBrainz's spelling of the name is the one archived.
+            #expect(run.stdout.contains("Synced lb:Dana from ListenBrainz: \(Self.grouped(stored.count)) new listens from "), "\(run.stdout)")
+            #expect(await fake.requests().allSatisfy { $0.endpoint == "listens" && $0.user?.lowercased() == "dana" })
+
+            // The week of 2020-05-20, charted from the archive, equals a tally of the fake's listens.
+            let week = LastFMWeekCalendar.week(containing: 1_589_932_800)
+            let chart = try await vinylogue(["chart", "lb:dana", "--week", "2020-05-20", "--json", "--data-dir", data.path], environment: env)
+            #expect(chart.status == 0, "\(chart.stderr)")
+            let json = try #require(try JSONSerialization.jsonObject(with: Data(chart.stdout.utf8)) as? [String: Any])
+            let entries = try #require(json["entries"] as? [[String: Any]])
+            let tally = ScrobbleTally.chart(.album, user: try Username("lb:Dana"), week: week, scrobbles: stored)
+            #expect(entries.count == tally.entries.count)
+            #expect(entries.map { $0["name"] as? String } == tally.entries.map(\.name))
+            #expect(entries.map { $0["plays"] as? Int } == tally.entries.map(\.plays))
+
+            // `user` checks the name with ListenBrainz and prints its spelling.
+            let user = try await vinylogue(["user", "LB:DANA"], environment: env)
+            #expect(user.status == 0, "\(user.stderr)")
+            #expect(user.stdout == "lb:Dana\n")
+
+            // Again: nothing new, only the last two weeks asked for.
+            let again = try await vinylogue(["sync", "lb:dana", "--data-dir", data.path], environment: env)
+            #expect(again.status == 0, "\(again.stderr)")
+            #expect(again.stdout.contains("Synced lb:Dana from ListenBrainz: 0 new listens"), "\(again.stdout)")
+        }
+    }
+
+    @Test func anUnknownListenBrainzUserExits2AndStoresNothing() async throws {
+        try await Self.withFake { _, env, data in
+            let run = try await vinylogue(["sync", "lb:nobody", "--data-dir", data.path], environment: env)
+            #expect(run.status == 2)
+            #expect(run.stderr.contains("ListenBrainz has no user “nobody”. Check the spelling of the name after “lb:”."), "\(run.stderr)")
+            let chart = try await vinylogue(["chart", "lb:nobody", "--data-dir", data.path], environment: env)
+            #expect(chart.status == 2)
+            #expect(chart.stderr.contains("Nothing is archived for “lb:nobody” yet. Run `vinylogue sync lb:nobody`"), "\(chart.stderr)")
+        }
+    }
+
+    @Test func aListenBrainzThatKeepsFailingIsASentenceAndExit3() async throws {
+        try await Self.withFake { fake, env, data in
+            await fake.inject(.init(.httpStatus(502), endpoint: "listens"))
+            let run = try await vinylogue(["sync", "lb:dana", "--data-dir", data.path], environment: env)
+            #expect(run.status == 3)
+            #expect(run.stderr.contains("ListenBrainz is temporarily unavailable (HTTP 502)."), "\(run.stderr)")
+        }
+    }
+
+    @Test func anInvalidListenBrainzNameIsAUsageError() async throws {
+        let run = try await vinylogue(["sync", "lb:../etc"])
+        #expect(run.status == 1)
+        #expect(run.stderr.contains("ListenBrainz names after “lb:” contain only letters, digits, “_”, “-” and “.” (not first), not “.”."), "\(run.stderr)")
+    }
+
+    static func grouped(_ n: Int) -> String {
+        let digits = String(n)
+        var out = ""
+        for (i, c) in digits.enumerated() {
+            if i > 0 && (digits.count - i) % 3 == 0 { out += "," }
+            out.append(c)
+        }
+        return out
+    }
+}

@@ -49,6 +49,70 @@ public enum WeeklyRollup {
         return rows
     }
 
+    /// A week's kept `entries` of `kind` (in rank order) with `added`
+    /// counted in, when that is exactly what counting the whole week again
+    /// gives; nil when only a whole count can say. The caller makes sure
+    /// every added scrobble comes after all the week's others in
+    /// `canonicalOrder` (so a group's MusicBrainz id, the first one seen,
+    /// stays). Then each added scrobble must start a new group or be
+    /// spelled as its group is shown (the shown spelling is the one played
+    /// most, so one more play keeps it); another spelling of a known group
+    /// could overtake the shown one, which only a whole count knows.
+    ///
+    /// What makes a listen received one at a time cost a read of the week's
+    /// chart rows rather than of all its scrobbles.
+    public static func adding(_ added: [Scrobble], to entries: [ChartEntry], kind: ChartKind) -> [ChartEntry]? {
+        struct Group {
+            var entry: ChartEntry
+            let foldedArtist: String
+            let foldedName: String
+        }
+        func folded(_ artist: String, _ name: String) -> (artist: String, name: String, key: String) {
+            let foldedArtist = artist.lowercased()
+            let foldedName = kind == .artist ? foldedArtist : name.lowercased()
+            return (foldedArtist, foldedName, kind == .artist ? foldedArtist : foldedArtist + "\u{1F}" + foldedName)
+        }
+        var groups: [Group] = []
+        var index: [String: Int] = [:]
+        groups.reserveCapacity(entries.count + added.count)
+        for entry in entries {
+            let f = folded(entry.artist, entry.name)
+            index[f.key] = groups.count
+            groups.append(Group(entry: entry, foldedArtist: f.artist, foldedName: f.name))
+        }
+        for scrobble in added.sorted(by: canonicalOrder) {
+            let name: String
+            let mbid: String?
+            switch kind {
+            case .album:
+                if scrobble.album.isEmpty { continue }
+                (name, mbid) = (scrobble.album, scrobble.albumMBID)
+            case .artist: (name, mbid) = (scrobble.artist, scrobble.artistMBID)
+            case .track: return nil
+            }
+            let f = folded(scrobble.artist, name)
+            if let n = index[f.key] {
+                let shown = groups[n].entry
+                guard shown.artist == scrobble.artist, shown.name == name else { return nil }
+                let keptID = shown.mbid ?? (mbid?.isEmpty == false ? mbid : nil)
+                groups[n].entry = ChartEntry(rank: shown.rank, artist: shown.artist, name: shown.name, plays: shown.plays + 1, mbid: keptID)
+            } else {
+                index[f.key] = groups.count
+                groups.append(Group(entry: ChartEntry(rank: 0, artist: scrobble.artist, name: name, plays: 1, mbid: mbid?.isEmpty == false ? mbid : nil),
+                                    foldedArtist: f.artist, foldedName: f.name))
+            }
+        }
+        // Most plays first; ties by folded artist, then folded name (as `ScrobbleTally.Tally.ranked`).
+        groups.sort { x, y in
+            if x.entry.plays != y.entry.plays { return x.entry.plays > y.entry.plays }
+            if x.foldedArtist != y.foldedArtist { return x.foldedArtist < y.foldedArtist }
+            return x.foldedName < y.foldedName
+        }
+        return groups.enumerated().map { rank, group in
+            ChartEntry(rank: rank + 1, artist: group.entry.artist, name: group.entry.name, plays: group.entry.plays, mbid: group.entry.mbid)
+        }
+    }
+
     /// The order a week's scrobbles are counted in (which decides whose
     /// MusicBrainz id a group shows): by time, then artist and track as
     /// bytes, as SQLite's primary key orders them.
@@ -100,6 +164,13 @@ public struct TouchedWeeks: Sendable {
 
     public mutating func add(perhapsInserted s: Scrobble) {
         uncertain.insert(LastFMWeekCalendar.week(containing: s.instant).from)
+    }
+
+    /// The rows this write surely inserted into `week`, when it knows them
+    /// all (nil when an ignored exact duplicate hides some).
+    public func latest(_ week: Int64) -> [Scrobble]? {
+        guard !uncertain.contains(week) else { return nil }
+        return inserted[week]
     }
 
     /// The week's rows when the write's own rows are all it holds
@@ -215,13 +286,51 @@ extension WeeklyRollup {
 
     /// Counts again each week `touched` (one write, inside its transaction).
     static func recount(_ touched: TouchedWeeks, userID: Int64, in db: Database) throws {
+        let counting = try db.cachedStatement(sql: "SELECT count(*) FROM scrobble WHERE user_id = ? AND instant >= ? AND instant < ?")
         for week in touched.weeks {
             let end = end(of: week)
-            let stored = try Int.fetchOne(db.cachedStatement(sql: "SELECT count(*) FROM scrobble WHERE user_id = ? AND instant >= ? AND instant < ?"),
-                                          arguments: [userID, week, end]) ?? 0
-            let scrobbles = try touched.wholeWeek(week, storedCount: stored) ?? storedScrobbles(of: userID, from: week, to: end, in: db)
+            let stored = try Int.fetchOne(counting, arguments: [userID, week, end]) ?? 0
+            if let whole = touched.wholeWeek(week, storedCount: stored) {
+                try replace(week: week, of: userID, with: rows(week: week, scrobbles: whole), in: db)
+                continue
+            }
+            // Listens after all the week held (a player's, as they come):
+            // counted into the kept rows, when that is exact.
+            if let added = touched.latest(week), let first = added.map(\.instant).min(),
+               try Int.fetchOne(counting, arguments: [userID, first, end]) == added.count,
+               try addToKept(added, week: week, userID: userID, in: db) {
+                continue
+            }
+            let scrobbles = try storedScrobbles(of: userID, from: week, to: end, in: db)
             try replace(week: week, of: userID, with: rows(week: week, scrobbles: scrobbles), in: db)
         }
+    }
+
+    /// Counts `added` into `week`'s kept rows (`adding(_:to:kind:)`),
+    /// rewriting only the ranks whose rows change; false (nothing written)
+    /// when a kind needs a whole count.
+    static func addToKept(_ added: [Scrobble], week: Int64, userID: Int64, in db: Database) throws -> Bool {
+        var changes: [(kind: ChartKind, old: [ChartEntry], new: [ChartEntry])] = []
+        for kind in kinds {
+            let rows = try Row.fetchCursor(db.cachedStatement(sql: """
+                SELECT rank, artist, name, plays, mbid FROM weekly_chart WHERE user_id = ? AND week = ? AND kind = ? ORDER BY rank
+                """), arguments: [userID, week, code(kind)])
+            var old: [ChartEntry] = []
+            while let row = try rows.next() {
+                old.append(ChartEntry(rank: row[0], artist: row[1], name: row[2], plays: row[3], mbid: row[4]))
+            }
+            guard let new = adding(added, to: old, kind: kind) else { return false }
+            changes.append((kind, old, new))
+        }
+        for (kind, old, new) in changes {
+            let changed = new.indices.filter { $0 >= old.count || old[$0] != new[$0] }
+            guard !changed.isEmpty else { continue }
+            let deleting = try db.cachedStatement(sql: "DELETE FROM weekly_chart WHERE user_id = ? AND week = ? AND kind = ? AND rank = ?")
+            for i in changed where i < old.count { try deleting.execute(arguments: [userID, week, code(kind), i + 1]) }
+            let rows = changed.map { ChartRow(week: week, kind: kind, entry: new[$0]) }
+            try insert(rows, userID: userID, in: db)
+        }
+        return true
     }
 
     /// The stored scrobbles of `userID` in [from, to), through the C API.
@@ -253,6 +362,11 @@ extension WeeklyRollup {
     /// through the C API, `rowsPerStatement` rows per statement.
     static func replace(week: Int64, of userID: Int64, with rows: [ChartRow], in db: Database) throws {
         try db.cachedStatement(sql: "DELETE FROM weekly_chart WHERE user_id = ? AND week = ?").execute(arguments: [userID, week])
+        try insert(rows, userID: userID, in: db)
+    }
+
+    /// Inserts `rows`, bound through the C API, `rowsPerStatement` rows per statement.
+    static func insert(_ rows: [ChartRow], userID: Int64, in db: Database) throws {
         var rest = rows[...]
         while !rest.isEmpty {
             let size = rest.count >= rowsPerStatement ? rowsPerStatement : 1

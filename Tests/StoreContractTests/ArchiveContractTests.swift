@@ -141,6 +141,55 @@ import VinylogueCore
         }
     }
 
+    /// Listens received one or a few at a time, mostly after everything
+    /// stored (counted into the kept rows), sometimes before (counted
+    /// whole), in other spellings and with MusicBrainz ids arriving late:
+    /// after each write every week's kept charts equal a tally of its rows.
+    @Test(arguments: Backend.allCases)
+    func listensReceivedOneAtATimeKeepTheChartsExact(_ backend: Backend) async throws {
+        try await StoreContractTests.withStores(backend) { stores in
+            try await Self.listensReceivedOneAtATimeKeepTheChartsExact(stores.scrobbles)
+        }
+    }
+
+    static func listensReceivedOneAtATimeKeepTheChartsExact(_ archive: any ScrobbleArchive) async throws {
+        var rng = SplitMix64(seed: 41)
+        let artists = ["Low", "LOW", "Can", "Sigur Rós"]
+        let albums = ["Things We Lost", "things we lost", "Tago Mago", "", "( )"]
+        func listen(at instant: Int64) -> Scrobble {
+            let a = Int(rng.next() % 4), b = Int(rng.next() % 5)
+            return Scrobble(instant: instant, artist: artists[a], album: albums[b], track: "Song \(rng.next() % 9)",
+                            artistMBID: rng.next() % 4 == 0 ? "artist-\(a)" : nil, albumMBID: rng.next() % 4 == 0 ? "album-\(b)-\(rng.next() % 2)" : nil)
+        }
+        // A week and a half already archived.
+        var instant = Self.t
+        let base = (0..<120).map { _ in instant += Int64(rng.next() % 3_000) + 60; return listen(at: instant) }
+        try await archive.store(base, of: Self.alice, origin: .lastFMExport)
+        let source = ArchiveChartSource(store: archive)
+        for step in 0..<150 {
+            var batch: [Scrobble] = []
+            for _ in 0..<(step % 5 == 0 ? 3 : 1) {
+                if rng.next() % 8 == 0 {
+                    // A late listen, before the newest stored one.
+                    batch.append(listen(at: instant - Int64(rng.next() % 20_000) - 1))
+                } else {
+                    instant += Int64(rng.next() % 1_500) + 200
+                    batch.append(listen(at: instant))
+                }
+            }
+            try await archive.store(batch, of: Self.alice, origin: .received)
+            guard step % 10 == 9 else { continue }
+            let weeks = try await source.chartList(for: Self.alice).weeks
+            for kind in [ChartKind.album, .artist] {
+                let charts = try await source.charts(for: Self.alice, kind: kind, weeks: weeks)
+                for (week, chart) in zip(weeks, charts) {
+                    let stored = try await archive.scrobbles(of: Self.alice, from: week.from, to: week.to)
+                    #expect(chart == ScrobbleTally.chart(kind, user: Self.alice, week: week, scrobbles: stored), "\(kind) chart of \(week) after step \(step)")
+                }
+            }
+        }
+    }
+
     @Test(arguments: Backend.allCases)
     func aSyncRunIsRecordedUntilItsLastPage(_ backend: Backend) async throws {
         try await StoreContractTests.withStores(backend) { stores in try await Self.aSyncRunIsRecordedUntilItsLastPage(stores.scrobbles) }

@@ -6,20 +6,25 @@ import NIOHTTP1
 // Listens per second a running `vinylogue serve` accepts on its
 // ListenBrainz-compatible API, and how soon they show in a chart.
 //
-//   ingest-bench --url http://127.0.0.1:8080 [--label SQLite] [--seconds 10] [--clients 64] [--batch-clients 4]
+//   ingest-bench --url http://127.0.0.1:8080 --lastfm http://127.0.0.1:8765 [--label SQLite]
+//                [--seconds 10] [--clients 64] [--batch-clients 4]
 //
-// Gets the household's token as a person would (the settings page's
-// "Make a new token", with its CSRF cookie), then, for --seconds each:
-//   1. single listens (`listen_type: single`) from --clients clients at once;
-//   2. imports of 1,000 listens from --batch-clients clients at once;
-//   3. 200 single listens one at a time, each followed at once by a read of
-//      the current week's track chart (`/api/u/{me}/chart`), timing from the
-//      200 to a chart that counts the listen.
-// Prints listens per second and p50 / p99 latency of each. Every listen has
-// its own track name, so none is a duplicate of another.
+// The server signs people in with Last.fm (the local fake at --lastfm, whose
+// generated "listener1" … people exist): each client is one person, signed
+// in as a browser would (approval form, session cookie), with their own
+// listen token made on the settings page. Then, for --seconds each:
+//   1. single listens (`listen_type: single`), one client per person, each
+//      person's listens a second apart, as a player sends them;
+//   2. imports of 1,000 listens (a player's backlog, 3 minutes apart, going
+//      back from a month ago), --batch-clients people at once;
+//   3. 200 single listens one at a time, each on an album of its own and
+//      followed at once by a read of the week's album chart
+//      (`/api/u/{name}/chart`), timing from the 200 to a chart that has it.
+// Prints listens per second and p50 / p99 latency of each.
 
 struct Options {
     var url = ""
+    var lastFM = ""
     var label = "server"
     var seconds = 10.0
     var clients = 64
@@ -31,18 +36,19 @@ var arguments = CommandLine.arguments.dropFirst()
 while let argument = arguments.popFirst() {
     switch argument {
     case "--url": parsed.url = arguments.popFirst() ?? ""
+    case "--lastfm": parsed.lastFM = arguments.popFirst() ?? ""
     case "--label": parsed.label = arguments.popFirst() ?? parsed.label
     case "--seconds": parsed.seconds = arguments.popFirst().flatMap(Double.init) ?? parsed.seconds
     case "--clients": parsed.clients = max(1, arguments.popFirst().flatMap(Int.init) ?? parsed.clients)
     case "--batch-clients": parsed.batchClients = max(1, arguments.popFirst().flatMap(Int.init) ?? parsed.batchClients)
     default:
-        FileHandle.standardError.write(Data("usage: ingest-bench --url http://host:port [--label NAME] [--seconds S] [--clients N] [--batch-clients N]\n".utf8))
+        FileHandle.standardError.write(Data("usage: ingest-bench --url http://host:port --lastfm http://host:port [--label NAME] [--seconds S] [--clients N] [--batch-clients N]\n".utf8))
         exit(2)
     }
 }
 let options = parsed
-guard !options.url.isEmpty else {
-    FileHandle.standardError.write(Data("ingest-bench: --url is required (a running `vinylogue serve`)\n".utf8))
+guard !options.url.isEmpty, !options.lastFM.isEmpty else {
+    FileHandle.standardError.write(Data("ingest-bench: --url (a running `vinylogue serve` that signs in with Last.fm) and --lastfm (its fake Last.fm) are required\n".utf8))
     exit(2)
 }
 
@@ -68,6 +74,7 @@ final class Bench: Sendable {
         var configuration = HTTPClient.Configuration()
         configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = connections
         configuration.timeout.connect = .seconds(5)
+        configuration.redirectConfiguration = .disallow
         http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
         self.base = base.hasSuffix("/") ? String(base.dropLast()) : base
     }
@@ -82,26 +89,44 @@ final class Bench: Sendable {
         return (Int(response.status.code), String(buffer: bytes), response.headers)
     }
 
-    /// The household's token, made on the settings page; and who "me" is.
-    func token() async throws -> (token: String, me: String) {
-        let (_, _, headers) = try await send(.GET, "/settings")
-        guard let cookie = headers["Set-Cookie"].first(where: { $0.hasPrefix("vinylogue_csrf=") })?.split(separator: ";").first,
-              let csrf = cookie.split(separator: "=").last else { throw BenchFailure(description: "the settings page set no CSRF cookie") }
-        let (status, page, _) = try await send(.POST, "/settings/listen-token",
-                                               headers: [("Cookie", String(cookie)), ("Content-Type", "application/x-www-form-urlencoded")],
-                                               body: "csrf=\(csrf)")
-        guard status == 200, let start = page.range(of: "<code class=\"listen-token\">") else {
-            throw BenchFailure(description: "making a token answered \(status)")
+    static func cookie(_ name: String, in headers: HTTPHeaders) -> String? {
+        for line in headers["Set-Cookie"] where line.hasPrefix(name + "=") {
+            return String(line.dropFirst(name.count + 1).prefix { $0 != ";" })
         }
-        let token = String(page[start.upperBound...].prefix(64))
-        let (_, validation, _) = try await send(.GET, "/1/validate-token", headers: [("Authorization", "Token \(token)")])
-        guard let object = try JSONSerialization.jsonObject(with: Data(validation.utf8)) as? [String: Any],
-              let me = object["user_name"] as? String else { throw BenchFailure(description: "the token does not validate: \(validation)") }
-        return (token, me)
+        return nil
     }
 
-    static func listen(_ instant: Int64, track: String) -> String {
-        #"{"listened_at":\#(instant),"track_metadata":{"artist_name":"Bench Artist","track_name":"\#(track)","release_name":"Bench Album"}}"#
+    /// Signs in as `name` through the fake Last.fm's approval form, as a
+    /// browser would, and makes a listen token on the settings page.
+    func token(of name: String, lastFM: String) async throws -> String {
+        let (_, _, start) = try await send(.GET, "/signin")
+        guard let location = start["Location"].first, let approval = URLComponents(string: location),
+              let callback = approval.queryItems?.first(where: { $0.name == "cb" })?.value,
+              let nonce = Self.cookie("vinylogue_signin", in: start) else { throw BenchFailure(description: "/signin did not send to Last.fm") }
+        var approve = HTTPClientRequest(url: lastFM + "/api/auth/")
+        approve.method = .POST
+        approve.headers.add(name: "Content-Type", value: "application/x-www-form-urlencoded")
+        approve.body = .bytes(ByteBuffer(string: "api_key=test-key&cb=\(callback.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!)&user=\(name)"))
+        let approved = try await http.execute(approve, timeout: .seconds(30))
+        guard let back = approved.headers["Location"].first, let path = URLComponents(string: back).map({ $0.path + "?" + ($0.query ?? "") }) else {
+            throw BenchFailure(description: "the fake Last.fm did not approve \(name)")
+        }
+        let (_, _, signedIn) = try await send(.GET, path, headers: [("Cookie", "vinylogue_signin=\(nonce)")])
+        guard let session = Self.cookie("vinylogue_session", in: signedIn) else { throw BenchFailure(description: "\(name) was not signed in") }
+        let (_, _, settings) = try await send(.GET, "/settings", headers: [("Cookie", "vinylogue_session=\(session)")])
+        guard let csrf = Self.cookie("vinylogue_csrf", in: settings) else { throw BenchFailure(description: "the settings page set no CSRF cookie") }
+        let (status, page, _) = try await send(.POST, "/settings/listen-token",
+                                               headers: [("Cookie", "vinylogue_session=\(session); vinylogue_csrf=\(csrf)"),
+                                                         ("Content-Type", "application/x-www-form-urlencoded")],
+                                               body: "csrf=\(csrf)")
+        guard status == 200, let shown = page.range(of: "<code class=\"listen-token\">") else {
+            throw BenchFailure(description: "making \(name)'s token answered \(status)")
+        }
+        return String(page[shown.upperBound...].prefix(64))
+    }
+
+    static func listen(_ instant: Int64, track: String, album: String = "Bench Album") -> String {
+        #"{"listened_at":\#(instant),"track_metadata":{"artist_name":"Bench Artist","track_name":"\#(track)","release_name":"\#(album)"}}"#
     }
 
     func submit(_ type: String, _ listens: [String], token: String) async throws {
@@ -137,40 +162,45 @@ final class Bench: Sendable {
     }
 }
 
-let bench = Bench(base: options.url, connections: max(options.clients, options.batchClients) + 4)
+let bench = Bench(base: options.url, connections: options.clients + 8)
 do {
-    let (token, me) = try await bench.token()
+    let people = max(options.clients, options.batchClients) + 1
+    var tokens: [String] = []
+    for n in 1...people { tokens.append(try await bench.token(of: "listener\(n)", lastFM: options.lastFM)) }
+    let signedIn = tokens
     let now = Int64(Date().timeIntervalSince1970)
     let run = UUID().uuidString.prefix(8)
     let label = options.label
 
-    // 1. Single listens.
+    // 1. Single listens: each person's a second apart, from an hour ago.
     let singles = try await bench.load(clients: options.clients, seconds: options.seconds) { client, n in
-        try await bench.submit("single", [Bench.listen(now - 60 - Int64(n % 3000), track: "\(run) s\(client)-\(n)")], token: token)
+        try await bench.submit("single", [Bench.listen(now - 3600 + Int64(n), track: "\(run) s\(n)")], token: signedIn[client])
     }
-    print("\(label): single listens, \(options.clients) clients: \(Int(Double(singles.samples.count) / options.seconds)) listens/s "
+    print("\(label): single listens, \(options.clients) people at once: \(Int(Double(singles.samples.count) / options.seconds)) listens/s "
           + "(\(singles.samples.count) in \(Int(options.seconds)) s), p50 \(Latencies.ms(singles.percentile(0.5))), p99 \(Latencies.ms(singles.percentile(0.99)))")
 
-    // 2. Imports of 1,000.
+    // 2. Imports of 1,000: each person's backlog, going back from a month ago.
     let batches = try await bench.load(clients: options.batchClients, seconds: options.seconds) { client, n in
-        let listens = (0..<1000).map { i in Bench.listen(now - 3600 - Int64(i) * 30, track: "\(run) b\(client)-\(n)-\(i)") }
-        try await bench.submit("import", listens, token: token)
+        let newest = now - 30 * 86_400 - Int64(n) * 1000 * 180
+        let listens = (0..<1000).map { i in Bench.listen(newest - Int64(i) * 180, track: "\(run) b\(n)-\(i % 40)", album: "Backlog \(i % 12)") }
+        try await bench.submit("import", listens, token: signedIn[client])
     }
     let batchRate = Double(batches.samples.count * 1000) / options.seconds
-    print("\(label): imports of 1,000, \(options.batchClients) clients: \(Int(batchRate)) listens/s "
+    print("\(label): imports of 1,000, \(options.batchClients) people at once: \(Int(batchRate)) listens/s "
           + "(\(batches.samples.count) imports), p50 \(Latencies.ms(batches.percentile(0.5))), p99 \(Latencies.ms(batches.percentile(0.99)))")
 
-    // 3. Visible in the chart after the 200.
+    // 3. In the chart after the 200: the last person, an album per listen.
     var visible = Latencies()
     let week = ISO8601DateFormatter.string(from: Date(), timeZone: TimeZone(identifier: "UTC")!, formatOptions: [.withFullDate])
+    let probe = "listener\(people)"
     for i in 0..<200 {
-        let track = "\(run) v\(i)"
-        try await bench.submit("single", [Bench.listen(Int64(Date().timeIntervalSince1970) - 5, track: track)], token: token)
+        let album = "\(run) Probe \(i)"
+        try await bench.submit("single", [Bench.listen(now - 600 + Int64(i), track: "Probe \(i)", album: album)], token: signedIn[people - 1])
         let answered = ContinuousClock.now
         while true {
-            let (status, chart, _) = try await bench.send(.GET, "/api/u/\(me)/chart?week=\(week)&kind=track&min_plays=0")
-            guard status == 200 else { throw BenchFailure(description: "the chart answered \(status)") }
-            if chart.contains(track) { break }
+            let (status, chart, _) = try await bench.send(.GET, "/api/u/\(probe)/chart?week=\(week)&kind=album&min_plays=0")
+            guard status == 200 else { throw BenchFailure(description: "the chart answered \(status): \(chart.prefix(200))") }
+            if chart.contains(album) { break }
             if ContinuousClock.now - answered > .seconds(5) { throw BenchFailure(description: "listen \(i) was not in the chart 5 s after its 200") }
         }
         let took = ContinuousClock.now - answered

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import VinylogueCore
 
 /// Last.fm's web authentication, as the fake plays it:
 ///
@@ -71,7 +72,7 @@ extension FakeLastFM {
     static func signature(_ parameters: [String: String], secret: String) -> String {
         let text = parameters.filter { $0.key != "format" && $0.key != "callback" }
             .sorted { $0.key < $1.key }.map { $0.key + $0.value }.joined() + secret
-        return Insecure.MD5.hash(data: Data(text.utf8)).map { String(format: "%02x", $0) }.joined()
+        return Insecure.MD5.hash(data: Data(text.utf8)).lowercaseHex
     }
 
     static func randomHex() -> String {

@@ -39,7 +39,7 @@ struct ListenTokens: Sendable {
     }
 
     static func digest(_ token: String) -> String {
-        SHA256.hash(data: Data(token.utf8)).map { String(format: "%02x", $0) }.joined()
+        SHA256.hash(data: Data(token.utf8)).lowercaseHex
     }
 
     /// Makes a new token for `owner`, replacing its old one, and returns it

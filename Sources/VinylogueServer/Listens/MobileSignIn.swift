@@ -128,7 +128,7 @@ struct MobileSignIn: Sendable {
     }
 
     static func md5(_ text: String) -> String {
-        Insecure.MD5.hash(data: Data(text.utf8)).map { String(format: "%02x", $0) }.joined()
+        Insecure.MD5.hash(data: Data(text.utf8)).lowercaseHex
     }
 
     /// Compares without stopping at the first difference.

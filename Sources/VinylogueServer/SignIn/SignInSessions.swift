@@ -58,7 +58,7 @@ struct SignInSessions: Sendable {
 
     /// What the database stores for `token`.
     static func digest(_ token: String) -> String {
-        SHA256.hash(data: Data(token.utf8)).map { String(format: "%02x", $0) }.joined()
+        SHA256.hash(data: Data(token.utf8)).lowercaseHex
     }
 
     /// The session token the request carries, when well formed.

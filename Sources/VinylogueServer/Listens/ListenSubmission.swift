@@ -39,7 +39,7 @@ struct ListenSubmission: Sendable {
     init(json body: Data, now: Date) throws(Problem) {
         let document: JSONValue
         do {
-            document = try JSONDecoder().decode(JSONValue.self, from: body)
+            document = try JSONValue.parse(body)
         } catch {
             throw Problem("The body is not a JSON document.")
         }
@@ -154,38 +154,4 @@ struct ListenSubmission: Sendable {
     }
 
     static func isMBID(_ text: String) -> Bool { ListenFields.isMBID(text) }
-}
-
-/// Any JSON value, decoded without losing which kind it was: a whole
-/// number stays apart from a fraction, and neither is read as a boolean.
-enum JSONValue: Decodable, Sendable {
-    case null
-    case bool(Bool)
-    case integer(Int64)
-    case number(Double)
-    case string(String)
-    case array([JSONValue])
-    case object([String: JSONValue])
-
-    init(from decoder: any Decoder) throws {
-        let container = try decoder.singleValueContainer()
-        // Each failed try costs an error with its coding path: the kinds a
-        // listen is made of come first (strings, then objects, then whole
-        // numbers), so most values are read at the first or second try.
-        if container.decodeNil() {
-            self = .null
-        } else if let value = try? container.decode(String.self) {
-            self = .string(value)
-        } else if let value = try? container.decode([String: JSONValue].self) {
-            self = .object(value)
-        } else if let value = try? container.decode(Int64.self) {
-            self = .integer(value)
-        } else if let value = try? container.decode([JSONValue].self) {
-            self = .array(value)
-        } else if let value = try? container.decode(Bool.self) {
-            self = .bool(value)
-        } else {
-            self = .number(try container.decode(Double.self))
-        }
-    }
 }

@@ -1,0 +1,229 @@
+import Foundation
+
+/// Any JSON value, read without losing which kind it was: a whole number
+/// stays apart from a fraction, and neither is read as a boolean.
+///
+/// `parse(_:)` reads a document straight from its bytes (RFC 8259: one
+/// value, UTF-8, no trailing content), at most `maxDepth` arrays and
+/// objects deep, so a hostile body can neither recurse the stack away nor
+/// cost more than one pass over it. It is what a submitted listen's body is
+/// read with: the `Decodable` way tried each kind in turn, and each failed
+/// try cost an error with its coding path.
+enum JSONValue: Sendable, Equatable {
+    case null
+    case bool(Bool)
+    case integer(Int64)
+    case number(Double)
+    case string(String)
+    case array([JSONValue])
+    case object([String: JSONValue])
+
+    /// Why a body is not a JSON document (where, for tests and logs).
+    struct Malformed: Error, Equatable {
+        let offset: Int
+    }
+
+    static let maxDepth = 64
+
+    static func parse(_ data: Data) throws(Malformed) -> JSONValue {
+        var parser = Parser(bytes: [UInt8](data))
+        parser.skipWhitespace()
+        let value = try parser.value(depth: 0)
+        parser.skipWhitespace()
+        guard parser.index == parser.bytes.count else { throw Malformed(offset: parser.index) }
+        return value
+    }
+
+    private struct Parser {
+        let bytes: [UInt8]
+        var index = 0
+
+        init(bytes: [UInt8]) { self.bytes = bytes }
+
+        var malformed: Malformed { Malformed(offset: index) }
+
+        mutating func skipWhitespace() {
+            while index < bytes.count, bytes[index] == 0x20 || bytes[index] == 0x0A || bytes[index] == 0x0D || bytes[index] == 0x09 {
+                index += 1
+            }
+        }
+
+        mutating func value(depth: Int) throws(Malformed) -> JSONValue {
+            guard index < bytes.count else { throw malformed }
+            switch bytes[index] {
+            case UInt8(ascii: "\""): return .string(try string())
+            case UInt8(ascii: "{"):
+                guard depth < JSONValue.maxDepth else { throw malformed }
+                return try object(depth: depth + 1)
+            case UInt8(ascii: "["):
+                guard depth < JSONValue.maxDepth else { throw malformed }
+                return try array(depth: depth + 1)
+            case UInt8(ascii: "t"): try literal("true"); return .bool(true)
+            case UInt8(ascii: "f"): try literal("false"); return .bool(false)
+            case UInt8(ascii: "n"): try literal("null"); return .null
+            case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return try number()
+            default: throw malformed
+            }
+        }
+
+        mutating func literal(_ word: String) throws(Malformed) {
+            for byte in word.utf8 {
+                guard index < bytes.count, bytes[index] == byte else { throw malformed }
+                index += 1
+            }
+        }
+
+        mutating func object(depth: Int) throws(Malformed) -> JSONValue {
+            index += 1
+            var members: [String: JSONValue] = [:]
+            skipWhitespace()
+            if index < bytes.count, bytes[index] == UInt8(ascii: "}") {
+                index += 1
+                return .object(members)
+            }
+            while true {
+                skipWhitespace()
+                guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { throw malformed }
+                let key = try string()
+                skipWhitespace()
+                guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { throw malformed }
+                index += 1
+                skipWhitespace()
+                members[key] = try value(depth: depth)
+                skipWhitespace()
+                guard index < bytes.count else { throw malformed }
+                if bytes[index] == UInt8(ascii: ",") { index += 1; continue }
+                if bytes[index] == UInt8(ascii: "}") { index += 1; return .object(members) }
+                throw malformed
+            }
+        }
+
+        mutating func array(depth: Int) throws(Malformed) -> JSONValue {
+            index += 1
+            var elements: [JSONValue] = []
+            skipWhitespace()
+            if index < bytes.count, bytes[index] == UInt8(ascii: "]") {
+                index += 1
+                return .array(elements)
+            }
+            while true {
+                skipWhitespace()
+                elements.append(try value(depth: depth))
+                skipWhitespace()
+                guard index < bytes.count else { throw malformed }
+                if bytes[index] == UInt8(ascii: ",") { index += 1; continue }
+                if bytes[index] == UInt8(ascii: "]") { index += 1; return .array(elements) }
+                throw malformed
+            }
+        }
+
+        /// A string, from its opening quote; its bytes must be UTF-8.
+        mutating func string() throws(Malformed) -> String {
+            index += 1
+            let start = index
+            // The common case: no escapes, read as one slice.
+            while index < bytes.count, bytes[index] != UInt8(ascii: "\""), bytes[index] != UInt8(ascii: "\\"), bytes[index] >= 0x20 {
+                index += 1
+            }
+            guard index < bytes.count else { throw malformed }
+            if bytes[index] == UInt8(ascii: "\"") {
+                defer { index += 1 }
+                guard let text = String(validating: bytes[start..<index], as: UTF8.self) else { throw malformed }
+                return text
+            }
+            var unescaped = Array(bytes[start..<index])
+            while true {
+                guard index < bytes.count else { throw malformed }
+                let byte = bytes[index]
+                if byte == UInt8(ascii: "\"") {
+                    index += 1
+                    guard let text = String(validating: unescaped, as: UTF8.self) else { throw malformed }
+                    return text
+                }
+                guard byte >= 0x20 else { throw malformed }
+                guard byte == UInt8(ascii: "\\") else {
+                    unescaped.append(byte)
+                    index += 1
+                    continue
+                }
+                guard index + 1 < bytes.count else { throw malformed }
+                index += 2
+                switch bytes[index - 1] {
+                case UInt8(ascii: "\""): unescaped.append(UInt8(ascii: "\""))
+                case UInt8(ascii: "\\"): unescaped.append(UInt8(ascii: "\\"))
+                case UInt8(ascii: "/"): unescaped.append(UInt8(ascii: "/"))
+                case UInt8(ascii: "b"): unescaped.append(0x08)
+                case UInt8(ascii: "f"): unescaped.append(0x0C)
+                case UInt8(ascii: "n"): unescaped.append(0x0A)
+                case UInt8(ascii: "r"): unescaped.append(0x0D)
+                case UInt8(ascii: "t"): unescaped.append(0x09)
+                case UInt8(ascii: "u"):
+                    var scalar = try hex4()
+                    if (0xD800...0xDBFF).contains(scalar) {
+                        // A high surrogate must be followed by an escaped low one.
+                        guard index + 1 < bytes.count, bytes[index] == UInt8(ascii: "\\"), bytes[index + 1] == UInt8(ascii: "u") else { throw malformed }
+                        index += 2
+                        let low = try hex4()
+                        guard (0xDC00...0xDFFF).contains(low) else { throw malformed }
+                        scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
+                    } else if (0xDC00...0xDFFF).contains(scalar) {
+                        throw malformed
+                    }
+                    guard let character = Unicode.Scalar(scalar) else { throw malformed }
+                    unescaped.append(contentsOf: Array(String(Character(character)).utf8))
+                default: throw malformed
+                }
+            }
+        }
+
+        mutating func hex4() throws(Malformed) -> UInt32 {
+            guard index + 4 <= bytes.count else { throw malformed }
+            var value: UInt32 = 0
+            for byte in bytes[index..<index + 4] {
+                let digit: UInt8
+                switch byte {
+                case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = byte - UInt8(ascii: "0")
+                case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = byte - UInt8(ascii: "a") + 10
+                case UInt8(ascii: "A")...UInt8(ascii: "F"): digit = byte - UInt8(ascii: "A") + 10
+                default: throw malformed
+                }
+                value = value << 4 | UInt32(digit)
+            }
+            index += 4
+            return value
+        }
+
+        /// A number as RFC 8259 writes it: a whole one that fits is an
+        /// `integer`, any other a `number`.
+        mutating func number() throws(Malformed) -> JSONValue {
+            let start = index
+            if bytes[index] == UInt8(ascii: "-") { index += 1 }
+            guard index < bytes.count, isDigit(bytes[index]) else { throw malformed }
+            if bytes[index] == UInt8(ascii: "0") {
+                index += 1
+            } else {
+                while index < bytes.count, isDigit(bytes[index]) { index += 1 }
+            }
+            var whole = true
+            if index < bytes.count, bytes[index] == UInt8(ascii: ".") {
+                whole = false
+                index += 1
+                guard index < bytes.count, isDigit(bytes[index]) else { throw malformed }
+                while index < bytes.count, isDigit(bytes[index]) { index += 1 }
+            }
+            if index < bytes.count, bytes[index] == UInt8(ascii: "e") || bytes[index] == UInt8(ascii: "E") {
+                whole = false
+                index += 1
+                if index < bytes.count, bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-") { index += 1 }
+                guard index < bytes.count, isDigit(bytes[index]) else { throw malformed }
+                while index < bytes.count, isDigit(bytes[index]) { index += 1 }
+            }
+            let text = String(decoding: bytes[start..<index], as: UTF8.self)
+            if whole, let integer = Int64(text) { return .integer(integer) }
+            guard let double = Double(text), double.isFinite else { throw malformed }
+            return .number(double)
+        }
+
+        func isDigit(_ byte: UInt8) -> Bool { byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") }
+    }
+}

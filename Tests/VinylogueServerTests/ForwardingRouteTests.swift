@@ -53,8 +53,13 @@ import VinylogueCore
     /// confirmed; the page names the ListenBrainz user, never the token.
     @Test func aHouseholdForwardsToListenBrainzWithACheckedToken() async throws {
         try await Harness.run { harness, client in
-            let (token, session) = try await Listens.householdToken(harness, client)
+            let (first, session) = try await Listens.householdToken(harness, client)
             #expect(try await client.get("/settings", session: session).body.contains("ListenBrainz user token"))
+            // The page that shows a new token has the forwarding section too (it once had not).
+            let renewed = try await client.post("/settings/listen-token", [:], session: session)
+            #expect(renewed.body.contains("Forward your listens") && renewed.body.contains("ListenBrainz user token"))
+            #expect(try await Listens.validate(client, token: first).json["valid"] as? Bool == false)
+            let token = try await Listens.newToken(client, session: session)
             let wrong = try await client.post("/settings/forwarding", ["listenbrainz-token": "not-a-token"], session: session)
             #expect(wrong.status == .unprocessableContent)
             #expect(wrong.body.contains("ListenBrainz refused the token (it is wrong or was replaced)."))

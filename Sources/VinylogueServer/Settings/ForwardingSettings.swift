@@ -109,8 +109,7 @@ extension SettingsRoutes {
     private func refuse(_ sentence: String, owner: ListOwner, request: Request, form: FormFields) async throws -> Response {
         let settings = await dependencies.settings.current(for: owner)
         var view = view(settings, csrf: form["csrf"] ?? "")
-        view.listens = await listens(of: owner, settings: settings, request: request)
-        view.forwarding = await forwarding(of: owner, request: request, settings: settings)
+        await addSections(to: &view, owner: owner, settings: settings, request: request)
         view.forwarding?.problem = sentence
         return dependencies.pages.response("settings", view, status: .unprocessableContent)
     }

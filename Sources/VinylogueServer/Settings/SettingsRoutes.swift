@@ -91,13 +91,19 @@ struct SettingsRoutes: Sendable {
         return ListenAPIView(address: address.base, action: Paths.listenToken, made: made.map { formatter.string(from: $0) }, user: user)
     }
 
+    /// The sections every settings page has besides the form: sending
+    /// listens, and forwarding them.
+    func addSections(to view: inout View, owner: ListOwner, settings: Settings, request: Request) async {
+        view.listens = await listens(of: owner, settings: settings, request: request)
+        view.forwarding = await forwarding(of: owner, request: request, settings: settings)
+    }
+
     func show(_ request: Request) async throws -> Response {
         let csrf = CSRFProtection.token(for: request)
         let owner = try await owner(of: request)
         let settings = await dependencies.settings.current(for: owner)
         var view = view(settings, csrf: csrf.value)
-        view.listens = await listens(of: owner, settings: settings, request: request)
-        view.forwarding = await forwarding(of: owner, request: request, settings: settings)
+        await addSections(to: &view, owner: owner, settings: settings, request: request)
         if request.uri.queryParameters.get("saved") != nil { view.notice = "Settings saved." }
         if let changed = request.uri.queryParameters.get("forwarding") { view.forwarding?.notice = ForwardingView.notice(changed) }
         var response = dependencies.pages.response("settings", view)
@@ -112,14 +118,14 @@ struct SettingsRoutes: Sendable {
         var settings = await dependencies.settings.current(for: owner)
         guard let threshold = form["filter"].flatMap(Int.init), PlayCountFilter.choices.contains(threshold) else {
             var view = view(settings, csrf: form["csrf"] ?? "")
-            view.listens = await listens(of: owner, settings: settings, request: request)
+            await addSections(to: &view, owner: owner, settings: settings, request: request)
             view.formError = "Choose one of the filter values offered."
             return dependencies.pages.response("settings", view, status: .unprocessableContent)
         }
         let zone = (form["timezone"] ?? "").trimmingWhitespace()
         if !zone.isEmpty, TimeZone(identifier: zone) == nil {
             var view = view(settings, csrf: form["csrf"] ?? "")
-            view.listens = await listens(of: owner, settings: settings, request: request)
+            await addSections(to: &view, owner: owner, settings: settings, request: request)
             view.formError = "“\(zone)” is not a time zone. Use a name such as Europe/Berlin or America/New_York."
             return dependencies.pages.response("settings", view, status: .unprocessableContent)
         }
@@ -141,7 +147,7 @@ struct SettingsRoutes: Sendable {
         let token = try await tokens.renew(for: owner)
         let settings = await dependencies.settings.current(for: owner)
         var view = view(settings, csrf: form["csrf"] ?? "")
-        view.listens = await listens(of: owner, settings: settings, request: request)
+        await addSections(to: &view, owner: owner, settings: settings, request: request)
         view.listens?.newToken = token
         var response = dependencies.pages.response("settings", view)
         // The token is in this page alone: no cache may keep it.

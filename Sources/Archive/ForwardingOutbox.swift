@@ -224,14 +224,15 @@ public struct SQLiteForwardingOutbox: ForwardingOutbox {
     public func choice(of owner: ListOwner) async throws -> ForwardingChoice {
         try await writer.read { db in
             var choice = ForwardingChoice()
-            if let row = try Row.fetchOne(db, sql: "SELECT to_lastfm, listenbrainz_token, listenbrainz_user FROM forwarding WHERE owner = ?",
+            // Asked on every listen received: statements kept compiled.
+            if let row = try Row.fetchOne(db.cachedStatement(sql: "SELECT to_lastfm, listenbrainz_token, listenbrainz_user FROM forwarding WHERE owner = ?"),
                                           arguments: [owner.id]) {
                 choice.toLastFM = row["to_lastfm"]
                 choice.listenBrainzToken = row["listenbrainz_token"]
                 choice.listenBrainzUser = row["listenbrainz_user"]
             }
             if owner != .household,
-               let row = try Row.fetchOne(db, sql: "SELECT name, lastfm_session_key FROM account WHERE id = ?", arguments: [owner.id]) {
+               let row = try Row.fetchOne(db.cachedStatement(sql: "SELECT name, lastfm_session_key FROM account WHERE id = ?"), arguments: [owner.id]) {
                 choice.lastFMSession = (row["name"], row["lastfm_session_key"])
             }
             return choice

@@ -124,10 +124,11 @@ public struct SQLiteListenTokenStore: ListenTokenStore {
 
     public func holder(ofToken digest: String) async throws -> ListenTokenHolder? {
         try await writer.read { db in
-            guard let row = try Row.fetchOne(db, sql: """
+            // Asked on every listen received: a statement kept compiled.
+            guard let row = try Row.fetchOne(db.cachedStatement(sql: """
                 SELECT listen_token.owner, account.name FROM listen_token LEFT JOIN account ON account.id = listen_token.owner
                 WHERE listen_token.token_digest = ?
-                """, arguments: [digest]) else { return nil }
+                """), arguments: [digest]) else { return nil }
             return ListenTokenHolder(row: row)
         }
     }

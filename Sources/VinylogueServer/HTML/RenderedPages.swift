@@ -28,6 +28,38 @@ final class RenderedPages: Sendable {
     private struct Kept {
         var entries: [String: Entry] = [:]
         var bytes = 0
+        /// The keys by each field they hold (lowercased): which answers
+        /// name a user, found without reading every key (a listen received
+        /// asks, and the cache holds thousands).
+        var byField: [Substring: Set<String>] = [:]
+
+        mutating func insert(_ key: String, _ entry: Entry) {
+            if let old = entries.updateValue(entry, forKey: key) {
+                bytes -= old.body.readableBytes
+            } else {
+                for field in RenderedPages.fields(of: key) { byField[field, default: []].insert(key) }
+            }
+            bytes += entry.body.readableBytes
+        }
+
+        mutating func remove(_ key: String) {
+            guard let entry = entries.removeValue(forKey: key) else { return }
+            bytes -= entry.body.readableBytes
+            for field in RenderedPages.fields(of: key) {
+                byField[field]?.remove(key)
+                if byField[field]?.isEmpty == true { byField[field] = nil }
+            }
+        }
+
+        /// Keeps only the entries `keep` says to, rebuilding the index.
+        mutating func filter(_ keep: (Entry) -> Bool) {
+            entries = entries.filter { keep($0.value) }
+            bytes = entries.values.reduce(0) { $0 + $1.body.readableBytes }
+            byField = [:]
+            for key in entries.keys {
+                for field in RenderedPages.fields(of: key) { byField[field, default: []].insert(key) }
+            }
+        }
     }
 
     private let kept = Mutex(Kept())
@@ -51,8 +83,7 @@ final class RenderedPages: Sendable {
         return kept.withLock { kept in
             guard let entry = kept.entries[key] else { return nil }
             if entry.expires <= now {
-                kept.entries[key] = nil
-                kept.bytes -= entry.body.readableBytes
+                kept.remove(key)
                 return nil
             }
             return entry
@@ -81,16 +112,12 @@ final class RenderedPages: Sendable {
         kept.withLock { kept in
             if kept.entries.count >= capacity || kept.bytes + body.readableBytes > maxBytes {
                 // Drop the expired ones; if that is not enough, start over.
-                kept.entries = kept.entries.filter { $0.value.expires > now }
-                if kept.entries.count >= capacity
-                    || kept.entries.values.reduce(0, { $0 + $1.body.readableBytes }) + body.readableBytes > maxBytes {
-                    kept.entries.removeAll(keepingCapacity: true)
+                kept.filter { $0.expires > now }
+                if kept.entries.count >= capacity || kept.bytes + body.readableBytes > maxBytes {
+                    kept = Kept()
                 }
-                kept.bytes = kept.entries.values.reduce(0) { $0 + $1.body.readableBytes }
             }
-            if let old = kept.entries[key] { kept.bytes -= old.body.readableBytes }
-            kept.entries[key] = Entry(status: status, body: body, expires: expires, contentType: contentType)
-            kept.bytes += body.readableBytes
+            kept.insert(key, Entry(status: status, body: body, expires: expires, contentType: contentType))
         }
     }
 
@@ -102,14 +129,13 @@ final class RenderedPages: Sendable {
     /// one render.
     func removePages(of user: Username) {
         kept.withLock { kept in
-            for key in kept.entries.keys where Self.names(key, user) {
-                if let entry = kept.entries.removeValue(forKey: key) { kept.bytes -= entry.body.readableBytes }
-            }
+            for key in kept.byField[Substring(user.key)] ?? [] { kept.remove(key) }
         }
     }
 
-    static func names(_ key: String, _ user: Username) -> Bool {
-        key.lowercased().split(whereSeparator: { $0 == "|" || $0 == "," }).contains { $0 == user.key }
+    /// A key's fields, lowercased: "|" separates them, "," a list's names.
+    static func fields(of key: String) -> Set<Substring> {
+        Set(key.lowercased()[...].split(whereSeparator: { $0 == "|" || $0 == "," }))
     }
 
     func removeAll() {

@@ -117,6 +117,8 @@ extension Unicode.Scalar {
 extension String {
     /// The string without leading and trailing whitespace and newlines.
     public func trimmingWhitespace() -> String {
+        // Nearly every name has nothing to trim: no copy then.
+        guard let first, let last, first.isWhitespace || last.isWhitespace else { return self }
         var s = Substring(self)
         while let f = s.first, f.isWhitespace { s.removeFirst() }
         while let l = s.last, l.isWhitespace { s.removeLast() }

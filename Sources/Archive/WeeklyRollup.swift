@@ -28,6 +28,12 @@ public enum WeeklyRollup {
         public let kind: ChartKind
         public let entry: ChartEntry
 
+        public init(week: Int64, kind: ChartKind, entry: ChartEntry) {
+            self.week = week
+            self.kind = kind
+            self.entry = entry
+        }
+
         /// The album's case-insensitive key (`ScrobbleTally.key`), for
         /// album rows: what the album index is ordered by.
         public var albumKey: String? { kind == .album ? ScrobbleTally.key(.album, artist: entry.artist, album: entry.name, track: "") : nil }

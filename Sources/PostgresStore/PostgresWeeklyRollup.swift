@@ -33,12 +33,55 @@ extension PostgresScrobbleStore {
         for week in weeks {
             if let rows = touched.wholeWeek(week, storedCount: stored[week] ?? 0) { scrobbles[week] = rows } else { readBack.append(week) }
         }
+        // Listens after all a week held are counted into its kept rows.
+        let counted = try await addedToKept(touched, weeks: readBack, userID: userID, connection, logger)
+        readBack.removeAll { counted[$0] != nil }
         if !readBack.isEmpty {
             for (week, rows) in try await storedScrobbles(of: userID, weeks: readBack, connection, logger) { scrobbles[week] = rows }
         }
         try await connection.query("DELETE FROM weekly_chart WHERE user_id = \(userID) AND week = ANY(\(weeks))", logger: logger)
-        let rows = weeks.lazy.flatMap { week in WeeklyRollup.rows(week: week, scrobbles: scrobbles[week] ?? []) }
+        let rows = weeks.lazy.flatMap { week in counted[week] ?? WeeklyRollup.rows(week: week, scrobbles: scrobbles[week] ?? []) }
         try await copyCharts(rows, userID: userID, connection, logger)
+    }
+
+    /// The rows of each of `weeks` into which this write inserted only
+    /// listens after everything the week held, counted into its kept rows
+    /// (`WeeklyRollup.adding`) when that is exact; the weeks not here are
+    /// counted whole. Two queries however many weeks: the rows at or after
+    /// each week's first new listen, then the weeks' kept rows.
+    static func addedToKept(_ touched: TouchedWeeks, weeks: [Int64], userID: Int64, _ connection: PostgresConnection,
+                            _ logger: Logger) async throws -> [Int64: [WeeklyRollup.ChartRow]] {
+        var added: [Int64: [Scrobble]] = [:]
+        for week in weeks { if let rows = touched.latest(week), !rows.isEmpty { added[week] = rows } }
+        guard !added.isEmpty else { return [:] }
+        let candidates = added.keys.sorted()
+        let firsts = candidates.map { week in added[week]!.map(\.instant).min()! }
+        let ends = candidates.map(WeeklyRollup.end(of:))
+        var eligible: [Int64] = []
+        let later = try await connection.query("""
+            SELECT w.f, (SELECT count(*) FROM scrobble WHERE user_id = \(userID) AND instant >= w.s AND instant < w.t)
+            FROM unnest(\(candidates)::bigint[], \(firsts)::bigint[], \(ends)::bigint[]) AS w(f, s, t)
+            """, logger: logger)
+        for try await (week, count) in later.decode((Int64, Int64).self) where Int(count) == added[week]?.count { eligible.append(week) }
+        guard !eligible.isEmpty else { return [:] }
+        var entries: [Int64: [Int16: [ChartEntry]]] = [:]
+        let kept = try await connection.query("""
+            SELECT week, kind, rank, artist, name, plays, mbid FROM weekly_chart
+            WHERE user_id = \(userID) AND week = ANY(\(eligible)) ORDER BY week, kind, rank
+            """, logger: logger)
+        for try await (week, kind, rank, artist, name, plays, mbid) in kept.decode((Int64, Int16, Int32, String, String, Int32, String?).self) {
+            entries[week, default: [:]][kind, default: []].append(ChartEntry(rank: Int(rank), artist: artist, name: name, plays: Int(plays), mbid: mbid))
+        }
+        var counted: [Int64: [WeeklyRollup.ChartRow]] = [:]
+        weeks: for week in eligible {
+            var rows: [WeeklyRollup.ChartRow] = []
+            for kind in WeeklyRollup.kinds {
+                guard let new = WeeklyRollup.adding(added[week]!, to: entries[week]?[WeeklyRollup.code(kind)] ?? [], kind: kind) else { continue weeks }
+                rows += new.map { WeeklyRollup.ChartRow(week: week, kind: kind, entry: $0) }
+            }
+            counted[week] = rows
+        }
+        return counted
     }
 
     /// The stored scrobbles of `userID` in each of `weeks` (week starts),

@@ -76,6 +76,12 @@ import VinylogueCore
             let received = await harness.listenBrainz.received()
             #expect(received.listens.map(\.listen.track) == ["LB2", "LB1", "LB0"] && received.listens.allSatisfy { $0.user == "rob" })
 
+            // The page's own notices stay its own: the forwarding section
+            // once showed "Settings saved." a second time (Mustache found the
+            // page's `notice` when the section had none).
+            let saved = try await client.get("/settings?saved=1", session: session)
+            #expect(saved.body.components(separatedBy: "Settings saved.").count == 2, "\(saved.body)")
+
             let off = try await client.post("/settings/forwarding", ["listenbrainz": "off"], session: session)
             #expect(off.status == .seeOther)
             #expect(try await client.get("/settings", session: session).body.contains("ListenBrainz user token"))

@@ -16,7 +16,8 @@ struct ForwardingView {
         /// How many wait, and how many failed; nil for none (Mustache takes 0 as true).
         let waiting: Int?
         let failed: Int?
-        let problem: String?
+        /// Why the newest waiting or failed listen is not there yet.
+        let reason: String?
     }
 
     let action: String
@@ -29,8 +30,12 @@ struct ForwardingView {
     let listenBrainzUser: String?
     let listenBrainzSet: Bool
     let services: [Service]
-    var notice: String?
-    var problem: String?
+    // Names of their own: Mustache looks a missing name up in the page
+    // around it, so a nil `notice` here showed the page's "Settings saved."
+    /// What the last change did.
+    var changed: String?
+    /// Why the last change was refused.
+    var refusal: String?
 
     static func notice(_ change: String) -> String? {
         switch change {
@@ -59,7 +64,7 @@ extension SettingsRoutes {
             let sent = state.sent == 0 ? "" : "\(state.sent) sent" + (state.lastSent.map { ", the last on \(formatter.string(from: $0))" } ?? "")
             return ForwardingView.Service(name: target.name, target: String(target.rawValue), sent: sent,
                                           waiting: state.waiting > 0 ? state.waiting : nil, failed: state.failed > 0 ? state.failed : nil,
-                                          problem: state.waiting + state.failed > 0 ? state.problem : nil)
+                                          reason: state.waiting + state.failed > 0 ? state.problem : nil)
         }
         return ForwardingView(action: Paths.forwarding,
                               lastFMAvailable: forwarding.targets.contains(.lastFM) && choice.lastFMSession != nil,
@@ -110,7 +115,7 @@ extension SettingsRoutes {
         let settings = await dependencies.settings.current(for: owner)
         var view = view(settings, csrf: form["csrf"] ?? "")
         await addSections(to: &view, owner: owner, settings: settings, request: request)
-        view.forwarding?.problem = sentence
+        view.forwarding?.refusal = sentence
         return dependencies.pages.response("settings", view, status: .unprocessableContent)
     }
 }

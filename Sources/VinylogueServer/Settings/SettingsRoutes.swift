@@ -105,7 +105,7 @@ struct SettingsRoutes: Sendable {
         var view = view(settings, csrf: csrf.value)
         await addSections(to: &view, owner: owner, settings: settings, request: request)
         if request.uri.queryParameters.get("saved") != nil { view.notice = "Settings saved." }
-        if let changed = request.uri.queryParameters.get("forwarding") { view.forwarding?.notice = ForwardingView.notice(changed) }
+        if let changed = request.uri.queryParameters.get("forwarding") { view.forwarding?.changed = ForwardingView.notice(changed) }
         var response = dependencies.pages.response("settings", view)
         response.attach(csrf: csrf)
         return response

@@ -60,10 +60,14 @@ import VinylogueCore
     }
 
     @Test func aHeldSubmissionTimesOutAsATemporaryFailure() async throws {
-        // Long enough for an answer on a loaded machine, short for a test.
-        try await withFakeListenBrainz(configure: { $0.timeout = .seconds(2) }) { client, fake, _ in
+        try await withFakeListenBrainz { client, fake, root in
             await fake.inject(.init(.held, endpoint: "submit-listens", times: 1))
-            #expect(await client.submit(Self.listens, token: "test-token") == .temporaryFailure(.timeout, retryAfter: nil))
+            // An impatient client for the held answer (which never comes in
+            // time, however loaded the machine); the patient one after.
+            let http = HTTPClient(eventLoopGroupProvider: .singleton)
+            let impatient = ListenBrainzClient(configuration: .init(apiRoot: root, timeout: .milliseconds(300)), http: http)
+            #expect(await impatient.submit(Self.listens, token: "test-token") == .temporaryFailure(.timeout, retryAfter: nil))
+            try await http.shutdown()
             await fake.untilHolding(1)
             await fake.releaseHeld()
             // The held one was recorded anyway (ListenBrainz may have

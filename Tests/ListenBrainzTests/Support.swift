@@ -28,7 +28,10 @@ func withFakeListenBrainz<T: Sendable>(
     let http = HTTPClient(eventLoopGroupProvider: .singleton)
     do {
         let result = try await FakeListenBrainzServer.withRunning(fake) { root in
-            var configuration = ListenBrainzConfiguration(apiRoot: root, timeout: .seconds(5), backoff: .milliseconds(10))
+            // Patient by default: a loaded machine (a full parallel run beside
+            // a build) took more than 2 s to answer. A test about timeouts
+            // holds the answer and sets a short one itself.
+            var configuration = ListenBrainzConfiguration(apiRoot: root, timeout: .seconds(60), backoff: .milliseconds(10))
             configure(&configuration)
             let client = ListenBrainzClient(configuration: configuration, http: http, pacing: pacing ?? .continuous)
             return try await body(client, fake, root)

@@ -83,7 +83,7 @@ import VinylogueCore
         try await withFakeListenBrainz { client, fake, root in
             #expect(await client.submit(Self.listens, token: "test-token") == .accepted)
             let http = HTTPClientForTests.make()
-            let response = try await http.execute(HTTPClientRequest(url: "\(root)/test/received"), timeout: .seconds(5))
+            let response = try await http.execute(HTTPClientRequest(url: "\(root)/test/received"), timeout: .seconds(60))
             let body = try await response.body.collect(upTo: 1 << 20)
             try await http.shutdown()
             let received = try JSONDecoder().decode(FakeListenBrainz.Received.self, from: Data(body.readableBytesView))

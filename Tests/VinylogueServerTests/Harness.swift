@@ -97,7 +97,7 @@ struct Harness: Sendable {
             var configuration = VinylogueConfiguration(environment: [:])
             configuration.dataDirectory = directory
             configuration.lastFM = LastFMConfiguration(apiKey: "test-key", baseURL: url, requestsPerSecond: 200, maxAttempts: 1)
-            configuration.listenBrainz = .init(apiRoot: listenBrainzRoot, timeout: .seconds(10), attempts: 1)
+            configuration.listenBrainz = .init(apiRoot: listenBrainzRoot, timeout: .seconds(60), attempts: 1)
             if signIn {
                 configuration.lastFM.apiSecret = secret
                 configuration.lastFM.authURL = url.replacingOccurrences(of: "2.0/", with: "api/auth/")

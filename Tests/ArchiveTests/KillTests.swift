@@ -43,6 +43,31 @@ import VinylogueCore
         return seed
     }
 
+    /// Starts the built fake server `name` (`fake-lastfm`, `fake-listenbrainz`)
+    /// and reads the address it prints on its first line; the caller stops it.
+    static func fakeServer(_ name: String, _ arguments: [String]) throws -> (process: Process, url: String) {
+        let server = Process()
+        server.executableURL = try executable(name)
+        server.arguments = arguments
+        let output = Pipe()
+        server.standardOutput = output
+        server.standardError = FileHandle.nullDevice
+        try server.run()
+        var banner = Data()
+        while !banner.contains(UInt8(ascii: "\n")) {
+            let more = output.fileHandleForReading.availableData
+            if more.isEmpty { break }
+            banner += more
+        }
+        let line = String(decoding: banner, as: UTF8.self)
+        guard let url = line.split(separator: " ").first(where: { $0.hasPrefix("http://") }).map(String.init) else {
+            kill(server.processIdentifier, SIGKILL)
+            server.waitUntilExit()
+            throw CocoaError(.executableLoad, userInfo: [NSLocalizedDescriptionKey: "\(name) printed no address: \(line)"])
+        }
+        return (server, url)
+    }
+
     static func importProcess(_ binary: URL, file: String, dataDir: URL) throws -> Process {
         let process = Process()
         process.executableURL = binary
@@ -152,22 +177,8 @@ import VinylogueCore
         let dir = try TemporaryDirectory()
         // The fake's clock stops a year into rj's history: ~60 pages.
         let fakeNow: Int64 = 1_136_073_600 + 365 * 86_400
-        let server = Process()
-        server.executableURL = try Self.executable("fake-lastfm")
-        server.arguments = ["--port", "0", "--now", String(fakeNow)]
-        let output = Pipe()
-        server.standardOutput = output
-        server.standardError = FileHandle.nullDevice
-        try server.run()
+        let (server, url) = try Self.fakeServer("fake-lastfm", ["--port", "0", "--now", String(fakeNow)])
         defer { kill(server.processIdentifier, SIGKILL); server.waitUntilExit() }
-        var banner = Data()
-        while !banner.contains(UInt8(ascii: "\n")) {
-            let more = output.fileHandleForReading.availableData
-            if more.isEmpty { break }
-            banner += more
-        }
-        let line = String(decoding: banner, as: UTF8.self)
-        let url = try #require(line.split(separator: " ").first { $0.hasPrefix("http://") }.map(String.init))
 
         let binary = try Self.executable()
         let data = dir.url.appendingPathComponent("data")
@@ -229,22 +240,8 @@ import VinylogueCore
         // The fake's clock stops two years into rob's history: ~10 windows of 1,000.
         let start: Int64 = 1_294_574_400
         let fakeNow = start + 2 * 365 * 86_400
-        let server = Process()
-        server.executableURL = try KillTests.executable("fake-listenbrainz")
-        server.arguments = ["--port", "0", "--now", String(fakeNow)]
-        let output = Pipe()
-        server.standardOutput = output
-        server.standardError = FileHandle.nullDevice
-        try server.run()
+        let (server, root) = try KillTests.fakeServer("fake-listenbrainz", ["--port", "0", "--now", String(fakeNow)])
         defer { kill(server.processIdentifier, SIGKILL); server.waitUntilExit() }
-        var banner = Data()
-        while !banner.contains(UInt8(ascii: "\n")) {
-            let more = output.fileHandleForReading.availableData
-            if more.isEmpty { break }
-            banner += more
-        }
-        let line = String(decoding: banner, as: UTF8.self)
-        let root = try #require(line.split(separator: " ").first { $0.hasPrefix("http://") }.map(String.init))
 
         let binary = try KillTests.executable()
         let data = dir.url.appendingPathComponent("data")

@@ -11,6 +11,9 @@ import VinylogueCore
 /// migration per change, never edited after it lands.
 public final class ArchiveDatabase: Sendable {
     public let writer: any DatabaseWriter
+    /// Small writes that arrive together share one transaction and its
+    /// commit (received listens, their outbox rows).
+    public let groupCommit: GroupCommit
     /// The file, or `nil` for an in-memory database.
     public let path: String?
 
@@ -47,6 +50,7 @@ public final class ArchiveDatabase: Sendable {
                 return pool
             }
             self.writer = pool
+            self.groupCommit = GroupCommit(writer: pool)
             self.path = path
         } catch {
             throw Self.failure(error, path: path)
@@ -122,6 +126,7 @@ public final class ArchiveDatabase: Sendable {
         let queue = try DatabaseQueue()
         try Self.migrator(progress: nil).migrate(queue)
         self.writer = queue
+        self.groupCommit = GroupCommit(writer: queue)
         self.path = nil
     }
 

@@ -183,8 +183,13 @@ enum OutboxRowState: Int {
 /// `ForwardingOutbox` in SQLite (tables `forwarding` and `forward_outbox`).
 public struct SQLiteForwardingOutbox: ForwardingOutbox {
     let writer: any DatabaseWriter
+    /// Listens are queued as they arrive, many at once: their rows share commits.
+    let groupCommit: GroupCommit
 
-    public init(_ database: ArchiveDatabase) { writer = database.writer }
+    public init(_ database: ArchiveDatabase) {
+        writer = database.writer
+        groupCommit = database.groupCommit
+    }
 
     static func registerMigrations(in migrator: inout DatabaseMigrator) {
         migrator.registerMigration("forwarding outbox") { db in
@@ -222,21 +227,24 @@ public struct SQLiteForwardingOutbox: ForwardingOutbox {
     }
 
     public func choice(of owner: ListOwner) async throws -> ForwardingChoice {
-        try await writer.read { db in
-            var choice = ForwardingChoice()
-            // Asked on every listen received: statements kept compiled.
-            if let row = try Row.fetchOne(db.cachedStatement(sql: "SELECT to_lastfm, listenbrainz_token, listenbrainz_user FROM forwarding WHERE owner = ?"),
-                                          arguments: [owner.id]) {
-                choice.toLastFM = row["to_lastfm"]
-                choice.listenBrainzToken = row["listenbrainz_token"]
-                choice.listenBrainzUser = row["listenbrainz_user"]
-            }
-            if owner != .household,
-               let row = try Row.fetchOne(db.cachedStatement(sql: "SELECT name, lastfm_session_key FROM account WHERE id = ?"), arguments: [owner.id]) {
-                choice.lastFMSession = (row["name"], row["lastfm_session_key"])
-            }
-            return choice
+        try await writer.read { db in try Self.choice(of: owner, in: db) }
+    }
+
+    /// `owner`'s choice, read in the caller's transaction.
+    static func choice(of owner: ListOwner, in db: Database) throws -> ForwardingChoice {
+        var choice = ForwardingChoice()
+        // Asked on every listen received: statements kept compiled.
+        if let row = try Row.fetchOne(db.cachedStatement(sql: "SELECT to_lastfm, listenbrainz_token, listenbrainz_user FROM forwarding WHERE owner = ?"),
+                                      arguments: [owner.id]) {
+            choice.toLastFM = row["to_lastfm"]
+            choice.listenBrainzToken = row["listenbrainz_token"]
+            choice.listenBrainzUser = row["listenbrainz_user"]
         }
+        if owner != .household,
+           let row = try Row.fetchOne(db.cachedStatement(sql: "SELECT name, lastfm_session_key FROM account WHERE id = ?"), arguments: [owner.id]) {
+            choice.lastFMSession = (row["name"], row["lastfm_session_key"])
+        }
+        return choice
     }
 
     public func setForwardsToLastFM(_ on: Bool, for owner: ListOwner, at now: Date) async throws {
@@ -261,23 +269,28 @@ public struct SQLiteForwardingOutbox: ForwardingOutbox {
     public func enqueue(_ listens: [ListenToForward], of owner: ListOwner, to targets: Set<ForwardingTarget>, at now: Date) async throws -> Int {
         guard !listens.isEmpty, !targets.isEmpty else { return 0 }
         let time = now.timeIntervalSince1970
-        return try await writer.write { db in
-            let statement = try db.cachedStatement(sql: """
-                INSERT OR IGNORE INTO forward_outbox(owner, target, instant, artist, track, album, artist_mbid, album_mbid, track_mbid,
-                    duration, due_at, received_at)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                """)
-            var added = 0
-            for target in targets.sorted(by: { $0.rawValue < $1.rawValue }) {
-                for listen in listens {
-                    let s = listen.scrobble
-                    try statement.execute(arguments: [owner.id, target.rawValue, s.instant, s.artist, s.track, s.album,
-                                                      s.artistMBID, s.albumMBID, s.trackMBID, listen.duration, time, time])
-                    added += db.changesCount
-                }
+        return try await groupCommit.write { db in try Self.enqueue(listens, of: owner, to: targets, at: time, in: db) }
+    }
+
+    /// Adds outbox rows in the caller's transaction; returns how many were new.
+    static func enqueue(_ listens: [ListenToForward], of owner: ListOwner, to targets: Set<ForwardingTarget>, at time: TimeInterval,
+                        in db: Database) throws -> Int {
+        guard !listens.isEmpty, !targets.isEmpty else { return 0 }
+        let statement = try db.cachedStatement(sql: """
+            INSERT OR IGNORE INTO forward_outbox(owner, target, instant, artist, track, album, artist_mbid, album_mbid, track_mbid,
+                duration, due_at, received_at)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """)
+        var added = 0
+        for target in targets.sorted(by: { $0.rawValue < $1.rawValue }) {
+            for listen in listens {
+                let s = listen.scrobble
+                try statement.execute(arguments: [owner.id, target.rawValue, s.instant, s.artist, s.track, s.album,
+                                                  s.artistMBID, s.albumMBID, s.trackMBID, listen.duration, time, time])
+                added += db.changesCount
             }
-            return added
         }
+        return added
     }
 
     public func claim(at now: Date, lease: TimeInterval, limit: @Sendable (ForwardingTarget) -> Int) async throws -> OutboxBatch? {

@@ -414,9 +414,24 @@ extension SQLiteScrobbleStore: ScrobbleArchive {
         try read(ArchiveChartSource.reading(kind, of: user, weeks: weeks))
     }
 
+    /// A few listens (a player's) go through the database's `GroupCommit`:
+    /// a batch that arrives while others are written shares their
+    /// transaction (each in a savepoint of its own) and their commit. A
+    /// bigger batch has a transaction of its own: sharing would make each
+    /// wait for the others' work, and its commit is a small part of its cost.
     public func store(_ batch: [(Scrobble, ScrobbleOrigin)], of user: Username) async throws(SourceError) -> InsertCounts {
-        try await writeAsync { db in try Self.store(batch, of: user, in: db) }
+        guard batch.count <= Self.sharedCommitLimit else {
+            return try await writeAsync { db in try Self.store(batch, of: user, in: db) }
+        }
+        do {
+            return try await database.groupCommit.write { db in try Self.store(batch, of: user, in: db) }
+        } catch {
+            throw ArchiveDatabase.failure(error)
+        }
     }
+
+    /// The most scrobbles a batch may have to share a transaction with others.
+    static let sharedCommitLimit = 50
 
     /// Stores a batch the way `store(_:of:)` does, on the calling thread
     /// (the importer's writer queue).
@@ -424,7 +439,7 @@ extension SQLiteScrobbleStore: ScrobbleArchive {
         try write { db in try Self.store(batch, of: user, in: db) }
     }
 
-    private static func store(_ batch: [(Scrobble, ScrobbleOrigin)], of user: Username, in db: Database) throws -> InsertCounts {
+    static func store(_ batch: [(Scrobble, ScrobbleOrigin)], of user: Username, in db: Database) throws -> InsertCounts {
         // The user row is written with the first batch, so a file that
         // holds no scrobbles leaves nothing behind.
         guard !batch.isEmpty else { return InsertCounts() }

@@ -117,6 +117,7 @@ extension Composition {
             mobileSessions: postgres.map { PostgresMobileSessionStore($0) } ?? SQLiteMobileSessionStore(database),
             mobileVerifierSecret: try mobileVerifierSecret(),
             forwarding: forwarding,
+            receivedListens: postgres == nil ? SQLiteReceivedListenStore(database) : ArchiveThenOutbox(archive: archive, outbox: outbox),
             listenBrainz: listenBrainz,
             listenBrainzSyncs: ListenBrainzSyncs(sync: listenBrainzSync(into: archive), clock: clock) { [background] work in
                 _ = await background.start(work)

@@ -45,6 +45,8 @@ public struct ServerDependencies: Sendable {
     /// Forwarding of received listens to Last.fm and ListenBrainz (a
     /// service of the server), when the server keeps an outbox.
     public let forwarding: ListenForwarding?
+    /// Where listens players send are kept and queued for forwarding.
+    let receivedListens: (any ReceivedListenStore)?
     /// Sign-in and session keys for the Last.fm-compatible `/2.0/` API;
     /// nil: that API is off.
     let mobileSignIn: MobileSignIn?
@@ -88,10 +90,13 @@ public struct ServerDependencies: Sendable {
                 database: DatabaseHealth = DatabaseHealth(kind: "sqlite") { true }, shareCards: ShareCardStore,
                 albumCovers: (any AlbumCoverStore)? = nil, listenTokens: (any ListenTokenStore)? = nil,
                 mobileSessions: (any MobileSessionStore)? = nil, mobileVerifierSecret: Data? = nil,
-                forwarding: ListenForwarding? = nil, listenBrainz: (any UserSource)? = nil, listenBrainzSyncs: ListenBrainzSyncs? = nil) {
+                forwarding: ListenForwarding? = nil, receivedListens: (any ReceivedListenStore)? = nil,
+                listenBrainz: (any UserSource)? = nil, listenBrainzSyncs: ListenBrainzSyncs? = nil) {
         self.listenBrainz = listenBrainz
         self.listenBrainzSyncs = listenBrainzSyncs
         self.forwarding = forwarding
+        // Without a store of its own (tests), the archive then the outbox.
+        self.receivedListens = receivedListens ?? archive.map { ArchiveThenOutbox(archive: $0, outbox: forwarding?.outbox) }
         // Without a secret from the composition root, verifiers last as long as the process.
         let seal = mobileVerifierSecret.map(MobileVerifierSeal.init(secret:)) ?? .ephemeral()
         let tokens = listenTokens.map { ListenTokens(store: $0, clock: clock, accountsOn: accounts != nil, lists: lists, seal: seal) }

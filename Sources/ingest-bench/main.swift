@@ -29,6 +29,13 @@ struct Options {
     var seconds = 10.0
     var clients = 64
     var batchClients = 4
+    /// Where to write the signed-in people's tokens (one per line) and stop,
+    /// for a load generator of another kind (`scripts/bench-ingest` hands
+    /// them to wrk); `nil`: run every phase here.
+    var tokensOut: String?
+    /// Tokens written by an earlier `--tokens-out` run (tokens cannot be
+    /// made twice: a new one replaces the old); then phase 1 is skipped.
+    var tokensIn: String?
 }
 
 var parsed = Options()
@@ -41,8 +48,10 @@ while let argument = arguments.popFirst() {
     case "--seconds": parsed.seconds = arguments.popFirst().flatMap(Double.init) ?? parsed.seconds
     case "--clients": parsed.clients = max(1, arguments.popFirst().flatMap(Int.init) ?? parsed.clients)
     case "--batch-clients": parsed.batchClients = max(1, arguments.popFirst().flatMap(Int.init) ?? parsed.batchClients)
+    case "--tokens-out": parsed.tokensOut = arguments.popFirst()
+    case "--tokens-in": parsed.tokensIn = arguments.popFirst()
     default:
-        FileHandle.standardError.write(Data("usage: ingest-bench --url http://host:port --lastfm http://host:port [--label NAME] [--seconds S] [--clients N] [--batch-clients N]\n".utf8))
+        FileHandle.standardError.write(Data("usage: ingest-bench --url http://host:port --lastfm http://host:port [--label NAME] [--seconds S] [--clients N] [--batch-clients N] [--tokens-out FILE | --tokens-in FILE]\n".utf8))
         exit(2)
     }
 }
@@ -166,18 +175,30 @@ let bench = Bench(base: options.url, connections: options.clients + 8)
 do {
     let people = max(options.clients, options.batchClients) + 1
     var tokens: [String] = []
-    for n in 1...people { tokens.append(try await bench.token(of: "listener\(n)", lastFM: options.lastFM)) }
+    if let file = options.tokensIn {
+        tokens = try String(contentsOfFile: file, encoding: .utf8).split(separator: "\n").map(String.init)
+        guard tokens.count >= people else { throw BenchFailure(description: "\(file) holds \(tokens.count) tokens; \(people) are needed") }
+    } else {
+        for n in 1...people { tokens.append(try await bench.token(of: "listener\(n)", lastFM: options.lastFM)) }
+    }
+    if let file = options.tokensOut {
+        try (tokens.joined(separator: "\n") + "\n").write(toFile: file, atomically: true, encoding: .utf8)
+        exit(0)
+    }
     let signedIn = tokens
     let now = Int64(Date().timeIntervalSince1970)
     let run = UUID().uuidString.prefix(8)
     let label = options.label
 
-    // 1. Single listens: each person's a second apart, from an hour ago.
+    // 1. Single listens: each person's a second apart, from an hour ago
+    // (unless another load generator sent them).
+    if options.tokensIn == nil {
     let singles = try await bench.load(clients: options.clients, seconds: options.seconds) { client, n in
         try await bench.submit("single", [Bench.listen(now - 3600 + Int64(n), track: "\(run) s\(n)")], token: signedIn[client])
     }
     print("\(label): single listens, \(options.clients) people at once: \(Int(Double(singles.samples.count) / options.seconds)) listens/s "
           + "(\(singles.samples.count) in \(Int(options.seconds)) s), p50 \(Latencies.ms(singles.percentile(0.5))), p99 \(Latencies.ms(singles.percentile(0.99)))")
+    }
 
     // 2. Imports of 1,000: each person's backlog, going back from a month ago.
     let batches = try await bench.load(clients: options.batchClients, seconds: options.seconds) { client, n in

@@ -54,9 +54,10 @@ struct ListenTokens: Sendable {
     /// word is matched without regard to case), if any.
     static func presented(in request: Request) -> String? {
         guard let header = request.headers[.authorization] else { return nil }
+        // Asked on every listen: Swift's own string work, not Foundation's.
         let parts = header.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
-        guard parts.count == 2, parts[0].lowercased() == "token" else { return nil }
-        let token = parts[1].trimmingCharacters(in: .whitespaces)
+        guard parts.count == 2, parts[0].count == 5, parts[0].lowercased() == "token" else { return nil }
+        let token = String(parts[1]).trimmingWhitespace()
         return token.isEmpty ? nil : token
     }
 

@@ -15,27 +15,30 @@ enum ReceivedListensFailure: Error {
 
 extension ServerDependencies {
     /// Keeps listens a player sent (through `/1/` or `/2.0/`) in `user`'s
-    /// archive in one transaction, as `ScrobbleOrigin.received` (the
-    /// archive's duplicate rule applies), then drops every answer this
-    /// instance kept that was made without them (pages, cards, JSON), and
-    /// puts them in the outbox of the services `owner` forwards to, all
-    /// before the player hears "ok".
+    /// archive as `ScrobbleOrigin.received` (the archive's duplicate rule
+    /// applies) and puts them in the outbox of the services `owner`
+    /// forwards to (`ReceivedListenStore`: on SQLite in one transaction),
+    /// then drops every answer this instance kept that was made without
+    /// them (pages, cards, JSON) and wakes the sender, all before the
+    /// player hears "ok".
     func keepReceived(_ listens: [ListenToForward], of user: Username, owner: ListOwner) async throws(ReceivedListensFailure) {
-        guard let archive else { throw .noArchive }
+        guard let receivedListens else { throw .noArchive }
         guard !listens.isEmpty else { return }
-        let scrobbles = listens.map(\.scrobble)
+        let queued: Int
         do {
-            try await archive.store(scrobbles, of: user, origin: .received)
+            queued = try await receivedListens.keep(listens, of: user, owner: owner, forwardingAmong: forwarding?.targets ?? [], at: clock.now)
         } catch {
-            throw .storage(error.forVisitors)
+            switch error {
+            case .notKept(let failure): throw .storage(failure.forVisitors)
+            case .keptNotQueued:
+                rendered.removePages(of: user)
+                renderedCards.removePages(of: user)
+                throw .notQueued
+            }
         }
         // The user's pages and cards kept in memory were made without these listens.
         rendered.removePages(of: user)
         renderedCards.removePages(of: user)
-        do {
-            try await forwarding?.enqueue(listens, of: owner)
-        } catch {
-            throw .notQueued
-        }
+        if queued > 0 { forwarding?.wake() }
     }
 }

@@ -57,21 +57,28 @@ public enum WeeklyRollup {
 
     /// A week's kept `entries` of `kind` (in rank order) with `added`
     /// counted in, when that is exactly what counting the whole week again
-    /// gives; nil when only a whole count can say. The caller makes sure
-    /// every added scrobble comes after all the week's others in
-    /// `canonicalOrder` (so a group's MusicBrainz id, the first one seen,
-    /// stays). Then each added scrobble must start a new group or be
-    /// spelled as its group is shown (the shown spelling is the one played
-    /// most, so one more play keeps it); another spelling of a known group
-    /// could overtake the shown one, which only a whole count knows.
+    /// gives; nil when only a whole count can say. Each added scrobble must
+    /// start a new group or be spelled as its group is shown (the shown
+    /// spelling is the one played most, so one more play keeps it; ties go
+    /// by spelling, not by order); another spelling of a known group could
+    /// overtake the shown one, which only a whole count knows.
     ///
-    /// What makes a listen received one at a time cost a read of the week's
-    /// chart rows rather than of all its scrobbles.
-    public static func adding(_ added: [Scrobble], to entries: [ChartEntry], kind: ChartKind) -> [ChartEntry]? {
+    /// Order matters only for a group's MusicBrainz id, the first one seen
+    /// in `canonicalOrder`. `afterAll` says every added scrobble comes after
+    /// all the week's others: then a kept id stays. Otherwise an added id
+    /// can be counted in only where the group kept none (none of its
+    /// scrobbles had one) or the same one.
+    ///
+    /// What makes a listen received one at a time (or an import into weeks
+    /// that hold listens already) cost a read of the week's chart rows
+    /// rather than of all its scrobbles.
+    public static func adding(_ added: [Scrobble], to entries: [ChartEntry], kind: ChartKind, afterAll: Bool = true) -> [ChartEntry]? {
         struct Group {
             var entry: ChartEntry
             let foldedArtist: String
             let foldedName: String
+            /// The id the kept rows gave it (nil for a new group).
+            var keptMBID: String? = nil
         }
         func folded(_ artist: String, _ name: String) -> (artist: String, name: String, key: String) {
             let foldedArtist = artist.lowercased()
@@ -84,7 +91,7 @@ public enum WeeklyRollup {
         for entry in entries {
             let f = folded(entry.artist, entry.name)
             index[f.key] = groups.count
-            groups.append(Group(entry: entry, foldedArtist: f.artist, foldedName: f.name))
+            groups.append(Group(entry: entry, foldedArtist: f.artist, foldedName: f.name, keptMBID: entry.mbid))
         }
         for scrobble in added.sorted(by: canonicalOrder) {
             let name: String
@@ -100,6 +107,7 @@ public enum WeeklyRollup {
             if let n = index[f.key] {
                 let shown = groups[n].entry
                 guard shown.artist == scrobble.artist, shown.name == name else { return nil }
+                if !afterAll, let kept = groups[n].keptMBID, let mbid, !mbid.isEmpty, mbid != kept { return nil }
                 let keptID = shown.mbid ?? (mbid?.isEmpty == false ? mbid : nil)
                 groups[n].entry = ChartEntry(rank: shown.rank, artist: shown.artist, name: shown.name, plays: shown.plays + 1, mbid: keptID)
             } else {
@@ -302,9 +310,10 @@ extension WeeklyRollup {
             }
             // Listens after all the week held (a player's, as they come):
             // counted into the kept rows, when that is exact.
+            // An import into weeks that hold listens already, too.
             if let added = touched.latest(week), let first = added.map(\.instant).min(),
-               try Int.fetchOne(counting, arguments: [userID, first, end]) == added.count,
-               try addToKept(added, week: week, userID: userID, in: db) {
+               try addToKept(added, week: week, userID: userID,
+                             afterAll: try Int.fetchOne(counting, arguments: [userID, first, end]) == added.count, in: db) {
                 continue
             }
             let scrobbles = try storedScrobbles(of: userID, from: week, to: end, in: db)
@@ -315,7 +324,7 @@ extension WeeklyRollup {
     /// Counts `added` into `week`'s kept rows (`adding(_:to:kind:)`),
     /// rewriting only the ranks whose rows change; false (nothing written)
     /// when a kind needs a whole count.
-    static func addToKept(_ added: [Scrobble], week: Int64, userID: Int64, in db: Database) throws -> Bool {
+    static func addToKept(_ added: [Scrobble], week: Int64, userID: Int64, afterAll: Bool, in db: Database) throws -> Bool {
         var changes: [(kind: ChartKind, old: [ChartEntry], new: [ChartEntry])] = []
         for kind in kinds {
             let rows = try Row.fetchCursor(db.cachedStatement(sql: """
@@ -325,7 +334,7 @@ extension WeeklyRollup {
             while let row = try rows.next() {
                 old.append(ChartEntry(rank: row[0], artist: row[1], name: row[2], plays: row[3], mbid: row[4]))
             }
-            guard let new = adding(added, to: old, kind: kind) else { return false }
+            guard let new = adding(added, to: old, kind: kind, afterAll: afterAll) else { return false }
             changes.append((kind, old, new))
         }
         for (kind, old, new) in changes {

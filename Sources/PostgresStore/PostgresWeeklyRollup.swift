@@ -44,11 +44,11 @@ extension PostgresScrobbleStore {
         try await copyCharts(rows, userID: userID, connection, logger)
     }
 
-    /// The rows of each of `weeks` into which this write inserted only
-    /// listens after everything the week held, counted into its kept rows
-    /// (`WeeklyRollup.adding`) when that is exact; the weeks not here are
-    /// counted whole. Two queries however many weeks: the rows at or after
-    /// each week's first new listen, then the weeks' kept rows.
+    /// The rows of each of `weeks` whose new listens this write knows, counted
+    /// into its kept rows (`WeeklyRollup.adding`) when that is exact; the
+    /// weeks not here are counted whole. Two queries however many weeks:
+    /// the rows at or after each week's first new listen (are they all
+    /// after the week's others?), then the weeks' kept rows.
     static func addedToKept(_ touched: TouchedWeeks, weeks: [Int64], userID: Int64, _ connection: PostgresConnection,
                             _ logger: Logger) async throws -> [Int64: [WeeklyRollup.ChartRow]] {
         var added: [Int64: [Scrobble]] = [:]
@@ -57,13 +57,13 @@ extension PostgresScrobbleStore {
         let candidates = added.keys.sorted()
         let firsts = candidates.map { week in added[week]!.map(\.instant).min()! }
         let ends = candidates.map(WeeklyRollup.end(of:))
-        var eligible: [Int64] = []
+        var afterAll: Set<Int64> = []
+        let eligible = candidates
         let later = try await connection.query("""
             SELECT w.f, (SELECT count(*) FROM scrobble WHERE user_id = \(userID) AND instant >= w.s AND instant < w.t)
             FROM unnest(\(candidates)::bigint[], \(firsts)::bigint[], \(ends)::bigint[]) AS w(f, s, t)
             """, logger: logger)
-        for try await (week, count) in later.decode((Int64, Int64).self) where Int(count) == added[week]?.count { eligible.append(week) }
-        guard !eligible.isEmpty else { return [:] }
+        for try await (week, count) in later.decode((Int64, Int64).self) where Int(count) == added[week]?.count { afterAll.insert(week) }
         var entries: [Int64: [Int16: [ChartEntry]]] = [:]
         let kept = try await connection.query("""
             SELECT week, kind, rank, artist, name, plays, mbid FROM weekly_chart
@@ -76,7 +76,8 @@ extension PostgresScrobbleStore {
         weeks: for week in eligible {
             var rows: [WeeklyRollup.ChartRow] = []
             for kind in WeeklyRollup.kinds {
-                guard let new = WeeklyRollup.adding(added[week]!, to: entries[week]?[WeeklyRollup.code(kind)] ?? [], kind: kind) else { continue weeks }
+                guard let new = WeeklyRollup.adding(added[week]!, to: entries[week]?[WeeklyRollup.code(kind)] ?? [], kind: kind,
+                                                    afterAll: afterAll.contains(week)) else { continue weeks }
                 rows += new.map { WeeklyRollup.ChartRow(week: week, kind: kind, entry: $0) }
             }
             counted[week] = rows

@@ -117,7 +117,11 @@ extension Unicode.Scalar {
 extension String {
     /// The string without leading and trailing whitespace and newlines.
     public func trimmingWhitespace() -> String {
-        // Nearly every name has nothing to trim: no copy then.
+        // Nearly every name has nothing to trim: no copy then, and when it
+        // starts and ends with visible ASCII, not even a look at Unicode's
+        // tables (a Character is whitespace by its first scalar; one that
+        // ends in visible ASCII is not whitespace).
+        if let head = utf8.first, let tail = utf8.last, head > 0x20, head < 0x7F, tail > 0x20, tail < 0x7F { return self }
         guard let first, let last, first.isWhitespace || last.isWhitespace else { return self }
         var s = Substring(self)
         while let f = s.first, f.isWhitespace { s.removeFirst() }

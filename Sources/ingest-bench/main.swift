@@ -21,6 +21,10 @@ import NIOHTTP1
 //      followed at once by a read of the week's album chart
 //      (`/api/u/{name}/chart`), timing from the 200 to a chart that has it.
 // Prints listens per second and p50 / p99 latency of each.
+//
+// With --tokens-out FILE it only signs the people in and writes their tokens
+// there; with --tokens-in FILE it uses those and skips phase 1, which
+// `scripts/bench-ingest` has wrk do (`scripts/bench-ingest-singles.lua`).
 
 struct Options {
     var url = ""
@@ -193,11 +197,11 @@ do {
     // 1. Single listens: each person's a second apart, from an hour ago
     // (unless another load generator sent them).
     if options.tokensIn == nil {
-    let singles = try await bench.load(clients: options.clients, seconds: options.seconds) { client, n in
-        try await bench.submit("single", [Bench.listen(now - 3600 + Int64(n), track: "\(run) s\(n)")], token: signedIn[client])
-    }
-    print("\(label): single listens, \(options.clients) people at once: \(Int(Double(singles.samples.count) / options.seconds)) listens/s "
-          + "(\(singles.samples.count) in \(Int(options.seconds)) s), p50 \(Latencies.ms(singles.percentile(0.5))), p99 \(Latencies.ms(singles.percentile(0.99)))")
+        let singles = try await bench.load(clients: options.clients, seconds: options.seconds) { client, n in
+            try await bench.submit("single", [Bench.listen(now - 3600 + Int64(n), track: "\(run) s\(n)")], token: signedIn[client])
+        }
+        print("\(label): single listens, \(options.clients) people at once: \(Int(Double(singles.samples.count) / options.seconds)) listens/s "
+              + "(\(singles.samples.count) in \(Int(options.seconds)) s), p50 \(Latencies.ms(singles.percentile(0.5))), p99 \(Latencies.ms(singles.percentile(0.99)))")
     }
 
     // 2. Imports of 1,000: each person's backlog, going back from a month ago.

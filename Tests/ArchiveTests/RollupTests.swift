@@ -78,6 +78,42 @@ import VinylogueCore
 
     /// An unchecked write (the demo's) that meets exact keys already
     /// stored cannot tell which rows were new: its weeks are counted again.
+    /// Listens counted into a week's kept rows, wherever they fall among
+    /// the week's others (an import into weeks that hold listens), give
+    /// exactly a whole count whenever `adding` says it can; and it can
+    /// whenever no id or spelling stands in the way.
+    @Test(arguments: [UInt64(11), 12, 13, 14])
+    func listensAddedAnywhereInAWeekGiveAWholeCountWheneverTheyAreCountedIn(seed: UInt64) {
+        var rng = SplitMix64(seed: seed)
+        let week: Int64 = 1_600_000_000
+        let albums = ["Dummy", "Homogenic", "Young Team", ""]
+        var countedIn = 0
+        for round in 0..<300 {
+            let withIDs = round % 2 == 0
+            func scrobble() -> Scrobble {
+                let b = Int(rng.next() % 4)
+                return Scrobble(instant: week + Int64(rng.next() % 600_000), artist: ["Portishead", "Mogwai", "Low"][b % 3], album: albums[b],
+                                track: "Track \(rng.next() % 50)",
+                                artistMBID: withIDs && rng.next() % 3 == 0 ? "artist-\(rng.next() % 2)" : nil,
+                                albumMBID: withIDs && rng.next() % 3 == 0 ? "album-\(rng.next() % 2)" : nil)
+            }
+            let kept = (0..<Int(rng.next() % 12)).map { _ in scrobble() }
+            let added = (0..<Int(rng.next() % 8) + 1).map { _ in scrobble() }
+            let afterAll = added.allSatisfy { a in kept.allSatisfy { WeeklyRollup.canonicalOrder($0, a) } }
+            for kind in [ChartKind.album, .artist] {
+                let entries = WeeklyRollup.rows(week: week, scrobbles: kept).filter { $0.kind == kind }.map(\.entry)
+                let whole = WeeklyRollup.rows(week: week, scrobbles: kept + added).filter { $0.kind == kind }.map(\.entry)
+                guard let counted = WeeklyRollup.adding(added, to: entries, kind: kind, afterAll: afterAll) else {
+                    #expect(withIDs, "without ids and with one spelling per group, listens are always counted in")
+                    continue
+                }
+                countedIn += 1
+                #expect(counted == whole, "round \(round), \(kind), after all: \(afterAll)")
+            }
+        }
+        #expect(countedIn > 300)
+    }
+
     @Test func anUncheckedWriteMeetingStoredKeysCountsItsWeeksAgain() async throws {
         let dir = try TemporaryDirectory()
         let database = try ArchiveDatabase(directory: dir.url.appendingPathComponent("data"))

@@ -65,7 +65,7 @@ import Testing
             case let b as Bool: return .bool(b)
             case let s as String: return .string(s)
             case let a as [Any]: return .array(a.map(expected))
-            case let d as [String: Any]: return .object(d.mapValues(expected))
+            case let d as [String: Any]: return .object(JSONValue.Members(d.mapValues(expected)))
             default: return .null
             }
         }

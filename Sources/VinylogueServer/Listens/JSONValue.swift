@@ -16,7 +16,31 @@ enum JSONValue: Sendable, Equatable {
     case number(Double)
     case string(String)
     case array([JSONValue])
-    case object([String: JSONValue])
+    case object(Members)
+
+    /// An object's members in the order written. A listen's objects have a
+    /// handful each: looking one up by going through them is quicker than
+    /// hashing every key into a dictionary.
+    struct Members: Sendable, Equatable, ExpressibleByDictionaryLiteral {
+        var pairs: [(key: String, value: JSONValue)]
+
+        init(_ dictionary: [String: JSONValue]) { pairs = dictionary.map { ($0.key, $0.value) } }
+        init(dictionaryLiteral elements: (String, JSONValue)...) { pairs = elements.map { ($0.0, $0.1) } }
+        init(pairs: [(key: String, value: JSONValue)]) { self.pairs = pairs }
+
+        /// The value of `key`; of the last such member when a key is repeated
+        /// (as JSON readers commonly do).
+        subscript(key: String) -> JSONValue? {
+            pairs.last { $0.key == key }?.value
+        }
+
+        /// The members as a dictionary: what an object means.
+        var dictionary: [String: JSONValue] {
+            Dictionary(pairs.map { ($0.key, $0.value) }, uniquingKeysWith: { _, last in last })
+        }
+
+        static func == (a: Members, b: Members) -> Bool { a.dictionary == b.dictionary }
+    }
 
     /// Why a body is not a JSON document (where, for tests and logs).
     struct Malformed: Error, Equatable {
@@ -75,11 +99,11 @@ enum JSONValue: Sendable, Equatable {
 
         mutating func object(depth: Int) throws(Malformed) -> JSONValue {
             index += 1
-            var members: [String: JSONValue] = [:]
+            var members: [(key: String, value: JSONValue)] = []
             skipWhitespace()
             if index < bytes.count, bytes[index] == UInt8(ascii: "}") {
                 index += 1
-                return .object(members)
+                return .object(Members(pairs: members))
             }
             while true {
                 skipWhitespace()
@@ -89,11 +113,11 @@ enum JSONValue: Sendable, Equatable {
                 guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { throw malformed }
                 index += 1
                 skipWhitespace()
-                members[key] = try value(depth: depth)
+                members.append((key, try value(depth: depth)))
                 skipWhitespace()
                 guard index < bytes.count else { throw malformed }
                 if bytes[index] == UInt8(ascii: ",") { index += 1; continue }
-                if bytes[index] == UInt8(ascii: "}") { index += 1; return .object(members) }
+                if bytes[index] == UInt8(ascii: "}") { index += 1; return .object(Members(pairs: members)) }
                 throw malformed
             }
         }
@@ -121,14 +145,22 @@ enum JSONValue: Sendable, Equatable {
         mutating func string() throws(Malformed) -> String {
             index += 1
             let start = index
-            // The common case: no escapes, read as one slice.
+            // The common case: no escapes, read as one slice; when it is all
+            // ASCII it is valid UTF-8 as it stands.
+            var ascii = true
             while index < bytes.count, bytes[index] != UInt8(ascii: "\""), bytes[index] != UInt8(ascii: "\\"), bytes[index] >= 0x20 {
+                ascii = ascii && bytes[index] < 0x80
                 index += 1
             }
             guard index < bytes.count else { throw malformed }
             if bytes[index] == UInt8(ascii: "\"") {
                 defer { index += 1 }
-                guard let text = String(validating: bytes[start..<index], as: UTF8.self) else { throw malformed }
+                let end = index
+                let text = bytes.withUnsafeBufferPointer { buffer in
+                    let slice = UnsafeBufferPointer(rebasing: buffer[start..<end])
+                    return ascii ? String(decoding: slice, as: UTF8.self) : String(validating: slice, as: UTF8.self)
+                }
+                guard let text else { throw malformed }
                 return text
             }
             var unescaped = Array(bytes[start..<index])
@@ -218,10 +250,25 @@ enum JSONValue: Sendable, Equatable {
                 guard index < bytes.count, isDigit(bytes[index]) else { throw malformed }
                 while index < bytes.count, isDigit(bytes[index]) { index += 1 }
             }
+            if whole, let integer = wholeNumber(from: start, to: index) { return .integer(integer) }
             let text = String(decoding: bytes[start..<index], as: UTF8.self)
-            if whole, let integer = Int64(text) { return .integer(integer) }
             guard let double = Double(text), double.isFinite else { throw malformed }
             return .number(double)
+        }
+
+        /// The whole number written in `bytes[start..<end]` (an optional
+        /// minus, then digits), or nil when it does not fit in 64 bits.
+        func wholeNumber(from start: Int, to end: Int) -> Int64? {
+            let negative = bytes[start] == UInt8(ascii: "-")
+            var value: Int64 = 0
+            for byte in bytes[(negative ? start + 1 : start)..<end] {
+                let (times, overflow) = value.multipliedReportingOverflow(by: 10)
+                let digit = Int64(byte - UInt8(ascii: "0"))
+                let (sum, overflowAgain) = negative ? times.subtractingReportingOverflow(digit) : times.addingReportingOverflow(digit)
+                guard !overflow, !overflowAgain else { return nil }
+                value = sum
+            }
+            return value
         }
 
         func isDigit(_ byte: UInt8) -> Bool { byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") }

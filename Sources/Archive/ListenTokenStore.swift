@@ -123,14 +123,17 @@ public struct SQLiteListenTokenStore: ListenTokenStore {
     }
 
     public func holder(ofToken digest: String) async throws -> ListenTokenHolder? {
-        try await writer.read { db in
-            // Asked on every listen received: a statement kept compiled.
-            guard let row = try Row.fetchOne(db.cachedStatement(sql: """
-                SELECT listen_token.owner, account.name FROM listen_token LEFT JOIN account ON account.id = listen_token.owner
-                WHERE listen_token.token_digest = ?
-                """), arguments: [digest]) else { return nil }
-            return ListenTokenHolder(row: row)
-        }
+        try await writer.read { db in try Self.holder(ofToken: digest, in: db) }
+    }
+
+    /// Who holds the token with `digest`, read in the caller's transaction.
+    static func holder(ofToken digest: String, in db: Database) throws -> ListenTokenHolder? {
+        // Asked on every listen received: a statement kept compiled.
+        guard let row = try Row.fetchOne(db.cachedStatement(sql: """
+            SELECT listen_token.owner, account.name FROM listen_token LEFT JOIN account ON account.id = listen_token.owner
+            WHERE listen_token.token_digest = ?
+            """), arguments: [digest]) else { return nil }
+        return ListenTokenHolder(row: row)
     }
 
     public func tokenMade(by owner: ListOwner) async throws -> Date? {

@@ -12,15 +12,43 @@ public protocol ReceivedListenStore: Sendable {
     /// returns how many outbox rows were added.
     func keep(_ listens: [ListenToForward], of user: Username, owner: ListOwner,
               forwardingAmong available: Set<ForwardingTarget>, at now: Date) async throws(ReceivedListenFailure) -> Int
+
+    /// The same for listens sent with a listen token, whose holder is read
+    /// with them: `sender` says from the holder (nil: no such token) whom
+    /// they are for, or nil when they may not be kept, and then nothing is
+    /// stored and nil is returned. On SQLite the token, the listens and
+    /// the outbox are one transaction: a token replaced before it commits
+    /// stores nothing.
+    func keep(_ listens: [ListenToForward], sentWithToken digest: String, sender: @escaping @Sendable (ListenTokenHolder?) -> ListenSender?,
+              forwardingAmong available: Set<ForwardingTarget>, at now: Date) async throws(ReceivedListenFailure) -> KeptListens?
+}
+
+/// Listens kept for a token's holder: whom they were for, and how many
+/// outbox rows they added.
+public struct KeptListens: Sendable, Hashable {
+    public let sender: ListenSender
+    public let queued: Int
+}
+
+/// Whom listens sent with a token are for: the archive user they go to
+/// and the owner whose forwarding choices apply.
+public struct ListenSender: Sendable, Hashable {
+    public let user: Username
+    public let owner: ListOwner
+
+    public init(user: Username, owner: ListOwner) {
+        self.user = user
+        self.owner = owner
+    }
 }
 
 /// Why received listens were not (all) kept.
 public enum ReceivedListenFailure: Error, Equatable {
     /// Nothing was stored.
     case notKept(SourceError)
-    /// Kept in the archive but not queued for forwarding: sent again, they
-    /// are kept once (the duplicate rule) and queued.
-    case keptNotQueued
+    /// Kept in `user`'s archive but not queued for forwarding: sent again,
+    /// they are kept once (the duplicate rule) and queued.
+    case keptNotQueued(of: Username)
 }
 
 /// The SQLite archive and outbox, written in one transaction: a listen is
@@ -36,14 +64,30 @@ public struct SQLiteReceivedListenStore: ReceivedListenStore {
     public func keep(_ listens: [ListenToForward], of user: Username, owner: ListOwner,
                      forwardingAmong available: Set<ForwardingTarget>, at now: Date) async throws(ReceivedListenFailure) -> Int {
         guard !listens.isEmpty else { return 0 }
-        let batch = listens.map { ($0.scrobble, ScrobbleOrigin.received) }
-        let time = now.timeIntervalSince1970
-        let body: @Sendable (Database) throws -> Int = { db in
-            _ = try SQLiteScrobbleStore.store(batch, of: user, in: db)
-            guard !available.isEmpty else { return 0 }
-            let targets = try SQLiteForwardingOutbox.choice(of: owner, in: db).targets.intersection(available)
-            return try SQLiteForwardingOutbox.enqueue(listens, of: owner, to: targets, at: time, in: db)
+        return try await write(listens) { db in
+            try Self.keep(listens, of: ListenSender(user: user, owner: owner), forwardingAmong: available, at: now, in: db)
         }
+    }
+
+    public func keep(_ listens: [ListenToForward], sentWithToken digest: String, sender: @escaping @Sendable (ListenTokenHolder?) -> ListenSender?,
+                     forwardingAmong available: Set<ForwardingTarget>, at now: Date) async throws(ReceivedListenFailure) -> KeptListens? {
+        try await write(listens) { db in
+            guard let who = sender(try SQLiteListenTokenStore.holder(ofToken: digest, in: db)) else { return nil }
+            return KeptListens(sender: who, queued: listens.isEmpty ? 0 : try Self.keep(listens, of: who, forwardingAmong: available, at: now, in: db))
+        }
+    }
+
+    /// Keeps and queues in the caller's transaction; returns how many outbox rows were added.
+    static func keep(_ listens: [ListenToForward], of who: ListenSender, forwardingAmong available: Set<ForwardingTarget>, at now: Date,
+                     in db: Database) throws -> Int {
+        _ = try SQLiteScrobbleStore.store(listens.map { ($0.scrobble, ScrobbleOrigin.received) }, of: who.user, in: db)
+        guard !available.isEmpty else { return 0 }
+        let targets = try SQLiteForwardingOutbox.choice(of: who.owner, in: db).targets.intersection(available)
+        return try SQLiteForwardingOutbox.enqueue(listens, of: who.owner, to: targets, at: now.timeIntervalSince1970, in: db)
+    }
+
+    /// A player's few listens through the group commit, an import's in a transaction of its own.
+    private func write<T: Sendable>(_ listens: [ListenToForward], _ body: @escaping @Sendable (Database) throws -> T) async throws(ReceivedListenFailure) -> T {
         do {
             if listens.count <= SQLiteScrobbleStore.sharedCommitLimit {
                 return try await database.groupCommit.write(body)
@@ -57,16 +101,32 @@ public struct SQLiteReceivedListenStore: ReceivedListenStore {
 
 /// An archive and an outbox written one after the other (PostgreSQL's
 /// archive takes each person's lock in a transaction of its own): the
-/// listens are kept first, then queued; a failure between the two is
-/// `ReceivedListenFailure.keptNotQueued`.
+/// token's holder is read first, then the listens kept, then queued; a
+/// failure between the last two is `ReceivedListenFailure.keptNotQueued`.
 public struct ArchiveThenOutbox: ReceivedListenStore {
     let archive: any ScrobbleArchive
     /// None: nothing is forwarded.
     let outbox: (any ForwardingOutbox)?
+    /// None: no listen is taken with a token.
+    let tokens: (any ListenTokenStore)?
 
-    public init(archive: any ScrobbleArchive, outbox: (any ForwardingOutbox)?) {
+    public init(archive: any ScrobbleArchive, outbox: (any ForwardingOutbox)?, tokens: (any ListenTokenStore)?) {
         self.archive = archive
         self.outbox = outbox
+        self.tokens = tokens
+    }
+
+    public func keep(_ listens: [ListenToForward], sentWithToken digest: String, sender: @escaping @Sendable (ListenTokenHolder?) -> ListenSender?,
+                     forwardingAmong available: Set<ForwardingTarget>, at now: Date) async throws(ReceivedListenFailure) -> KeptListens? {
+        guard let tokens else { return nil }
+        let holder: ListenTokenHolder?
+        do {
+            holder = try await tokens.holder(ofToken: digest)
+        } catch {
+            throw .notKept(.storage(detail: "the token could not be checked: \(error)"))
+        }
+        guard let who = sender(holder) else { return nil }
+        return KeptListens(sender: who, queued: try await keep(listens, of: who.user, owner: who.owner, forwardingAmong: available, at: now))
     }
 
     public func keep(_ listens: [ListenToForward], of user: Username, owner: ListOwner,
@@ -82,7 +142,7 @@ public struct ArchiveThenOutbox: ReceivedListenStore {
             let targets = try await outbox.choice(of: owner).targets.intersection(available)
             return try await outbox.enqueue(listens, of: owner, to: targets, at: now)
         } catch {
-            throw .keptNotQueued
+            throw .keptNotQueued(of: user)
         }
     }
 }

@@ -117,7 +117,8 @@ extension Composition {
             mobileSessions: postgres.map { PostgresMobileSessionStore($0) } ?? SQLiteMobileSessionStore(database),
             mobileVerifierSecret: try mobileVerifierSecret(),
             forwarding: forwarding,
-            receivedListens: postgres == nil ? SQLiteReceivedListenStore(database) : ArchiveThenOutbox(archive: archive, outbox: outbox),
+            receivedListens: postgres.map { ArchiveThenOutbox(archive: archive, outbox: outbox, tokens: PostgresListenTokenStore($0)) }
+                ?? SQLiteReceivedListenStore(database),
             listenBrainz: listenBrainz,
             listenBrainzSyncs: ListenBrainzSyncs(sync: listenBrainzSync(into: archive), clock: clock) { [background] work in
                 _ = await background.start(work)

@@ -96,7 +96,7 @@ public struct ServerDependencies: Sendable {
         self.listenBrainzSyncs = listenBrainzSyncs
         self.forwarding = forwarding
         // Without a store of its own (tests), the archive then the outbox.
-        self.receivedListens = receivedListens ?? archive.map { ArchiveThenOutbox(archive: $0, outbox: forwarding?.outbox) }
+        self.receivedListens = receivedListens ?? archive.map { ArchiveThenOutbox(archive: $0, outbox: forwarding?.outbox, tokens: listenTokens) }
         // Without a secret from the composition root, verifiers last as long as the process.
         let seal = mobileVerifierSecret.map(MobileVerifierSeal.init(secret:)) ?? .ephemeral()
         let tokens = listenTokens.map { ListenTokens(store: $0, clock: clock, accountsOn: accounts != nil, lists: lists, seal: seal) }

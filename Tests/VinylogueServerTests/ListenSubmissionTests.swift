@@ -313,9 +313,25 @@ import VinylogueCore
             #expect(try await Self.stored(harness, "ybsc") == 0)
 
             // RJ's new token does not disturb ybsc's.
-            _ = try await Self.newToken(client, session: rj.form)
+            let rjNew = try await Self.newToken(client, session: rj.form)
             #expect(try await Self.validate(client, token: rjToken).json["valid"] as? Bool == false)
             #expect(try await Self.validate(client, token: ybscToken).json["valid"] as? Bool == true)
+
+            // With accounts the token is checked in the transaction that keeps
+            // the listens: the replaced one stores nothing, and a token that
+            // may not send hears so before anything about its body.
+            let later = Self.payload("single", [Self.listen(at: Self.now - 500)])
+            let unknown = String(repeating: "ab", count: 32)
+            for (token, body) in [(rjToken, later), (unknown, later), (rjToken, "{not json"), (unknown, Self.payload("single", []))] {
+                let refused = try await Self.submit(client, token: token, body)
+                #expect(refused.status == .unauthorized && refused.json["error"] as? String == "Invalid authorization token.", "\(body)")
+            }
+            #expect(try await Self.submit(client, token: rjNew, "{not json").status == .badRequest)
+            #expect(try await Self.submit(client, token: rjNew, Self.payload("playing_now", [Self.listen(at: nil)])).status == .ok)
+            #expect(try await Self.stored(harness, "RJ") == 1)
+            #expect(try await Self.submit(client, token: rjNew, later).status == .ok)
+            #expect(try await Self.stored(harness, "RJ") == 2)
+            #expect(try await Self.stored(harness, "ybsc") == 0)
 
             let csrf = String(repeating: "c", count: 64)
             let visitor = Session(cookie: "vinylogue_csrf=\(csrf)", token: csrf)
@@ -333,6 +349,7 @@ import VinylogueCore
             #expect(try await Self.validate(client, token: old).json["valid"] as? Bool == false)
             #expect(try await Self.validate(client, token: token).json["user_name"] as? String == "RJ")
             let body = Self.payload("import", (0..<3).map { Self.listen(at: Self.now - 600 - Int64($0) * 300, track: "T\($0)") })
+            #expect(try await Self.submit(client, token: old, body).status == .unauthorized)
             #expect(try await Self.submit(client, token: token, body).status == .ok)
             #expect(try await Self.submit(client, token: token, body).status == .ok)
             let chart = try await client.get("/api/u/RJ/chart?week=2023-07-08")

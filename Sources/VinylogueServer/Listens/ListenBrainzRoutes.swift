@@ -41,45 +41,82 @@ struct ListenBrainzRoutes: Sendable {
     }
 
     private func submit(_ request: Request, token: String) async -> Response {
-        let user: Username, owner: ListOwner
-        switch await resolve(token) {
-        case .success(.user(let name, let holder)): (user, owner) = (name, holder)
-        case .success(.invalid): return Self.failure(.unauthorized, "Invalid authorization token.")
-        case .success(.nobody): return Self.failure(.unauthorized, Self.nobodySentence)
-        case .failure(let failure): return failure.response
+        // With accounts, the token's holder is read in the transaction that
+        // keeps the listens (one trip to the database per submission); in
+        // the household, or for a token not shaped like ours, it is read first.
+        var sender: ListenSender?
+        let oneStep = CSRFProtection.isWellFormed(token) ? tokens.sender : nil
+        if oneStep == nil {
+            switch await sendingFor(token) {
+            case .success(let who): sender = who
+            case .failure(let failure): return failure.response
+            }
         }
+        let submission: ListenSubmission
+        switch await read(request) {
+        case .success(let read): submission = read
+        case .failure(let failure):
+            // A token that may not send is told so before anything about the body.
+            if sender == nil, case .failure(let refusal) = await sendingFor(token) { return refusal.response }
+            return failure.response
+        }
+        if submission.type == .playingNow, sender == nil {
+            switch await sendingFor(token) {
+            case .success(let who): sender = who
+            case .failure(let failure): return failure.response
+            }
+        }
+        let listens = submission.listens.map { ListenToForward(scrobble: $0.scrobble, duration: $0.duration) }
+        do {
+            switch (submission.type, sender, oneStep) {
+            case (.playingNow, let who?, _):
+                dependencies.nowPlaying.started(listens[0].scrobble, seconds: listens[0].duration, for: who.user)
+            case (_, let who?, _):
+                try await dependencies.keepReceived(listens, of: who.user, owner: who.owner)
+            case (_, nil, let rule?):
+                guard try await dependencies.keepReceived(listens, sentWith: token, sender: rule) != nil else {
+                    return Self.failure(.unauthorized, "Invalid authorization token.")
+                }
+            case (_, nil, nil):
+                return Self.failure(.unauthorized, "Invalid authorization token.")
+            }
+        } catch {
+            switch error {
+            case .noArchive: return Self.failure(.serviceUnavailable, "This server keeps no archive to store listens in.")
+            case .storage(let sentence): return Self.failure(.serviceUnavailable, "The listens could not be stored: \(sentence)")
+            case .notQueued:
+                return Self.failure(.serviceUnavailable, "The listens were kept but could not be queued for forwarding; send them again in a minute.")
+            }
+        }
+        return APIResponse.json(Data(#"{"status":"ok"}"#.utf8))
+    }
+
+    /// Whom `token`'s listens are for, or the answer that says why it may not send.
+    private func sendingFor(_ token: String) async -> Result<ListenSender, ResponseFailure> {
+        switch await resolve(token) {
+        case .success(.user(let name, let holder)): return .success(ListenSender(user: name, owner: holder))
+        case .success(.invalid): return .failure(ResponseFailure(response: Self.failure(.unauthorized, "Invalid authorization token.")))
+        case .success(.nobody): return .failure(ResponseFailure(response: Self.failure(.unauthorized, Self.nobodySentence)))
+        case .failure(let failure): return .failure(failure)
+        }
+    }
+
+    /// The submission in the body, or the answer that says what is wrong with it.
+    private func read(_ request: Request) async -> Result<ListenSubmission, ResponseFailure> {
         let body: ByteBuffer
         do {
             body = try await request.body.collect(upTo: ListenSubmission.maxBodyBytes)
         } catch is NIOTooManyBytesError {
-            return Self.failure(.contentTooLarge, "The payload is larger than \(ListenSubmission.maxBodyBytes) bytes; send at most 1000 listens at a time.")
+            return .failure(ResponseFailure(response: Self.failure(
+                .contentTooLarge, "The payload is larger than \(ListenSubmission.maxBodyBytes) bytes; send at most 1000 listens at a time.")))
         } catch {
-            return Self.failure(.badRequest, "The body could not be read.")
+            return .failure(ResponseFailure(response: Self.failure(.badRequest, "The body could not be read.")))
         }
-        let submission: ListenSubmission
         do {
-            submission = try ListenSubmission(json: Data(buffer: body), now: dependencies.clock.now)
+            return .success(try ListenSubmission(json: Data(buffer: body), now: dependencies.clock.now))
         } catch {
-            return Self.failure(.badRequest, error.message)
+            return .failure(ResponseFailure(response: Self.failure(.badRequest, error.message)))
         }
-        switch submission.type {
-        case .playingNow:
-            let listen = submission.listens[0]
-            dependencies.nowPlaying.started(listen.scrobble, seconds: listen.duration, for: user)
-        case .single, .import:
-            do {
-                try await dependencies.keepReceived(submission.listens.map { ListenToForward(scrobble: $0.scrobble, duration: $0.duration) },
-                                                    of: user, owner: owner)
-            } catch {
-                switch error {
-                case .noArchive: return Self.failure(.serviceUnavailable, "This server keeps no archive to store listens in.")
-                case .storage(let sentence): return Self.failure(.serviceUnavailable, "The listens could not be stored: \(sentence)")
-                case .notQueued:
-                    return Self.failure(.serviceUnavailable, "The listens were kept but could not be queued for forwarding; send them again in a minute.")
-                }
-            }
-        }
-        return APIResponse.json(Data(#"{"status":"ok"}"#.utf8))
     }
 
     func validate(_ request: Request) async -> Response {

@@ -68,6 +68,20 @@ struct ListenTokens: Sendable {
         return try await resolution(of: try await store.holder(ofToken: Self.digest(token)))
     }
 
+    /// Whom a token's listens are for, decided from its holder alone, so
+    /// the store can read the holder in the transaction that keeps them
+    /// (`ReceivedListenStore.keep(_:sentWithToken:sender:…)`): with
+    /// accounts, an account's token sends for that account. Nil without
+    /// accounts: the household's listens go to whoever its list marks as
+    /// "me", a read of its own (`resolve(_:)`).
+    var sender: (@Sendable (ListenTokenHolder?) -> ListenSender?)? {
+        guard accountsOn else { return nil }
+        return { holder in
+            guard let holder, holder.owner != .household, let name = holder.accountName else { return nil }
+            return ListenSender(user: name, owner: holder.owner)
+        }
+    }
+
     /// Who the holder of a token (or of a session made with one) submits
     /// for: the same rule for `/1/`'s tokens and `/2.0/`'s session keys.
     func resolution(of holder: ListenTokenHolder?) async throws -> Resolution {

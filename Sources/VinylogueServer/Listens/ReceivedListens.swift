@@ -30,13 +30,41 @@ extension ServerDependencies {
         } catch {
             switch error {
             case .notKept(let failure): throw .storage(failure.forVisitors)
-            case .keptNotQueued:
-                rendered.removePages(of: user)
-                renderedCards.removePages(of: user)
+            case .keptNotQueued(let user):
+                kept(for: user, queued: 0)
                 throw .notQueued
             }
         }
-        // The user's pages and cards kept in memory were made without these listens.
+        kept(for: user, queued: queued)
+    }
+
+    /// The same for listens sent with a listen `token`, whose holder is
+    /// read in the transaction that keeps them (`ListenTokens.sender` says
+    /// from the holder whom they are for); nil when the token may not send
+    /// them, and then nothing is stored.
+    func keepReceived(_ listens: [ListenToForward], sentWith token: String,
+                      sender: @escaping @Sendable (ListenTokenHolder?) -> ListenSender?) async throws(ReceivedListensFailure) -> ListenSender? {
+        guard let receivedListens else { throw .noArchive }
+        let kept: KeptListens?
+        do {
+            kept = try await receivedListens.keep(listens, sentWithToken: ListenTokens.digest(token), sender: sender,
+                                                  forwardingAmong: forwarding?.targets ?? [], at: clock.now)
+        } catch {
+            switch error {
+            case .notKept(let failure): throw .storage(failure.forVisitors)
+            case .keptNotQueued(let user):
+                self.kept(for: user, queued: 0)
+                throw .notQueued
+            }
+        }
+        guard let kept else { return nil }
+        self.kept(for: kept.sender.user, queued: kept.queued)
+        return kept.sender
+    }
+
+    /// After listens are kept: the user's pages and cards kept in memory
+    /// were made without them; the sender wakes for what was queued.
+    private func kept(for user: Username, queued: Int) {
         rendered.removePages(of: user)
         renderedCards.removePages(of: user)
         if queued > 0 { forwarding?.wake() }

@@ -11,10 +11,12 @@ import VinylogueCore
 /// answered in ListenBrainz's shapes (`{"status": "ok"}`, `{"code": 400,
 /// "error": "…"}`, 401 for a missing or wrong token).
 ///
-/// A token submits only for its owner's archive user. Listens go into the
-/// archive through `ScrobbleArchive.store` (one transaction for the whole
-/// payload, the duplicate rule, the kept weekly charts) as
-/// `ScrobbleOrigin.received`; `playing_now` is remembered in memory only.
+/// A token submits only for its owner's archive user. Listens are kept
+/// through `ServerDependencies.keepReceived` (`ReceivedListenStore`: one
+/// transaction for the whole payload and its outbox rows on SQLite, the
+/// duplicate rule, the kept weekly charts) as `ScrobbleOrigin.received`;
+/// with accounts the token's holder is read in that same transaction.
+/// `playing_now` is remembered in memory only.
 ///
 /// Each token may make `ListenRateLimit`'s requests per window; every
 /// answer to a presented token carries ListenBrainz's `X-RateLimit-Limit`,

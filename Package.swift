@@ -107,11 +107,20 @@ let package = Package(
             ],
             resources: [.copy("Templates"), .copy("Public")]
         ),
+        // What the local stand-ins for outside services share.
+        .target(
+            name: "LocalTestServer",
+            dependencies: [
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+            ]
+        ),
         // A Last.fm-compatible HTTP server for tests and offline demos.
         .target(
             name: "LastFMTestServer",
             dependencies: [
-                "VinylogueCore", "Artwork",
+                "VinylogueCore", "Artwork", "LocalTestServer",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
@@ -128,7 +137,7 @@ let package = Package(
         .target(
             name: "ListenBrainzTestServer",
             dependencies: [
-                "VinylogueCore",
+                "VinylogueCore", "LocalTestServer",
                 .product(name: "Hummingbird", package: "hummingbird"),
             ]
         ),

@@ -1,4 +1,5 @@
 import Foundation
+import LocalTestServer
 import VinylogueCore
 
 /// The state of a local Last.fm-compatible server: who exists, what it
@@ -78,8 +79,7 @@ public actor FakeLastFM {
     let clock: WallClock
     private var accounts: [String: (name: String, account: Account)] = [:]
     private var listeners: [String: (name: String, account: Account)] = [:]
-    private var held: [CheckedContinuation<Void, Never>] = []
-    private var holdWaiters: [(count: Int, waiter: CheckedContinuation<Void, Never>)] = []
+    private let heldAnswers = HeldAnswers()
     private var rules: [FaultRule] = []
     private(set) var log: [LoggedRequest] = []
     /// Image files served, in order.
@@ -137,26 +137,12 @@ public actor FakeLastFM {
     public func inject(_ rule: FaultRule) { rules.append(rule) }
 
     /// Lets every answer held by `Fault.held` go.
-    public func releaseHeld() {
-        let waiting = held
-        held.removeAll()
-        waiting.forEach { $0.resume() }
-    }
+    public func releaseHeld() { heldAnswers.releaseAll() }
 
     /// Returns once `Fault.held` is holding back at least `count` answers.
-    public func untilHolding(_ count: Int) async {
-        guard held.count < count else { return }
-        await withCheckedContinuation { holdWaiters.append((count, $0)) }
-    }
+    public func untilHolding(_ count: Int) async { await heldAnswers.untilHolding(count) }
 
-    func hold() async {
-        await withCheckedContinuation { continuation in
-            held.append(continuation)
-            let ready = holdWaiters.filter { $0.count <= held.count }
-            holdWaiters.removeAll { $0.count <= held.count }
-            ready.forEach { $0.waiter.resume() }
-        }
-    }
+    func hold() async { await heldAnswers.hold() }
     public func clearFaults() { rules.removeAll() }
     public func requests() -> [LoggedRequest] { log }
     public func imagesServed() -> [String] { imageLog }

@@ -1,4 +1,5 @@
 import Foundation
+import LocalTestServer
 import Hummingbird
 import NIOCore
 
@@ -118,33 +119,13 @@ public enum FakeLastFMServer {
     /// free port; `onRunning` receives the API base URL.
     public static func run(_ fake: FakeLastFM, host: String = "127.0.0.1", port: Int = 0,
                            onRunning: @escaping @Sendable (String) async -> Void = { _ in }) async throws {
-        let app = Application(
-            router: router(for: fake),
-            configuration: .init(address: .hostname(host, port: port), serverName: "fake-lastfm"),
-            onServerRunning: { channel in
-                let bound = channel.localAddress?.port ?? port
-                await onRunning("http://\(host):\(bound)/2.0/")
-            },
-            logger: {
-                var logger = Logger(label: "fake-lastfm")
-                logger.logLevel = .critical
-                return logger
-            }()
-        )
-        try await app.run()
+        try await LocalServer.run(router(for: fake), name: "fake-lastfm", host: host, port: port) { bound in
+            await onRunning("http://\(host):\(bound)/2.0/")
+        }
     }
 
     /// Runs the server for the duration of `body`, which gets the base URL.
     public static func withRunning<T: Sendable>(_ fake: FakeLastFM, _ body: @Sendable (String) async throws -> T) async throws -> T {
-        let (urls, continuation) = AsyncStream.makeStream(of: String.self)
-        let server = Task {
-            try await run(fake) { url in continuation.yield(url) }
-        }
-        defer { server.cancel() }
-        var iterator = urls.makeAsyncIterator()
-        guard let url = await iterator.next() else { throw CancellationError() }
-        return try await body(url)
+        try await LocalServer.withRunning({ onRunning in try await run(fake, onRunning: onRunning) }, body)
     }
 }
-
-import Logging

@@ -1,4 +1,5 @@
 import Foundation
+import LocalTestServer
 import VinylogueCore
 
 /// The state of a local ListenBrainz-compatible server: its users and their
@@ -144,8 +145,7 @@ public actor FakeListenBrainz {
     private var kept: [String: Set<String>] = [:]
     private var receivedList: [ReceivedListen] = []
     private var playingNow: [String: Listen] = [:]
-    private var held: [CheckedContinuation<Void, Never>] = []
-    private var holdWaiters: [(count: Int, waiter: CheckedContinuation<Void, Never>)] = []
+    private let heldAnswers = HeldAnswers()
     /// Tests waiting until so many listens are kept.
     private var keptWaiters: [(count: Int, waiter: CheckedContinuation<Void, Never>)] = []
     private var window: RateWindow
@@ -205,26 +205,12 @@ public actor FakeListenBrainz {
     }
 
     /// Lets every answer held by `Fault.held` go.
-    public func releaseHeld() {
-        let waiting = held
-        held.removeAll()
-        waiting.forEach { $0.resume() }
-    }
+    public func releaseHeld() { heldAnswers.releaseAll() }
 
     /// Returns once `Fault.held` is holding at least `count` answers.
-    public func untilHolding(_ count: Int) async {
-        guard held.count < count else { return }
-        await withCheckedContinuation { holdWaiters.append((count, $0)) }
-    }
+    public func untilHolding(_ count: Int) async { await heldAnswers.untilHolding(count) }
 
-    func hold() async {
-        await withCheckedContinuation { continuation in
-            held.append(continuation)
-            let ready = holdWaiters.filter { $0.count <= held.count }
-            holdWaiters.removeAll { $0.count <= held.count }
-            ready.forEach { $0.waiter.resume() }
-        }
-    }
+    func hold() async { await heldAnswers.hold() }
 
     // MARK: - What the routes use
 

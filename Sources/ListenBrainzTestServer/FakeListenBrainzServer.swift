@@ -1,7 +1,7 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
-import Logging
+import LocalTestServer
 import NIOCore
 import VinylogueCore
 
@@ -146,29 +146,14 @@ public enum FakeListenBrainzServer {
     /// without `/1/`, as `LISTENBRAINZ_API_URL` takes it).
     public static func run(_ fake: FakeListenBrainz, host: String = "127.0.0.1", port: Int = 0,
                            onRunning: @escaping @Sendable (String) async -> Void = { _ in }) async throws {
-        let app = Application(
-            router: router(for: fake),
-            configuration: .init(address: .hostname(host, port: port), serverName: "fake-listenbrainz"),
-            onServerRunning: { channel in
-                await onRunning("http://\(host):\(channel.localAddress?.port ?? port)")
-            },
-            logger: {
-                var logger = Logger(label: "fake-listenbrainz")
-                logger.logLevel = .critical
-                return logger
-            }()
-        )
-        try await app.run()
+        try await LocalServer.run(router(for: fake), name: "fake-listenbrainz", host: host, port: port) { bound in
+            await onRunning("http://\(host):\(bound)")
+        }
     }
 
     /// Runs the server for the duration of `body`, which gets the API root.
     public static func withRunning<T: Sendable>(_ fake: FakeListenBrainz, _ body: @Sendable (String) async throws -> T) async throws -> T {
-        let (urls, continuation) = AsyncStream.makeStream(of: String.self)
-        let server = Task { try await run(fake) { url in continuation.yield(url) } }
-        defer { server.cancel() }
-        var iterator = urls.makeAsyncIterator()
-        guard let url = await iterator.next() else { throw CancellationError() }
-        return try await body(url)
+        try await LocalServer.withRunning({ onRunning in try await run(fake, onRunning: onRunning) }, body)
     }
 }
 

@@ -58,6 +58,29 @@ extension LastFMClient {
         return ScrobbleReceipt(accepted: accepted, ignored: ignored)
     }
 
+    /// Tells Last.fm the account whose session key is `sessionKey` is
+    /// playing `scrobble` now (`track.updateNowPlaying`, with its length in
+    /// seconds when known): one signed POST in the shared rate limit,
+    /// never retried.
+    public func updateNowPlaying(_ scrobble: Scrobble, duration: Int64?, sessionKey: String) async throws(SourceError) {
+        guard let key = configuration.apiKey, let secret = configuration.apiSecret else { throw .missingAPIKey }
+        var parameters = ["sk": sessionKey, "artist": scrobble.artist, "track": scrobble.track]
+        if !scrobble.album.isEmpty { parameters["album"] = scrobble.album }
+        if let mbid = scrobble.trackMBID { parameters["mbid"] = mbid }
+        if let duration { parameters["duration"] = String(duration) }
+        var request = LastFMRequest(method: "track.updateNowPlaying", parameters: parameters, subject: .signIn, policy: .never)
+        request.signed = true
+        let body: Data
+        do {
+            body = try await fetchOnce(request, url: configuration.baseURL, form: request.form(apiKey: key, secret: secret))
+        } catch let error as SourceError {
+            throw error
+        } catch {
+            throw .transport(detail: networkFailure(error))
+        }
+        _ = try decodeBody(NowPlayingResponse.self, body, request)
+    }
+
     /// Last.fm's `ignoredMessage` codes, as a sentence fragment.
     static func ignoredReason(code: Int, text: String) -> String {
         switch code {
@@ -92,4 +115,11 @@ struct ScrobbleResponse: Decodable {
         enum CodingKeys: String, CodingKey { case scrobble, attr = "@attr" }
     }
     let scrobbles: Scrobbles
+}
+
+/// `track.updateNowPlaying`'s answer: `{"nowplaying": {…}}` (what Last.fm
+/// made of the track; only its presence is read).
+struct NowPlayingResponse: Decodable {
+    struct Track: Decodable {}
+    let nowplaying: Track
 }

@@ -76,12 +76,15 @@ extension FakeLastFM {
 
     /// The answer without faults.
     func honest(method: String, _ p: [String: String]) -> FakeReply {
+        // Last.fm reads method names without regard to case.
+        let method = method.lowercased()
         guard p["api_key"] == apiKey else { return .error(10, Self.errorMessages[10]!, status: 403) }
         guard p["format"] == "json" else { return .error(6, "Only format=json is served by this fake") }
         if method == "album.getinfo" { return albumInfo(p) }
         if method == "auth.gettoken" { return .json(Wire.Token(token: issueToken(approvedFor: nil))) }
         if method == "auth.getsession" { return session(p) }
         if method == "track.scrobble" { return scrobble(p) }
+        if method == "track.updatenowplaying" { return updateNowPlaying(p) }
         guard let (name, account) = account(p["user"]) else {
             return .error(6, "User not found", status: 404)
         }

@@ -33,14 +33,56 @@ extension FakeLastFM {
         ready.forEach { $0.waiter.resume() }
     }
 
-    func scrobble(_ p: [String: String]) -> FakeReply {
+    /// The account a signed call with a session key is made for, or Last.fm's refusal.
+    private enum Signed {
+        case account(String)
+        case refused(FakeReply)
+    }
+
+    private func signedAccount(_ p: [String: String]) -> Signed {
         var signed = p
         signed["api_sig"] = nil
         guard let signature = p["api_sig"], signature == Self.signature(signed, secret: apiSecret) else {
-            return .error(13, "Invalid method signature supplied", status: 403)
+            return .refused(.error(13, "Invalid method signature supplied", status: 403))
         }
         guard let key = p["sk"], let name = sessionKeys.first(where: { $0.value == key })?.key else {
-            return .error(9, "Invalid session key - Please re-authenticate", status: 403)
+            return .refused(.error(9, "Invalid session key - Please re-authenticate", status: 403))
+        }
+        return .account(name)
+    }
+
+    /// What each account was last said to be playing now, by account name.
+    public func nowPlaying() -> [String: Scrobble] { nowPlayingReceived }
+
+    /// Returns once `user` is said to be playing `track` now.
+    public func untilPlayingNow(_ track: String, by user: String) async {
+        let name = account(user)?.name ?? user
+        guard nowPlayingReceived[name]?.track != track else { return }
+        await withCheckedContinuation { nowPlayingWaiters.append((name, track, $0)) }
+    }
+
+    /// `track.updateNowPlaying`: remembered (not scrobbled), answered as Last.fm does.
+    func updateNowPlaying(_ p: [String: String]) -> FakeReply {
+        let name: String
+        switch signedAccount(p) {
+        case .account(let account): name = account
+        case .refused(let refusal): return refusal
+        }
+        guard let artist = p["artist"], let track = p["track"] else {
+            return .error(6, "Invalid parameters - Your request is missing a required parameter")
+        }
+        nowPlayingReceived[name] = Scrobble(instant: Int64(clock.now.timeIntervalSince1970), artist: artist, album: p["album"] ?? "", track: track)
+        let ready = nowPlayingWaiters.filter { $0.name == name && $0.track == track }
+        nowPlayingWaiters.removeAll { $0.name == name && $0.track == track }
+        ready.forEach { $0.waiter.resume() }
+        return .json(Wire.NowPlayingAnswer(artist: artist, track: track))
+    }
+
+    func scrobble(_ p: [String: String]) -> FakeReply {
+        let name: String
+        switch signedAccount(p) {
+        case .account(let account): name = account
+        case .refused(let refusal): return refusal
         }
         var items: [Wire.ScrobbleAnswer.Item] = []
         var accepted = 0
@@ -108,6 +150,33 @@ extension Wire {
                     ignoredMessage: Ignored(code: String($0.code), text: $0.code == 0 ? "" : "Timestamp failed filter"))
             }
             try Top(scrobbles: Body(scrobble: rows, attr: Attributes(accepted: accepted, ignored: items.count - accepted))).encode(to: encoder)
+        }
+    }
+}
+
+extension Wire {
+    /// `{"nowplaying": {"artist": {"#text": …}, "track": {"#text": …}, "ignoredMessage": {"code": "0"}}}`.
+    struct NowPlayingAnswer: Encodable {
+        let artist: String
+        let track: String
+
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: Key.self)
+            var nowPlaying = container.nestedContainer(keyedBy: Key.self, forKey: Key("nowplaying"))
+            var artistText = nowPlaying.nestedContainer(keyedBy: Key.self, forKey: Key("artist"))
+            try artistText.encode(artist, forKey: Key("#text"))
+            var trackText = nowPlaying.nestedContainer(keyedBy: Key.self, forKey: Key("track"))
+            try trackText.encode(track, forKey: Key("#text"))
+            var ignored = nowPlaying.nestedContainer(keyedBy: Key.self, forKey: Key("ignoredMessage"))
+            try ignored.encode("0", forKey: Key("code"))
+        }
+
+        struct Key: CodingKey {
+            let stringValue: String
+            init(_ value: String) { stringValue = value }
+            init?(stringValue: String) { self.stringValue = stringValue }
+            var intValue: Int? { nil }
+            init?(intValue: Int) { nil }
         }
     }
 }

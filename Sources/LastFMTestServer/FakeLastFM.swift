@@ -98,6 +98,9 @@ public actor FakeLastFM {
     var scrobblesReceived: [String: [Scrobble]] = [:]
     /// Tests waiting for an account to have received some scrobbles.
     var scrobbleWaiters: [(name: String, count: Int, waiter: CheckedContinuation<Void, Never>)] = []
+    /// What `track.updateNowPlaying` said each account plays now, by account name.
+    var nowPlayingReceived: [String: Scrobble] = [:]
+    var nowPlayingWaiters: [(name: String, track: String, waiter: CheckedContinuation<Void, Never>)] = []
 
     /// A fake with `ybsc` (fixtures), `rj` and `demo` (generated), and
     /// `hidden` (private).

@@ -102,8 +102,18 @@ public final class ListenBrainzClient: Sendable {
         guard listens.count <= Self.maxCount else {
             return .permanentFailure(.refused(status: 400, reason: "more than \(Self.maxCount) listens in one submission"))
         }
+        return await submit(Submission(listens), token: token)
+    }
+
+    /// Tells ListenBrainz the user is playing `scrobble` now (`playing_now`,
+    /// with its length in seconds when known), once.
+    public func playingNow(_ scrobble: Scrobble, duration: Int64?, token: String) async -> SubmitOutcome {
+        await submit(Submission(playingNow: scrobble, duration: duration), token: token)
+    }
+
+    private func submit(_ submission: Submission, token: String) async -> SubmitOutcome {
         let body: Data
-        do { body = try JSONEncoder().encode(Submission(listens)) } catch {
+        do { body = try JSONEncoder().encode(submission) } catch {
             return .permanentFailure(.refused(status: 400, reason: "the listens could not be written as JSON"))
         }
         let reply: Reply

@@ -69,7 +69,8 @@ struct ErrorAnswer: Decodable {
 /// `POST /1/submit-listens`'s body.
 struct Submission: Encodable {
     struct Listen: Encodable {
-        let listened_at: Int64
+        /// None for `playing_now`, which must not carry one.
+        let listened_at: Int64?
         let track_metadata: Metadata
     }
     struct Metadata: Encodable {
@@ -82,6 +83,7 @@ struct Submission: Encodable {
         let artist_mbids: [String]?
         let release_mbid: String?
         let recording_mbid: String?
+        let duration_ms: Int64?
         let submission_client: String
     }
     let listen_type: String
@@ -89,12 +91,19 @@ struct Submission: Encodable {
 
     init(_ scrobbles: [Scrobble]) {
         listen_type = scrobbles.count == 1 ? "single" : "import"
-        payload = scrobbles.map { s in
-            Listen(listened_at: s.instant, track_metadata: Metadata(
-                artist_name: s.artist, track_name: s.track, release_name: s.album.isEmpty ? nil : s.album,
-                additional_info: Info(artist_mbids: s.artistMBID.map { [$0] }, release_mbid: s.albumMBID,
-                                      recording_mbid: s.trackMBID, submission_client: "Vinylogue")))
-        }
+        payload = scrobbles.map { s in Listen(listened_at: s.instant, track_metadata: Self.metadata(s, duration: nil)) }
+    }
+
+    /// A `playing_now` of `scrobble` (its instant is not sent).
+    init(playingNow scrobble: Scrobble, duration: Int64?) {
+        listen_type = "playing_now"
+        payload = [Listen(listened_at: nil, track_metadata: Self.metadata(scrobble, duration: duration))]
+    }
+
+    static func metadata(_ s: Scrobble, duration: Int64?) -> Metadata {
+        Metadata(artist_name: s.artist, track_name: s.track, release_name: s.album.isEmpty ? nil : s.album,
+                 additional_info: Info(artist_mbids: s.artistMBID.map { [$0] }, release_mbid: s.albumMBID,
+                                       recording_mbid: s.trackMBID, duration_ms: duration.map { $0 * 1000 }, submission_client: "Vinylogue"))
     }
 }
 

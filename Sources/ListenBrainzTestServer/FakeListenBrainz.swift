@@ -145,6 +145,7 @@ public actor FakeListenBrainz {
     private var kept: [String: Set<String>] = [:]
     private var receivedList: [ReceivedListen] = []
     private var playingNow: [String: Listen] = [:]
+    private var playingWaiters: [(user: String, track: String, waiter: CheckedContinuation<Void, Never>)] = []
     private let heldAnswers = HeldAnswers()
     /// Tests waiting until so many listens are kept.
     private var keptWaiters: [(count: Int, waiter: CheckedContinuation<Void, Never>)] = []
@@ -280,6 +281,9 @@ public actor FakeListenBrainz {
         submissions += 1
         if type == "playing_now" {
             if let first = listens.first { playingNow[user] = first }
+            let ready = playingWaiters.filter { $0.user == user && playingNow[user]?.track == $0.track }
+            playingWaiters.removeAll { $0.user == user && playingNow[user]?.track == $0.track }
+            ready.forEach { $0.waiter.resume() }
             return
         }
         listensReceived += listens.count
@@ -290,6 +294,12 @@ public actor FakeListenBrainz {
         let ready = keptWaiters.filter { $0.count <= receivedList.count }
         keptWaiters.removeAll { $0.count <= receivedList.count }
         ready.forEach { $0.waiter.resume() }
+    }
+
+    /// Returns once `user` said with `playing_now` that they play `track`.
+    public func untilPlayingNow(_ track: String, by user: String) async {
+        guard playingNow[user]?.track != track else { return }
+        await withCheckedContinuation { playingWaiters.append((user, track, $0)) }
     }
 
     /// Returns once at least `count` listens are kept (`received().listens`).

@@ -9,7 +9,7 @@ import VinylogueCore
 /// sent to `/1/` reach the (fake) Last.fm once, and the settings page says
 /// how it stands; in a household (no sign-in) Last.fm forwarding is not
 /// offered.
-@Suite struct ForwardingRouteTests {
+@Suite(.timeLimit(.minutes(2))) struct ForwardingRouteTests {
     typealias Listens = ListenSubmissionTests
 
     @Test func listensSentHereReachLastFMOnceAndTheSettingsSaySo() async throws {
@@ -41,6 +41,14 @@ import VinylogueCore
                 await Task.yield()
             }
             #expect(state.contains("<p>3 sent, the last on 8 July 2023, 09:00.</p>"), "\(state)")
+            #expect(await harness.fake.scrobbles()["RJ"]?.count == 3)
+
+            // "Now playing" goes on too, as Last.fm's `track.updateNowPlaying`
+            // (not a scrobble, and not kept in the outbox).
+            let playing = Listens.payload("playing_now", [Listens.listen(at: nil, track: "Playing Now")])
+            #expect(try await Listens.submit(client, token: token, playing).status == .ok)
+            await harness.fake.untilPlayingNow("Playing Now", by: "RJ")
+            #expect(await harness.fake.nowPlaying()["RJ"]?.artist == "Received Artist")
             #expect(await harness.fake.scrobbles()["RJ"]?.count == 3)
 
             let off = try await client.post("/settings/forwarding", ["lastfm": "off"], session: rj.form)
@@ -75,6 +83,18 @@ import VinylogueCore
             await harness.listenBrainz.untilKept(3)
             let received = await harness.listenBrainz.received()
             #expect(received.listens.map(\.listen.track) == ["LB2", "LB1", "LB0"] && received.listens.allSatisfy { $0.user == "rob" })
+
+            // "Now playing" goes on as ListenBrainz's `playing_now`, nothing stored.
+            let playing = Listens.payload("playing_now", [Listens.listen(at: nil, track: "On Air")])
+            #expect(try await Listens.submit(client, token: token, playing).status == .ok)
+            await harness.listenBrainz.untilPlayingNow("On Air", by: "rob")
+            #expect(await harness.listenBrainz.received().listens.count == 3)
+            // And from a player that speaks Last.fm's protocol here.
+            let key = try await LastFMScrobbleTests.signIn(client, "listener", token: token)
+            let nowPlaying = try await LastFMScrobbleTests.call(client, ["method": "track.updateNowPlaying", "sk": key, "artist": "Now Artist",
+                                                                       "track": "Through 2.0", "duration": "200"])
+            #expect(nowPlaying.status == .ok)
+            await harness.listenBrainz.untilPlayingNow("Through 2.0", by: "rob")
 
             // The page's own notices stay its own: the forwarding section
             // once showed "Settings saved." a second time (Mustache found the

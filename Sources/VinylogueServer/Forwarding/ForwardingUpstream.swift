@@ -14,6 +14,10 @@ public protocol ForwardingUpstream: Sendable {
     /// Which of `listens` the service has already (their ids): asked before
     /// sending again listens an earlier send may have delivered.
     func arrived(_ listens: [OutboxListen], as choice: ForwardingChoice) async throws(SourceError) -> Set<Int64>
+    /// Tells the service the person plays `listen` now, once, with
+    /// `choice`'s credentials. Nothing is kept of it: a "now playing" that
+    /// fails is over by the time it could be sent again.
+    func playingNow(_ listen: ListenToForward, as choice: ForwardingChoice) async throws(SourceError)
 }
 
 /// A service whose forwarding uses a token the person enters: it can say

@@ -29,6 +29,11 @@ public struct LastFMForwarding: ForwardingUpstream {
         }
     }
 
+    public func playingNow(_ listen: ListenToForward, as choice: ForwardingChoice) async throws(SourceError) {
+        guard let session = choice.lastFMSession else { throw .notFound(what: "Your Last.fm sign-in") }
+        try await client.updateNowPlaying(listen.scrobble, duration: listen.duration, sessionKey: session.key)
+    }
+
     /// What a failed `track.scrobble` means for the outbox.
     static func outcome(of error: SourceError) -> ForwardingOutcome {
         switch error {

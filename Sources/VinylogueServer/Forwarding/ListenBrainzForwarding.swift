@@ -35,6 +35,14 @@ public struct ListenBrainzForwarding: TokenCheckingUpstream {
         }
     }
 
+    public func playingNow(_ listen: ListenToForward, as choice: ForwardingChoice) async throws(SourceError) {
+        guard let token = choice.listenBrainzToken else { throw .listenBrainz(.invalidToken) }
+        switch await client.playingNow(listen.scrobble, duration: listen.duration, token: token) {
+        case .accepted: return
+        case .temporaryFailure(let failure, _), .permanentFailure(let failure): throw .listenBrainz(failure)
+        }
+    }
+
     public func arrived(_ listens: [OutboxListen], as choice: ForwardingChoice) async throws(SourceError) -> Set<Int64> {
         guard let user = choice.listenBrainzUser, !listens.isEmpty else { return [] }
         let instants = listens.map(\.listen.scrobble.instant)

@@ -31,6 +31,8 @@ public final class ListenForwarding: Service, Sendable {
     /// Tries before a listen counts as failed.
     static let maxAttempts = 20
     private let wakeup = Wakeup()
+    /// "Now playing" to pass on, newest kept when the services are slow.
+    private let playing = AsyncStream.makeStream(of: (listen: ListenToForward, owner: ListOwner).self, bufferingPolicy: .bufferingNewest(64))
 
     public init(outbox: any ForwardingOutbox, upstreams: [any ForwardingUpstream], clock: WallClock, lease: TimeInterval = 120,
                 logger: Logger = Logger(label: "vinylogue.forwarding")) {
@@ -69,6 +71,14 @@ public final class ListenForwarding: Service, Sendable {
     /// Wakes the sender (after failed listens are put back in line).
     public func wake() { wakeup.signal() }
 
+    /// Passes on that `owner` plays `listen` now to each service they
+    /// forward to, in the background: the player does not wait for the
+    /// services, and nothing is kept (a "now playing" that fails is over by
+    /// the time it could be sent again; the failure is logged).
+    public func playingNow(_ listen: ListenToForward, of owner: ListOwner) {
+        playing.continuation.yield((listen, owner))
+    }
+
     public func run() async throws {
         do {
             try await outbox.releaseOrphanedClaims()
@@ -77,12 +87,37 @@ public final class ListenForwarding: Service, Sendable {
         }
         let stopping = Mutex(false)
         await withGracefulShutdownHandler {
-            while !Task.isCancelled, !stopping.withLock({ $0 }) {
-                if await sendDue() == 0 { await waitForWork() }
+            await withTaskGroup(of: Void.self) { group in
+                group.addTask {
+                    for await (listen, owner) in self.playing.stream { await self.sendPlayingNow(listen, of: owner) }
+                }
+                while !Task.isCancelled, !stopping.withLock({ $0 }) {
+                    if await sendDue() == 0 { await waitForWork() }
+                }
+                self.playing.continuation.finish()
             }
         } onGracefulShutdown: {
             stopping.withLock { $0 = true }
             self.wakeup.signal()
+            self.playing.continuation.finish()
+        }
+    }
+
+    /// Tells each service `owner` forwards to that they play `listen` now.
+    func sendPlayingNow(_ listen: ListenToForward, of owner: ListOwner) async {
+        let choice: ForwardingChoice
+        do {
+            choice = try await outbox.choice(of: owner)
+        } catch {
+            logger.info("a now playing was not passed on: the forwarding choices could not be read (\(error))")
+            return
+        }
+        for target in choice.targets.intersection(byTarget.keys).sorted(by: { $0.rawValue < $1.rawValue }) {
+            do {
+                try await byTarget[target]?.playingNow(listen, as: choice)
+            } catch {
+                logger.info("a now playing was not passed on to \(target.rawValue): \(error.message)")
+            }
         }
     }
 

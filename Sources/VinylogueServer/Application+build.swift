@@ -23,7 +23,8 @@ public func buildApplication(configuration: ServerConfiguration, dependencies: S
         router: buildRouter(configuration: configuration, dependencies: dependencies, address: address),
         server: try tls?.server(over: http1) ?? http1,
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "Vinylogue"),
-        services: [dependencies.background] + (dependencies.forwarding.map { [$0 as any Service] } ?? []),
+        services: [dependencies.background] + (dependencies.forwarding.map { [$0 as any Service] } ?? [])
+            + (dependencies.changeNotices.map { [ChangedUserPages(notices: $0, rendered: dependencies.rendered, renderedCards: dependencies.renderedCards)] } ?? []),
         onServerRunning: { channel in
             let port = channel.localAddress?.port ?? configuration.port
             address.listening(on: port)

@@ -31,11 +31,11 @@ extension ServerDependencies {
             switch error {
             case .notKept(let failure): throw .storage(failure.forVisitors)
             case .keptNotQueued(let user):
-                kept(for: user, queued: 0)
+                await kept(for: user, queued: 0)
                 throw .notQueued
             }
         }
-        kept(for: user, queued: queued)
+        await kept(for: user, queued: queued)
     }
 
     /// The same for listens sent with a listen `token`, whose holder is
@@ -53,20 +53,22 @@ extension ServerDependencies {
             switch error {
             case .notKept(let failure): throw .storage(failure.forVisitors)
             case .keptNotQueued(let user):
-                self.kept(for: user, queued: 0)
+                await self.kept(for: user, queued: 0)
                 throw .notQueued
             }
         }
         guard let kept else { return nil }
-        self.kept(for: kept.sender.user, queued: kept.queued)
+        await self.kept(for: kept.sender.user, queued: kept.queued)
         return kept.sender
     }
 
     /// After listens are kept: the user's pages and cards kept in memory
-    /// were made without them; the sender wakes for what was queued.
-    private func kept(for user: Username, queued: Int) {
+    /// (here, and in a fleet on every instance) were made without them; the
+    /// sender wakes for what was queued.
+    private func kept(for user: Username, queued: Int) async {
         rendered.removePages(of: user)
         renderedCards.removePages(of: user)
         if queued > 0 { forwarding?.wake() }
+        await changeNotices?.announce(user)
     }
 }

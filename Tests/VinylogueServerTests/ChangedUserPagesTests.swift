@@ -1,0 +1,46 @@
+import Archive
+import Foundation
+import Hummingbird
+import PostgresStore
+import Testing
+import VinylogueCore
+@testable import VinylogueServer
+
+/// In a fleet, listens sent to one instance drop the pages every instance
+/// kept of that person: the announcement goes through PostgreSQL's NOTIFY
+/// and each instance's `ChangedUserPages` hears it.
+@Suite(.timeLimit(.minutes(1))) struct ChangedUserPagesTests {
+    @Test func aChangeAnnouncedByOneInstanceDropsAnotherInstancesPagesOfThatPersonOnly() async throws {
+        guard let cluster = ProcessInfo.processInfo.environment["VINYLOGUE_TEST_DATABASE_URL"], !cluster.isEmpty else {
+            Issue.record("VINYLOGUE_TEST_DATABASE_URL is not set: run the tests with scripts/test, which starts a PostgreSQL cluster for them")
+            return
+        }
+        try await PostgresDatabase.withTemporaryDatabase(server: cluster + "?sslmode=disable") { url in
+            try await PostgresDatabase.with(url: url) { here in
+                try await PostgresDatabase.with(url: url) { there in
+                    // The other instance's kept pages.
+                    let pages = RenderedPages(clock: .fixed(july2023)), cards = RenderedPages(clock: .fixed(july2023))
+                    let body = ByteBuffer(string: "page")
+                    pages.keep("chart|RJ|y1|album", status: .ok, body: body)
+                    pages.keep("api|chart|ybsc|y1|album", status: .ok, body: body)
+                    cards.keep("card|RJ|y1", status: .ok, body: body)
+                    let follower = ChangedUserPages(notices: PostgresArchiveChangeNotices(there), rendered: pages, renderedCards: cards)
+                    let announcer = PostgresArchiveChangeNotices(here)
+                    try await withThrowingTaskGroup(of: Void.self) { group in
+                        group.addTask { try await follower.run() }
+                        // The follower listens a moment after it starts; a
+                        // notice sent before that is lost (a hint, not data),
+                        // so RJ's change is said again until it is heard.
+                        while pages.page("chart|RJ|y1|album") != nil {
+                            await announcer.announce(try Username("rj"))
+                            try await Task.sleep(for: .milliseconds(20))
+                        }
+                        group.cancelAll()
+                    }
+                    #expect(cards.page("card|RJ|y1") == nil)
+                    #expect(pages.page("api|chart|ybsc|y1|album") != nil)
+                }
+            }
+        }
+    }
+}

@@ -119,7 +119,7 @@ extension Composition {
             forwarding: forwarding,
             receivedListens: postgres.map { ArchiveThenOutbox(archive: archive, outbox: outbox, tokens: PostgresListenTokenStore($0)) }
                 ?? SQLiteReceivedListenStore(database),
-            changeNotices: postgres.map { PostgresArchiveChangeNotices($0) },
+            fleetNotices: postgres.map { PostgresFleetNotices($0) },
             listenBrainz: listenBrainz,
             listenBrainzSyncs: ListenBrainzSyncs(sync: listenBrainzSync(into: archive), clock: clock) { [background] work in
                 _ = await background.start(work)

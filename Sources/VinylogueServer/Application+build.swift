@@ -24,7 +24,10 @@ public func buildApplication(configuration: ServerConfiguration, dependencies: S
         server: try tls?.server(over: http1) ?? http1,
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "Vinylogue"),
         services: [dependencies.background] + (dependencies.forwarding.map { [$0 as any Service] } ?? [])
-            + (dependencies.changeNotices.map { [ChangedUserPages(notices: $0, rendered: dependencies.rendered, renderedCards: dependencies.renderedCards)] } ?? []),
+            + (dependencies.fleetNotices.map {
+                [FleetNoticeListener(notices: $0, rendered: dependencies.rendered, renderedCards: dependencies.renderedCards,
+                                     nowPlaying: dependencies.nowPlaying)]
+            } ?? []),
         onServerRunning: { channel in
             let port = channel.localAddress?.port ?? configuration.port
             address.listening(on: port)

@@ -47,8 +47,9 @@ public struct ServerDependencies: Sendable {
     public let forwarding: ListenForwarding?
     /// Where listens players send are kept and queued for forwarding.
     let receivedListens: (any ReceivedListenStore)?
-    /// In a fleet: tells the other instances whose listens changed here.
-    let changeNotices: (any ArchiveChangeNotices)?
+    /// In a fleet: tells the other instances whose listens changed here,
+    /// and what people play now.
+    let fleetNotices: (any FleetNotices)?
     /// Sign-in and session keys for the Last.fm-compatible `/2.0/` API;
     /// nil: that API is off.
     let mobileSignIn: MobileSignIn?
@@ -93,12 +94,12 @@ public struct ServerDependencies: Sendable {
                 albumCovers: (any AlbumCoverStore)? = nil, listenTokens: (any ListenTokenStore)? = nil,
                 mobileSessions: (any MobileSessionStore)? = nil, mobileVerifierSecret: Data? = nil,
                 forwarding: ListenForwarding? = nil, receivedListens: (any ReceivedListenStore)? = nil,
-                changeNotices: (any ArchiveChangeNotices)? = nil,
+                fleetNotices: (any FleetNotices)? = nil,
                 listenBrainz: (any UserSource)? = nil, listenBrainzSyncs: ListenBrainzSyncs? = nil) {
         self.listenBrainz = listenBrainz
         self.listenBrainzSyncs = listenBrainzSyncs
         self.forwarding = forwarding
-        self.changeNotices = changeNotices
+        self.fleetNotices = fleetNotices
         // Without a store of its own (tests), the archive then the outbox.
         self.receivedListens = receivedListens ?? archive.map { ArchiveThenOutbox(archive: $0, outbox: forwarding?.outbox, tokens: listenTokens) }
         // Without a secret from the composition root, verifiers last as long as the process.

@@ -55,7 +55,7 @@ struct LastFMScrobbleRoutes: Sendable {
         switch fields["method"]?.lowercased() {
         case "auth.getmobilesession": return await mobileSession(fields, answer)
         case "track.scrobble": return await authorised(fields, answer) { user, owner in await scrobble(fields, user, owner, answer) }
-        case "track.updatenowplaying": return await authorised(fields, answer) { user, owner in nowPlaying(fields, user, owner, answer) }
+        case "track.updatenowplaying": return await authorised(fields, answer) { user, owner in await nowPlaying(fields, user, owner, answer) }
         case nil: return answer.error(.invalidMethod, "Say which method with `method`: auth.getMobileSession, track.scrobble or track.updateNowPlaying.")
         default: return answer.error(.invalidMethod, "This server answers auth.getMobileSession, track.scrobble and track.updateNowPlaying.")
         }
@@ -128,7 +128,7 @@ struct LastFMScrobbleRoutes: Sendable {
         return answer.scrobbles(batch)
     }
 
-    func nowPlaying(_ fields: [String: String], _ user: Username, _ owner: ListOwner, _ answer: LastFMAnswer) -> Response {
+    func nowPlaying(_ fields: [String: String], _ user: Username, _ owner: ListOwner, _ answer: LastFMAnswer) async -> Response {
         guard let rawArtist = fields["artist"], let rawTrack = fields["track"] else {
             return answer.error(.invalidParameters, "Send artist and track.")
         }
@@ -144,8 +144,7 @@ struct LastFMScrobbleRoutes: Sendable {
         let album = (try? ListenFields.name(rawAlbum).get()) ?? ""
         let seconds = fields["duration"].flatMap { Int64($0) }.flatMap { $0 > 0 ? $0 : nil }
         let scrobble = Scrobble(instant: Int64(dependencies.clock.now.timeIntervalSince1970), artist: artist, album: album, track: track)
-        dependencies.nowPlaying.started(scrobble, seconds: seconds, for: user)
-        dependencies.forwarding?.playingNow(ListenToForward(scrobble: scrobble, duration: seconds), of: owner)
+        await dependencies.startedPlaying(scrobble, seconds: seconds, for: user, owner: owner)
         return reply(.success(()))
     }
 }

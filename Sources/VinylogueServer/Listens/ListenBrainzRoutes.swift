@@ -72,8 +72,7 @@ struct ListenBrainzRoutes: Sendable {
         do {
             switch (submission.type, sender, oneStep) {
             case (.playingNow, let who?, _):
-                dependencies.nowPlaying.started(listens[0].scrobble, seconds: listens[0].duration, for: who.user)
-                dependencies.forwarding?.playingNow(listens[0], of: who.owner)
+                await dependencies.startedPlaying(listens[0].scrobble, seconds: listens[0].duration, for: who.user, owner: who.owner)
             case (_, let who?, _):
                 try await dependencies.keepReceived(listens, of: who.user, owner: who.owner)
             case (_, nil, let rule?):

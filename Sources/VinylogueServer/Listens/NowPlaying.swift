@@ -21,10 +21,18 @@ final class NowPlaying: Sendable {
 
     init(clock: WallClock) { self.clock = clock }
 
-    /// `scrobble` is playing for `user` from now, for `seconds` when known.
-    func started(_ scrobble: Scrobble, seconds: Int64?, for user: Username) {
+    /// `scrobble` is playing for `user` from now, for `seconds` when known;
+    /// returns the track as kept (for the other instances of a fleet).
+    @discardableResult
+    func started(_ scrobble: Scrobble, seconds: Int64?, for user: Username) -> Track {
         let length = seconds.map { TimeInterval(min($0, 6 * 3600)) } ?? Self.defaultLength
         let track = Track(artist: scrobble.artist, track: scrobble.track, album: scrobble.album, until: clock.now.addingTimeInterval(length))
+        heard(track, for: user)
+        return track
+    }
+
+    /// `track` is playing for `user` (as another instance of a fleet heard it).
+    func heard(_ track: Track, for user: Username) {
         playing.withLock { playing in
             // Drop the ones that ended, so the map holds only live tracks.
             let now = clock.now

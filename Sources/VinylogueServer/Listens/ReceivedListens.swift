@@ -69,6 +69,16 @@ extension ServerDependencies {
         rendered.removePages(of: user)
         renderedCards.removePages(of: user)
         if queued > 0 { forwarding?.wake() }
-        await changeNotices?.announce(user)
+        await fleetNotices?.announce(.listensChanged(user: user.value))
+    }
+
+    /// A player says `user` (whose token `owner` holds) plays `scrobble`
+    /// now: shown on their chart page while it lasts, on every instance of
+    /// a fleet, and passed on to the services `owner` forwards to.
+    func startedPlaying(_ scrobble: Scrobble, seconds: Int64?, for user: Username, owner: ListOwner) async {
+        let track = nowPlaying.started(scrobble, seconds: seconds, for: user)
+        forwarding?.playingNow(ListenToForward(scrobble: scrobble, duration: seconds), of: owner)
+        await fleetNotices?.announce(.playingNow(user: user.value, artist: track.artist, track: track.track, album: track.album,
+                                                 until: Int64(track.until.timeIntervalSince1970)))
     }
 }

@@ -6,11 +6,11 @@ import Testing
 import VinylogueCore
 @testable import VinylogueServer
 
-/// In a fleet, listens sent to one instance drop the pages every instance
-/// kept of that person: the announcement goes through PostgreSQL's NOTIFY
-/// and each instance's `ChangedUserPages` hears it.
-@Suite(.timeLimit(.minutes(1))) struct ChangedUserPagesTests {
-    @Test func aChangeAnnouncedByOneInstanceDropsAnotherInstancesPagesOfThatPersonOnly() async throws {
+/// In a fleet, what a player sends to one instance shows on the pages
+/// every instance makes: the announcement goes through PostgreSQL's NOTIFY,
+/// and each instance's `FleetNoticeListener` applies it.
+@Suite(.timeLimit(.minutes(1))) struct FleetNoticesTests {
+    @Test func oneInstancesNoticesDropAnothersPagesOfThatPersonAndShowWhatTheyPlay() async throws {
         guard let cluster = ProcessInfo.processInfo.environment["VINYLOGUE_TEST_DATABASE_URL"], !cluster.isEmpty else {
             Issue.record("VINYLOGUE_TEST_DATABASE_URL is not set: run the tests with scripts/test, which starts a PostgreSQL cluster for them")
             return
@@ -24,21 +24,28 @@ import VinylogueCore
                     pages.keep("chart|RJ|y1|album", status: .ok, body: body)
                     pages.keep("api|chart|ybsc|y1|album", status: .ok, body: body)
                     cards.keep("card|RJ|y1", status: .ok, body: body)
-                    let follower = ChangedUserPages(notices: PostgresArchiveChangeNotices(there), rendered: pages, renderedCards: cards)
-                    let announcer = PostgresArchiveChangeNotices(here)
+                    let nowPlaying = NowPlaying(clock: .fixed(july2023))
+                    let listener = FleetNoticeListener(notices: PostgresFleetNotices(there), rendered: pages, renderedCards: cards, nowPlaying: nowPlaying)
+                    let announcer = PostgresFleetNotices(here)
+                    let rj = try Username("RJ")
                     try await withThrowingTaskGroup(of: Void.self) { group in
-                        group.addTask { try await follower.run() }
-                        // The follower listens a moment after it starts; a
+                        group.addTask { try await listener.run() }
+                        // The listener listens a moment after it starts; a
                         // notice sent before that is lost (a hint, not data),
                         // so RJ's change is said again until it is heard.
                         while pages.page("chart|RJ|y1|album") != nil {
-                            await announcer.announce(try Username("rj"))
+                            await announcer.announce(.listensChanged(user: "rj"))
                             try await Task.sleep(for: .milliseconds(20))
                         }
+                        let until = Int64(july2023.timeIntervalSince1970) + 200
+                        await announcer.announce(.playingNow(user: "RJ", artist: "Low", track: "Lullaby", album: "I Could Live in Hope", until: until))
+                        while nowPlaying.track(of: rj) == nil { try await Task.sleep(for: .milliseconds(20)) }
                         group.cancelAll()
                     }
                     #expect(cards.page("card|RJ|y1") == nil)
                     #expect(pages.page("api|chart|ybsc|y1|album") != nil)
+                    #expect(nowPlaying.track(of: rj) == NowPlaying.Track(artist: "Low", track: "Lullaby", album: "I Could Live in Hope",
+                                                                         until: july2023.addingTimeInterval(200)))
                 }
             }
         }

@@ -1,0 +1,34 @@
+import Archive
+import Foundation
+import ServiceLifecycle
+import VinylogueCore
+
+/// In a fleet, applies what any instance announces (`FleetNotices`): drops
+/// the pages, cards and JSON answers this instance kept of a person whose
+/// listens changed, and shows what a person's player is playing now, so a
+/// listen sent to one instance shows on the next page any instance makes.
+/// A service of the server, following the notices until it stops.
+struct FleetNoticeListener: Service {
+    let notices: any FleetNotices
+    let rendered: RenderedPages
+    let renderedCards: RenderedPages
+    let nowPlaying: NowPlaying
+
+    func run() async throws {
+        try await cancelWhenGracefulShutdown {
+            await notices.follow { notice in self.apply(notice) }
+        }
+    }
+
+    func apply(_ notice: FleetNotice) {
+        switch notice {
+        case .listensChanged(let name):
+            guard let user = Username(validating: name) else { return }
+            rendered.removePages(of: user)
+            renderedCards.removePages(of: user)
+        case .playingNow(let name, let artist, let track, let album, let until):
+            guard let user = Username(validating: name) else { return }
+            nowPlaying.heard(NowPlaying.Track(artist: artist, track: track, album: album, until: Date(timeIntervalSince1970: TimeInterval(until))), for: user)
+        }
+    }
+}

@@ -223,8 +223,8 @@ public struct SQLiteScrobbleStore: Sendable {
     /// Inserts inside the caller's transaction, through the connection's
     /// cached prepared statements, binding values with the SQLite C API
     /// (GRDB's argument arrays would allocate per row). Rows go in groups of
-    /// `rowsPerStatement` per statement execution (with the user id and
-    /// origin written into the SQL), which roughly halves SQLite's per-row
+    /// `rowsPerStatement` per statement execution (the user id bound once as
+    /// parameter 1, the origin written into the SQL), which roughly halves SQLite's per-row
     /// overhead on bulk imports; each ignored row (the same key exactly) is a
     /// duplicate. The weeks rows went into have their charts counted again
     /// in the same transaction (`WeeklyRollup`). No near-duplicate check (the generated demo history uses
@@ -237,11 +237,12 @@ public struct SQLiteScrobbleStore: Sendable {
             let size = rest.count >= rowsPerStatement ? rowsPerStatement : 1
             let group = rest.prefix(size)
             rest = rest.dropFirst(size)
-            let statement = try db.cachedStatement(sql: insertSQL(rows: size, userID: userID, origin: origin))
+            let statement = try db.cachedStatement(sql: insertSQL(rows: size, origin: origin))
             let handle = statement.sqliteStatement
             let connection = db.sqliteConnection
             sqlite3_reset(handle)
-            var index: Int32 = 1
+            sqlite3_bind_int64(handle, 1, userID)
+            var index: Int32 = 2
             for s in group {
                 sqlite3_bind_int64(handle, index, s.instant)
                 bind(s.artist, index + 1, handle)
@@ -273,8 +274,12 @@ public struct SQLiteScrobbleStore: Sendable {
         return counts
     }
 
-    static func insertSQL(rows: Int, userID: Int64, origin: ScrobbleOrigin) -> String {
-        let row = "(\(userID), ?, ?, ?, ?, ?, ?, ?, \(origin.rawValue))"
+    /// The insert of `rows` rows: the user id is parameter 1 in every row
+    /// (bound once), each row's values are the next 7. The SQL is the same
+    /// for every user, so the connection keeps one compiled statement per
+    /// size and origin, however many people it writes for.
+    static func insertSQL(rows: Int, origin: ScrobbleOrigin) -> String {
+        let row = "(?1, ?, ?, ?, ?, ?, ?, ?, \(origin.rawValue))"
         return "INSERT OR IGNORE INTO scrobble (user_id, instant, artist, track, album, artist_mbid, album_mbid, track_mbid, source) VALUES "
             + Array(repeating: row, count: rows).joined(separator: ", ")
     }

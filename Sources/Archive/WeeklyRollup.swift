@@ -385,10 +385,11 @@ extension WeeklyRollup {
         var rest = rows[...]
         while !rest.isEmpty {
             let size = rest.count >= rowsPerStatement ? rowsPerStatement : 1
-            let statement = try db.cachedStatement(sql: insertSQL(rows: size, userID: userID))
+            let statement = try db.cachedStatement(sql: insertSQL(rows: size))
             let handle = statement.sqliteStatement
             sqlite3_reset(handle)
-            var index: Int32 = 1
+            sqlite3_bind_int64(handle, 1, userID)
+            var index: Int32 = 2
             for row in rest.prefix(size) {
                 sqlite3_bind_int64(handle, index, row.week)
                 sqlite3_bind_int64(handle, index + 1, Int64(code(row.kind)))
@@ -409,9 +410,11 @@ extension WeeklyRollup {
 
     static let rowsPerStatement = 32
 
-    static func insertSQL(rows: Int, userID: Int64) -> String {
+    /// The insert of `rows` rows: the user id is parameter 1 in every row
+    /// (bound once), each row's values are the next 8; one SQL for every user.
+    static func insertSQL(rows: Int) -> String {
         "INSERT INTO weekly_chart (user_id, week, kind, rank, artist, name, plays, mbid, album_key) VALUES "
-            + Array(repeating: "(\(userID), ?, ?, ?, ?, ?, ?, ?, ?)", count: rows).joined(separator: ", ")
+            + Array(repeating: "(?1, ?, ?, ?, ?, ?, ?, ?, ?)", count: rows).joined(separator: ", ")
     }
 
     /// Every week `userID` played one album, with its plays and rank, from

@@ -1,10 +1,37 @@
 import Foundation
 import GRDB
+import GRDBSQLite
 import Testing
 import VinylogueCore
 @testable import Archive
 
 @Suite struct StoreTests {
+    /// The writer connection keeps its inserts compiled once for everyone:
+    /// the user id is bound, not written into the SQL (it was, and each
+    /// person who sent listens added statements to the cache for good).
+    @Test func insertsForManyPeopleShareTheirCompiledStatements() async throws {
+        let dir = try TemporaryDirectory()
+        let store = try dir.store()
+        for n in 0..<20 {
+            let user = try Username("listener\(n)")
+            let listens = (0..<70).map { i in Scrobble(instant: 1_600_000_000 + Int64(i) * 300, artist: "Low", album: "Secret Name", track: "T\(i % 9)") }
+            _ = try await store.store(listens, of: user, origin: .received)
+            _ = try await store.store([Scrobble(instant: 1_700_000_000, artist: "Low", album: "", track: "One")], of: user, origin: .received)
+        }
+        let compiled = try await store.database.writer.write { db -> [String] in
+            var found: [String] = []
+            var statement = sqlite3_next_stmt(db.sqliteConnection, nil)
+            while let current = statement {
+                if let sql = sqlite3_sql(current).map({ String(cString: $0) }), sql.hasPrefix("INSERT") { found.append(String(sql.prefix(40))) }
+                statement = sqlite3_next_stmt(db.sqliteConnection, current)
+            }
+            return found
+        }
+        // One scrobble insert and one chart insert of each size (a full group, a single row).
+        #expect(compiled.filter { $0.contains("INTO scrobble") }.count == 2, "\(compiled)")
+        #expect(compiled.filter { $0.contains("INTO weekly_chart") }.count <= 2, "\(compiled)")
+    }
+
     @Test func duplicatesInsideOneBatchAndAcrossBatchesAreCountedNotStored() async throws {
         let dir = try TemporaryDirectory()
         let store = try dir.store()

@@ -174,11 +174,15 @@ extension WeeklyChartPage {
         let finder = ChartWeekFinder(timeZone: request.timeZone)
         let labels = WeekLabels(timeZone: request.timeZone)
         let target = target(of: request, now: now, finder: finder)
+        let week = list.week(containing: target)
+        // A dated page counts its years from its week's start, so the week
+        // "2 years ago" shows is called "2 years ago" on its permalink too
+        // (which names the day after the start: counted from that day, for
+        // a day after the same date two years ago it said "1 year ago").
         let yearsAgo: Int = switch request.selection {
         case .yearsAgo(let n): max(1, n)
-        case .containing(let date): finder.calendar.dateComponents([.year], from: date, to: now).year ?? 0
+        case .containing(let date): finder.calendar.dateComponents([.year], from: week?.fromDate ?? date, to: now).year ?? 0
         }
-        let week = list.week(containing: target)
 
         /// The link one year back (`direction` -1) or forward (+1). Years
         /// outside the user's history are skipped, so that from a year after

@@ -107,6 +107,28 @@ struct StubChartSource: ChartSource {
         #expect(dated.next?.isEnabled == true && dated.next?.label == "2023", "\(String(describing: dated.next)) \(dated.target)")
     }
 
+    /// The permalink of the week "N years ago" shows is called "N years
+    /// ago" too, whenever it is asked: on Tue 24 Nov 2026 at 12:12 UTC two
+    /// years ago fell in the week from Sun 24 Nov 2024 noon, whose permalink
+    /// names Mon 25 Nov, and the dated page said "1 year ago" (a browser
+    /// test found it at that hour). Every 7 hours over two weeks, 1 to 5 years.
+    @Test func aPermalinkIsCalledWhatItsYearsAgoPageIsCalled() {
+        let long = scriptedList(start: 1_108_296_000, script: Array(repeating: 0, count: 1_200))
+        let labels = WeekLabels(timeZone: .gmt)
+        let found = Date(timeIntervalSince1970: 1_795_522_320)  // Tue 24 Nov 2026, 12:12 UTC
+        for step in -24..<24 {
+            let now = found.addingTimeInterval(Double(step) * 7 * 3600)
+            for n in 1...5 {
+                let page = WeeklyChartPage.build(.init(user: user, selection: .yearsAgo(n)), now: now, list: long, outcome: .noWeek)
+                guard let week = page.week else { Issue.record("no week \(n) years before \(now)"); continue }
+                let day = labels.parseDay(labels.permalinkDay(of: week))!
+                let dated = WeeklyChartPage.build(.init(user: user, selection: .containing(day)), now: now, list: long, outcome: .noWeek)
+                #expect(dated.week == week)
+                #expect(dated.yearsAgo == n && dated.yearsAgoLabel == page.yearsAgoLabel, "\(n) years before \(now): \(dated.yearsAgoLabel)")
+            }
+        }
+    }
+
     /// On Feb 29 every year link lands on exactly the page it names: the
     /// link from N years ago to N+1 targets what the N+1 page targets.
     @Test func yearLinksAgreeWithTheirPagesOnALeapDay() {
@@ -134,7 +156,9 @@ struct StubChartSource: ChartSource {
                                               from: StubChartSource(list: list, charts: [captured: rows]), now: now)
         #expect(page.week == captured)
         #expect(page.rows.first?.name == "Live at The Electric Ballroom")
-        #expect(page.yearsAgo == 2)  // 8 Jul 2020 to 8 Jul 2023 (before 12:00) is two full years
+        // Counted from the week's start (Sun 5 Jul 2020, noon) to Sat 8 Jul
+        // 2023: three years, as the "3 years ago" page, which shows this week.
+        #expect(page.yearsAgo == 3)
     }
 }
 

@@ -23,7 +23,6 @@ extension LastFMClient {
     /// `sessionKey`: one signed POST, in the shared rate limit, never
     /// retried, joined or cached (the caller decides what a failure means).
     public func scrobble(_ batch: [(scrobble: Scrobble, duration: Int64?)], sessionKey: String) async throws(SourceError) -> ScrobbleReceipt {
-        guard let key = configuration.apiKey, let secret = configuration.apiSecret else { throw .missingAPIKey }
         precondition(batch.count <= Self.scrobbleBatchLimit, "Last.fm takes at most \(Self.scrobbleBatchLimit) scrobbles at a time")
         var parameters = ["sk": sessionKey]
         for (index, item) in batch.enumerated() {
@@ -37,16 +36,7 @@ extension LastFMClient {
             // Sent by this server, not chosen by the person at the player.
             parameters["chosenByUser[\(index)]"] = "0"
         }
-        var request = LastFMRequest(method: "track.scrobble", parameters: parameters, subject: .signIn, policy: .never)
-        request.signed = true
-        let body: Data
-        do {
-            body = try await fetchOnce(request, url: configuration.baseURL, form: request.form(apiKey: key, secret: secret))
-        } catch let error as SourceError {
-            throw error
-        } catch {
-            throw .transport(detail: networkFailure(error))
-        }
+        let (request, body) = try await signedPost("track.scrobble", parameters)
         let raw = try decodeBody(ScrobbleResponse.self, body, request)
         var ignored: [Int: String] = [:]
         for (index, item) in (raw.scrobbles.scrobble?.items ?? []).enumerated() {
@@ -63,22 +53,28 @@ extension LastFMClient {
     /// seconds when known): one signed POST in the shared rate limit,
     /// never retried.
     public func updateNowPlaying(_ scrobble: Scrobble, duration: Int64?, sessionKey: String) async throws(SourceError) {
-        guard let key = configuration.apiKey, let secret = configuration.apiSecret else { throw .missingAPIKey }
         var parameters = ["sk": sessionKey, "artist": scrobble.artist, "track": scrobble.track]
         if !scrobble.album.isEmpty { parameters["album"] = scrobble.album }
         if let mbid = scrobble.trackMBID { parameters["mbid"] = mbid }
         if let duration { parameters["duration"] = String(duration) }
-        var request = LastFMRequest(method: "track.updateNowPlaying", parameters: parameters, subject: .signIn, policy: .never)
+        let (request, body) = try await signedPost("track.updateNowPlaying", parameters)
+        _ = try decodeBody(NowPlayingResponse.self, body, request)
+    }
+
+    /// One signed POST of `method` with a session key among `parameters`,
+    /// in the shared rate limit, never retried; the request and the body
+    /// of Last.fm's answer.
+    private func signedPost(_ method: String, _ parameters: [String: String]) async throws(SourceError) -> (LastFMRequest, Data) {
+        guard let key = configuration.apiKey, let secret = configuration.apiSecret else { throw .missingAPIKey }
+        var request = LastFMRequest(method: method, parameters: parameters, subject: .signIn, policy: .never)
         request.signed = true
-        let body: Data
         do {
-            body = try await fetchOnce(request, url: configuration.baseURL, form: request.form(apiKey: key, secret: secret))
+            return (request, try await fetchOnce(request, url: configuration.baseURL, form: request.form(apiKey: key, secret: secret)))
         } catch let error as SourceError {
             throw error
         } catch {
             throw .transport(detail: networkFailure(error))
         }
-        _ = try decodeBody(NowPlayingResponse.self, body, request)
     }
 
     /// Last.fm's `ignoredMessage` codes, as a sentence fragment.

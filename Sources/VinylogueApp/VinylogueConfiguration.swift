@@ -39,6 +39,11 @@ public struct VinylogueConfiguration: Sendable {
     public var noColour: Bool
     /// `TERM=dumb`: no colour, no progress bar.
     public var dumbTerminal: Bool
+    /// What "now" is: the machine's clock, or, for tests of dates that
+    /// matter (year ends, Feb 29, a week's first hours), a clock started
+    /// at `VINYLOGUE_TEST_NOW` (ISO 8601 or seconds since 1970) that runs
+    /// on from there. Not for production: it moves every chart.
+    public var clock: WallClock
 
     /// The configuration `environment` describes.
     public init(environment: [String: String]) {
@@ -60,6 +65,7 @@ public struct VinylogueConfiguration: Sendable {
         patience = ServerDependencies.Patience()
         noColour = !(environment["NO_COLOR"] ?? "").isEmpty
         dumbTerminal = environment["TERM"] == "dumb"
+        clock = environment["VINYLOGUE_TEST_NOW"].flatMap(WallClock.instant).map(WallClock.running(from:)) ?? .system
     }
 
     /// The configuration this process's environment describes: the one

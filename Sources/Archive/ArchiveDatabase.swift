@@ -46,6 +46,7 @@ public final class ArchiveDatabase: Sendable {
             // directory makes the later opener wait, then find them applied.
             let pool = try MigrationLock(directory: directory).holding {
                 let pool = try DatabasePool(path: path, configuration: configuration)
+                try Self.syncEveryCommit(pool)
                 try Self.migrator(progress: progress).migrate(pool)
                 return pool
             }
@@ -103,6 +104,28 @@ public final class ArchiveDatabase: Sendable {
             current = nsError.userInfo[NSUnderlyingErrorKey] as? NSError
         }
         return nil
+    }
+
+    /// Makes every commit wait for the disk (`PRAGMA synchronous = FULL`
+    /// on the one writer connection), so that a write acknowledged as
+    /// stored survives a power cut, not only a killed process.
+    ///
+    /// GRDB's pool sets `synchronous = NORMAL` when it turns WAL on, after
+    /// `prepareDatabase` has run: in WAL mode NORMAL syncs only at
+    /// checkpoints, and a commit returns with its pages still in the
+    /// kernel's cache. So it is set here, once the pool is open; the
+    /// setting belongs to the connection, which the pool keeps for good.
+    static func syncEveryCommit(_ pool: DatabasePool) throws {
+        try pool.barrierWriteWithoutTransaction { db in
+            try db.execute(sql: "PRAGMA synchronous = FULL")
+        }
+    }
+
+    /// The writer connection's `PRAGMA synchronous` (2 is FULL).
+    public func writerSynchronousLevel() async throws -> Int {
+        try await writer.barrierWriteWithoutTransaction { db in
+            try Int.fetchOne(db, sql: "PRAGMA synchronous") ?? -1
+        }
     }
 
     /// The writer connection's page cache, in KiB.

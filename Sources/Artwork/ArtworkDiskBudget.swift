@@ -7,8 +7,8 @@ import Glibc
 /// Keeps the art directory under a size limit by removing the images used
 /// least recently, each with its palette sidecar.
 ///
-/// "Used" is the file's modification time: the cache touches an image each
-/// time it serves it from disk. The running total is counted from disk on
+/// "Used" is the file's modification time: the cache dates an image by its
+/// clock when it writes it and each time it serves it from disk. The running total is counted from disk on
 /// the first write after start-up and kept up to date after that; when a
 /// write takes it over the limit, images are removed oldest first until the
 /// directory is at 80% of the limit. A removed image is simply fetched (or,
@@ -51,9 +51,12 @@ final class ArtworkDiskBudget: Sendable {
         if mustPrune { prune(root, down: limit * 8 / 10) }
     }
 
-    /// Marks a file as just used.
-    static func touch(_ url: URL) {
-        _ = utimes(url.path, nil)
+    /// Marks a file as used at `instant`.
+    static func touch(_ url: URL, at instant: Date) {
+        let seconds = instant.timeIntervalSince1970.rounded(.down)
+        let when = timespec(tv_sec: Int(seconds), tv_nsec: Int((instant.timeIntervalSince1970 - seconds) * 1_000_000_000))
+        let times = [when, when]
+        _ = utimensat(AT_FDCWD, url.path, times, 0)
     }
 
     private func prune(_ root: URL, down target: Int64) {

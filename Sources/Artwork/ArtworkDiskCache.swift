@@ -1,5 +1,6 @@
 import Foundation
 import NIOPosix
+import VinylogueCore
 
 /// The files behind `ArtworkStore`: `<root>/<size>/<hash>.<ext>` for the bytes
 /// and `<root>/<size>/<hash>.<ext>.colours.json` for their palette.
@@ -22,12 +23,15 @@ struct ArtworkDiskCache: Sendable {
     let keptRoot: URL?
     let budget: ArtworkDiskBudget
     let fileThreads: NIOThreadPool
+    /// Dates each image's last use (its modification time).
+    let clock: WallClock
 
-    init(root: URL, keptRoot: URL? = nil, maxBytes: Int64? = nil, fileThreads: NIOThreadPool = .singleton) {
+    init(root: URL, keptRoot: URL? = nil, maxBytes: Int64? = nil, fileThreads: NIOThreadPool = .singleton, clock: WallClock = .system) {
         self.root = root
         self.keptRoot = keptRoot
         budget = ArtworkDiskBudget(limit: maxBytes)
         self.fileThreads = fileThreads
+        self.clock = clock
     }
 
     static let coloursSuffix = ".colours.json"
@@ -69,6 +73,7 @@ struct ArtworkDiskCache: Sendable {
     func store(bytes: Data, for address: ArtworkAddress) async throws {
         try await fileThreads.runIfActive {
             try Self.writeAtomically(bytes, to: imageURL(address))
+            ArtworkDiskBudget.touch(imageURL(address), at: clock.now)
             // Counting and pruning walk the directory: blocking work too.
             budget.wrote(bytes.count, under: root)
         }
@@ -108,7 +113,7 @@ struct ArtworkDiskCache: Sendable {
         if let kept = keptURL(address), let found = Self.readImage(at: kept) { return found }
         let url = imageURL(address)
         guard let found = Self.readImage(at: url) else { return nil }
-        ArtworkDiskBudget.touch(url)
+        ArtworkDiskBudget.touch(url, at: clock.now)
         return found
     }
 

@@ -1,5 +1,6 @@
 import Foundation
 import NIOPosix
+import VinylogueCore
 
 /// One image ready to serve: its bytes, what they are, and its palette.
 public struct StoredArtwork: Sendable, Hashable {
@@ -27,6 +28,9 @@ public actor ArtworkStore {
     public typealias ColourReading = @Sendable (Data) -> AlbumColours
 
     private let loader: Loader
+    /// Dates the use of every file under the art directory (the size
+    /// limit drops the least recently used first).
+    public nonisolated let clock: WallClock
 
     /// 1 GiB: some 30,000 covers at Last.fm's 300 px size.
     public static let defaultMaxDiskBytes: Int64 = 1 << 30
@@ -39,6 +43,8 @@ public actor ArtworkStore {
     ///     least recently are removed (nil: no limit).
     ///   - fileThreads: where the blocking file calls run, off Swift's
     ///     cooperative pool (NIO's shared pool for blocking work by default).
+    ///   - clock: when an image was last used, for the size limit (files
+    ///     are dated by it, not by the file system's coarse clock).
     public init(
         dataDirectory: URL,
         upstream: ArtworkUpstream,
@@ -47,13 +53,15 @@ public actor ArtworkStore {
         maxBytes: Int = ArtworkUpstream.defaultMaxBytes,
         maxDiskBytes: Int64? = ArtworkStore.defaultMaxDiskBytes,
         fileThreads: NIOThreadPool = .singleton,
+        clock: WallClock = .system,
         palettes: (any PaletteStore)? = nil,
         colourReading: @escaping ColourReading = { ColourExtraction().colours(fromImage: $0) }
     ) {
+        self.clock = clock
         loader = Loader(
             cache: ArtworkDiskCache(root: dataDirectory.appendingPathComponent("art", isDirectory: true),
                                     keptRoot: dataDirectory.appendingPathComponent(Self.keptDirectoryName, isDirectory: true),
-                                    maxBytes: maxDiskBytes, fileThreads: fileThreads),
+                                    maxBytes: maxDiskBytes, fileThreads: fileThreads, clock: clock),
             upstream: upstream, imageBase: imageBase, demoCovers: demoCovers,
             maxBytes: maxBytes, palettes: palettes, colourReading: colourReading
         )

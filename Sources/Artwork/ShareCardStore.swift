@@ -85,7 +85,7 @@ extension ShareCardStore {
             let url = root.appendingPathComponent(card.key + ".png", isDirectory: false)
             if keep, let kept = try? await threads.runIfActive({ () -> Data? in
                 guard let data = try? Data(contentsOf: url), ImageFormat(sniffing: data) == .png else { return nil }
-                ArtworkDiskBudget.touch(url)
+                ArtworkDiskBudget.touch(url, at: artwork.clock.now)
                 return data
             }) { return .success(DrawnShareCard(bytes: kept, isComplete: true)) }
             let covers = await coverBytes(for: card)
@@ -99,6 +99,7 @@ extension ShareCardStore {
                     let isComplete = complete && images.allSatisfy { $0 != nil }
                     // A failed write still serves the card; the next request draws it again.
                     if keep, isComplete, (try? ArtworkDiskCache.writeAtomically(png, to: url)) != nil {
+                        ArtworkDiskBudget.touch(url, at: artwork.clock.now)
                         budget.wrote(png.count, under: root)
                     }
                     return DrawnShareCard(bytes: png, isComplete: isComplete)

@@ -142,6 +142,12 @@ public actor FakeLastFM {
     /// Lets every answer held by `Fault.held` go.
     public func releaseHeld() { heldAnswers.releaseAll() }
 
+    /// Lets the answer held longest go.
+    public func releaseFirstHeld() { heldAnswers.releaseFirst() }
+
+    /// The most answers ever held back at once.
+    public func mostHeldAtOnce() -> Int { heldAnswers.mostHeldAtOnce }
+
     /// Returns once `Fault.held` is holding back at least `count` answers.
     public func untilHolding(_ count: Int) async { await heldAnswers.untilHolding(count) }
 

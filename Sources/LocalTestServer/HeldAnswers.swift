@@ -7,6 +7,8 @@ import Synchronization
 public final class HeldAnswers: Sendable {
     private struct State {
         var held: [CheckedContinuation<Void, Never>] = []
+        /// The most answers ever held at once.
+        var most = 0
         var waiters: [(count: Int, waiter: CheckedContinuation<Void, Never>)] = []
     }
 
@@ -20,6 +22,7 @@ public final class HeldAnswers: Sendable {
             let ready = state.withLock { state in
                 state.held.append(continuation)
                 let count = state.held.count
+                state.most = max(state.most, count)
                 let ready = state.waiters.filter { $0.count <= count }
                 state.waiters.removeAll { $0.count <= count }
                 return ready
@@ -36,6 +39,17 @@ public final class HeldAnswers: Sendable {
         }
         waiting.forEach { $0.resume() }
     }
+
+    /// Lets the answer held longest go, if any.
+    public func releaseFirst() {
+        let first = state.withLock { state in state.held.isEmpty ? nil : state.held.removeFirst() }
+        first?.resume()
+    }
+
+    /// The most answers that were ever held back at once: how a test sees
+    /// a bound on concurrent requests without waiting for a request that
+    /// must not come.
+    public var mostHeldAtOnce: Int { state.withLock { $0.most } }
 
     /// Returns once at least `count` answers are held back.
     public func untilHolding(_ count: Int) async {

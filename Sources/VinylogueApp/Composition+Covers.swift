@@ -36,7 +36,7 @@ extension Composition {
             store = SQLiteAlbumCoverStore(database)
         }
         let artwork = ArtworkStore(dataDirectory: directory, upstream: .live(httpClient), imageBase: configuration.imageBase,
-                                   maxDiskBytes: configuration.artCacheBytes, palettes: palettes)
+                                   maxDiskBytes: configuration.artCacheBytes, clock: clock, palettes: palettes)
         return ArchiveCoverFetch(covers: AlbumCovers(store: store, albums: client, clock: clock), artwork: artwork,
                                  concurrency: min(configuration.lastFM.requestsPerSecond, Self.coverFetchConcurrency))
     }

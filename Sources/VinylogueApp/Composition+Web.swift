@@ -91,7 +91,7 @@ extension Composition {
             for album in demo.history.catalog.albums { demoCovers.register(artist: album.artist, album: album.name) }
         }
         let artwork = ArtworkStore(dataDirectory: directory, upstream: .live(httpClient), imageBase: configuration.imageBase,
-                                   demoCovers: demoCovers, maxDiskBytes: configuration.artCacheBytes,
+                                   demoCovers: demoCovers, maxDiskBytes: configuration.artCacheBytes, clock: clock,
                                    palettes: postgres.map { PostgresPaletteStore($0) })
         let lastFM = lastFMClient(cache: cache, permits: permits)
         let outbox: any ForwardingOutbox = postgres.map { PostgresForwardingOutbox($0) } ?? SQLiteForwardingOutbox(database)

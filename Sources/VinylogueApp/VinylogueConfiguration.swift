@@ -4,6 +4,7 @@ import Foundation
 import LastFM
 import ListenBrainz
 import Logging
+import VinylogueCore
 import VinylogueServer
 
 /// Everything Vinylogue can be told, read once: from the environment here,

@@ -56,6 +56,17 @@ import VinylogueCore
         let history = try Self.run(["history", "bomb", "--data-dir", data.path], in: dir.url)
         #expect(history.status == 0, "\(history.output)")
         #expect(history.output.contains("A Year Ago"))
+        // Reading it changed nothing stored.
+        let after = SQLiteScrobbleStore(database: try ArchiveDatabase(directory: data))
+        #expect(try after.count(for: bomb) == 4)
+        #expect(try after.scrobbles(for: bomb, from: 1_594_000_000, to: 1_594_000_001).map(\.album) == ["Offline Album"])
+    }
+
+    /// What a data directory holds for `user` after a command: nothing at
+    /// all when the command never made the database.
+    static func stored(for user: String, in data: URL) throws -> Int {
+        guard ArchiveDatabase.exists(in: data) else { return 0 }
+        return try SQLiteScrobbleStore(database: try ArchiveDatabase(directory: data)).count(for: try Username(user))
     }
 
     @Test func importingAnEmptyDirectorySaysItHoldsNoExports() throws {
@@ -66,6 +77,7 @@ import VinylogueCore
         #expect(run.status == 1)
         #expect(run.output.contains("is a directory with no export files in it"))
         #expect(run.output.contains("Give the path of an export file, a ZIP archive"))
+        #expect(try Self.stored(for: "alice", in: dir.url.appendingPathComponent("data")) == 0)
     }
 
     @Test func importingABombReportsTheLineAndStoresNothingAbsurd() throws {
@@ -75,6 +87,7 @@ import VinylogueCore
         let run = try Self.run(["import", file, "--user", "bomb", "--data-dir", data.path], in: dir.url)
         #expect(run.status == 2)
         #expect(run.output.contains("line 2: time 9223372036854775807 is more than a day in the future"))
+        #expect(try Self.stored(for: "bomb", in: data) == 0)
     }
 
     /// Three imports started at once into a directory that does not exist
@@ -90,6 +103,9 @@ import VinylogueCore
             for outcome in try started.map(Self.finish) where outcome.status != 0 {
                 failures.append("round \(round): \(outcome.output)")
             }
+            // Three imports of one listen keep it once.
+            let kept = try Self.stored(for: "alice", in: data)
+            if kept != 1 { failures.append("round \(round): \(kept) listens kept, not 1") }
         }
         #expect(failures.isEmpty, "\(failures.count) failed: \(failures.prefix(2))")
     }

@@ -2,6 +2,7 @@ import Foundation
 import NIOPosix
 import Synchronization
 import Testing
+import VinylogueCore
 @testable import Artwork
 
 /// A stand-in for Last.fm's image host that counts what it was asked.
@@ -236,20 +237,22 @@ struct ArtworkStoreTests {
 
         let limit = perCover * 9 / 2  // room for four and a half covers
         let limited = directory.appendingPathComponent("limited")
-        let store = ArtworkStore(dataDirectory: limited, upstream: host.upstream, imageBase: base, maxDiskBytes: limit)
+        // A clock a second further on at each reading: every use is dated
+        // apart from the last without sleeping past the file system's tick.
+        let ticks = Mutex(1_700_000_000.0)
+        let clock = WallClock { Date(timeIntervalSince1970: ticks.withLock { $0 += 1; return $0 }) }
+        let store = ArtworkStore(dataDirectory: limited, upstream: host.upstream, imageBase: base, maxDiskBytes: limit, clock: clock)
         func onDisk() -> Set<String> {
             Set(ArtworkDiskBudget.files(under: limited.appendingPathComponent("art")).map { $0.url.lastPathComponent })
         }
         for address in addresses.prefix(4) {
             _ = try await store.image(for: address)
-            try await Task.sleep(for: .milliseconds(15))
         }
         #expect(onDisk().count == 8)
         // Cover 1 is shown again, so cover 2 is now the one shown least recently.
         let fetched = host.count
         _ = try await store.image(for: addresses[0])
         #expect(host.count == fetched)
-        try await Task.sleep(for: .milliseconds(15))
         _ = try await store.image(for: addresses[4])
 
         let kept = onDisk()

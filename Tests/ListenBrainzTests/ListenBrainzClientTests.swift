@@ -6,29 +6,39 @@ import Testing
 import VinylogueCore
 
 @Suite struct ListenBrainzClientTests {
-    @Test func pagesOfListensAreNewestFirstWithinTheBounds() async throws {
+    /// What the client does with a page of listens: the query it sends for
+    /// each combination of bounds, and the scrobbles it makes of what comes
+    /// back, in the order they came (the fake's own paging is tested in
+    /// `FakeListenBrainzTests`).
+    @Test func theBoundsAreSentAsAskedAndTheListensReadAsSent() async throws {
         try await withFakeListenBrainz { client, fake, _ in
-            let maxTs: Int64 = 1_577_836_800  // 2020-01-01
-            let first = try await client.listens(of: "rob", maxTs: maxTs, count: 100)
-            #expect(first.count == 100 && first.listens.count == 100)
-            #expect(first.listens.allSatisfy { $0.instant < maxTs })
-            #expect(first.listens.map(\.instant) == first.listens.map(\.instant).sorted(by: >))
-            #expect(first.listens.allSatisfy { !$0.artist.isEmpty && !$0.track.isEmpty && !$0.album.isEmpty })
-            // The next page starts below the oldest listen of this one.
-            let oldest = try #require(first.listens.last?.instant)
-            let second = try await client.listens(of: "rob", maxTs: oldest, count: 100)
-            #expect(second.listens.allSatisfy { $0.instant < oldest })
-            #expect(Set(first.listens).isDisjoint(with: second.listens))
-            // With only min_ts: the oldest listens after it, still newest first.
-            let after = try await client.listens(of: "rob", minTs: oldest, count: 10)
-            #expect(after.listens.count == 10)
-            #expect(after.listens.allSatisfy { $0.instant > oldest })
-            #expect(after.listens.last!.instant == first.listens.filter { $0.instant > oldest }.map(\.instant).min())
-            // Both bounds: only what lies strictly between.
-            let between = try await client.listens(of: "rob", minTs: oldest, maxTs: first.listens[0].instant, count: 1000)
-            #expect(between.listens.count == 98)
-            let asked = await fake.requests().map(\.query)
-            #expect(asked.first == ["max_ts": String(maxTs), "count": "100"])
+            await fake.add(user: "ann")
+            await fake.addListens([
+                .init(listenedAt: 1_500_000_300, artist: "Low", track: "Sunflower", release: "Things We Lost in the Fire",
+                      releaseMBID: "3b1f6e4e-6a46-4f5a-9a89-27a1d6c8b0f1", artistMBIDs: ["0c4f7d88-8ff3-4b4e-9d24-1b3d8e0f6c33"]),
+                .init(listenedAt: 1_500_000_200, artist: "Fiona Apple", track: "Shameika"),
+                .init(listenedAt: 1_500_000_100, artist: "", track: "Nameless"),
+                .init(listenedAt: 1_500_000_000, artist: "Low", track: "Laser Beam", release: "Things We Lost in the Fire"),
+            ], to: "ann")
+            let all = try await client.listens(of: "ann", maxTs: 1_600_000_000, count: 100)
+            #expect(all.listens == [
+                Scrobble(instant: 1_500_000_300, artist: "Low", album: "Things We Lost in the Fire", track: "Sunflower",
+                         artistMBID: "0c4f7d88-8ff3-4b4e-9d24-1b3d8e0f6c33", albumMBID: "3b1f6e4e-6a46-4f5a-9a89-27a1d6c8b0f1"),
+                Scrobble(instant: 1_500_000_200, artist: "Fiona Apple", album: "", track: "Shameika"),
+                Scrobble(instant: 1_500_000_000, artist: "Low", album: "Things We Lost in the Fire", track: "Laser Beam"),
+            ])
+            // The listen without an artist is left out, yet counted as sent.
+            #expect(all.count == 4)
+            _ = try await client.listens(of: "ann", minTs: 1_500_000_000, count: 10)
+            _ = try await client.listens(of: "ann", minTs: 1_500_000_000, maxTs: 1_500_000_300, count: 5000)
+            _ = try await client.listens(of: "ann", count: 0)
+            #expect(await fake.requests().map(\.query) == [
+                ["max_ts": "1600000000", "count": "100"],
+                ["min_ts": "1500000000", "count": "10"],
+                // At most ListenBrainz's own limit is asked for, and at least one.
+                ["min_ts": "1500000000", "max_ts": "1500000300", "count": String(ListenBrainzClient.maxCount)],
+                ["count": "1"],
+            ])
         }
     }
 

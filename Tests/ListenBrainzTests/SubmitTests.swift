@@ -13,24 +13,28 @@ import VinylogueCore
         Scrobble(instant: 1_590_900_500, artist: "Fiona Apple", album: "", track: "Shameika"),
     ]
 
-    @Test func acceptedListensAreReceivedOnceEachEvenWhenSentTwice() async throws {
+    /// What the client puts on the wire: every listen of every submission
+    /// it was given, with its fields in ListenBrainz's names (an empty
+    /// album sent as no release at all), and validate-token's answer read.
+    @Test func submittedListensAreSentWithTheirFields() async throws {
         try await withFakeListenBrainz { client, fake, _ in
             #expect(await client.submit(Self.listens, token: "test-token") == .accepted)
             #expect(await client.submit([Self.listens[0]], token: "test-token") == .accepted)
             let received = await fake.received()
             #expect(received.submissions == 2)
+            // Four listens went out: the client does not drop a repeat (the
+            // server decides what a repeat is).
             #expect(received.listensReceived == 4)
-            #expect(received.listens.count == 3)
             #expect(received.listens.map(\.user) == ["rob", "rob", "rob"])
-            let first = received.listens[0].listen
-            #expect(first.listenedAt == 1_590_900_000 && first.track == "Kyoto" && first.release == "Punisher")
-            #expect(first.artistMBIDs == ["0ff7d0d0-2cc3-4ce0-8ac4-f9c5ab8e8826"])
-            #expect(received.listens[2].listen.release == nil)
-            // Submitted listens join the user's public listens.
-            let page = try await client.listens(of: "rob", minTs: 1_590_899_999, count: 10)
-            #expect(Set(page.listens.map(\.track)).isSuperset(of: ["Kyoto", "Garden Song", "Shameika"]))
-            #expect(try await client.validate(token: "test-token") == "rob")
-            #expect(try await client.validate(token: "nope") == nil)
+            let sent = received.listens.map(\.listen)
+            #expect(sent[0] == .init(listenedAt: 1_590_900_000, artist: "Phoebe Bridgers", track: "Kyoto", release: "Punisher",
+                                     releaseMBID: "c5b4a6f9-0b2a-4a5b-9b7d-2b7f8f0a1c11",
+                                     artistMBIDs: ["0ff7d0d0-2cc3-4ce0-8ac4-f9c5ab8e8826"]))
+            #expect(sent[1] == .init(listenedAt: 1_590_900_240, artist: "Phoebe Bridgers", track: "Garden Song", release: "Punisher"))
+            #expect(sent[2] == .init(listenedAt: 1_590_900_500, artist: "Fiona Apple", track: "Shameika"))
+            let holder = try await client.validate(token: "test-token")
+            let nobody = try await client.validate(token: "nope")
+            #expect(holder == "rob" && nobody == nil)
         }
     }
 
@@ -76,18 +80,6 @@ import VinylogueCore
             #expect(again == .accepted)
             let received = await fake.received()
             #expect(received.listens.count == 3)
-        }
-    }
-
-    @Test func theTestAPIReportsWhatWasReceivedOverHTTP() async throws {
-        try await withFakeListenBrainz { client, fake, root in
-            #expect(await client.submit(Self.listens, token: "test-token") == .accepted)
-            let http = HTTPClientForTests.make()
-            let response = try await http.execute(HTTPClientRequest(url: "\(root)/test/received"), timeout: .seconds(60))
-            let body = try await response.body.collect(upTo: 1 << 20)
-            try await http.shutdown()
-            let received = try JSONDecoder().decode(FakeListenBrainz.Received.self, from: Data(body.readableBytesView))
-            #expect(received == (await fake.received()))
         }
     }
 }

@@ -78,9 +78,10 @@ class Vinylogue:
     """A running `vinylogue serve --demo`: its base URL and, over HTTPS, the
     CA file (and an SSL context trusting it) a client must be told about."""
 
-    def __init__(self, url: str, ca_file: Path | None):
+    def __init__(self, url: str, ca_file: Path | None, pid: int):
         self.url = url
         self.ca_file = ca_file
+        self.pid = pid
         self.ssl_context = ssl.create_default_context(cafile=str(ca_file)) if ca_file else None
 
     def open(self, request, timeout: float = 10):
@@ -157,7 +158,7 @@ def serve(tmp_path: Path, tls: bool):
         app = Process(args, "Vinylogue is serving at ", env, tmp_path)
         started.append(app)
         assert app.url.startswith("https://" if tls else "http://"), app.url
-        yield Vinylogue(app.url, ca_file)
+        yield Vinylogue(app.url, ca_file, app.process.pid)
     finally:
         for process in reversed(started):
             process.stop()

@@ -18,7 +18,10 @@ public func buildApplication(configuration: ServerConfiguration, dependencies: S
     let address = PublicAddress(configuration)
     // Hummingbird's own connection timer: it closes a connection that
     // has not delivered a whole request head within the timeout.
-    let http1 = HTTPServerBuilder.http1(configuration: .init(idleTimeout: TimeAmount(configuration.idleTimeout)))
+    // A body announced over its address's limit is refused from the head.
+    let limits = BodyLimits(forms: configuration.maxBodyBytes)
+    let http1 = HTTPServerBuilder.http1(configuration: .init(additionalChannelHandlers: [EarlyBodyLimit(limits: limits)],
+                                                             idleTimeout: TimeAmount(configuration.idleTimeout)))
     return Application(
         router: buildRouter(configuration: configuration, dependencies: dependencies, address: address),
         server: try tls?.server(over: http1) ?? http1,

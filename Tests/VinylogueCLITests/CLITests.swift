@@ -20,11 +20,13 @@ func vinylogueBinary() throws -> URL {
     throw CocoaError(.fileNoSuchFile, userInfo: [NSFilePathErrorKey: "vinylogue next to \(here.path)"])
 }
 
-/// Runs `vinylogue` with `arguments` in a clean environment plus `environment`.
-func vinylogue(_ arguments: [String], environment: [String: String] = [:]) async throws -> Run {
+/// Runs `vinylogue` with `arguments` in a clean environment plus
+/// `environment`, in `directory` when given.
+func vinylogue(_ arguments: [String], environment: [String: String] = [:], in directory: URL? = nil) async throws -> Run {
     let process = Process()
     process.executableURL = try vinylogueBinary()
     process.arguments = arguments
+    if let directory { process.currentDirectoryURL = directory }
     let home = FileManager.default.temporaryDirectory.appendingPathComponent("vinylogue-cli-\(UUID().uuidString)")
     try FileManager.default.createDirectory(at: home, withIntermediateDirectories: true)
     defer { try? FileManager.default.removeItem(at: home) }

@@ -109,3 +109,75 @@ import ZIPFoundation
         #expect(run.stderr.contains("Nothing was imported from") && run.stderr.contains("Download the export again"))
     }
 }
+
+/// What a hostile probe found in `vinylogue import` (issue 27): a pipe or
+/// a device given as the export hung for ever; members of a directory
+/// given by a relative path were named by cutting the absolute path; a ZIP
+/// with a damaged table of contents was called "not your export".
+@Suite struct ImportPathTests {
+    typealias Folder = ImportCommandTests.Folder
+    static let csv = "uts,utc_time,artist,artist_mbid,album,album_mbid,track,track_mbid\n1580495100,x,Radiohead,,OK Computer,,Airbag,\n"
+
+    @Test(.timeLimit(.minutes(1))) func aPipeOrADeviceGivenDirectlyIsASentenceNotAHang() async throws {
+        let folder = try Folder()
+        let fifo = folder.url.appendingPathComponent("export.csv").path
+        #expect(mkfifo(fifo, 0o600) == 0)
+        let pipe = try await vinylogue(["import", fifo, "--user", "ann", "--data-dir", folder.data])
+        #expect(pipe.status == 1, "\(pipe.stdout)\(pipe.stderr)")
+        #expect(pipe.stderr.contains("is a named pipe (FIFO), not a file; give the path of an export file"), "\(pipe.stderr)")
+        let device = try await vinylogue(["import", "/dev/zero", "--user", "ann", "--data-dir", folder.data])
+        #expect(device.status == 1, "\(device.stdout)\(device.stderr)")
+        #expect(device.stderr.contains("“/dev/zero” could not be read: it is a device, not a file"), "\(device.stderr)")
+    }
+
+    @Test func membersAreNamedBelowTheDirectoryHoweverItIsSpelt() async throws {
+        let folder = try Folder()
+        let dir = folder.url.appendingPathComponent("dir1")
+        try FileManager.default.createDirectory(at: dir.appendingPathComponent("sub"), withIntermediateDirectories: true)
+        try Self.csv.write(to: dir.appendingPathComponent("a.csv"), atomically: true, encoding: .utf8)
+        try (Self.csv + "bad,line\n").write(to: dir.appendingPathComponent("sub/b.csv"), atomically: true, encoding: .utf8)
+        try FileManager.default.createSymbolicLink(atPath: dir.appendingPathComponent("linked.csv").path, withDestinationPath: "/etc/passwd")
+        #expect(mkfifo(dir.appendingPathComponent("pipe.csv").path, 0o600) == 0)
+        let spellings: [(String, URL)] = [("dir1", folder.url), ("./dir1", folder.url), ("dir1/", folder.url), (dir.path, folder.url),
+                                          (String(dir.path.dropFirst()), URL(fileURLWithPath: "/"))]
+        for (index, (spelling, cwd)) in spellings.enumerated() {
+            let run = try await vinylogue(["import", spelling, "--user", "u\(index)", "--data-dir", folder.data], in: cwd)
+            #expect(run.status == 0, "\(spelling): \(run.stderr)")
+            let lines = run.stdout.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }
+            #expect(lines.contains { $0.hasPrefix("a.csv ") }, "\(spelling): \(run.stdout)")
+            #expect(lines.contains { $0.hasPrefix("sub/b.csv ") }, "\(spelling): \(run.stdout)")
+            #expect(lines.contains { $0.hasPrefix("linked.csv ") && $0.hasSuffix("skipped: a symbolic link, not followed") }, "\(spelling): \(run.stdout)")
+            #expect(lines.contains { $0.hasPrefix("pipe.csv ") && $0.hasSuffix("skipped: a named pipe (FIFO), not read") }, "\(spelling): \(run.stdout)")
+            #expect(run.stdout.contains("rejected sub/b.csv, line 3"), "\(spelling): \(run.stdout)")
+        }
+    }
+
+    /// Three ways a ZIP's table of contents is damaged; each is said to be
+    /// damaged (exit 1), as a truncated one is, and nothing is stored.
+    @Test func aDamagedTableOfContentsIsSaidToBeDamaged() async throws {
+        let folder = try Folder()
+        let good = try folder.zip("good.zip", [("a.csv", Self.csv)])
+        let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: good)))
+        func signature(_ third: UInt8, _ fourth: UInt8, at i: Int) -> Bool {
+            bytes[i] == 0x50 && bytes[i + 1] == 0x4B && bytes[i + 2] == third && bytes[i + 3] == fourth
+        }
+        let end = try #require(stride(from: bytes.count - 22, through: 0, by: -1).first { signature(5, 6, at: $0) })
+        let directory = try #require((0..<bytes.count - 3).first { signature(1, 2, at: $0) })
+        var farOffset = bytes
+        farOffset.replaceSubrange(end + 16..<end + 20, with: [0xF0, 0xFF, 0xFF, 0xFF])
+        var brokenEntry = bytes
+        brokenEntry[directory + 2] = 0x09
+        var noEntries = bytes
+        noEntries.replaceSubrange(end + 8..<end + 12, with: [0, 0, 0, 0])
+        for (name, damaged) in [("offset", farOffset), ("signature", brokenEntry), ("count", noEntries)] {
+            let path = folder.url.appendingPathComponent("\(name).zip").path
+            try Data(damaged).write(to: URL(fileURLWithPath: path))
+            let run = try await vinylogue(["import", path, "--user", "ann", "--data-dir", folder.data])
+            #expect(run.status == 1, "\(name): \(run.stdout)\(run.stderr)")
+            #expect(run.stderr.contains("table of contents is damaged"), "\(name): \(run.stderr)")
+            #expect(!run.stderr.contains("No listening history"), "\(name)")
+        }
+        let intact = try await vinylogue(["import", good, "--user", "ann", "--data-dir", folder.data])
+        #expect(intact.status == 0 && intact.stdout.contains("Imported 1 scrobbles"), "\(intact.stdout)\(intact.stderr)")
+    }
+}

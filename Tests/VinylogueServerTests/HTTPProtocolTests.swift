@@ -2,7 +2,7 @@ import Foundation
 import Hummingbird
 import HummingbirdTesting
 import Testing
-import VinylogueServer
+@testable import VinylogueServer
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -100,6 +100,73 @@ import Glibc
             // Idle after its last answer, the connection is closed too.
             #expect(await socket.receiveUntilClosed() == .closed)
         }
+    }
+}
+
+/// A body announced over its address's limit is refused from the request's
+/// head, and `Expect: 100-continue` is answered (issue 27: a player saying
+/// 999,999,999 bytes got no answer until the idle timeout, and curl's
+/// 20 MB upload was read whole before its 413).
+@Suite struct EarlyBodyLimitTests {
+    static func head(_ path: String, length: Int, expectContinue: Bool = false, type: String = "application/json") -> String {
+        "POST \(path) HTTP/1.1\r\nHost: localhost\r\nContent-Type: \(type)\r\nContent-Length: \(length)\r\n"
+            + (expectContinue ? "Expect: 100-continue\r\n" : "") + "\r\n"
+    }
+
+    @Test func anOverLongBodyIsRefusedFromItsHeadOnEveryLimitedAddress() async throws {
+        try await Harness.run(server: ServerConfiguration(port: 0, idleTimeout: .seconds(10)), testing: .live) { _, client in
+            let port = try #require(client.port)
+            let cases: [(String, Int, String)] = [
+                ("/1/submit-listens", 999_999_999, "larger than 10240000 bytes; send at most 1000 listens at a time"),
+                ("/1/submit-listens", 10_240_001, "larger than 10240000 bytes"),
+                ("/2.0/", 999_999_999, #"<error code="6">Invalid parameters: The request is larger than 1048576 bytes"#),
+                ("/2.0/?format=json", 2_000_000, #""error":6"#),
+                ("/settings", 1_000_000, "The form was too large"),
+            ]
+            for (path, length, sentence) in cases {
+                // Only the head is sent: the answer must not wait for a body.
+                let socket = try RawSocket(port: port)
+                defer { socket.close() }
+                #expect(socket.send(Self.head(path, length: length)))
+                let answer = await socket.receive(until: sentence)
+                #expect(answer.hasPrefix("HTTP/1.1 413"), "\(path): \(answer)")
+                #expect(answer.contains(sentence), "\(path): \(answer)")
+                #expect(answer.lowercased().contains("connection: close"), "\(path): \(answer)")
+                #expect(await socket.receiveUntilClosed() == .closed, "\(path)")
+            }
+        }
+    }
+
+    @Test func aClientThatExpectsContinueIsToldToSendOrRefusedBeforeSending() async throws {
+        try await Harness.run(server: ServerConfiguration(port: 0, idleTimeout: .seconds(10)), testing: .live) { _, client in
+            let port = try #require(client.port)
+            // Too large: 413 at once, never 100.
+            let large = try RawSocket(port: port)
+            defer { large.close() }
+            #expect(large.send(Self.head("/1/submit-listens", length: 20_000_000, expectContinue: true)))
+            let refused = await large.receive(until: "send at most 1000 listens")
+            #expect(refused.hasPrefix("HTTP/1.1 413"), "\(refused)")
+            #expect(!refused.contains("100 Continue"))
+
+            // Within the limit: 100 Continue before any body, then the route's answer.
+            let body = #"{"listen_type":"single","payload":[]}"#
+            let small = try RawSocket(port: port)
+            defer { small.close() }
+            #expect(small.send(Self.head("/1/submit-listens", length: body.utf8.count, expectContinue: true)))
+            let proceed = await small.receive(until: "\r\n\r\n")
+            #expect(proceed.hasPrefix("HTTP/1.1 100 Continue"), "\(proceed)")
+            #expect(small.send(body))
+            let answer = await small.receive(until: "}")
+            // No token: the route itself answered, having read the body.
+            #expect(answer.hasPrefix("HTTP/1.1 401"), "\(answer)")
+        }
+    }
+
+    @Test func contentLengthsThatOverflowAreTooLarge() {
+        #expect(EarlyBodyLimit.exceeds("99999999999999999999999999", 10))
+        #expect(EarlyBodyLimit.exceeds(" 11 ", 10))
+        #expect(!EarlyBodyLimit.exceeds("10", 10))
+        #expect(!EarlyBodyLimit.exceeds("-5", 10))
     }
 }
 

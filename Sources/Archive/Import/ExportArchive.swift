@@ -41,13 +41,56 @@ struct ExportArchive {
             throw SourceError.unreadableFile(path: path, reason: "it starts like a ZIP archive, but its table of contents "
                 + "could not be read (an incomplete download?); download the export again")
         }
+        // ZIPFoundation stops listing at the first entry it cannot read and
+        // trusts the end record's offset: a damaged table of contents
+        // listed nothing, and the import said "no listening history".
+        let listed = Array(archive)
+        if !Self.tableOfContentsIsWhole(path: path, listed: listed.count) {
+            throw SourceError.unreadableFile(path: path, reason: "it is a ZIP archive whose table of contents is damaged, so its members "
+                + "cannot be found (an incomplete or corrupted download?); download the export again")
+        }
         self.path = path
         self.maxMemberBytes = maxMemberBytes
         self.archive = archive
-        entries = archive.filter { $0.type == .file }.sorted { MemberNames.naturalOrder($0.path, $1.path) }
+        entries = listed.filter { $0.type == .file }.sorted { MemberNames.naturalOrder($0.path, $1.path) }
         totalBytes = entries.reduce(0) { total, entry in
             MemberNames.notHistory(entry.path) == nil ? total + Int64(min(entry.uncompressedSize, UInt64(maxMemberBytes))) : total
         }
+    }
+
+    /// Whether the archive's table of contents (the central directory) is
+    /// what its end record says: it lies before the end record, and every
+    /// entry it declares was listed. An archive that declares no entries
+    /// must hold no local file headers either (a file starting with one
+    /// is not empty). ZIP64 archives are left to ZIPFoundation.
+    static func tableOfContentsIsWhole(path: String, listed: Int) -> Bool {
+        guard let handle = FileHandle(forReadingAtPath: path) else { return true }
+        defer { try? handle.close() }
+        guard let size = try? handle.seekToEnd(), size >= 22 else { return true }
+        // The end record is 22 bytes plus a comment of up to 65,535.
+        let tailLength = min(size, 22 + 65_535)
+        guard (try? handle.seek(toOffset: size - tailLength)) != nil,
+              let tail = try? handle.read(upToCount: Int(tailLength)) else { return true }
+        let bytes = [UInt8](tail)
+        guard let record = stride(from: bytes.count - 22, through: 0, by: -1).first(where: {
+            bytes[$0] == 0x50 && bytes[$0 + 1] == 0x4B && bytes[$0 + 2] == 0x05 && bytes[$0 + 3] == 0x06
+        }) else { return false }
+        func little(_ at: Int, _ count: Int) -> UInt64 {
+            (0..<count).reduce(0) { $0 | UInt64(bytes[at + $1]) << (8 * UInt64($1)) }
+        }
+        let declared = little(record + 10, 2), directorySize = little(record + 12, 4), offset = little(record + 16, 4)
+        if declared == 0xFFFF || directorySize == 0xFFFF_FFFF || offset == 0xFFFF_FFFF { return true }  // ZIP64
+        let recordOffset = size - tailLength + UInt64(record)
+        guard offset + directorySize <= recordOffset else { return false }
+        if declared == 0 { return !isZIPWithMembers(path) }
+        return UInt64(listed) == declared
+    }
+
+    /// Whether the file starts with a local file header (a member).
+    private static func isZIPWithMembers(_ path: String) -> Bool {
+        guard let handle = FileHandle(forReadingAtPath: path) else { return false }
+        defer { try? handle.close() }
+        return (try? handle.read(upToCount: 4)).map { Array($0) == [0x50, 0x4B, 0x03, 0x04] } ?? false
     }
 
     /// Imports every member in turn; `prefix` goes before member names in

@@ -1,6 +1,9 @@
 import Foundation
 import GRDB
 import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
 import VinylogueCore
 
 /// Imports listening exports into the archive for one user: a single
@@ -73,13 +76,17 @@ public struct ScrobbleImporter: Sendable {
     private func importing(_ path: String, _ user: Username, _ progress: @escaping (ImportProgress) -> Void) throws -> ImportSummary {
         var run = ImportRun(writer: BatchWriter(store: store, user: user), batchSize: batchSize,
                             plausible: PlausibleTime.range(now: clock.now), progress: progress)
+        if let problem = Self.notReadable(path) {
+            throw SourceError.unreadableFile(path: path, reason: problem)
+        }
         if Self.isDirectory(path) {
-            let files = try Self.files(in: path)
+            let listing = try Self.files(in: path)
+            let files = listing.files
             run.summary.isCollection = true
+            for (name, reason) in listing.skipped { run.skipMember(name, reason) }
             var archives: [(String, ExportArchive)] = []
             var broken: [String: String] = [:]
-            for file in files {
-                let name = String(file.dropFirst(path.count).drop { $0 == "/" })
+            for (file, name) in files {
                 if ExportArchive.isZIP(file) {
                     // A broken ZIP among other exports is named, not fatal.
                     do {
@@ -93,8 +100,7 @@ public struct ScrobbleImporter: Sendable {
                     run.totalBytes += Self.size(of: file)
                 }
             }
-            for file in files {
-                let name = String(file.dropFirst(path.count).drop { $0 == "/" })
+            for (file, name) in files {
                 if let reason = broken[name] {
                     run.skipMember(name, reason, refused: true)
                 } else if let archive = archives.first(where: { $0.0 == name })?.1 {
@@ -144,28 +150,73 @@ public struct ScrobbleImporter: Sendable {
         ((try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? NSNumber)?.int64Value ?? 0
     }
 
-    /// Every regular file under `directory`, in natural order
-    /// (`listens/2020/2.jsonl` before `listens/2020/10.jsonl`). Hidden
-    /// files and folders are left out, except `.scrobbler.log`: that is
-    /// the name a portable player gives its log.
-    static func files(in directory: String) throws -> [String] {
-        let root = URL(fileURLWithPath: directory)
-        guard let walker = FileManager.default.enumerator(at: root, includingPropertiesForKeys: [.isRegularFileKey, .isDirectoryKey]) else {
+    /// Why `path`, given directly, cannot be imported, or nil when it is a
+    /// regular file or a directory (symbolic links followed). A named pipe
+    /// or a device would be read for ever (`/dev/zero`) or wait for a
+    /// writer that never comes (`mkfifo`), so they are refused by kind.
+    static func notReadable(_ path: String) -> String? {
+        specialKind(of: path).map { "it is \($0), not a file; give the path of an export file, a ZIP archive or a directory of them" }
+    }
+
+    /// What `path` is when it is neither a regular file nor a directory
+    /// ("a named pipe (FIFO)", "a device", …); nil otherwise or when it
+    /// does not exist (the reader then says so).
+    static func specialKind(of path: String) -> String? {
+        var status = stat()
+        guard stat(path, &status) == 0 else { return nil }
+        switch status.st_mode & S_IFMT {
+        case S_IFREG, S_IFDIR: return nil
+        case S_IFIFO: return "a named pipe (FIFO)"
+        case S_IFCHR, S_IFBLK: return "a device"
+        case S_IFSOCK: return "a socket"
+        default: return "something other than a file"
+        }
+    }
+
+    /// What a directory holds for an import.
+    struct Listing {
+        /// Every regular file: its path, and its name relative to the
+        /// directory given (`a.csv`, `listens/2020/2.jsonl`), in natural
+        /// order (`listens/2020/2.jsonl` before `listens/2020/10.jsonl`).
+        var files: [(path: String, name: String)] = []
+        /// What was left alone, named the same way, and why.
+        var skipped: [(name: String, reason: String)] = []
+    }
+
+    /// The files under `directory`. Hidden files and folders are left out,
+    /// except `.scrobbler.log`: that is the name a portable player gives
+    /// its log. Symbolic links are not followed, and neither they nor pipes
+    /// or devices are read; each is listed as skipped.
+    static func files(in directory: String) throws -> Listing {
+        let root = URL(fileURLWithPath: directory).standardizedFileURL
+        let keys: [URLResourceKey] = [.isRegularFileKey, .isDirectoryKey, .isSymbolicLinkKey]
+        guard let walker = FileManager.default.enumerator(at: root, includingPropertiesForKeys: keys) else {
             throw SourceError.unreadableFile(path: directory, reason: "the directory could not be listed")
         }
-        var files: [String] = []
+        // Names are the components below the root, whatever the spelling
+        // of the path given (`dir`, `./dir`, `/abs/dir/`).
+        let depth = root.pathComponents.count
+        var listing = Listing()
         for case let url as URL in walker {
-            let values = try? url.resourceValues(forKeys: [.isRegularFileKey, .isDirectoryKey])
-            let name = url.lastPathComponent
-            if name.hasPrefix("."), name != ".scrobbler.log" {
+            let values = try? url.resourceValues(forKeys: Set(keys))
+            let name = url.standardizedFileURL.pathComponents.dropFirst(depth).joined(separator: "/")
+            if url.lastPathComponent.hasPrefix("."), url.lastPathComponent != ".scrobbler.log" {
                 if values?.isDirectory == true { walker.skipDescendants() }
                 continue
             }
-            if values?.isRegularFile == true { files.append(url.path) }
+            if values?.isSymbolicLink == true {
+                listing.skipped.append((name, "a symbolic link, not followed"))
+            } else if values?.isRegularFile == true {
+                listing.files.append((url.path, name))
+            } else if values?.isDirectory != true {
+                listing.skipped.append((name, "\(specialKind(of: url.path) ?? "something other than a file"), not read"))
+            }
         }
-        guard !files.isEmpty else {
+        guard !listing.files.isEmpty else {
             throw SourceError.unreadableFile(path: directory, reason: "it is a directory with no export files in it")
         }
-        return files.sorted { MemberNames.naturalOrder($0, $1) }
+        listing.files.sort { MemberNames.naturalOrder($0.name, $1.name) }
+        listing.skipped.sort { MemberNames.naturalOrder($0.name, $1.name) }
+        return listing
     }
 }

@@ -1,0 +1,112 @@
+import Foundation
+import HTTPTypes
+import NIOCore
+import NIOHTTPTypes
+
+/// How large a request body each address takes, and what it says to one
+/// that announces more: the same limits the routes apply as they read,
+/// known here from the request's head alone.
+struct BodyLimits: Sendable {
+    /// What an over-long request is told, with status 413.
+    struct Refusal: Sendable {
+        let contentType: String
+        let body: String
+    }
+
+    /// The limit of every form (settings, the users list, sign-in).
+    let forms: Int
+
+    /// The most `request` may send and what to say when it announces more;
+    /// nil when the address takes no body worth limiting here.
+    func limit(for request: HTTPRequest) -> (bytes: Int, refusal: Refusal)? {
+        guard request.method == .post else { return nil }
+        let path = request.path ?? "/"
+        let route = path.split(separator: "?", maxSplits: 1).first.map(String.init) ?? path
+        switch route {
+        case "/1/submit-listens":
+            let limit = ListenSubmission.maxBodyBytes
+            return (limit, Refusal(contentType: "application/json; charset=utf-8",
+                                   body: #"{"code":413,"error":"The payload is larger than \#(limit) bytes; send at most 1000 listens at a time."}"#))
+        case "/2.0", "/2.0/":
+            let limit = LastFMScrobbleRoutes.maxBodyBytes
+            let sentence = "Invalid parameters: The request is larger than \(limit) bytes; send at most 50 scrobbles at a time."
+            if path.lowercased().contains("format=json") {
+                return (limit, Refusal(contentType: "application/json; charset=utf-8", body: #"{"error":6,"message":"\#(sentence)"}"#))
+            }
+            return (limit, Refusal(contentType: "text/xml; charset=utf-8",
+                                   body: #"<?xml version="1.0" encoding="utf-8"?>"# + "\n"
+                                       + #"<lfm status="failed"><error code="6">\#(sentence)</error></lfm>"#))
+        default:
+            return (forms, Refusal(contentType: "text/plain; charset=utf-8",
+                                   body: "The form was too large: a form here takes at most \(forms) bytes. Go back and send less.\n"))
+        }
+    }
+}
+
+/// Answers from a request's head what its body would be answered later:
+/// a `Content-Length` over the address's limit gets 413 at once, before a
+/// byte of the body is read (a player announcing 999,999,999 bytes used to
+/// wait for the idle timeout, and curl's 20 MB upload was read whole only
+/// to be refused). A request that says `Expect: 100-continue` and may send
+/// its body is told `100 Continue`, as clients such as curl wait for.
+///
+/// After a refusal the connection's output is closed and whatever body
+/// still arrives is dropped unread, so a client that did not wait still
+/// reads the 413 (closing at once can reset the connection under it); the
+/// idle timeout ends the connection if the client never does.
+final class EarlyBodyLimit: ChannelDuplexHandler, RemovableChannelHandler {
+    typealias InboundIn = HTTPRequestPart
+    typealias InboundOut = HTTPRequestPart
+    typealias OutboundIn = HTTPResponsePart
+    typealias OutboundOut = HTTPResponsePart
+
+    private let limits: BodyLimits
+    /// A refused request's body is being dropped.
+    private var refused = false
+
+    init(limits: BodyLimits) {
+        self.limits = limits
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        guard !refused else { return }
+        guard case .head(var head) = unwrapInboundIn(data) else {
+            context.fireChannelRead(data)
+            return
+        }
+        if let (limit, refusal) = limits.limit(for: head), let announced = head.headerFields[.contentLength],
+           Self.exceeds(announced, limit) {
+            refused = true
+            refuse(refusal, context: context)
+            return
+        }
+        if head.headerFields[.expect]?.lowercased() == "100-continue" {
+            // Answered here: the routes never see the expectation.
+            head.headerFields[.expect] = nil
+            context.writeAndFlush(wrapOutboundOut(.head(HTTPResponse(status: .continue))), promise: nil)
+        }
+        context.fireChannelRead(wrapInboundOut(.head(head)))
+    }
+
+    /// Whether a `Content-Length` value says more than `limit` bytes (one
+    /// too large for an `Int` does).
+    static func exceeds(_ announced: String, _ limit: Int) -> Bool {
+        let digits = announced.trimmingCharacters(in: .whitespaces)
+        guard !digits.isEmpty, digits.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) else { return false }
+        guard let length = Int(digits) else { return true }
+        return length > limit
+    }
+
+    private func refuse(_ refusal: BodyLimits.Refusal, context: ChannelHandlerContext) {
+        let body = context.channel.allocator.buffer(string: refusal.body)
+        var response = HTTPResponse(status: .contentTooLarge)
+        response.headerFields[.contentType] = refusal.contentType
+        response.headerFields[.contentLength] = String(body.readableBytes)
+        response.headerFields[.connection] = "close"
+        context.write(wrapOutboundOut(.head(response)), promise: nil)
+        context.write(wrapOutboundOut(.body(body)), promise: nil)
+        let written = context.eventLoop.makePromise(of: Void.self)
+        context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: written)
+        written.futureResult.whenComplete { _ in context.close(mode: .output, promise: nil) }
+    }
+}

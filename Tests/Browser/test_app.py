@@ -166,12 +166,13 @@ def test_year_links_move_a_year(page, app, shot):
     expect(rows(page)).to_have_count(13)
 
 
-def test_a_history_that_ended_leads_back_to_its_last_year(page, app, shot):
+def test_a_history_that_ended_leads_back_to_its_last_year(page, app, now, shot):
     # ybsc's charts end in July 2020; "1 year ago" is after that.
     page.goto(app("/u/ybsc"))
     expect(page.locator(".empty-state")).to_contain_text("no charts after Jul 12, 2020")
     expect(page.locator("#next-year")).to_have_count(0)
-    today = datetime.date.today()
+    # The servers' day (the `now` fixture), not the machine's.
+    today = now.date()
     year = today.year - 1
     while datetime.date(year, today.month, min(today.day, 28)) >= datetime.date(2020, 7, 12):
         year -= 1

@@ -4,7 +4,9 @@
 -- their listens a second apart from an hour ago, as a player sends them.
 -- wrk's $BENCH_THREADS threads split the people between them, so each
 -- person's listens have times of their own. Prints one line in
--- ingest-bench's words.
+-- ingest-bench's words, and writes how many were acknowledged (2xx) to the
+-- file $BENCH_ACKED when it is set, for the script to compare with what
+-- the store kept.
 
 local label = os.getenv("BENCH_LABEL") or "server"
 local people = tonumber(os.getenv("BENCH_PEOPLE") or "64")
@@ -46,6 +48,12 @@ function done(summary, latency, requests)
   io.write(string.format("%s: single listens, %d people at once (wrk): %d listens/s (%d in %d s), p50 %.2f ms, p99 %.2f ms\n",
     label, people, math.floor(accepted / seconds), accepted, math.floor(seconds + 0.5),
     latency:percentile(50) / 1000, latency:percentile(99) / 1000))
+  local acked = os.getenv("BENCH_ACKED")
+  if acked then
+    local file = assert(io.open(acked, "w"))
+    file:write(string.format("%d\n", accepted))
+    file:close()
+  end
   if failed > 0 then
     io.write(string.format("%s: %d requests failed (answers other than 2xx: %d)\n", label, failed, summary.errors.status))
   end

@@ -6,6 +6,16 @@ share users, settings, cached answers or injected faults. Both start in well
 under a second. Processes are always stopped at the end of the test, also
 when it fails.
 
+Both run on one fixed clock, not the machine's: they start at the instant
+of the `now` fixture (`VINYLOGUE_TEST_NOW` for serve, `--starting-at` for
+the fake) and run on from there, so "N years ago" is the same weeks on
+every day the suite runs. By default that is `FIXED_NOW`, a Tuesday at
+12:12 UTC whose "2 years ago" falls in a week's first hours (the hour a
+wrong year label was once found); a test picks another instant with
+`@pytest.mark.parametrize("now", [...], indirect=True)`. The server runs in
+UTC. No page script reads the date (vinylogue.js), so the browser's own
+clock is left alone.
+
 The browser is Debian's Chromium driven by Playwright (Playwright's own
 browser download does not work offline). Every page opened through these
 fixtures fails the test if it shows a JavaScript dialog (alert, confirm,
@@ -27,6 +37,7 @@ import time
 import urllib.error
 import urllib.request
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
@@ -43,6 +54,16 @@ API_SECRET = "test-secret"
 
 # Ms Playwright waits for a selector or a navigation before failing.
 TIMEOUT_MS = 10_000
+
+# The instant every test's servers start their clocks at, unless the test
+# asks for another (the `now` fixture): Tue 24 Nov 2026, 12:12 UTC. Two
+# years before, Sun 24 Nov 2024 12:12, is 12 minutes into a Last.fm week.
+FIXED_NOW = datetime(2026, 11, 24, 12, 12, tzinfo=timezone.utc)
+
+
+def iso(instant: datetime) -> str:
+    """`instant` as ISO 8601 in UTC with a Z, as VINYLOGUE_TEST_NOW takes it."""
+    return instant.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 # --------------------------------------------------------------------------
@@ -181,13 +202,16 @@ class App:
 
 @dataclass
 class Stack:
-    """Everything a test started, stopped in reverse order at its end."""
+    """Everything a test started, stopped in reverse order at its end. Every
+    server it starts begins its clock at `now`."""
     workdir: Path
+    now: datetime = FIXED_NOW
     servers: list[Server] = field(default_factory=list)
 
     def fake(self) -> FakeLastFM:
         server = start_server(
-            "fake-lastfm", FAKE_LASTFM, ["--port", "0", "--host", "127.0.0.1"],
+            "fake-lastfm", FAKE_LASTFM,
+            ["--port", "0", "--host", "127.0.0.1", "--starting-at", str(int(self.now.timestamp()))],
             "fake Last.fm listening at ", env=dict(os.environ), workdir=self.workdir,
         )
         self.servers.append(server)
@@ -205,6 +229,8 @@ class Stack:
             "LASTFM_IMAGE_URL": fake.api_url.replace("/2.0/", "/i/u/"),
             "LASTFM_API_KEY": API_KEY,
             "LASTFM_REQUESTS_PER_SECOND": "50",
+            "VINYLOGUE_TEST_NOW": iso(self.now),
+            "TZ": "UTC",
         })
         env.pop("LASTFM_API_SECRET", None)
         if sign_in:
@@ -228,9 +254,20 @@ class Stack:
 
 
 @pytest.fixture
-def stack(tmp_path):
-    """Starts servers on demand for one test and always stops them."""
-    s = Stack(tmp_path)
+def now(request) -> datetime:
+    """The instant the test's servers start their clocks at: `FIXED_NOW`,
+    or the test's own through `parametrize("now", [...], indirect=True)`."""
+    instant = getattr(request, "param", FIXED_NOW)
+    if isinstance(instant, str):
+        instant = datetime.fromisoformat(instant.replace("Z", "+00:00"))
+    assert instant.tzinfo is not None, f"{instant} has no zone"
+    return instant
+
+
+@pytest.fixture
+def stack(tmp_path, now):
+    """Starts servers on demand for one test, on the clock of `now`, and always stops them."""
+    s = Stack(tmp_path, now)
     try:
         yield s
     finally:

@@ -16,6 +16,8 @@ what is playing now, and reads the chart JSON of that week.
 from __future__ import annotations
 
 import ssl
+import urllib.error
+import urllib.request
 from urllib.parse import urlsplit
 
 import pylast
@@ -75,8 +77,17 @@ def test_pylast_is_refused_with_lastfms_codes(tls_server, monkeypatch):
 
 
 def test_plain_http_is_not_what_pylast_speaks(tls_server):
-    """The TLS port answers only TLS: a plain-HTTP request does not get a page."""
-    import urllib.request
+    """The TLS port answers only TLS: a plain-HTTP request gets no answer at
+    all. The server ends the connection without a byte (the client sees the
+    end of the stream, `http.client.RemoteDisconnected`, or a reset when its
+    request was still unread); not a page, not an HTTP error, not silence
+    until the timeout."""
     plain = tls_server.url.replace("https://", "http://")
-    with pytest.raises(Exception):
+    with pytest.raises((ConnectionResetError, BrokenPipeError, urllib.error.URLError)) as ended:
         urllib.request.urlopen(plain + "/healthz", timeout=5).read()
+    error = ended.value
+    # urlopen wraps an error met while sending the request in URLError.
+    cause = error.reason if isinstance(error, urllib.error.URLError) and not isinstance(error, urllib.error.HTTPError) else error
+    # RemoteDisconnected ("closed without response") is a ConnectionResetError.
+    assert isinstance(cause, (ConnectionResetError, BrokenPipeError)), \
+        f"a plain-HTTP request to the TLS port should be cut off without an answer, not: {error!r}"

@@ -45,6 +45,10 @@ public struct VinylogueConfiguration: Sendable {
     /// at `VINYLOGUE_TEST_NOW` (ISO 8601 or seconds since 1970) that runs
     /// on from there. Not for production: it moves every chart.
     public var clock: WallClock
+    /// Sentences about environment variables that were set but could not
+    /// be understood; a command stops on the first (exit 4) rather than
+    /// run on a default its caller did not ask for.
+    public var problems: [String] = []
 
     /// The configuration `environment` describes.
     public init(environment: [String: String]) {
@@ -66,7 +70,15 @@ public struct VinylogueConfiguration: Sendable {
         patience = ServerDependencies.Patience()
         noColour = !(environment["NO_COLOR"] ?? "").isEmpty
         dumbTerminal = environment["TERM"] == "dumb"
-        clock = environment["VINYLOGUE_TEST_NOW"].flatMap(WallClock.instant).map(WallClock.running(from:)) ?? .system
+        clock = .system
+        if let testNow = environment["VINYLOGUE_TEST_NOW"], !testNow.isEmpty {
+            if let start = WallClock.instant(testNow) {
+                clock = .running(from: start)
+            } else {
+                problems.append("VINYLOGUE_TEST_NOW is “\(testNow)”: give an instant as ISO 8601 with a zone "
+                    + "(2024-02-29T11:59:00Z) or seconds since 1970, or unset it.")
+            }
+        }
     }
 
     /// The configuration this process's environment describes: the one

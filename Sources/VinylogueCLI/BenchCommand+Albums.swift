@@ -4,18 +4,20 @@ import VinylogueCore
 
 extension BenchCommand {
     /// Times the album page's life of an album (`AlbumLife`, for the #1
-    /// album of 50 weeks spread over the history) and rediscover
-    /// (`Rediscoveries`, 20 runs), and prints their figures.
-    static func benchAlbumPages(_ source: ArchiveChartSource, user: Username, weeks: [ChartWeek], now: Date) async throws {
+    /// album of 50 weeks spread over the history, each week's of the next
+    /// person in turn) and rediscover (`Rediscoveries`, 20 runs across the
+    /// people), and prints their figures.
+    static func benchAlbumPages(_ source: ArchiveChartSource, users: [Username], weeks: [ChartWeek], now: Date) async throws {
         let clock = ContinuousClock()
-        var albums: [(String, String)] = []
-        for week in stride(from: 0, to: weeks.count, by: max(1, weeks.count / 50)).map({ weeks[$0] }) {
-            if let top = try await source.chart(for: user, kind: .album, week: week).entries.first { albums.append((top.artist, top.name)) }
+        var albums: [(Username, String, String)] = []
+        for (index, week) in stride(from: 0, to: weeks.count, by: max(1, weeks.count / 50)).map({ weeks[$0] }).enumerated() {
+            let user = users[index % users.count]
+            if let top = try await source.chart(for: user, kind: .album, week: week).entries.first { albums.append((user, top.artist, top.name)) }
         }
         var life: [Double] = []
         var weeksInChart = 0
         for round in 0..<3 {
-            for (artist, name) in albums {
+            for (user, artist, name) in albums {
                 let begin = clock.now
                 let found = try await AlbumLife.load(user: user, artist: artist, album: name, week: nil, now: now, timeZone: .gmt,
                                                      history: source)
@@ -28,7 +30,8 @@ extension BenchCommand {
             + "p99 \(format(percentile(life, 0.99), 2)) ms")
         var rediscover: [Double] = []
         var finds = 0
-        for _ in 0..<20 {
+        for run in 0..<20 {
+            let user = users[run % users.count]
             let begin = clock.now
             finds = try await Rediscoveries.load(user: user, now: now, timeZone: .gmt, charts: source).finds.count
             rediscover.append(seconds(clock.now - begin) * 1000)

@@ -83,8 +83,11 @@ struct BenchCommand: AsyncParsableCommand {
 
         let source = ArchiveChartSource(store: store)
         let weeks = try await source.chartList(for: user).weeks
-        try await Self.benchReads(source, user: user, weeks: weeks, now: Date(timeIntervalSince1970: TimeInterval(end))) { week in
-            _ = try store.chartsBlocking(.album, of: user, weeks: [week])
+        // Reads go round every person, so a size of several people is
+        // measured across all of them, not on the first one's rows alone.
+        let users = try [user] + (1..<max(1, people)).map { try Username("bench-\($0)") }
+        try await Self.benchReads(source, users: users, weeks: weeks, now: Date(timeIntervalSince1970: TimeInterval(end))) { who, week in
+            _ = try store.chartsBlocking(.album, of: who, weeks: [week])
         }
         print("Peak memory (VmHWM) of this size (import and reads): \(Self.peakMemory() ?? "unknown")")
 
@@ -127,14 +130,17 @@ struct BenchCommand: AsyncParsableCommand {
 
     /// Every week's album chart (awaited as the server reads it, and through
     /// `blocking`, on a thread of its own, when given), the every-year
-    /// query, album life and rediscover for `user`; both stores.
-    static func benchReads(_ source: ArchiveChartSource, user: Username, weeks: [ChartWeek], now: Date,
-                           blocking: (@Sendable (ChartWeek) throws -> Void)? = nil) async throws {
+    /// query, album life and rediscover, each read of the next of `users`
+    /// in turn; both stores.
+    static func benchReads(_ source: ArchiveChartSource, users: [Username], weeks: [ChartWeek], now: Date,
+                           blocking: (@Sendable (Username, ChartWeek) throws -> Void)? = nil) async throws {
         let clock = ContinuousClock()
         var latencies: [Double] = []
         var rows = 0
+        let across = users.count > 1 ? ", across \(users.count) people in turn" : ""
         for round in 0..<3 {
-            for week in weeks {
+            for (index, week) in weeks.enumerated() {
+                let user = users[(index + round) % users.count]
                 let start = clock.now
                 let chart = try await source.chart(for: user, kind: .album, week: week)
                 let elapsed = seconds(clock.now - start)
@@ -143,7 +149,7 @@ struct BenchCommand: AsyncParsableCommand {
             }
         }
         latencies.sort()
-        print("Weekly album chart over \(weeks.count) weeks (×2, \(rows / max(1, weeks.count)) rows a week on average), awaited as the server reads it: "
+        print("Weekly album chart over \(weeks.count) weeks (×2\(across), \(rows / max(1, weeks.count)) rows a week on average), awaited as the server reads it: "
             + "p50 \(format(percentile(latencies, 0.5), 3)) ms, p99 \(format(percentile(latencies, 0.99), 3)) ms")
         if let blocking {
             // Without the hop to the database's queue and back that an
@@ -151,9 +157,9 @@ struct BenchCommand: AsyncParsableCommand {
             var times = try await DedicatedThread.run(named: "vinylogue.bench") { () throws -> [Double] in
                 var times: [Double] = []
                 for round in 0..<3 {
-                    for week in weeks {
+                    for (index, week) in weeks.enumerated() {
                         let start = ContinuousClock.now
-                        try blocking(week)
+                        try blocking(users[(index + round) % users.count], week)
                         if round > 0 { times.append(seconds(ContinuousClock.now - start) * 1000) }
                     }
                 }
@@ -164,14 +170,15 @@ struct BenchCommand: AsyncParsableCommand {
         }
         var everyYear: [Double] = []
         var years = 0
-        for _ in 0..<20 {
+        for run in 0..<20 {
+            let user = users[run % users.count]
             let start = clock.now
             years = try await source.everyYear(for: user, limit: 5, now: now, timeZone: .gmt).years.count
             everyYear.append(seconds(clock.now - start) * 1000)
         }
         everyYear.sort()
-        print("Every-year query (\(years) years, top 5): p50 \(format(percentile(everyYear, 0.5), 2)) ms, max \(format(everyYear.last ?? 0, 2)) ms")
-        try await benchAlbumPages(source, user: user, weeks: weeks, now: now)
+        print("Every-year query (\(years) years, top 5\(across)): p50 \(format(percentile(everyYear, 0.5), 2)) ms, max \(format(everyYear.last ?? 0, 2)) ms")
+        try await benchAlbumPages(source, users: users, weeks: weeks, now: now)
     }
 
     /// Starts the process's peak resident set (VmHWM) again from what it

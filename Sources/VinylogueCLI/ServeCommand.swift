@@ -87,6 +87,7 @@ struct ServeCommand: AsyncParsableCommand {
 
     func run() async throws {
         var configuration = VinylogueConfiguration.fromProcessEnvironment()
+        if let problem = configuration.problems.first { throw CommandFailure(problem, exitCode: .configuration) }
         configuration.dataDirectory = configuration.dataDirectory(dataDir)
         if let databaseURL { configuration.databaseURL = databaseURL.isEmpty ? nil : databaseURL }
         configuration.server.host = host

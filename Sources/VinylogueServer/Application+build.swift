@@ -51,7 +51,7 @@ func buildRouter(configuration: ServerConfiguration, dependencies: ServerDepende
     router.add(middleware: AnswerDeadlineMiddleware(patience: dependencies.patience.lastFM))
     router.add(middleware: ErrorPageMiddleware(pages: dependencies.pages))
     router.add(middleware: CanonicalUserPathMiddleware(dependencies: dependencies))
-    router.get("/healthz") { _, _ in try await HealthReport.response(dependencies.database, patience: dependencies.patience.database) }
+    router.get("/healthz") { _, _ in try await HealthReport.response(dependencies.database, rendered: dependencies.rendered, patience: dependencies.patience.database) }
     router.get("/static/:file") { _, context in
         if context.parameters.get("file") == "placeholder.svg" { return CoverRoutes.placeholder() }
         return StaticAssets.response(context.parameters.get("file") ?? "")

@@ -232,3 +232,21 @@ func withFakeEnvironment(_ body: @Sendable (FakeLastFM, [String: String]) async 
         #expect(run.stdout.contains("Exit codes"))
     }
 }
+
+/// The test-only clock of `serve` (`VINYLOGUE_TEST_NOW`, used by the browser
+/// tests to put the server on the dates that matter) is never ignored
+/// quietly: a value that is not an instant stops `serve` with a sentence.
+@Suite struct TestClockSettingTests {
+    @Test func anUnreadableTestNowStopsServe() async throws {
+        let run = try await vinylogue(["serve", "--demo", "--port", "0"], environment: ["VINYLOGUE_TEST_NOW": "next tuesday"])
+        #expect(run.status == 4, "\(run.stdout)\(run.stderr)")
+        #expect(run.stderr.contains("VINYLOGUE_TEST_NOW is “next tuesday”: give an instant as ISO 8601"), "\(run.stderr)")
+    }
+
+    @Test func instantsAreReadAsISO8601OrSeconds() throws {
+        #expect(WallClock.instant("2024-02-29T11:59:00Z") == Date(timeIntervalSince1970: 1_709_207_940))
+        #expect(WallClock.instant("1709207940") == Date(timeIntervalSince1970: 1_709_207_940))
+        #expect(WallClock.instant("2024-02-29") == nil)
+        #expect(WallClock.instant("nan") == nil)
+    }
+}

@@ -19,6 +19,20 @@ import VinylogueCore
         #expect(pages.keptBytes == 0)
     }
 
+    /// Every lookup is counted as a hit or a miss (an expired entry is a
+    /// miss), for `/healthz` and the benchmark's hit ratio.
+    @Test func lookupsAreCountedAsHitsAndMisses() {
+        let clock = TestClock(july2023)
+        let pages = RenderedPages(clock: clock.wallClock, lifetime: 60, capacity: 6, maxBytes: 1 << 20)
+        #expect(pages.page("chart|RJ|y1|album") == nil)
+        pages.keep("chart|RJ|y1|album", status: .ok, body: ByteBuffer(string: "page"))
+        #expect(pages.page("chart|RJ|y1|album") != nil)
+        #expect(pages.page("chart|RJ|y1|album") != nil)
+        clock.advance(days: 61.0 / 86400)
+        #expect(pages.page("chart|RJ|y1|album") == nil)
+        #expect(pages.counts.hits == 2 && pages.counts.misses == 2)
+    }
+
     /// A user's answers are found through the index of fields, however
     /// they left or came back: only keys that name the user go, in any
     /// case, and nothing else; expired and evicted ones are forgotten.

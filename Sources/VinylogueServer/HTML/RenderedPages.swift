@@ -32,6 +32,10 @@ final class RenderedPages: Sendable {
         /// name a user, found without reading every key (a listen received
         /// asks, and the cache holds thousands).
         var byField: [Substring: Set<String>] = [:]
+        /// Lookups that found a live entry, and those that did not (absent
+        /// or expired), since start: `/healthz` reports them.
+        var hits = 0
+        var misses = 0
 
         mutating func insert(_ key: String, _ entry: Entry) {
             if let old = entries.updateValue(entry, forKey: key) {
@@ -75,17 +79,31 @@ final class RenderedPages: Sendable {
         self.maxBytes = maxBytes
     }
 
+    /// Lookups answered from what is kept, and lookups that were not.
+    struct Counts: Encodable, Sendable {
+        let hits: Int
+        let misses: Int
+    }
+
+    /// How often a page was found here since start.
+    var counts: Counts { kept.withLock { Counts(hits: $0.hits, misses: $0.misses) } }
+
     /// How many bytes of pages are kept now.
     var keptBytes: Int { kept.withLock { $0.bytes } }
 
     func page(_ key: String) -> Entry? {
         let now = clock.now
         return kept.withLock { kept in
-            guard let entry = kept.entries[key] else { return nil }
-            if entry.expires <= now {
-                kept.remove(key)
+            guard let entry = kept.entries[key] else {
+                kept.misses += 1
                 return nil
             }
+            if entry.expires <= now {
+                kept.remove(key)
+                kept.misses += 1
+                return nil
+            }
+            kept.hits += 1
             return entry
         }
     }

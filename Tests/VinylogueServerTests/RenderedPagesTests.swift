@@ -31,6 +31,11 @@ import VinylogueCore
         clock.advance(days: 61.0 / 86400)
         #expect(pages.page("chart|RJ|y1|album") == nil)
         #expect(pages.counts.hits == 2 && pages.counts.misses == 2)
+        // Filled past its capacity, the cache starts over; its counts do not
+        // (they read as negative over a benchmark's cold run when they did).
+        for n in 0..<7 { pages.keep("chart|RJ|y\(n)|track", status: .ok, body: ByteBuffer(string: "page")) }
+        pages.removeAll()
+        #expect(pages.counts.hits == 2 && pages.counts.misses == 2)
     }
 
     /// A user's answers are found through the index of fields, however

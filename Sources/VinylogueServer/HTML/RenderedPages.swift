@@ -55,6 +55,13 @@ final class RenderedPages: Sendable {
             }
         }
 
+        /// Forgets every entry (the counts stay: they are since start).
+        mutating func empty() {
+            entries = [:]
+            bytes = 0
+            byField = [:]
+        }
+
         /// Keeps only the entries `keep` says to, rebuilding the index.
         mutating func filter(_ keep: (Entry) -> Bool) {
             entries = entries.filter { keep($0.value) }
@@ -132,7 +139,7 @@ final class RenderedPages: Sendable {
                 // Drop the expired ones; if that is not enough, start over.
                 kept.filter { $0.expires > now }
                 if kept.entries.count >= capacity || kept.bytes + body.readableBytes > maxBytes {
-                    kept = Kept()
+                    kept.empty()
                 }
             }
             kept.insert(key, Entry(status: status, body: body, expires: expires, contentType: contentType))
@@ -157,6 +164,6 @@ final class RenderedPages: Sendable {
     }
 
     func removeAll() {
-        kept.withLock { $0 = Kept() }
+        kept.withLock { $0.empty() }
     }
 }

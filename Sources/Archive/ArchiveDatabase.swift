@@ -166,6 +166,7 @@ public final class ArchiveDatabase: Sendable {
         SQLiteListenTokenStore.registerMigrations(in: &migrator)
         SQLiteMobileSessionStore.registerMigrations(in: &migrator)
         SQLiteForwardingOutbox.registerMigrations(in: &migrator)
+        SQLiteScrobbleStore.registerEchoMigration(in: &migrator)
         return migrator
     }
 

@@ -140,6 +140,29 @@ public struct SQLiteScrobbleStore: Sendable {
         }
     }
 
+    /// Listens set aside as the same play as one that counts (`SameListenRule`):
+    /// kept so that a listen arriving later, earlier than the one that
+    /// counts, can take its place and bring back the ones after it.
+    /// Ids are '' when unknown, so the key holds.
+    static func registerEchoMigration(in migrator: inout DatabaseMigrator) {
+        migrator.registerMigration("scrobble echoes") { db in
+            try db.execute(sql: """
+                CREATE TABLE scrobble_echo (
+                    user_id INTEGER NOT NULL REFERENCES archive_user(id) ON DELETE CASCADE,
+                    instant INTEGER NOT NULL,
+                    artist TEXT NOT NULL,
+                    track TEXT NOT NULL,
+                    album TEXT NOT NULL,
+                    artist_mbid TEXT NOT NULL,
+                    album_mbid TEXT NOT NULL,
+                    track_mbid TEXT NOT NULL,
+                    source INTEGER NOT NULL,
+                    PRIMARY KEY (user_id, instant, artist, track, album, artist_mbid, album_mbid, track_mbid)
+                ) WITHOUT ROWID
+                """)
+        }
+    }
+
     // MARK: - Users
 
     /// The archive's id for `user`, or `nil` when nothing was ever stored.
@@ -192,32 +215,84 @@ public struct SQLiteScrobbleStore: Sendable {
     /// than this many seconds apart (`SameListenRule`).
     public static let sameListenWindow: Int64 = SameListenRule.window
 
-    /// Inserts inside the caller's transaction, leaving out every scrobble
-    /// that is the same listen as one already archived for the user or one
-    /// earlier in `scrobbles` (`SameListenRule`). Left-out rows are counted
-    /// as duplicates. Every import and every sync stores through here.
+    /// Stores `scrobbles` inside the caller's transaction by the archive's
+    /// duplicate rule (`SameListenRule.plan`): a listen that is the same
+    /// play as one held counts only if it is the earlier, and the other is
+    /// set aside (`scrobble_echo`), so the archive is the same whatever the
+    /// order the listens came in. Every import, sync and received listen
+    /// stores through here.
     static func insertDistinct(_ scrobbles: some Collection<Scrobble>, userID: Int64, origin: ScrobbleOrigin, in db: Database) throws -> InsertCounts {
-        let sorted = SameListenRule.ascending(scrobbles)
-        let (fresh, duplicates) = SameListenRule.fresh(sorted, archived: try archivedNear(sorted, userID: userID, in: db))
-        var counts = try insert(fresh, userID: userID, origin: origin, in: db)
-        counts.duplicates += duplicates
-        return counts
+        try storeByRule(scrobbles.map { ($0, origin) }, userID: userID, in: db)
     }
 
-    /// The archived scrobbles of `userID` in the neighbourhoods of `sorted`
-    /// (`SameListenRule.neighbourhoods`), in time order.
-    private static func archivedNear(_ sorted: [Scrobble], userID: Int64, in db: Database) throws -> [Scrobble] {
-        let statement = try db.cachedStatement(sql: """
-            SELECT instant, artist, track FROM scrobble WHERE user_id = ? AND instant > ? AND instant < ? ORDER BY instant
-            """)
-        var found: [Scrobble] = []
-        for range in SameListenRule.neighbourhoods(of: sorted) {
-            let rows = try Row.fetchCursor(statement, arguments: [userID, range.above, range.below])
-            while let row = try rows.next() {
-                found.append(Scrobble(instant: row[0], artist: row[1], album: "", track: row[2]))
+    /// The same, for listens of several origins.
+    static func storeByRule(_ batch: [(Scrobble, ScrobbleOrigin)], userID: Int64, in db: Database) throws -> InsertCounts {
+        var ranges = SameListenRule.readRanges(of: batch.map(\.0))
+        while true {
+            switch SameListenRule.plan(batch, held: try held(in: ranges, userID: userID, in: db), read: ranges) {
+            case .readWider(let wider): ranges = wider
+            case .plan(let plan):
+                try execute(plan, userID: userID, in: db)
+                return plan.counts
+            }
+        }
+    }
+
+    /// Every listen of `userID` held with an instant in `ranges`: those that
+    /// count and those set aside.
+    private static func held(in ranges: [ClosedRange<Int64>], userID: Int64, in db: Database) throws -> [HeldListen] {
+        var found: [HeldListen] = []
+        for (table, counts) in [("scrobble", true), ("scrobble_echo", false)] {
+            let statement = try db.cachedStatement(sql: """
+                SELECT instant, artist, track, album, artist_mbid, album_mbid, track_mbid, source FROM \(table)
+                WHERE user_id = ? AND instant >= ? AND instant <= ?
+                """)
+            for range in ranges {
+                let rows = try Row.fetchCursor(statement, arguments: [userID, range.lowerBound, range.upperBound])
+                while let row = try rows.next() {
+                    let scrobble = Scrobble(instant: row[0], artist: row[1], album: row[3], track: row[2],
+                                            artistMBID: row[4], albumMBID: row[5], trackMBID: row[6])
+                    found.append(HeldListen(scrobble, origin: ScrobbleOrigin(rawValue: row[7]) ?? .lastFMExport, counts: counts))
+                }
             }
         }
         return found
+    }
+
+    /// Carries out `plan`: listens that no longer count leave the charts'
+    /// rows for the set-aside ones and the other way round, and the weeks
+    /// they touch are counted again, all in the caller's transaction.
+    private static func execute(_ plan: SameListenPlan, userID: Int64, in db: Database) throws {
+        var touched = TouchedWeeks()
+        let uncount = try db.cachedStatement(sql: "DELETE FROM scrobble WHERE user_id = ? AND instant = ? AND artist = ? AND track = ?")
+        for s in plan.uncount {
+            try uncount.execute(arguments: [userID, s.instant, s.artist, s.track])
+            touched.add(perhapsInserted: s)
+        }
+        let unsetAside = try db.cachedStatement(sql: """
+            DELETE FROM scrobble_echo WHERE user_id = ? AND instant = ? AND artist = ? AND track = ? AND album = ?
+                AND artist_mbid = ? AND album_mbid = ? AND track_mbid = ?
+            """)
+        for s in plan.unsetAside {
+            try unsetAside.execute(arguments: [userID, s.instant, s.artist, s.track, s.album, s.artistMBID ?? "", s.albumMBID ?? "", s.trackMBID ?? ""])
+        }
+        let setAside = try db.cachedStatement(sql: """
+            INSERT OR IGNORE INTO scrobble_echo (user_id, instant, artist, track, album, artist_mbid, album_mbid, track_mbid, source)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """)
+        for (s, origin) in plan.setAside {
+            try setAside.execute(arguments: [userID, s.instant, s.artist, s.track, s.album, s.artistMBID ?? "", s.albumMBID ?? "",
+                                             s.trackMBID ?? "", origin.rawValue])
+        }
+        var counts = InsertCounts()
+        var start = plan.count.startIndex
+        while start < plan.count.endIndex {
+            let origin = plan.count[start].1
+            let end = plan.count[start...].firstIndex { $0.1 != origin } ?? plan.count.endIndex
+            try insertRows(plan.count[start..<end].lazy.map(\.0), userID: userID, origin: origin, counts: &counts, touched: &touched, in: db)
+            start = end
+        }
+        try WeeklyRollup.recount(touched, userID: userID, in: db)
     }
 
     /// Inserts inside the caller's transaction, through the connection's
@@ -232,6 +307,14 @@ public struct SQLiteScrobbleStore: Sendable {
     static func insert(_ scrobbles: some Collection<Scrobble>, userID: Int64, origin: ScrobbleOrigin, in db: Database) throws -> InsertCounts {
         var counts = InsertCounts()
         var touched = TouchedWeeks()
+        try insertRows(scrobbles, userID: userID, origin: origin, counts: &counts, touched: &touched, in: db)
+        try WeeklyRollup.recount(touched, userID: userID, in: db)
+        return counts
+    }
+
+    /// The rows of `insert`, noting their weeks in `touched` for the caller to count.
+    static func insertRows(_ scrobbles: some Collection<Scrobble>, userID: Int64, origin: ScrobbleOrigin, counts: inout InsertCounts,
+                           touched: inout TouchedWeeks, in db: Database) throws {
         var rest = scrobbles[...]
         while !rest.isEmpty {
             let size = rest.count >= rowsPerStatement ? rowsPerStatement : 1
@@ -270,8 +353,6 @@ public struct SQLiteScrobbleStore: Sendable {
                 for s in group { touched.add(perhapsInserted: s) }
             }
         }
-        try WeeklyRollup.recount(touched, userID: userID, in: db)
-        return counts
     }
 
     /// The insert of `rows` rows: the user id is parameter 1 in every row
@@ -449,11 +530,7 @@ extension SQLiteScrobbleStore: ScrobbleArchive {
         // holds no scrobbles leaves nothing behind.
         guard !batch.isEmpty else { return InsertCounts() }
         let userID = try ensureUserID(of: user, in: db)
-        var counts = InsertCounts()
-        for run in SameListenRule.originRuns(batch) {
-            counts += try insertDistinct(run.scrobbles.lazy.map(\.0), userID: userID, origin: run.origin, in: db)
-        }
-        return counts
+        return try storeByRule(batch, userID: userID, in: db)
     }
 
     public func syncStart(of user: Username) async throws(SourceError) -> SyncStart {

@@ -84,11 +84,15 @@ public struct SyncStart: Sendable, Hashable {
     }
 }
 
-/// The archive's rule for one listen counted once across sources: same
-/// user, same artist and same track compared without regard to case
-/// (Swift's Unicode lowercasing, as charts merge them), instants less than
-/// `window` seconds apart. See `docs/ARCHIVE.md`, "Duplicates across sources".
-/// Both stores apply it through here, so they agree row for row.
+/// The archive's rule for one play counted once across sources and
+/// arrivals: of one person's listens of one track (artist and track
+/// compared without regard to case, Swift's Unicode lowercasing, as charts
+/// merge them), taken in time order, a listen counts when it is the first
+/// or at least `window` seconds after the last one that counts; the others
+/// are set aside. It is decided over every listen ever received, so the
+/// archive is the same whatever order and batches they came in
+/// (`plan(_:held:read:)`). See `docs/ARCHIVE.md`, "Duplicates across
+/// sources". Both stores apply it through here, so they agree row for row.
 public enum SameListenRule {
     /// Two plays of one track closer than this many seconds are one listen.
     public static let window: Int64 = 60
@@ -112,54 +116,11 @@ public enum SameListenRule {
         return ranges
     }
 
-    /// `sorted` (ascending) without every scrobble that is the same listen
-    /// as one of `archived` (ascending: the archive's rows in the
-    /// neighbourhoods) or one kept earlier in `sorted`; and how many were
-    /// left out. The check is a merge of two sorted lists.
-    public static func fresh(_ sorted: [Scrobble], archived nearby: [Scrobble]) -> (fresh: [Scrobble], duplicates: Int) {
-        var fresh: [Scrobble] = []
-        fresh.reserveCapacity(sorted.count)
-        var duplicates = 0
-        var low = 0, recentStart = 0
-        for s in sorted {
-            while low < nearby.count, nearby[low].instant <= s.instant.minus(window) { low += 1 }
-            var same = false
-            var i = low
-            while i < nearby.count, nearby[i].instant < s.instant.plus(window) {
-                if nearby[i].isSameListen(as: s) { same = true; break }
-                i += 1
-            }
-            if !same {
-                while recentStart < fresh.count, fresh[recentStart].instant <= s.instant.minus(window) { recentStart += 1 }
-                var j = recentStart
-                while j < fresh.count {
-                    if fresh[j].isSameListen(as: s) { same = true; break }
-                    j += 1
-                }
-            }
-            if same { duplicates += 1 } else { fresh.append(s) }
-        }
-        return (fresh, duplicates)
-    }
-
     /// `scrobbles` in ascending time order (sorting only when needed).
     public static func ascending(_ scrobbles: some Collection<Scrobble>) -> [Scrobble] {
         var sorted = Array(scrobbles)
         if zip(sorted, sorted.dropFirst()).contains(where: { $0.instant > $1.instant }) { sorted.sort { $0.instant < $1.instant } }
         return sorted
-    }
-
-    /// `batch` cut into runs of one origin, in order.
-    public static func originRuns(_ batch: [(Scrobble, ScrobbleOrigin)]) -> [(origin: ScrobbleOrigin, scrobbles: ArraySlice<(Scrobble, ScrobbleOrigin)>)] {
-        var runs: [(origin: ScrobbleOrigin, scrobbles: ArraySlice<(Scrobble, ScrobbleOrigin)>)] = []
-        var start = batch.startIndex
-        while start < batch.endIndex {
-            let origin = batch[start].1
-            let end = batch[start...].firstIndex { $0.1 != origin } ?? batch.endIndex
-            runs.append((origin, batch[start..<end]))
-            start = end
-        }
-        return runs
     }
 }
 
@@ -234,18 +195,6 @@ public struct SpellingCounts: Sendable {
             }
             plays += other.plays
         }
-    }
-}
-
-extension Scrobble {
-    /// The archive's duplicate rule (`SameListenRule`).
-    func isSameListen(as other: Scrobble) -> Bool {
-        max(instant, other.instant).minus(min(instant, other.instant)) < SameListenRule.window
-            && Self.sameName(artist, other.artist) && Self.sameName(track, other.track)
-    }
-
-    private static func sameName(_ a: String, _ b: String) -> Bool {
-        a == b || a.lowercased() == b.lowercased()
     }
 }
 

@@ -272,6 +272,23 @@ public final class PostgresDatabase: Sendable {
         ]),
         // The forwarding outbox and each owner's choice of services (`PostgresForwardingOutbox`).
         Migration(name: "forwarding-outbox", statements: PostgresForwardingOutbox.tables),
+        // Listens set aside as the same play as one that counts (`SameListenRule`),
+        // so the archive is the same whatever order listens come in. Ids '' when unknown.
+        Migration(name: "scrobble-echoes", statements: [
+            """
+            CREATE TABLE scrobble_echo (
+                user_id BIGINT NOT NULL,
+                instant BIGINT NOT NULL,
+                artist TEXT NOT NULL,
+                track TEXT NOT NULL,
+                album TEXT NOT NULL,
+                artist_mbid TEXT NOT NULL,
+                album_mbid TEXT NOT NULL,
+                track_mbid TEXT NOT NULL,
+                source SMALLINT NOT NULL,
+                PRIMARY KEY (user_id, instant, artist, track, album, artist_mbid, album_mbid, track_mbid))
+            """,
+        ]),
     ]
 
     /// Applies the migrations this database has not had, holding an

@@ -83,7 +83,7 @@ public struct PostgresScrobbleStore: ScrobbleArchive {
         }
     }
 
-    /// Deletes everything archived for `user`: scrobbles, rollups, sync
+    /// Deletes everything archived for `user`: scrobbles (set-aside ones too), rollups, sync
     /// state, the generation mark and the user's row.
     public func forget(_ user: Username) async throws(SourceError) {
         let logger = self.logger
@@ -91,7 +91,7 @@ public struct PostgresScrobbleStore: ScrobbleArchive {
             try await database.client.withTransaction(logger: logger) { connection in
                 guard let id = try await Self.userID(of: user, connection, logger) else { return }
                 try await connection.query("SELECT pg_advisory_xact_lock(\(Self.lockKey(id)))", logger: logger)
-                for table in ["scrobble", "weekly_chart", "sync_state", "generated_history"] {
+                for table in ["scrobble", "scrobble_echo", "weekly_chart", "sync_state", "generated_history"] {
                     try await connection.query(PostgresQuery(unsafeSQL: "DELETE FROM \(table) WHERE user_id = $1", binds: Self.binds(id)), logger: logger)
                 }
                 try await connection.query("DELETE FROM archive_user WHERE id = \(id)", logger: logger)
@@ -223,51 +223,108 @@ public struct PostgresScrobbleStore: ScrobbleArchive {
     public func store(_ batch: [(Scrobble, ScrobbleOrigin)], of user: Username) async throws(SourceError) -> InsertCounts {
         // A batch with nothing in it leaves no user row behind.
         guard !batch.isEmpty else { return InsertCounts() }
-        let runs = SameListenRule.originRuns(batch).map { (origin: $0.origin, scrobbles: $0.scrobbles.map(\.0)) }
         return try await writing(user) { id, connection, logger in
-            var counts = InsertCounts()
-            for run in runs {
-                counts += try await Self.insertDistinct(run.scrobbles, userID: id, origin: run.origin, connection, logger)
-            }
-            return counts
+            try await Self.storeByRule(batch, userID: id, connection, logger)
         }
     }
 
-    /// Inserts inside the caller's transaction (which holds the user's
-    /// lock) every scrobble the duplicate rule keeps, with `COPY`.
+    /// Stores inside the caller's transaction (which holds the user's lock)
+    /// by the archive's duplicate rule (`SameListenRule.plan`): the same
+    /// plan as SQLite's, carried out with `COPY` and deletes by key.
     static func insertDistinct(_ scrobbles: [Scrobble], userID: Int64, origin: ScrobbleOrigin,
                                _ connection: PostgresConnection, _ logger: Logger) async throws -> InsertCounts {
-        let sorted = SameListenRule.ascending(scrobbles)
-        let nearby = try await archivedNear(sorted, userID: userID, connection, logger)
-        let (fresh, duplicates) = SameListenRule.fresh(sorted, archived: nearby)
-        try await copy(fresh.lazy.map { ($0, origin) }, userID: userID, into: "scrobble", connection, logger)
-        var touched = TouchedWeeks()
-        for s in fresh { touched.add(inserted: s) }
-        try await recount(touched, userID: userID, connection, logger)
-        return InsertCounts(inserted: fresh.count, duplicates: duplicates)
+        try await storeByRule(scrobbles.map { ($0, origin) }, userID: userID, connection, logger)
     }
 
-    /// The archived scrobbles of `userID` in the neighbourhoods of `sorted`,
-    /// in time order: one query for all of them, one range of the primary
-    /// key per neighbourhood. `OFFSET 0` keeps the planner from turning the
-    /// join around: until autovacuum has analysed a table an import is
-    /// filling, it believes the user has a few rows and scans them all once
-    /// per neighbourhood (100,000 scrobbles an hour apart, each its own
-    /// neighbourhood, took 136 s to import; 1.5 s with the fence).
-    static func archivedNear(_ sorted: [Scrobble], userID: Int64, _ connection: PostgresConnection, _ logger: Logger) async throws -> [Scrobble] {
-        let ranges = SameListenRule.neighbourhoods(of: sorted)
+    static func storeByRule(_ batch: [(Scrobble, ScrobbleOrigin)], userID: Int64,
+                            _ connection: PostgresConnection, _ logger: Logger) async throws -> InsertCounts {
+        var ranges = SameListenRule.readRanges(of: batch.map(\.0))
+        while true {
+            let held = try await held(in: ranges, userID: userID, connection, logger)
+            switch SameListenRule.plan(batch, held: held, read: ranges) {
+            case .readWider(let wider): ranges = wider
+            case .plan(let plan):
+                try await execute(plan, userID: userID, connection, logger)
+                return plan.counts
+            }
+        }
+    }
+
+    /// Every listen of `userID` held with an instant in `ranges`, counting
+    /// and set aside: one query, one range of each table's key per range.
+    /// `OFFSET 0` keeps the planner from turning the join around: until
+    /// autovacuum has analysed a table an import is filling, it believes
+    /// the user has a few rows and scans them all once per range (100,000
+    /// scrobbles an hour apart, each its own range, took 136 s to import;
+    /// 1.5 s with the fence).
+    static func held(in ranges: [ClosedRange<Int64>], userID: Int64, _ connection: PostgresConnection,
+                     _ logger: Logger) async throws -> [HeldListen] {
         guard !ranges.isEmpty else { return [] }
+        let lows = ranges.map(\.lowerBound), highs = ranges.map(\.upperBound)
         let rows = try await connection.query("""
-            SELECT s.instant, s.artist, s.track FROM unnest(\(ranges.map(\.above))::bigint[], \(ranges.map(\.below))::bigint[]) AS r(above, below)
-            CROSS JOIN LATERAL (SELECT instant, artist, track FROM scrobble
-                                WHERE user_id = \(userID) AND instant > r.above AND instant < r.below OFFSET 0) AS s
-            ORDER BY s.instant
+            SELECT true, s.instant, s.artist, s.track, s.album, s.artist_mbid, s.album_mbid, s.track_mbid, s.source
+            FROM unnest(\(lows)::bigint[], \(highs)::bigint[]) AS r(low, high)
+            CROSS JOIN LATERAL (SELECT * FROM scrobble WHERE user_id = \(userID) AND instant >= r.low AND instant <= r.high OFFSET 0) AS s
+            UNION ALL
+            SELECT false, e.instant, e.artist, e.track, e.album, e.artist_mbid, e.album_mbid, e.track_mbid, e.source
+            FROM unnest(\(lows)::bigint[], \(highs)::bigint[]) AS r(low, high)
+            CROSS JOIN LATERAL (SELECT * FROM scrobble_echo WHERE user_id = \(userID) AND instant >= r.low AND instant <= r.high OFFSET 0) AS e
             """, logger: logger)
-        var found: [Scrobble] = []
-        for try await (instant, artist, track) in rows.decode((Int64, String, String).self) {
-            found.append(Scrobble(instant: instant, artist: artist, album: "", track: track))
+        var found: [HeldListen] = []
+        for try await (counts, instant, artist, track, album, artistMBID, albumMBID, trackMBID, source)
+            in rows.decode((Bool, Int64, String, String, String, String?, String?, String?, Int16).self) {
+            let scrobble = Scrobble(instant: instant, artist: artist, album: album, track: track,
+                                    artistMBID: artistMBID, albumMBID: albumMBID, trackMBID: trackMBID)
+            found.append(HeldListen(scrobble, origin: ScrobbleOrigin(rawValue: Int(source)) ?? .lastFMExport, counts: counts))
         }
         return found
+    }
+
+    /// Carries out `plan` in the caller's transaction: deletes by key, then
+    /// `COPY` of what is set aside and of what counts, then the weeks
+    /// touched counted again.
+    static func execute(_ plan: SameListenPlan, userID: Int64, _ connection: PostgresConnection, _ logger: Logger) async throws {
+        var touched = TouchedWeeks()
+        if !plan.uncount.isEmpty {
+            try await connection.query("""
+                DELETE FROM scrobble s USING unnest(\(plan.uncount.map(\.instant))::bigint[], \(plan.uncount.map(\.artist))::text[],
+                    \(plan.uncount.map(\.track))::text[]) AS k(instant, artist, track)
+                WHERE s.user_id = \(userID) AND s.instant = k.instant AND s.artist = k.artist AND s.track = k.track
+                """, logger: logger)
+            for s in plan.uncount { touched.add(perhapsInserted: s) }
+        }
+        if !plan.unsetAside.isEmpty {
+            let rows = plan.unsetAside
+            try await connection.query("""
+                DELETE FROM scrobble_echo e USING unnest(\(rows.map(\.instant))::bigint[], \(rows.map(\.artist))::text[],
+                    \(rows.map(\.track))::text[], \(rows.map(\.album))::text[], \(rows.map { $0.artistMBID ?? "" })::text[],
+                    \(rows.map { $0.albumMBID ?? "" })::text[], \(rows.map { $0.trackMBID ?? "" })::text[])
+                    AS k(instant, artist, track, album, artist_mbid, album_mbid, track_mbid)
+                WHERE e.user_id = \(userID) AND e.instant = k.instant AND e.artist = k.artist AND e.track = k.track AND e.album = k.album
+                    AND e.artist_mbid = k.artist_mbid AND e.album_mbid = k.album_mbid AND e.track_mbid = k.track_mbid
+                """, logger: logger)
+        }
+        if !plan.setAside.isEmpty {
+            // Ids as '' when unknown, as the echo table's key wants them.
+            let rows = plan.setAside.map { s, origin in
+                (Scrobble(instant: s.instant, artist: s.artist, album: s.album, track: s.track), origin, s)
+            }
+            try await CopyText.stream(rows, into: "scrobble_echo", columns: ["user_id", "instant", "artist", "track", "album", "artist_mbid",
+                                                                            "album_mbid", "track_mbid", "source"], connection, logger) { row, buffer in
+                let (_, origin, s) = row
+                buffer.writeString("\(userID)\t\(s.instant)\t")
+                CopyText.write(s.artist, to: &buffer)
+                CopyText.write(s.track, to: &buffer)
+                CopyText.write(s.album, to: &buffer)
+                CopyText.write(s.artistMBID ?? "", to: &buffer)
+                CopyText.write(s.albumMBID ?? "", to: &buffer)
+                CopyText.write(s.trackMBID ?? "", to: &buffer)
+                buffer.writeString(String(origin.rawValue))
+            }
+        }
+        try await copy(plan.count, userID: userID, into: "scrobble", connection, logger)
+        for (s, _) in plan.count { touched.add(inserted: s) }
+        try await recount(touched, userID: userID, connection, logger)
     }
 
     /// Streams `rows` into `table` with `COPY … FROM STDIN` (text format),

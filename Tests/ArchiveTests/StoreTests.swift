@@ -27,8 +27,10 @@ import VinylogueCore
             }
             return found
         }
-        // One scrobble insert and one chart insert of each size (a full group, a single row).
-        #expect(compiled.filter { $0.contains("INTO scrobble") }.count == 2, "\(compiled)")
+        // One scrobble insert and one chart insert of each size (a full group,
+        // a single row); one for set-aside listens (the 70 repeat tracks).
+        #expect(compiled.filter { $0.contains("INTO scrobble (") }.count == 2, "\(compiled)")
+        #expect(compiled.filter { $0.contains("INTO scrobble_echo") }.count <= 1, "\(compiled)")
         #expect(compiled.filter { $0.contains("INTO weekly_chart") }.count <= 2, "\(compiled)")
     }
 

@@ -88,6 +88,53 @@ extension SameListenRule {
     /// reaches within a minute of the edge of what was read asks for a
     /// wider read.
     public static func plan(_ batch: [(Scrobble, ScrobbleOrigin)], held: [HeldListen], read: [ClosedRange<Int64>]) -> Planned {
+        // The two common cases, without grouping by track: nothing held
+        // near the batch (a fresh import), and a batch held already whole
+        // (the same export imported again).
+        if held.isEmpty { return .plan(alone(batch)) }
+        if let again = heldAlready(batch, held) { return .plan(again) }
+        return decided(batch, held: held, read: read)
+    }
+
+    /// The plan for a batch with nothing held near it: the same decision
+    /// as `decided`, made in one pass over the batch in time order, each
+    /// listen checked against the counting ones of the last minute.
+    static func alone(_ batch: [(Scrobble, ScrobbleOrigin)]) -> SameListenPlan {
+        let sorted = batch.sorted { a, b in
+            a.0.instant != b.0.instant ? a.0.instant < b.0.instant : precedes(a.0, b.0)
+        }
+        var plan = SameListenPlan()
+        var recent = 0  // the first counting listen less than a minute back
+        var previous: Scrobble?
+        for (scrobble, origin) in sorted {
+            if let previous, previous == scrobble { continue }
+            previous = scrobble
+            while recent < plan.count.count, plan.count[recent].0.instant <= scrobble.instant.minus(window) { recent += 1 }
+            if plan.count[recent...].contains(where: { TrackKey.same($0.0, scrobble) }) {
+                plan.setAside.append((scrobble, origin))
+            } else {
+                plan.count.append((scrobble, origin))
+            }
+        }
+        plan.added = plan.count.count
+        plan.duplicates = batch.count - plan.added
+        return plan
+    }
+
+    /// The empty plan when every listen of `batch` is held already, field
+    /// for field; nil otherwise.
+    static func heldAlready(_ batch: [(Scrobble, ScrobbleOrigin)], _ held: [HeldListen]) -> SameListenPlan? {
+        var byInstant: [Int64: [Scrobble]] = [:]
+        for listen in held { byInstant[listen.scrobble.instant, default: []].append(listen.scrobble) }
+        guard batch.allSatisfy({ listen in byInstant[listen.0.instant]?.contains(listen.0) == true }) else { return nil }
+        var plan = SameListenPlan()
+        plan.duplicates = batch.count
+        return plan
+    }
+
+    /// The plan in general: listens grouped by track, each chain that
+    /// holds a listen of the batch decided again.
+    static func decided(_ batch: [(Scrobble, ScrobbleOrigin)], held: [HeldListen], read: [ClosedRange<Int64>]) -> Planned {
         struct Entry {
             let scrobble: Scrobble
             let origin: ScrobbleOrigin
@@ -156,7 +203,7 @@ extension SameListenRule {
         if !wider.isEmpty { return .readWider(merged(read + wider)) }
         // Counted new listens, in time order (the stores insert them in
         // order and count weeks in place when they come after the rest).
-        plan.count.sort { $0.0.instant < $1.0.instant }
+        plan.count.sort { a, b in a.0.instant != b.0.instant ? a.0.instant < b.0.instant : precedes(a.0, b.0) }
         // `added` is never negative (the earliest of each minute, taken in
         // turn, is the largest set of listens a minute apart), so every
         // listen of the batch is either added or a duplicate.
@@ -186,6 +233,11 @@ struct TrackKey: Hashable {
     init(_ scrobble: Scrobble) {
         artist = Self.folded(scrobble.artist)
         track = Self.folded(scrobble.track)
+    }
+
+    /// Whether `a` and `b` are listens of one track.
+    static func same(_ a: Scrobble, _ b: Scrobble) -> Bool {
+        (a.artist == b.artist || folded(a.artist) == folded(b.artist)) && (a.track == b.track || folded(a.track) == folded(b.track))
     }
 
     /// `name` lowercased as Swift lowercases; names without an ASCII

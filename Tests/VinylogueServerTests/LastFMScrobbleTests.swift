@@ -336,3 +336,40 @@ import VinylogueServer
         }
     }
 }
+
+/// Issue 27's order: the same track at t, t+50 and t+100 sent one at a
+/// time as t+50, t, t+100 (a player flushing its cache out of order) kept
+/// one play where an import kept two. Through `/1/` and through `/2.0/`,
+/// in that order, the archive now holds what the import holds.
+@Suite struct ListenOrderRouteTests {
+    typealias Listens = ListenSubmissionTests
+
+    @Test func singlesOutOfOrderOnEitherAPIKeepWhatAnImportKeeps() async throws {
+        try await Harness.run { harness, client in
+            let (token, _) = try await Listens.householdToken(harness, client)
+            let t = Listens.now - 7200
+            for offset: Int64 in [50, 0, 100] {
+                let body = Listens.payload("single", [Listens.listen(at: t + offset, artist: "Low", track: "Sunflower", album: "Fire")])
+                #expect(try await Listens.submit(client, token: token, body).status == .ok)
+            }
+            let store = SQLiteScrobbleStore(database: harness.database)
+            let viaListenBrainz = try await store.scrobbles(of: try Username(Listens.listener), from: 0, to: .max).map(\.instant)
+            #expect(viaListenBrainz == [t, t + 100])
+
+            // The same three through /2.0/, for another track.
+            let key = try await LastFMScrobbleTests.signIn(client, Listens.listener, token: token)
+            for offset: Int64 in [50, 0, 100] {
+                let fields = LastFMScrobbleTests.scrobbleFields(key, [LastFMScrobbleTests.scrobble("Low", "Laser Beam", at: t + offset)])
+                #expect(try await LastFMScrobbleTests.call(client, fields).status == .ok)
+            }
+            let laser = try await store.scrobbles(of: try Username(Listens.listener), from: 0, to: .max).filter { $0.track == "Laser Beam" }
+            #expect(laser.map(\.instant) == [t, t + 100])
+
+            // An import of the three, in any order, keeps the same two.
+            let imported = try Username("imported")
+            let plays = [50, 100, 0].map { Scrobble(instant: t + Int64($0), artist: "Low", album: "Fire", track: "Sunflower") }
+            _ = try await store.store(plays, of: imported, origin: .listenBrainz)
+            #expect(try await store.scrobbles(of: imported, from: 0, to: .max).map(\.instant) == viaListenBrainz)
+        }
+    }
+}

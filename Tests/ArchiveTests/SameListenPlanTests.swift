@@ -1,0 +1,49 @@
+import Foundation
+import Testing
+import VinylogueCore
+@testable import Archive
+
+/// The duplicate rule's planner alone: its quick paths decide as the
+/// general one does.
+@Suite struct SameListenPlanTests {
+    static func denseListens(seed: UInt64, count: Int) -> [(Scrobble, ScrobbleOrigin)] {
+        var rng = SplitMix64(seed: seed)
+        let artists = ["Low", "LOW", "low", "Can"]
+        var instant: Int64 = 1_600_000_000
+        var listens: [(Scrobble, ScrobbleOrigin)] = []
+        for _ in 0..<count {
+            instant += Int64(rng.next() % 90)
+            let listen = Scrobble(instant: instant, artist: artists[Int(rng.next() % 4)], album: rng.next() % 2 == 0 ? "A" : "B",
+                                  track: "T\(rng.next() % 3)")
+            listens.append((listen, .received))
+            if rng.next() % 8 == 0 { listens.append((listen, .lastFMExport)) }
+        }
+        return listens.shuffled(using: &rng)
+    }
+
+    @Test(arguments: [1, 2, 3, 4, 5] as [UInt64])
+    func aBatchAloneIsDecidedAsTheGeneralPlanDecidesIt(_ seed: UInt64) throws {
+        let batch = Self.denseListens(seed: seed, count: 500)
+        let quick = SameListenRule.alone(batch)
+        let read = SameListenRule.readRanges(of: batch.map(\.0))
+        guard case .plan(let general) = SameListenRule.decided(batch, held: [], read: read) else {
+            Issue.record("nothing held asks for no wider read"); return
+        }
+        let (quickCount, generalCount) = (quick.count.map(\.0), general.count.map(\.0))
+        #expect(Set(quickCount).symmetricDifference(generalCount).isEmpty, "\(Set(quickCount).symmetricDifference(generalCount))")
+        #expect(quickCount == generalCount, "the same listens count, in the same order")
+        #expect(Set(quick.setAside.map(\.0)) == Set(general.setAside.map(\.0)))
+        #expect(quick.counts == general.counts)
+        #expect(quick.counts.inserted + quick.counts.duplicates == batch.count)
+    }
+
+    @Test func aBatchHeldWholeChangesNothing() {
+        let batch = Self.denseListens(seed: 9, count: 200)
+        let read = SameListenRule.readRanges(of: batch.map(\.0))
+        guard case .plan(let first) = SameListenRule.plan(batch, held: [], read: read) else { Issue.record("no plan"); return }
+        let held = first.count.map { HeldListen($0.0, origin: $0.1, counts: true) } + first.setAside.map { HeldListen($0.0, origin: $0.1, counts: false) }
+        guard case .plan(let again) = SameListenRule.plan(batch.shuffled(), held: held, read: read) else { Issue.record("no plan"); return }
+        #expect(again.isEmpty)
+        #expect(again.counts == InsertCounts(inserted: 0, duplicates: batch.count))
+    }
+}

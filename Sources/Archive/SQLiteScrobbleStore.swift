@@ -241,19 +241,22 @@ public struct SQLiteScrobbleStore: Sendable {
     /// Every listen of `userID` held with an instant in `ranges`: those that
     /// count and those set aside.
     private static func held(in ranges: [ClosedRange<Int64>], userID: Int64, in db: Database) throws -> [HeldListen] {
+        // One statement for both tables: a player's single listen reads
+        // its minute with one step sequence.
+        let statement = try db.cachedStatement(sql: """
+            SELECT instant, artist, track, album, artist_mbid, album_mbid, track_mbid, source, 1 FROM scrobble
+            WHERE user_id = ?1 AND instant >= ?2 AND instant <= ?3
+            UNION ALL
+            SELECT instant, artist, track, album, artist_mbid, album_mbid, track_mbid, source, 0 FROM scrobble_echo
+            WHERE user_id = ?1 AND instant >= ?2 AND instant <= ?3
+            """)
         var found: [HeldListen] = []
-        for (table, counts) in [("scrobble", true), ("scrobble_echo", false)] {
-            let statement = try db.cachedStatement(sql: """
-                SELECT instant, artist, track, album, artist_mbid, album_mbid, track_mbid, source FROM \(table)
-                WHERE user_id = ? AND instant >= ? AND instant <= ?
-                """)
-            for range in ranges {
-                let rows = try Row.fetchCursor(statement, arguments: [userID, range.lowerBound, range.upperBound])
-                while let row = try rows.next() {
-                    let scrobble = Scrobble(instant: row[0], artist: row[1], album: row[3], track: row[2],
-                                            artistMBID: row[4], albumMBID: row[5], trackMBID: row[6])
-                    found.append(HeldListen(scrobble, origin: ScrobbleOrigin(rawValue: row[7]) ?? .lastFMExport, counts: counts))
-                }
+        for range in ranges {
+            let rows = try Row.fetchCursor(statement, arguments: [userID, range.lowerBound, range.upperBound])
+            while let row = try rows.next() {
+                let scrobble = Scrobble(instant: row[0], artist: row[1], album: row[3], track: row[2],
+                                        artistMBID: row[4], albumMBID: row[5], trackMBID: row[6])
+                found.append(HeldListen(scrobble, origin: ScrobbleOrigin(rawValue: row[7]) ?? .lastFMExport, counts: row[8] as Int == 1))
             }
         }
         return found
@@ -264,25 +267,34 @@ public struct SQLiteScrobbleStore: Sendable {
     /// they touch are counted again, all in the caller's transaction.
     private static func execute(_ plan: SameListenPlan, userID: Int64, in db: Database) throws {
         var touched = TouchedWeeks()
-        let uncount = try db.cachedStatement(sql: "DELETE FROM scrobble WHERE user_id = ? AND instant = ? AND artist = ? AND track = ?")
-        for s in plan.uncount {
-            try uncount.execute(arguments: [userID, s.instant, s.artist, s.track])
-            touched.add(perhapsInserted: s)
+        // Most batches only add listens that count: the other statements
+        // are not even looked up.
+        if !plan.uncount.isEmpty {
+            let uncount = try db.cachedStatement(sql: "DELETE FROM scrobble WHERE user_id = ? AND instant = ? AND artist = ? AND track = ?")
+            for s in plan.uncount {
+                try uncount.execute(arguments: [userID, s.instant, s.artist, s.track])
+                touched.add(perhapsInserted: s)
+            }
         }
-        let unsetAside = try db.cachedStatement(sql: """
-            DELETE FROM scrobble_echo WHERE user_id = ? AND instant = ? AND artist = ? AND track = ? AND album = ?
-                AND artist_mbid = ? AND album_mbid = ? AND track_mbid = ?
-            """)
-        for s in plan.unsetAside {
-            try unsetAside.execute(arguments: [userID, s.instant, s.artist, s.track, s.album, s.artistMBID ?? "", s.albumMBID ?? "", s.trackMBID ?? ""])
+        if !plan.unsetAside.isEmpty {
+            let unsetAside = try db.cachedStatement(sql: """
+                DELETE FROM scrobble_echo WHERE user_id = ? AND instant = ? AND artist = ? AND track = ? AND album = ?
+                    AND artist_mbid = ? AND album_mbid = ? AND track_mbid = ?
+                """)
+            for s in plan.unsetAside {
+                try unsetAside.execute(arguments: [userID, s.instant, s.artist, s.track, s.album, s.artistMBID ?? "", s.albumMBID ?? "",
+                                                   s.trackMBID ?? ""])
+            }
         }
-        let setAside = try db.cachedStatement(sql: """
-            INSERT OR IGNORE INTO scrobble_echo (user_id, instant, artist, track, album, artist_mbid, album_mbid, track_mbid, source)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
-            """)
-        for (s, origin) in plan.setAside {
-            try setAside.execute(arguments: [userID, s.instant, s.artist, s.track, s.album, s.artistMBID ?? "", s.albumMBID ?? "",
-                                             s.trackMBID ?? "", origin.rawValue])
+        if !plan.setAside.isEmpty {
+            let setAside = try db.cachedStatement(sql: """
+                INSERT OR IGNORE INTO scrobble_echo (user_id, instant, artist, track, album, artist_mbid, album_mbid, track_mbid, source)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """)
+            for (s, origin) in plan.setAside {
+                try setAside.execute(arguments: [userID, s.instant, s.artist, s.track, s.album, s.artistMBID ?? "", s.albumMBID ?? "",
+                                                 s.trackMBID ?? "", origin.rawValue])
+            }
         }
         var counts = InsertCounts()
         var start = plan.count.startIndex

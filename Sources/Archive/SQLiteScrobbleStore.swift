@@ -227,9 +227,10 @@ public struct SQLiteScrobbleStore: Sendable {
 
     /// The same, for listens of several origins.
     static func storeByRule(_ batch: [(Scrobble, ScrobbleOrigin)], userID: Int64, in db: Database) throws -> InsertCounts {
-        var ranges = SameListenRule.readRanges(of: batch.map(\.0))
+        let listens = batch.map(\.0)
+        var ranges = SameListenRule.readRanges(of: listens)
         while true {
-            switch SameListenRule.plan(batch, held: try held(in: ranges, userID: userID, in: db), read: ranges) {
+            switch SameListenRule.plan(batch, held: try held(in: ranges, concerning: listens, userID: userID, in: db), read: ranges) {
             case .readWider(let wider): ranges = wider
             case .plan(let plan):
                 try execute(plan, userID: userID, in: db)
@@ -238,25 +239,29 @@ public struct SQLiteScrobbleStore: Sendable {
         }
     }
 
-    /// Every listen of `userID` held with an instant in `ranges`: those that
-    /// count and those set aside.
-    private static func held(in ranges: [ClosedRange<Int64>], userID: Int64, in db: Database) throws -> [HeldListen] {
-        // One statement for both tables: a player's single listen reads
-        // its minute with one step sequence.
-        let statement = try db.cachedStatement(sql: """
-            SELECT instant, artist, track, album, artist_mbid, album_mbid, track_mbid, source, 1 FROM scrobble
-            WHERE user_id = ?1 AND instant >= ?2 AND instant <= ?3
-            UNION ALL
-            SELECT instant, artist, track, album, artist_mbid, album_mbid, track_mbid, source, 0 FROM scrobble_echo
-            WHERE user_id = ?1 AND instant >= ?2 AND instant <= ?3
-            """)
+    /// Every listen of `userID` held with an instant in `ranges` that
+    /// concerns `batch` (`SameListenRule.concerns`): those that count and
+    /// those set aside.
+    private static func held(in ranges: [ClosedRange<Int64>], concerning batch: [Scrobble], userID: Int64,
+                             in db: Database) throws -> [HeldListen] {
+        // Made at the first row read: a fresh import's batch reads none.
+        var concerns: ((String, String) -> Bool)?
         var found: [HeldListen] = []
-        for range in ranges {
-            let rows = try Row.fetchCursor(statement, arguments: [userID, range.lowerBound, range.upperBound])
-            while let row = try rows.next() {
-                let scrobble = Scrobble(instant: row[0], artist: row[1], album: row[3], track: row[2],
-                                        artistMBID: row[4], albumMBID: row[5], trackMBID: row[6])
-                found.append(HeldListen(scrobble, origin: ScrobbleOrigin(rawValue: row[7]) ?? .lastFMExport, counts: row[8] as Int == 1))
+        for (table, counts) in [("scrobble", true), ("scrobble_echo", false)] {
+            let statement = try db.cachedStatement(sql: """
+                SELECT instant, artist, track, album, artist_mbid, album_mbid, track_mbid, source FROM \(table)
+                WHERE user_id = ? AND instant >= ? AND instant <= ?
+                """)
+            for range in ranges {
+                let rows = try Row.fetchCursor(statement, arguments: [userID, range.lowerBound, range.upperBound])
+                while let row = try rows.next() {
+                    let artist: String = row[1], track: String = row[2]
+                    if concerns == nil { concerns = SameListenRule.concerns(batch) }
+                    guard concerns?(artist, track) == true else { continue }
+                    let scrobble = Scrobble(instant: row[0], artist: artist, album: row[3], track: track,
+                                            artistMBID: row[4], albumMBID: row[5], trackMBID: row[6])
+                    found.append(HeldListen(scrobble, origin: ScrobbleOrigin(rawValue: row[7]) ?? .lastFMExport, counts: counts))
+                }
             }
         }
         return found

@@ -121,6 +121,19 @@ extension SameListenRule {
         return plan
     }
 
+    /// Whether a held listen of `artist` and `track` can matter to `batch`:
+    /// only listens of the batch's tracks are decided again, so the store
+    /// need not read the rest whole (a player's listen a few seconds after
+    /// others of other tracks reads nothing but their names).
+    public static func concerns(_ batch: [Scrobble]) -> @Sendable (String, String) -> Bool {
+        if batch.count <= 16 {
+            let names = batch.map { ($0.artist, $0.track) }
+            return { artist, track in names.contains { TrackKey.sameName($0.0, artist) && TrackKey.sameName($0.1, track) } }
+        }
+        let keys = Set(batch.map(TrackKey.init))
+        return { artist, track in keys.contains(TrackKey(artist: artist, track: track)) }
+    }
+
     /// The empty plan when every listen of `batch` is held already, field
     /// for field; nil otherwise.
     static func heldAlready(_ batch: [(Scrobble, ScrobbleOrigin)], _ held: [HeldListen]) -> SameListenPlan? {
@@ -231,13 +244,30 @@ struct TrackKey: Hashable {
     let track: String
 
     init(_ scrobble: Scrobble) {
-        artist = Self.folded(scrobble.artist)
-        track = Self.folded(scrobble.track)
+        self.init(artist: scrobble.artist, track: scrobble.track)
+    }
+
+    init(artist: String, track: String) {
+        self.artist = Self.folded(artist)
+        self.track = Self.folded(track)
     }
 
     /// Whether `a` and `b` are listens of one track.
     static func same(_ a: Scrobble, _ b: Scrobble) -> Bool {
-        (a.artist == b.artist || folded(a.artist) == folded(b.artist)) && (a.track == b.track || folded(a.track) == folded(b.track))
+        sameName(a.artist, b.artist) && sameName(a.track, b.track)
+    }
+
+    /// Whether two names are one without regard to case, as `folded`
+    /// compares them; ASCII names are compared byte by byte, without
+    /// lowercasing either.
+    static func sameName(_ a: String, _ b: String) -> Bool {
+        if a == b { return true }
+        let x = a.utf8, y = b.utf8
+        if x.allSatisfy({ $0 < 0x80 }) && y.allSatisfy({ $0 < 0x80 }) {
+            guard x.count == y.count else { return false }
+            return zip(x, y).allSatisfy { p, q in p == q || (p | 0x20 == q | 0x20 && (p | 0x20) >= 0x61 && (p | 0x20) <= 0x7A) }
+        }
+        return a.lowercased() == b.lowercased()
     }
 
     /// `name` lowercased as Swift lowercases; names without an ASCII

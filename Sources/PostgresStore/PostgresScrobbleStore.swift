@@ -238,9 +238,11 @@ public struct PostgresScrobbleStore: ScrobbleArchive {
 
     static func storeByRule(_ batch: [(Scrobble, ScrobbleOrigin)], userID: Int64,
                             _ connection: PostgresConnection, _ logger: Logger) async throws -> InsertCounts {
-        var ranges = SameListenRule.readRanges(of: batch.map(\.0))
+        let listens = batch.map(\.0)
+        var ranges = SameListenRule.readRanges(of: listens)
+        let concerns = SameListenRule.concerns(listens)
         while true {
-            let held = try await held(in: ranges, userID: userID, connection, logger)
+            let held = try await held(in: ranges, userID: userID, connection, logger).filter { concerns($0.scrobble.artist, $0.scrobble.track) }
             switch SameListenRule.plan(batch, held: held, read: ranges) {
             case .readWider(let wider): ranges = wider
             case .plan(let plan):

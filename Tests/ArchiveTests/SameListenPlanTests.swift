@@ -46,4 +46,19 @@ import VinylogueCore
         #expect(again.isEmpty)
         #expect(again.counts == InsertCounts(inserted: 0, duplicates: batch.count))
     }
+
+    /// Names compare as their lowercased forms do, ASCII or not, without
+    /// lowercasing ASCII ones.
+    @Test func namesCompareAsTheirLowercasedFormsDo() {
+        let names = ["Low", "LOW", "low", "L0w", "Lo@", "lo`", "Björk", "BJÖRK", "björk", "Sigur Rós", "SIGUR RÓS", "", " ", "[a]", "{A}"]
+        for a in names {
+            for b in names {
+                #expect(TrackKey.sameName(a, b) == (a.lowercased() == b.lowercased()), "\(a) / \(b)")
+            }
+        }
+        let concerns = SameListenRule.concerns([Scrobble(instant: 0, artist: "Low", album: "", track: "Sunflower")])
+        #expect(concerns("LOW", "sunflower") && !concerns("Low", "Laser Beam"))
+        let many = SameListenRule.concerns((0..<40).map { Scrobble(instant: Int64($0), artist: "Can", album: "", track: "T\($0)") })
+        #expect(many("CAN", "t39") && !many("Can", "T40"))
+    }
 }

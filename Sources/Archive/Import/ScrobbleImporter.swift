@@ -83,7 +83,7 @@ public struct ScrobbleImporter: Sendable {
             let listing = try Self.files(in: path)
             let files = listing.files
             run.summary.isCollection = true
-            for (name, reason) in listing.skipped { run.skipMember(name, reason) }
+            var skipped = listing.skipped[...]
             var archives: [(String, ExportArchive)] = []
             var broken: [String: String] = [:]
             for (file, name) in files {
@@ -101,6 +101,11 @@ public struct ScrobbleImporter: Sendable {
                 }
             }
             for (file, name) in files {
+                // What was left alone is listed where it lies, among the files read.
+                while let next = skipped.first, MemberNames.naturalOrder(next.name, name) {
+                    run.skipMember(next.name, next.reason)
+                    skipped = skipped.dropFirst()
+                }
                 if let reason = broken[name] {
                     run.skipMember(name, reason, refused: true)
                 } else if let archive = archives.first(where: { $0.0 == name })?.1 {
@@ -109,6 +114,7 @@ public struct ScrobbleImporter: Sendable {
                     try importPlainFile(file, named: name, into: &run)
                 }
             }
+            for (name, reason) in skipped { run.skipMember(name, reason) }
         } else if ExportArchive.isZIP(path) {
             let archive = try ExportArchive(path: path, maxMemberBytes: maxMemberBytes)
             run.summary.isCollection = true
@@ -155,7 +161,7 @@ public struct ScrobbleImporter: Sendable {
     /// or a device would be read for ever (`/dev/zero`) or wait for a
     /// writer that never comes (`mkfifo`), so they are refused by kind.
     static func notReadable(_ path: String) -> String? {
-        specialKind(of: path).map { "it is \($0), not a file; give the path of an export file, a ZIP archive or a directory of them" }
+        specialKind(of: path).map { "it is \($0), not a file" }
     }
 
     /// What `path` is when it is neither a regular file nor a directory

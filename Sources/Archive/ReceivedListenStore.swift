@@ -28,6 +28,11 @@ public protocol ReceivedListenStore: Sendable {
 public struct KeptListens: Sendable, Hashable {
     public let sender: ListenSender
     public let queued: Int
+
+    public init(sender: ListenSender, queued: Int) {
+        self.sender = sender
+        self.queued = queued
+    }
 }
 
 /// Whom listens sent with a token are for: the archive user they go to

@@ -51,8 +51,15 @@ public struct PostgresForwardingOutbox: ForwardingOutbox {
     ]
 
     public func choice(of owner: ListOwner) async throws -> ForwardingChoice {
+        let logger = self.logger
+        return try await database.client.withConnection { connection in try await Self.choice(of: owner, connection, logger) }
+    }
+
+    /// `owner`'s forwarding choice, read on `connection` (in the caller's
+    /// transaction, when it has one).
+    static func choice(of owner: ListOwner, _ connection: PostgresConnection, _ logger: Logger) async throws -> ForwardingChoice {
         var choice = ForwardingChoice()
-        let rows = try await database.client.query("""
+        let rows = try await connection.query("""
             SELECT to_lastfm, listenbrainz_token, listenbrainz_user FROM forwarding WHERE owner = \(owner.id)
             """, logger: logger)
         for try await (toLastFM, token, user) in rows.decode((Bool, String?, String?).self) {
@@ -61,7 +68,7 @@ public struct PostgresForwardingOutbox: ForwardingOutbox {
             choice.listenBrainzUser = user
         }
         if owner != .household {
-            let accounts = try await database.client.query("SELECT name, lastfm_session_key FROM account WHERE id = \(owner.id)", logger: logger)
+            let accounts = try await connection.query("SELECT name, lastfm_session_key FROM account WHERE id = \(owner.id)", logger: logger)
             for try await (name, key) in accounts.decode((String, String).self) { choice.lastFMSession = (name, key) }
         }
         return choice
@@ -84,6 +91,16 @@ public struct PostgresForwardingOutbox: ForwardingOutbox {
     }
 
     public func enqueue(_ listens: [ListenToForward], of owner: ListOwner, to targets: Set<ForwardingTarget>, at now: Date) async throws -> Int {
+        let logger = self.logger
+        return try await database.client.withConnection { connection in
+            try await Self.enqueue(listens, of: owner, to: targets, at: now, connection, logger)
+        }
+    }
+
+    /// Queues `listens` on `connection` (in the caller's transaction, when
+    /// it has one); returns how many rows were added.
+    static func enqueue(_ listens: [ListenToForward], of owner: ListOwner, to targets: Set<ForwardingTarget>, at now: Date,
+                        _ connection: PostgresConnection, _ logger: Logger) async throws -> Int {
         guard !listens.isEmpty, !targets.isEmpty else { return 0 }
         var added = 0
         for target in targets.sorted(by: { $0.rawValue < $1.rawValue }) {
@@ -97,7 +114,7 @@ public struct PostgresForwardingOutbox: ForwardingOutbox {
             let trackIDs = listens.map { $0.scrobble.trackMBID ?? "" }
             let durations = listens.map { $0.duration ?? -1 }
             let code = Int16(target.rawValue)
-            let rows = try await database.client.query("""
+            let rows = try await connection.query("""
                 WITH inserted AS (
                     INSERT INTO forward_outbox(owner, target, instant, artist, track, album, artist_mbid, album_mbid, track_mbid,
                         duration, due_at, received_at)

@@ -26,7 +26,14 @@ public struct PostgresListenTokenStore: ListenTokenStore {
     }
 
     public func holder(ofToken digest: String) async throws -> ListenTokenHolder? {
-        let rows = try await database.client.query("""
+        let logger = self.logger
+        return try await database.client.withConnection { connection in try await Self.holder(ofToken: digest, connection, logger) }
+    }
+
+    /// The holder of the token with `digest`, read on `connection` (in the
+    /// caller's transaction, when it has one).
+    static func holder(ofToken digest: String, _ connection: PostgresConnection, _ logger: Logger) async throws -> ListenTokenHolder? {
+        let rows = try await connection.query("""
             SELECT listen_token.owner, account.name FROM listen_token LEFT JOIN account ON account.id = listen_token.owner
             WHERE listen_token.token_digest = \(digest)
             """, logger: logger)

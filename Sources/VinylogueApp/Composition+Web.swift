@@ -117,8 +117,7 @@ extension Composition {
             mobileSessions: postgres.map { PostgresMobileSessionStore($0) } ?? SQLiteMobileSessionStore(database),
             mobileVerifierSecret: try mobileVerifierSecret(),
             forwarding: forwarding,
-            receivedListens: postgres.map { ArchiveThenOutbox(archive: archive, outbox: outbox, tokens: PostgresListenTokenStore($0)) }
-                ?? SQLiteReceivedListenStore(database),
+            receivedListens: postgres.map { PostgresReceivedListenStore($0) } ?? SQLiteReceivedListenStore(database),
             fleetNotices: postgres.map { PostgresFleetNotices($0) },
             listenBrainz: listenBrainz,
             listenBrainzSyncs: ListenBrainzSyncs(sync: listenBrainzSync(into: archive), clock: clock) { [background] work in

@@ -20,6 +20,10 @@ import VinylogueCore
         let scrobbles: any ScrobbleArchive
         let listenTokens: any ListenTokenStore
         let mobileSessions: any MobileSessionStore
+        let received: any ReceivedListenStore
+        let outbox: any ForwardingOutbox
+        /// Makes every insert into the outbox fail from now on.
+        let breakOutbox: @Sendable () async throws -> Void
     }
 
     /// Fresh, empty stores on `backend` for the duration of `body`.
@@ -31,13 +35,21 @@ import VinylogueCore
             let database = try ArchiveDatabase(directory: directory)
             try await body(Stores(lists: SQLiteListStore(database), accounts: SQLiteAccountStore(database),
                                   scrobbles: SQLiteScrobbleStore(database: database), listenTokens: SQLiteListenTokenStore(database),
-                                  mobileSessions: SQLiteMobileSessionStore(database)))
+                                  mobileSessions: SQLiteMobileSessionStore(database), received: SQLiteReceivedListenStore(database),
+                                  outbox: SQLiteForwardingOutbox(database), breakOutbox: {
+                                      try await database.writer.write { db in
+                                          try db.execute(sql: "CREATE TRIGGER broken BEFORE INSERT ON forward_outbox BEGIN SELECT RAISE(FAIL, 'the outbox is broken'); END")
+                                      }
+                                  }))
         case .postgres:
             try await withFreshPostgres { url in
                 try await PostgresDatabase.with(url: url) { database in
                     try await body(Stores(lists: PostgresListStore(database), accounts: PostgresAccountStore(database),
                                       scrobbles: PostgresScrobbleStore(database), listenTokens: PostgresListenTokenStore(database),
-                                      mobileSessions: PostgresMobileSessionStore(database)))
+                                      mobileSessions: PostgresMobileSessionStore(database), received: PostgresReceivedListenStore(database),
+                                      outbox: PostgresForwardingOutbox(database), breakOutbox: {
+                                          try await database.client.query("ALTER TABLE forward_outbox ADD CONSTRAINT broken CHECK (false) NOT VALID")
+                                      }))
                 }
             }
         }

@@ -67,9 +67,9 @@ public final class Composition: Sendable {
     /// Runs `body` with the graph for `configuration` and shuts its HTTP
     /// client down after, however `body` ends. With a PostgreSQL database,
     /// its pool runs around `body` (connecting only when first used).
-    public static func with<T>(_ configuration: VinylogueConfiguration = .fromProcessEnvironment(), clock: WallClock? = nil,
+    public static func with<T>(_ configuration: VinylogueConfiguration = .fromProcessEnvironment(), clock: WallClock = .system,
                                _ body: (Composition) async throws -> T) async throws -> T {
-        let composition = try Composition(configuration: configuration, clock: clock ?? configuration.clock)
+        let composition = try Composition(configuration: configuration, clock: clock)
         defer { _ = composition }
         do {
             let result: T

@@ -79,7 +79,8 @@ struct ServeCommand: AsyncParsableCommand {
     /// `Composition.with`, with an unusable database address said so.
     static func composing(_ configuration: VinylogueConfiguration, _ body: (Composition) async throws -> Void) async throws {
         do {
-            try await Composition.with(configuration, body)
+            // Only `serve` takes the test clock (`VINYLOGUE_TEST_NOW`).
+            try await Composition.with(configuration, clock: configuration.clock, body)
         } catch let error as DatabaseUnavailable {
             throw CommandFailure("\(error) Check --database (or DATABASE_URL).", exitCode: .configuration)
         }

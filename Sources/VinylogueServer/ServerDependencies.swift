@@ -101,7 +101,7 @@ public struct ServerDependencies: Sendable {
         self.forwarding = forwarding
         self.fleetNotices = fleetNotices
         // Without a store of its own (tests), the archive then the outbox.
-        self.receivedListens = receivedListens ?? archive.map { ArchiveThenOutbox(archive: $0, outbox: forwarding?.outbox, tokens: listenTokens) }
+        self.receivedListens = receivedListens
         // Without a secret from the composition root, verifiers last as long as the process.
         let seal = mobileVerifierSecret.map(MobileVerifierSeal.init(secret:)) ?? .ephemeral()
         let tokens = listenTokens.map { ListenTokens(store: $0, clock: clock, accountsOn: accounts != nil, lists: lists, seal: seal) }

@@ -248,5 +248,12 @@ func withFakeEnvironment(_ body: @Sendable (FakeLastFM, [String: String]) async 
         #expect(WallClock.instant("1709207940") == Date(timeIntervalSince1970: 1_709_207_940))
         #expect(WallClock.instant("2024-02-29") == nil)
         #expect(WallClock.instant("nan") == nil)
+        // Out of range, or a day or time that does not exist (a probe
+        // crashed serve with 1e300 and ran it on March 1 for Feb 30).
+        for text in ["1e300", "-1e300", "1e12", "0", "2024-02-30T00:00:00Z", "2023-02-29T12:00:00Z", "2024-01-01T24:00:00Z",
+                     "2024-01-01T23:59:60Z"] {
+            #expect(WallClock.instant(text) == nil, "\(text)")
+        }
+        #expect(WallClock.instant("2028-02-29T23:59:00+02:00") != nil)
     }
 }

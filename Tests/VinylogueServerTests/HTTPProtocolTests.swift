@@ -122,6 +122,9 @@ import Glibc
                 ("/2.0/", 999_999_999, #"<error code="6">Invalid parameters: The request is larger than 1048576 bytes"#),
                 ("/2.0/?format=json", 2_000_000, #""error":6"#),
                 ("/settings", 1_000_000, "The form was too large"),
+                // Spelt as the router reads them too: each keeps its own limit.
+                ("/1//submit-listens/", 10_240_001, "send at most 1000 listens at a time"),
+                ("//2.0//", 2_000_000, #"<error code="6">"#),
             ]
             for (path, length, sentence) in cases {
                 // Only the head is sent: the answer must not wait for a body.
@@ -160,6 +163,44 @@ import Glibc
             // No token: the route itself answered, having read the body.
             #expect(answer.hasPrefix("HTTP/1.1 401"), "\(answer)")
         }
+    }
+
+    /// A body within its route's limit but over a form's reaches the route
+    /// however the path is spelt (a trailing `/` used to get the forms' 16 KiB).
+    @Test func routeLimitsFollowTheRoutersReadingOfThePath() throws {
+        let limits = BodyLimits(forms: 16_384)
+        for path in ["/1/submit-listens", "/1/submit-listens/", "//1/submit-listens", "/1//submit-listens?x=1"] {
+            var request = HTTPRequest(method: .post, scheme: nil, authority: nil, path: path)
+            request.headerFields[.contentLength] = "30000"
+            #expect(try #require(limits.limit(for: request)).bytes == 10_240_000, "\(path)")
+        }
+        for path in ["/2.0", "/2.0/", "//2.0//?format=json"] {
+            let request = HTTPRequest(method: .post, scheme: nil, authority: nil, path: path)
+            #expect(try #require(limits.limit(for: request)).bytes == 1 << 20, "\(path)")
+        }
+        #expect(try #require(limits.limit(for: HTTPRequest(method: .post, scheme: nil, authority: nil, path: "/settings/"))).bytes == 16_384)
+    }
+
+    /// Pipelined behind a request still being answered, a refusal waits its
+    /// turn (it used to be written first and close the connection, so the
+    /// earlier request's answer never came).
+    @Test func aPipelinedRefusalComesAfterTheAnswersAheadOfIt() async throws {
+        try await Harness.run(server: ServerConfiguration(port: 0, idleTimeout: .seconds(10)), testing: .live) { _, client in
+            let socket = try RawSocket(port: try #require(client.port))
+            defer { socket.close() }
+            #expect(socket.send("GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\nGET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n"
+                                + Self.head("/1/submit-listens", length: 20_000_000)))
+            let answers = await socket.receive(until: "send at most 1000 listens")
+            let statuses = answers.components(separatedBy: "HTTP/1.1 ").dropFirst().map { String($0.prefix(3)) }
+            #expect(statuses == ["200", "200", "413"], "\(answers)")
+        }
+    }
+
+    @Test func expectationsAreReadWhereverTheyAreListed() {
+        #expect(EarlyBodyLimit.asksToContinue("100-continue"))
+        #expect(EarlyBodyLimit.asksToContinue("100-Continue, foo"))
+        #expect(EarlyBodyLimit.asksToContinue("100-continue, 100-continue"))
+        #expect(!EarlyBodyLimit.asksToContinue("foo"))
     }
 
     @Test func contentLengthsThatOverflowAreTooLarge() {

@@ -21,13 +21,17 @@ struct BodyLimits: Sendable {
     func limit(for request: HTTPRequest) -> (bytes: Int, refusal: Refusal)? {
         guard request.method == .post else { return nil }
         let path = request.path ?? "/"
-        let route = path.split(separator: "?", maxSplits: 1).first.map(String.init) ?? path
+        // As the router reads it: empty segments (`//`, a trailing `/`) do
+        // not count, so `/1//submit-listens/` is `/1/submit-listens`.
+        let segments = (path.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first ?? "")
+            .split(separator: "/")
+        let route = "/" + segments.joined(separator: "/")
         switch route {
         case "/1/submit-listens":
             let limit = ListenSubmission.maxBodyBytes
             return (limit, Refusal(contentType: "application/json; charset=utf-8",
                                    body: #"{"code":413,"error":"The payload is larger than \#(limit) bytes; send at most 1000 listens at a time."}"#))
-        case "/2.0", "/2.0/":
+        case "/2.0":
             let limit = LastFMScrobbleRoutes.maxBodyBytes
             let sentence = "Invalid parameters: The request is larger than \(limit) bytes; send at most 50 scrobbles at a time."
             if path.lowercased().contains("format=json") {
@@ -53,7 +57,9 @@ struct BodyLimits: Sendable {
 /// After a refusal the connection's output is closed and whatever body
 /// still arrives is dropped unread, so a client that did not wait still
 /// reads the 413 (closing at once can reset the connection under it); the
-/// idle timeout ends the connection if the client never does.
+/// idle timeout ends the connection if the client never does. Requests
+/// pipelined on one connection are answered in order: a refusal or a
+/// `100 Continue` waits until every request ahead of it is answered.
 final class EarlyBodyLimit: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPRequestPart
     typealias InboundOut = HTTPRequestPart
@@ -61,7 +67,14 @@ final class EarlyBodyLimit: ChannelDuplexHandler, RemovableChannelHandler {
     typealias OutboundOut = HTTPResponsePart
 
     private let limits: BodyLimits
-    /// A refused request's body is being dropped.
+    /// The requests passed on whose responses have not ended, oldest
+    /// first, each with whether it waits for `100 Continue`. Pipelined
+    /// requests arrive before the answers to those ahead of them: what
+    /// this handler says must wait its turn.
+    private var unanswered: [Bool] = []
+    /// The refusal due once every request ahead of it is answered.
+    private var refusal: BodyLimits.Refusal?
+    /// A refused request's body (and anything after it) is being dropped.
     private var refused = false
 
     init(limits: BodyLimits) {
@@ -77,15 +90,43 @@ final class EarlyBodyLimit: ChannelDuplexHandler, RemovableChannelHandler {
         if let (limit, refusal) = limits.limit(for: head), let announced = head.headerFields[.contentLength],
            Self.exceeds(announced, limit) {
             refused = true
-            refuse(refusal, context: context)
+            if unanswered.isEmpty { refuse(refusal, context: context) } else { self.refusal = refusal }
             return
         }
-        if head.headerFields[.expect]?.lowercased() == "100-continue" {
+        let expectsContinue = head.headerFields[.expect].map(Self.asksToContinue) ?? false
+        if expectsContinue {
             // Answered here: the routes never see the expectation.
             head.headerFields[.expect] = nil
-            context.writeAndFlush(wrapOutboundOut(.head(HTTPResponse(status: .continue))), promise: nil)
+            if unanswered.isEmpty { sendContinue(context) }
         }
+        unanswered.append(expectsContinue && !unanswered.isEmpty)
         context.fireChannelRead(wrapInboundOut(.head(head)))
+    }
+
+    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        let ended: Bool
+        if case .end = unwrapOutboundIn(data) { ended = true } else { ended = false }
+        context.write(data, promise: promise)
+        guard ended, !unanswered.isEmpty else { return }
+        unanswered.removeFirst()
+        // The next request's turn: its 100 Continue, or the refusal.
+        if let next = unanswered.first, next {
+            unanswered[0] = false
+            sendContinue(context)
+        } else if unanswered.isEmpty, let refusal {
+            self.refusal = nil
+            refuse(refusal, context: context)
+        }
+    }
+
+    /// Whether an `Expect` value (one header, or several joined by commas)
+    /// asks for `100-continue`.
+    static func asksToContinue(_ value: String) -> Bool {
+        value.split(separator: ",").contains { $0.trimmingCharacters(in: .whitespaces).lowercased() == "100-continue" }
+    }
+
+    private func sendContinue(_ context: ChannelHandlerContext) {
+        context.writeAndFlush(wrapOutboundOut(.head(HTTPResponse(status: .continue))), promise: nil)
     }
 
     /// Whether a `Content-Length` value says more than `limit` bytes (one

@@ -31,7 +31,7 @@ func withFakeListenBrainz<T: Sendable>(
             // Patient by default: a loaded machine (a full parallel run beside
             // a build) took more than 2 s to answer. A test about timeouts
             // holds the answer and sets a short one itself.
-            var configuration = ListenBrainzConfiguration(apiRoot: root, timeout: .seconds(60), backoff: .milliseconds(10))
+            var configuration = ListenBrainzConfiguration(apiRoot: root, timeout: .seconds(10), backoff: .milliseconds(10))
             configure(&configuration)
             let client = ListenBrainzClient(configuration: configuration, http: http, pacing: pacing ?? .continuous)
             return try await body(client, fake, root)

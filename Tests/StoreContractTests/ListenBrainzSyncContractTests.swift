@@ -41,7 +41,7 @@ import VinylogueCore
         do {
             try await FakeListenBrainzServer.withRunning(fake) { root in
                 let client = ListenBrainzClient(
-                    configuration: .init(apiRoot: root, timeout: .seconds(60), attempts: 2, backoff: .milliseconds(5)), http: http)
+                    configuration: .init(apiRoot: root, timeout: .seconds(10), attempts: 2, backoff: .milliseconds(5)), http: http)
                 let upstream = ListenBrainzHistory { user, minTs, maxTs, count throws(SourceError) in
                     try await client.window(of: user, minTs: minTs, maxTs: maxTs, count: count)
                 }

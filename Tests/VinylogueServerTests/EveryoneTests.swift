@@ -122,7 +122,7 @@ import VinylogueCore
     /// (one after another, only the first would), and a seventh only once
     /// one of them is answered.
     @Test(.timeLimit(.minutes(2))) func chartsAreLoadedConcurrentlyAndBounded() async throws {
-        try await Harness.run(patience: .init(nameLookup: .seconds(10), albumColours: .seconds(10), lastFM: .seconds(60))) { harness, client in
+        try await Harness.run(patience: .init(nameLookup: .seconds(10), albumColours: .seconds(10), lastFM: .seconds(10))) { harness, client in
             let names = ["ybsc", "RJ", "demo"] + (1...5).map { "listener\($0)" }
             for (index, name) in names.enumerated() {
                 if name.hasPrefix("listener") {

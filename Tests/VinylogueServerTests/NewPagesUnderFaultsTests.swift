@@ -116,13 +116,13 @@ import VinylogueServer
         }
     }
 
-    /// With a deadline far away and Last.fm holding everything, a dozen
+    /// With a deadline of 10 s and Last.fm holding everything, a dozen
     /// pages wait for it; `/healthz`, asked then, answers while every page
     /// that needs Last.fm is still waiting (none has answered), and once
     /// Last.fm lets go, the pages are complete.
     @Test(.timeLimit(.minutes(2))) func healthAnswersWhilePagesWaitForLastFM() async throws {
-        let patient = ServerDependencies.Patience(nameLookup: .seconds(60), albumColours: .seconds(60), lastFM: .seconds(60),
-                                                  database: .seconds(30))
+        let patient = ServerDependencies.Patience(nameLookup: .seconds(10), albumColours: .seconds(10), lastFM: .seconds(10),
+                                                  database: .seconds(10))
         try await Harness.run(patience: patient) { harness, client in
             try await Self.prepare(harness)
             await harness.fake.inject(.init(.held))

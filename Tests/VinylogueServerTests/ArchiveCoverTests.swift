@@ -64,7 +64,7 @@ import VinylogueCore
         configuration.imageBase = url.replacingOccurrences(of: "2.0/", with: "i/u/")
         // Patient enough for a test run on a loaded machine (a full run on
         // two busy cores has had the fake's answers take over 10 s).
-        configuration.patience = .init(nameLookup: .seconds(30), albumColours: .seconds(30), lastFM: .seconds(30), database: .seconds(30))
+        configuration.patience = .init(nameLookup: .seconds(10), albumColours: .seconds(10), lastFM: .seconds(10), database: .seconds(10))
         try await body(Setting(fake: fake, server: server, configuration: configuration, clock: clock))
     }
 

@@ -41,7 +41,7 @@ import VinylogueServer
         let http = LastFMTransport.makeHTTPClient()
         do {
             try await FakeLastFMServer.withRunning(fake) { url in
-                var configuration = LastFMConfiguration(apiKey: "test-key", baseURL: url, requestsPerSecond: 100, maxAttempts: 1, timeout: .seconds(30))
+                var configuration = LastFMConfiguration(apiKey: "test-key", baseURL: url, requestsPerSecond: 100, maxAttempts: 1, timeout: .seconds(10))
                 configuration.apiSecret = "test-secret"
                 let client = LastFMClient(configuration: configuration, transport: .live(http), clock: clock.wallClock)
                 let database = try ArchiveDatabase()

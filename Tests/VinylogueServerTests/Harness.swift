@@ -67,8 +67,8 @@ struct Harness: Sendable {
     ///   a fresh PostgreSQL database in the test cluster (its URL is then in
     ///   `databaseURL`).
     static func run(demo: Bool = false, signIn: Bool = false, secret: String = "test-secret", postgres: Bool = false, server: ServerConfiguration = ServerConfiguration(), testing: TestingSetup = .router,
-                    patience: ServerDependencies.Patience = .init(nameLookup: .seconds(30), albumColours: .seconds(30), lastFM: .seconds(30),
-                                                                  database: .seconds(30)),
+                    patience: ServerDependencies.Patience = .init(nameLookup: .seconds(10), albumColours: .seconds(10), lastFM: .seconds(10),
+                                                                  database: .seconds(10)),
                     _ body: @Sendable (Harness, any TestClientProtocol) async throws -> Void) async throws {
         guard postgres else {
             return try await run(demo: demo, signIn: signIn, secret: secret, databaseURL: nil, server: server, testing: testing, patience: patience, body)
@@ -97,7 +97,7 @@ struct Harness: Sendable {
             var configuration = VinylogueConfiguration(environment: [:])
             configuration.dataDirectory = directory
             configuration.lastFM = LastFMConfiguration(apiKey: "test-key", baseURL: url, requestsPerSecond: 200, maxAttempts: 1)
-            configuration.listenBrainz = .init(apiRoot: listenBrainzRoot, timeout: .seconds(60), attempts: 1)
+            configuration.listenBrainz = .init(apiRoot: listenBrainzRoot, timeout: .seconds(10), attempts: 1)
             if signIn {
                 configuration.lastFM.apiSecret = secret
                 configuration.lastFM.authURL = url.replacingOccurrences(of: "2.0/", with: "api/auth/")

@@ -41,7 +41,7 @@ import VinylogueServer
                 // Waits the client would make (a spent rate-limit window) pass at once:
                 // the test moves the outbox's clock instead.
                 let pacing = ListenBrainzPacing(now: { ContinuousClock.now }, sleep: { _ in })
-                let client = ListenBrainzClient(configuration: .init(apiRoot: root, timeout: .seconds(30), attempts: 1), http: http, pacing: pacing)
+                let client = ListenBrainzClient(configuration: .init(apiRoot: root, timeout: .seconds(10), attempts: 1), http: http, pacing: pacing)
                 let database = try ArchiveDatabase()
                 let outbox = SQLiteForwardingOutbox(database)
                 try await outbox.setListenBrainz(token: token, user: "rob", for: .household, at: clock.now)

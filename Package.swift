@@ -9,6 +9,7 @@ let package = Package(
         .library(name: "VinylogueCore", targets: ["VinylogueCore"]),
         .library(name: "LastFM", targets: ["LastFM"]),
         .library(name: "ListenBrainz", targets: ["ListenBrainz"]),
+        .library(name: "Stores", targets: ["Stores"]),
         .library(name: "Archive", targets: ["Archive"]),
         .library(name: "Artwork", targets: ["Artwork"]),
         .library(name: "VinylogueServer", targets: ["VinylogueServer"]),
@@ -57,13 +58,15 @@ let package = Package(
                 .product(name: "NIOHTTP1", package: "swift-nio"),
             ]
         ),
+        // What every store is, whichever database holds it: the protocols,
+        // the values they keep, and the pure planners both backends carry out.
+        .target(name: "Stores", dependencies: ["VinylogueCore"]),
         // SQLite: users, settings, response cache, scrobble archive, importers.
         .target(
             name: "Archive",
             dependencies: [
-                // Artwork for `ArtworkAddress`: remembered covers are named
-                // the one way an image may be named.
-                "VinylogueCore", "Artwork",
+                // Artwork for the archive's cover fetch (`ArtworkStore`).
+                "VinylogueCore", "Stores", "Artwork",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 .product(name: "ZIPFoundation", package: "ZIPFoundation"),
@@ -73,7 +76,8 @@ let package = Package(
         .target(
             name: "PostgresStore",
             dependencies: [
-                "VinylogueCore", "Archive", "LastFM", "Artwork",
+                // A peer of the SQLite store, not a client of it: no GRDB.
+                "VinylogueCore", "Stores", "LastFM", "Artwork",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
@@ -213,7 +217,7 @@ let package = Package(
         .testTarget(
             name: "VinylogueServerTests",
             dependencies: [
-                "VinylogueServer", "VinylogueApp", "LastFMTestServer", "ListenBrainzTestServer", "LastFM", "Archive", "Artwork", "VinylogueCore", "PostgresStore",
+                "VinylogueServer", "VinylogueApp", "LastFMTestServer", "ListenBrainzTestServer", "LastFM", "Stores", "Archive", "Artwork", "VinylogueCore", "PostgresStore",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -223,21 +227,21 @@ let package = Package(
         .testTarget(
             name: "StoreContractTests",
             dependencies: [
-                "Archive", "Artwork", "PostgresStore", "LastFM", "VinylogueCore", "ListenBrainz", "ListenBrainzTestServer",
+                "Stores", "Archive", "Artwork", "PostgresStore", "LastFM", "VinylogueCore", "ListenBrainz", "ListenBrainzTestServer",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ]
         ),
         .testTarget(
             name: "VinylogueCLITests",
             dependencies: [
-                "VinylogueCLI", "LastFMTestServer", "ListenBrainzTestServer", "VinylogueCore", "Archive", "Artwork", "PostgresStore", "vinylogue",
+                "VinylogueCLI", "LastFMTestServer", "ListenBrainzTestServer", "VinylogueCore", "Stores", "Archive", "Artwork", "PostgresStore", "vinylogue",
                 .product(name: "ZIPFoundation", package: "ZIPFoundation"),
             ]
         ),
         .testTarget(
             name: "ArchiveTests",
             dependencies: [
-                "Archive", "Artwork", "VinylogueCore", "LastFM", "LastFMTestServer", "PostgresStore", "vinylogue", "fake-lastfm", "fake-listenbrainz",
+                "Stores", "Archive", "Artwork", "VinylogueCore", "LastFM", "LastFMTestServer", "PostgresStore", "vinylogue", "fake-lastfm", "fake-listenbrainz",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "GRDB", package: "GRDB.swift"),

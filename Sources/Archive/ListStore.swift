@@ -2,63 +2,6 @@ import Foundation
 import GRDB
 import VinylogueCore
 
-/// Whose list and settings: the household's (one shared list, when nobody
-/// signs in) or one account's.
-public struct ListOwner: Sendable, Hashable, Codable {
-    /// 0 for the household; an account's id otherwise (ids start at 1).
-    public let id: Int64
-
-    /// The one list of a server where nobody signs in.
-    public static let household = ListOwner(id: 0)
-
-    public static func account(_ id: Int64) -> ListOwner { ListOwner(id: id) }
-
-    init(id: Int64) { self.id = id }
-}
-
-/// One person on a users list.
-public struct ListedUser: Sendable, Hashable, Codable, FetchableRecord, PersistableRecord {
-    public static let databaseTableName = "list_entry"
-
-    /// Whose list this entry is on; with `key`, the primary key (owner first,
-    /// so every person's rows are one range).
-    public var owner: Int64
-    /// The case-folded name.
-    public var key: String
-    /// Last.fm's canonical spelling.
-    public var name: String
-    /// Place in the person's own order, from 0.
-    public var position: Int
-    /// Whether this is the person running the app ("me").
-    public var isMe: Bool
-
-    public var username: Username { (try? Username(name)) ?? Username(validating: key)! }
-
-    public init(owner: Int64, key: String, name: String, position: Int, isMe: Bool) {
-        self.owner = owner
-        self.key = key
-        self.name = name
-        self.position = position
-        self.isMe = isMe
-    }
-}
-
-/// The app's settings.
-public struct Settings: Sendable, Hashable {
-    public var filter: PlayCountFilter
-    /// An IANA time zone name; `nil` means the server's own zone.
-    public var timeZoneIdentifier: String?
-
-    public init(filter: PlayCountFilter = .off, timeZoneIdentifier: String? = nil) {
-        self.filter = filter
-        self.timeZoneIdentifier = timeZoneIdentifier
-    }
-
-    public var timeZone: TimeZone {
-        timeZoneIdentifier.flatMap(TimeZone.init(identifier:)) ?? .current
-    }
-}
-
 /// `ListStore` in SQLite.
 ///
 /// Every change is one transaction; positions are renumbered densely after
@@ -249,4 +192,8 @@ public struct SQLiteListStore: ListStore {
             }
         }
     }
+}
+
+extension ListedUser: FetchableRecord, PersistableRecord {
+    public static let databaseTableName = "list_entry"
 }

@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import VinylogueCore
 
+
 /// Everything personal and shareable a SQLite data directory holds, read
 /// table by table for `vinylogue db copy` (moving a home installation to
 /// PostgreSQL). Rows come in key order, in pages, so a copy can stream a
@@ -11,94 +12,19 @@ public struct PersonalDataExport: Sendable {
 
     public init(_ database: ArchiveDatabase) { writer = database.writer }
 
-    /// An account as stored, with Last.fm's session key.
-    public struct AccountRow: Sendable {
-        public let id: Int64
-        public let nameKey: String
-        public let name: String
-        public let lastFMSessionKey: String
-        public let createdAt: Date
-        public let signedInAt: Date
-    }
-
-    public struct SettingRow: Sendable {
-        public let owner: Int64
-        public let key: String
-        public let value: String
-    }
-
-    public struct SessionRow: Sendable {
-        public let tokenDigest: String
-        public let accountID: Int64
-        public let createdAt: Date
-        public let expiresAt: Date
-    }
-
-    /// A listen-submission token's digest and whose it is.
-    public struct ListenTokenRow: Sendable {
-        public let owner: Int64
-        public let tokenDigest: String
-        public let createdAt: Date
-        /// Its sealed `/2.0/` sign-in verifier (opens only with the same key).
-        public var mobileVerifier: String? = nil
-    }
-
-    /// An owner's forwarding choices as stored (the ListenBrainz token included:
-    /// forwarding must go on from the new database).
-    public struct ForwardingRow: Sendable {
-        public let owner: Int64
-        public let toLastFM: Bool
-        public let listenBrainzToken: String?
-        public let listenBrainzUser: String?
-        public let updatedAt: Date
-    }
-
-    /// A row of the forwarding outbox as stored; one claimed when copied
-    /// comes over waiting and uncertain (its send may have arrived).
-    public struct OutboxRow: Sendable {
-        public let id: Int64
-        public let owner: Int64
-        public let target: Int
-        public let listen: ListenToForward
-        public let state: Int
-        public let attempts: Int
-        public let uncertain: Bool
-        public let dueAt: Date
-        public let reason: String?
-        public let receivedAt: Date
-        public let sentAt: Date?
-    }
-
-    public struct ResponseRow: Sendable {
-        public let key: String
-        public let body: Data
-        public let storedAt: Date
-        public let expiresAt: Date
-    }
-
-    /// A remembered album cover as stored (`address` nil: no cover).
-    public struct CoverRow: Sendable {
-        public let artistKey: String
-        public let albumKey: String
-        public let artist: String
-        public let album: String
-        public let address: String?
-        public let resolvedAt: Date
-    }
-
     /// Every remembered album cover (one small row per album).
-    public func covers() async throws -> [CoverRow] {
+    public func covers() async throws -> [PersonalData.CoverRow] {
         try await writer.read { db in
             try Row.fetchAll(db, sql: "SELECT artist_key, album_key, artist, album, address, resolved_at FROM album_cover ORDER BY artist_key, album_key")
-                .map { CoverRow(artistKey: $0[0], albumKey: $0[1], artist: $0[2], album: $0[3], address: $0[4],
+                .map { PersonalData.CoverRow(artistKey: $0[0], albumKey: $0[1], artist: $0[2], album: $0[3], address: $0[4],
                                 resolvedAt: Date(timeIntervalSince1970: TimeInterval($0[5] as Int64))) }
         }
     }
 
-    public func accounts() async throws -> [AccountRow] {
+    public func accounts() async throws -> [PersonalData.AccountRow] {
         try await writer.read { db in
             try Row.fetchAll(db, sql: "SELECT id, name_key, name, lastfm_session_key, created_at, signed_in_at FROM account ORDER BY id").map {
-                AccountRow(id: $0[0], nameKey: $0[1], name: $0[2], lastFMSessionKey: $0[3],
+                PersonalData.AccountRow(id: $0[0], nameKey: $0[1], name: $0[2], lastFMSessionKey: $0[3],
                            createdAt: Date(timeIntervalSince1970: $0[4]), signedInAt: Date(timeIntervalSince1970: $0[5]))
             }
         }
@@ -108,43 +34,43 @@ public struct PersonalDataExport: Sendable {
         try await writer.read { db in try ListedUser.order(Column("owner"), Column("position")).fetchAll(db) }
     }
 
-    public func settings() async throws -> [SettingRow] {
+    public func settings() async throws -> [PersonalData.SettingRow] {
         try await writer.read { db in
             try Row.fetchAll(db, sql: "SELECT owner, key, value FROM owner_setting ORDER BY owner, key").map {
-                SettingRow(owner: $0[0], key: $0[1], value: $0[2])
+                PersonalData.SettingRow(owner: $0[0], key: $0[1], value: $0[2])
             }
         }
     }
 
-    public func sessions() async throws -> [SessionRow] {
+    public func sessions() async throws -> [PersonalData.SessionRow] {
         try await writer.read { db in
             try Row.fetchAll(db, sql: "SELECT token_digest, account_id, created_at, expires_at FROM web_session ORDER BY token_digest").map {
-                SessionRow(tokenDigest: $0[0], accountID: $0[1], createdAt: Date(timeIntervalSince1970: $0[2]),
+                PersonalData.SessionRow(tokenDigest: $0[0], accountID: $0[1], createdAt: Date(timeIntervalSince1970: $0[2]),
                            expiresAt: Date(timeIntervalSince1970: $0[3]))
             }
         }
     }
 
     /// Every listen-submission token (digests only; one per owner).
-    public func listenTokens() async throws -> [ListenTokenRow] {
+    public func listenTokens() async throws -> [PersonalData.ListenTokenRow] {
         try await writer.read { db in
             try Row.fetchAll(db, sql: "SELECT owner, token_digest, created_at, mobile_verifier FROM listen_token ORDER BY owner").map {
-                ListenTokenRow(owner: $0[0], tokenDigest: $0[1], createdAt: Date(timeIntervalSince1970: $0[2]), mobileVerifier: $0[3])
+                PersonalData.ListenTokenRow(owner: $0[0], tokenDigest: $0[1], createdAt: Date(timeIntervalSince1970: $0[2]), mobileVerifier: $0[3])
             }
         }
     }
 
-    public func forwardingChoices() async throws -> [ForwardingRow] {
+    public func forwardingChoices() async throws -> [PersonalData.ForwardingRow] {
         try await writer.read { db in
             try Row.fetchAll(db, sql: "SELECT owner, to_lastfm, listenbrainz_token, listenbrainz_user, updated_at FROM forwarding ORDER BY owner").map {
-                ForwardingRow(owner: $0[0], toLastFM: $0[1], listenBrainzToken: $0[2], listenBrainzUser: $0[3],
+                PersonalData.ForwardingRow(owner: $0[0], toLastFM: $0[1], listenBrainzToken: $0[2], listenBrainzUser: $0[3],
                               updatedAt: Date(timeIntervalSince1970: $0[4]))
             }
         }
     }
 
     /// Up to `limit` rows of the forwarding outbox with ids above `id`.
-    public func outbox(after id: Int64, limit: Int) async throws -> [OutboxRow] {
+    public func outbox(after id: Int64, limit: Int) async throws -> [PersonalData.OutboxRow] {
         try await writer.read { db in
             try Row.fetchAll(db, sql: """
                 SELECT id, owner, target, instant, artist, track, album, artist_mbid, album_mbid, track_mbid, duration, state, attempts,
@@ -152,7 +78,7 @@ public struct PersonalDataExport: Sendable {
                 FROM forward_outbox WHERE id > ? ORDER BY id LIMIT ?
                 """, arguments: [id, limit]).map { row in
                 let claimed = (row["state"] as Int) == OutboxRowState.sending.rawValue
-                return OutboxRow(id: row["id"], owner: row["owner"], target: row["target"], listen: SQLiteForwardingOutbox.listen(row),
+                return PersonalData.OutboxRow(id: row["id"], owner: row["owner"], target: row["target"], listen: SQLiteForwardingOutbox.listen(row),
                                  state: claimed ? OutboxRowState.waiting.rawValue : row["state"], attempts: row["attempts"],
                                  uncertain: row["uncertain"] || claimed,
                                  dueAt: Date(timeIntervalSince1970: claimed ? row["received_at"] : row["due_at"]),
@@ -163,29 +89,19 @@ public struct PersonalDataExport: Sendable {
     }
 
     /// Up to `limit` saved Last.fm answers whose keys sort after `key`.
-    public func responses(after key: String, limit: Int) async throws -> [ResponseRow] {
+    public func responses(after key: String, limit: Int) async throws -> [PersonalData.ResponseRow] {
         try await writer.read { db in
             try Row.fetchAll(db, sql: "SELECT key, body, storedAt, expiresAt FROM response_cache WHERE key > ? ORDER BY key LIMIT ?",
                              arguments: [key, limit]).map {
-                ResponseRow(key: $0[0], body: $0[1], storedAt: Date(timeIntervalSince1970: $0[2]),
+                PersonalData.ResponseRow(key: $0[0], body: $0[1], storedAt: Date(timeIntervalSince1970: $0[2]),
                             expiresAt: Date(timeIntervalSince1970: $0[3]))
             }
         }
     }
 
-    /// A person in the scrobble archive, with their unfinished sync and the
-    /// demo's generation mark, if any.
-    public struct ArchivedPerson: Sendable {
-        public let name: Username
-        public let scrobbles: Int
-        public let pendingSync: SyncState?
-        /// (seed, first week, generated through) of a generated history.
-        public let generated: (seed: Int64, firstWeek: Int64, through: Int64)?
-    }
-
     /// Everyone in the scrobble archive, by name. Rows whose name is not a
     /// valid Last.fm name (none are stored so) are left out.
-    public func archivedPeople() async throws -> [ArchivedPerson] {
+    public func archivedPeople() async throws -> [PersonalData.ArchivedPerson] {
         try await writer.read { db in
             try Row.fetchAll(db, sql: """
                 SELECT u.name, (SELECT count(*) FROM scrobble s WHERE s.user_id = u.id),
@@ -193,13 +109,13 @@ public struct PersonalDataExport: Sendable {
                     g.seed, g.first_week, g.generated_through
                 FROM archive_user u LEFT JOIN sync_state y ON y.user_id = u.id LEFT JOIN generated_history g ON g.user_id = u.id
                 ORDER BY u.name_key
-                """).compactMap { row -> ArchivedPerson? in
+                """).compactMap { row -> PersonalData.ArchivedPerson? in
                 guard let name = Username(validating: row[0]) else { return nil }
                 let sync: SyncState? = (row[2] as Int64?).map { from in
                     SyncState(fromInstant: from, toInstant: row[3], nextPage: row[4], totalPages: row[5], pageSize: row[6])
                 }
                 let generated: (Int64, Int64, Int64)? = (row[7] as Int64?).map { seed in (seed, row[8], row[9]) }
-                return ArchivedPerson(name: name, scrobbles: row[1], pendingSync: sync, generated: generated)
+                return PersonalData.ArchivedPerson(name: name, scrobbles: row[1], pendingSync: sync, generated: generated)
             }
         }
     }

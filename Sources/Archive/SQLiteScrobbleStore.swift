@@ -3,35 +3,6 @@ import GRDB
 import GRDBSQLite
 import VinylogueCore
 
-/// Where an archived scrobble came from.
-public enum ScrobbleOrigin: Int, Sendable, Codable, CaseIterable {
-    case lastFMSync = 1
-    case lastFMExport = 2
-    case listenBrainz = 3
-    case spotify = 4
-    case demo = 5
-    case maloja = 6
-    /// A portable player's `.scrobbler.log` (Rockbox).
-    case scrobblerLog = 7
-    /// Received from a player through the ListenBrainz-compatible `/1/` API.
-    case received = 8
-    /// Copied from ListenBrainz's public listens by a sync of an `lb:` user.
-    case listenBrainzSync = 9
-
-    /// The origin a sync of `user` stores its rows under: Last.fm's sync
-    /// for Last.fm users, ListenBrainz's for `lb:` users.
-    public static func sync(of user: Username) -> ScrobbleOrigin {
-        user.service == .listenBrainz ? .listenBrainzSync : .lastFMSync
-    }
-
-    /// The origins whose newest row says how far `user`'s own service has
-    /// been copied (its sync and its export), where the next sync starts:
-    /// a newer play from anywhere else must not make a sync skip anything.
-    public static func copies(of user: Username) -> [ScrobbleOrigin] {
-        user.service == .listenBrainz ? [.listenBrainzSync, .listenBrainz] : [.lastFMSync, .lastFMExport]
-    }
-}
-
 /// A person whose scrobbles are archived. Scrobble rows carry this small
 /// integer instead of repeating the username.
 public struct ArchiveUser: Codable, Sendable, Hashable, FetchableRecord, PersistableRecord {
@@ -71,23 +42,6 @@ public struct ArchivedScrobble: Codable, Sendable, Hashable, FetchableRecord, Pe
     /// The value this row stores.
     public var scrobble: Scrobble {
         Scrobble(instant: instant, artist: artist, album: album, track: track, artistMBID: artistMBID, albumMBID: albumMBID, trackMBID: trackMBID)
-    }
-}
-
-/// How a batch of inserts went.
-public struct InsertCounts: Sendable, Hashable {
-    public var inserted = 0
-    /// Rows whose dedupe key was already archived.
-    public var duplicates = 0
-
-    public init(inserted: Int = 0, duplicates: Int = 0) {
-        self.inserted = inserted
-        self.duplicates = duplicates
-    }
-
-    public static func += (lhs: inout InsertCounts, rhs: InsertCounts) {
-        lhs.inserted += rhs.inserted
-        lhs.duplicates += rhs.duplicates
     }
 }
 

@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import Foundation
+import VinylogueCore
 import NIOCore
 
 /// The gateway to wherever images come from: one GET returning status and

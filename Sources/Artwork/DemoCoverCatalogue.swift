@@ -1,3 +1,4 @@
+import VinylogueCore
 import Synchronization
 
 /// Which (artist, album) each demo hash stands for, so `/art/demo/<hash>.png`

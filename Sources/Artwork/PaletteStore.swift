@@ -1,4 +1,5 @@
 import Foundation
+import VinylogueCore
 
 /// Album palettes shared by every instance of a fleet: computed once by
 /// whichever instance first loads a cover, then found by the others

@@ -1,4 +1,5 @@
 import Foundation
+import VinylogueCore
 
 /// What a share card shows: the picture social sites put beside a link to a
 /// chart, every-year or album page (Open Graph / Twitter `summary_large_image`).

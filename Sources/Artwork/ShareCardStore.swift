@@ -1,4 +1,5 @@
 import Foundation
+import VinylogueCore
 import NIOPosix
 
 /// A drawn share card: its PNG bytes, and whether every cover it shows

@@ -1,5 +1,4 @@
-import Archive
-import Artwork
+import Stores
 import Foundation
 import Logging
 import PostgresNIO

@@ -1,4 +1,4 @@
-import Archive
+import Stores
 import Foundation
 import Logging
 import VinylogueCore
@@ -16,7 +16,7 @@ public struct PostgresCopy: Sendable {
 
     var logger: Logger { database.logger }
 
-    public func write(_ accounts: [PersonalDataExport.AccountRow]) async throws {
+    public func write(_ accounts: [PersonalData.AccountRow]) async throws {
         let logger = self.logger
         try await database.client.withTransaction(logger: logger) { connection in
             for a in accounts {
@@ -35,7 +35,7 @@ public struct PostgresCopy: Sendable {
 
     /// Remembered covers; an answer the database already holds (from the
     /// fleet, or an earlier copy) is kept.
-    public func write(_ covers: [PersonalDataExport.CoverRow]) async throws {
+    public func write(_ covers: [PersonalData.CoverRow]) async throws {
         let logger = self.logger
         try await database.client.withTransaction(logger: logger) { connection in
             for c in covers {
@@ -60,7 +60,7 @@ public struct PostgresCopy: Sendable {
         }
     }
 
-    public func write(_ settings: [PersonalDataExport.SettingRow]) async throws {
+    public func write(_ settings: [PersonalData.SettingRow]) async throws {
         let logger = self.logger
         try await database.client.withTransaction(logger: logger) { connection in
             for s in settings {
@@ -72,7 +72,7 @@ public struct PostgresCopy: Sendable {
         }
     }
 
-    public func write(_ sessions: [PersonalDataExport.SessionRow]) async throws {
+    public func write(_ sessions: [PersonalData.SessionRow]) async throws {
         let logger = self.logger
         try await database.client.withTransaction(logger: logger) { connection in
             for s in sessions {
@@ -90,7 +90,7 @@ public struct PostgresCopy: Sendable {
     /// database already held for that owner). Its sealed `/2.0/` verifier
     /// goes with it (it opens where the key is the same: with sign-in, the
     /// Last.fm API secret); `/2.0/` sessions are not copied: players sign in again.
-    public func write(_ tokens: [PersonalDataExport.ListenTokenRow]) async throws {
+    public func write(_ tokens: [PersonalData.ListenTokenRow]) async throws {
         let logger = self.logger
         try await database.client.withTransaction(logger: logger) { connection in
             for t in tokens {
@@ -104,7 +104,7 @@ public struct PostgresCopy: Sendable {
         }
     }
 
-    public func write(_ responses: [PersonalDataExport.ResponseRow]) async throws {
+    public func write(_ responses: [PersonalData.ResponseRow]) async throws {
         let logger = self.logger
         try await database.client.withTransaction(logger: logger) { connection in
             for r in responses {
@@ -143,7 +143,7 @@ public struct PostgresCopy: Sendable {
     }
 
     /// Copies `person`'s unfinished sync and the demo's generation mark.
-    public func write(_ person: PersonalDataExport.ArchivedPerson) async throws {
+    public func write(_ person: PersonalData.ArchivedPerson) async throws {
         let logger = self.logger
         try await database.client.withTransaction(logger: logger) { connection in
             let id = try await PostgresScrobbleStore.ensureUserID(of: person.name, connection, logger)
@@ -159,7 +159,7 @@ public struct PostgresCopy: Sendable {
 
     /// Copies forwarding choices (the copy's replace what the database held
     /// for the same owner).
-    public func write(_ choices: [PersonalDataExport.ForwardingRow]) async throws {
+    public func write(_ choices: [PersonalData.ForwardingRow]) async throws {
         let logger = self.logger
         try await database.client.withTransaction(logger: logger) { connection in
             for c in choices {
@@ -176,7 +176,7 @@ public struct PostgresCopy: Sendable {
     /// Copies rows of the forwarding outbox, so listens not yet forwarded
     /// are forwarded from the fleet; a listen the database holds already
     /// (same owner, service, time, artist and track) is left as it is.
-    public func write(_ rows: [PersonalDataExport.OutboxRow]) async throws {
+    public func write(_ rows: [PersonalData.OutboxRow]) async throws {
         let logger = self.logger
         try await database.client.withTransaction(logger: logger) { connection in
             for r in rows {

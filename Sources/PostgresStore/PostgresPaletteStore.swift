@@ -1,5 +1,6 @@
 import Artwork
 import Foundation
+import VinylogueCore
 import Logging
 import PostgresNIO
 

@@ -3,6 +3,7 @@ import GRDB
 import Testing
 import VinylogueCore
 @testable import Archive
+@testable import Stores
 
 @Suite struct ArchiveChartTests {
     /// Twelve weeks of a generated history, with some names in other

@@ -4,6 +4,7 @@ import Synchronization
 import Testing
 import VinylogueCore
 @testable import Archive
+@testable import Stores
 
 /// `ArchiveCoverFetch` with a scripted Last.fm and image host: what it
 /// counts, what it tries again, and when it gives up.

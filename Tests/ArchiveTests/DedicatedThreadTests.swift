@@ -2,6 +2,7 @@ import Foundation
 import Synchronization
 import Testing
 @testable import Archive
+@testable import Stores
 
 @Suite struct DedicatedThreadTests {
     /// More blocked jobs than there are cores leave other async work free to

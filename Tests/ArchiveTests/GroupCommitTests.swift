@@ -4,6 +4,7 @@ import Synchronization
 import Testing
 import VinylogueCore
 @testable import Archive
+@testable import Stores
 
 /// Writes that arrive together share one transaction and one commit, yet
 /// each caller hears only about its own write, and only once it is on disk

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import VinylogueCore
 @testable import Archive
+@testable import Stores
 
 /// The `vinylogue` binary facing a damaged archive, the wrong kind of path
 /// and several copies of itself opening one new data directory.

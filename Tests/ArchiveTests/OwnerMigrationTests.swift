@@ -3,6 +3,7 @@ import GRDB
 import Testing
 import VinylogueCore
 @testable import Archive
+@testable import Stores
 
 /// Lists and settings gained an owner when accounts arrived; a household's
 /// data from before then is the household's afterwards, untouched.

@@ -4,6 +4,7 @@ import Synchronization
 import Testing
 import VinylogueCore
 @testable import Archive
+@testable import Stores
 
 /// The kept weekly charts always equal a count of the scrobbles themselves:
 /// after imports, re-imports, syncs, unchecked writes that meet exact

@@ -4,6 +4,7 @@ import GRDBSQLite
 import Testing
 import VinylogueCore
 @testable import Archive
+@testable import Stores
 
 @Suite struct StoreTests {
     /// The writer connection keeps its inserts compiled once for everyone:

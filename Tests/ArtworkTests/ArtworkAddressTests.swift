@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import VinylogueCore
 @testable import Artwork
 
 @Suite("ArtworkAddress")

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import VinylogueCore
 @testable import Artwork
 
 /// Covers kept for offline use (`ArtworkStore.keep`, behind `vinylogue art

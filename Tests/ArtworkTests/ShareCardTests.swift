@@ -2,6 +2,7 @@ import Foundation
 import NIOPosix
 import Synchronization
 import Testing
+import VinylogueCore
 @testable import Artwork
 
 /// The width and height an encoded PNG declares in its IHDR chunk.

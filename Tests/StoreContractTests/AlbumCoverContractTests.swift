@@ -5,6 +5,7 @@ import PostgresStore
 import Testing
 import VinylogueCore
 @testable import Archive
+@testable import Stores
 
 /// Remembered album covers (`AlbumCoverStore`), one contract for SQLite
 /// and PostgreSQL: answers by album, "no cover" included, every spelling

@@ -3,6 +3,7 @@ import PostgresStore
 import Testing
 import VinylogueCore
 @testable import Archive
+@testable import Stores
 
 /// The scrobble archive's contract (`ScrobbleArchive`), run against SQLite
 /// and PostgreSQL: the same writes give the same rows, counts and charts.

@@ -5,6 +5,7 @@ import ListenBrainzTestServer
 import Testing
 import VinylogueCore
 @testable import Archive
+@testable import Stores
 
 /// A sync of an `lb:` user (`ScrobbleSync` with `ListenBrainzHistory`)
 /// against the local ListenBrainz over real HTTP, into SQLite and

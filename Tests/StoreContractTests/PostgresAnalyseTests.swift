@@ -4,6 +4,7 @@ import PostgresStore
 import Testing
 import VinylogueCore
 @testable import Archive
+@testable import Stores
 
 /// A large import leaves PostgreSQL's statistics of the archive's tables
 /// up to date, so the first pages after it are planned on what is there

@@ -5,6 +5,7 @@ import Synchronization
 import Testing
 import VinylogueCore
 @testable import Archive
+@testable import Stores
 
 /// A PostgreSQL archive stored before weekly charts were kept gets them
 /// counted by the migration, equal to a count of its rows, including rows

@@ -3,6 +3,7 @@ import PostgresStore
 import Testing
 import VinylogueCore
 @testable import Archive
+@testable import Stores
 
 /// The listens players send are kept and queued for forwarding in one
 /// transaction, on SQLite and on PostgreSQL alike: both or neither. (On

@@ -3,6 +3,7 @@ import PostgresStore
 import Testing
 import VinylogueCore
 @testable import Archive
+@testable import Stores
 
 /// The duplicate rule gives the same archive for the same listens, whatever
 /// their order, batching or way in (issue 27: the same track at t, t+50 and

@@ -4,6 +4,7 @@ import PostgresStore
 import Testing
 import VinylogueCore
 @testable import Archive
+@testable import Stores
 
 /// The stores' one contract, run against every implementation: SQLite (the
 /// embedded default) and PostgreSQL (a fresh database per test in the

@@ -1,5 +1,3 @@
-import VinylogueCore
-
 extension ArtworkAddress {
     /// The cover pages show for `detail`: Last.fm's 300 px image, else its
     /// largest, when its URL is a Last.fm image address (anything else is

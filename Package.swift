@@ -11,6 +11,7 @@ let package = Package(
         .library(name: "ListenBrainz", targets: ["ListenBrainz"]),
         .library(name: "Stores", targets: ["Stores"]),
         .library(name: "Archive", targets: ["Archive"]),
+        .library(name: "Imports", targets: ["Imports"]),
         .library(name: "Artwork", targets: ["Artwork"]),
         .library(name: "VinylogueServer", targets: ["VinylogueServer"]),
         .library(name: "PostgresStore", targets: ["PostgresStore"]),
@@ -69,6 +70,14 @@ let package = Package(
                 "VinylogueCore", "Stores", "Artwork",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
+            ]
+        ),
+        // Listening history from files: every export format, ZIPs read
+        // member by member, into any `ScrobbleArchive`.
+        .target(
+            name: "Imports",
+            dependencies: [
+                "VinylogueCore", "Stores",
                 .product(name: "ZIPFoundation", package: "ZIPFoundation"),
             ]
         ),
@@ -187,7 +196,7 @@ let package = Package(
         .target(
             name: "VinylogueCLI",
             dependencies: [
-                "VinylogueCore", "LastFM", "ListenBrainz", "Archive", "Artwork", "VinylogueServer", "VinylogueApp", "PostgresStore",
+                "VinylogueCore", "LastFM", "ListenBrainz", "Archive", "Imports", "Artwork", "VinylogueServer", "VinylogueApp", "PostgresStore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Logging", package: "swift-log"),
@@ -227,7 +236,7 @@ let package = Package(
         .testTarget(
             name: "StoreContractTests",
             dependencies: [
-                "Stores", "Archive", "Artwork", "PostgresStore", "LastFM", "VinylogueCore", "ListenBrainz", "ListenBrainzTestServer",
+                "Stores", "Archive", "Imports", "Artwork", "PostgresStore", "LastFM", "VinylogueCore", "ListenBrainz", "ListenBrainzTestServer",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ]
         ),
@@ -241,7 +250,7 @@ let package = Package(
         .testTarget(
             name: "ArchiveTests",
             dependencies: [
-                "Stores", "Archive", "Artwork", "VinylogueCore", "LastFM", "LastFMTestServer", "PostgresStore", "vinylogue", "fake-lastfm", "fake-listenbrainz",
+                "Stores", "Archive", "Imports", "Artwork", "VinylogueCore", "LastFM", "LastFMTestServer", "PostgresStore", "vinylogue", "fake-lastfm", "fake-listenbrainz",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "GRDB", package: "GRDB.swift"),

@@ -23,8 +23,8 @@ public final class ArchiveDatabase: Sendable {
         do {
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         } catch {
-            if Self.posixCode(of: error) == ENOSPC { throw .diskFull(detail: "\(directory.path) could not be created") }
-            throw .storage(detail: "\(directory.path) could not be created: \(Self.obstacle(to: directory) ?? Self.reason(error))")
+            if StorageFailure.posixCode(of: error) == ENOSPC { throw .diskFull(detail: "\(directory.path) could not be created") }
+            throw .storage(detail: "\(directory.path) could not be created: \(StorageFailure.obstacle(to: directory) ?? StorageFailure.reason(error))")
         }
         let path = directory.appendingPathComponent(Self.fileName).path
         do {
@@ -61,49 +61,12 @@ public final class ArchiveDatabase: Sendable {
     /// The `SourceError` for a database failure: a full disk is said to be
     /// one (SQLITE_FULL, ENOSPC), not "could not be opened or read".
     static func failure(_ error: any Error, path: String? = nil) -> SourceError {
-        if let source = error as? SourceError { return source }
+        guard let database = error as? DatabaseError else { return StorageFailure.failure(error, path: path) }
         let prefix = path.map { "\($0): " } ?? ""
-        if let database = error as? DatabaseError, database.resultCode == .SQLITE_FULL {
+        if database.resultCode == .SQLITE_FULL {
             return .diskFull(detail: prefix + (database.message ?? "database or disk is full"))
         }
-        if Self.posixCode(of: error) == ENOSPC {
-            return .diskFull(detail: prefix + String(cString: strerror(ENOSPC)))
-        }
-        return .storage(detail: prefix + Self.reason(error))
-    }
-
-    /// Why a directory cannot be made, when the path itself says: an
-    /// ancestor that is a file, or one that may not be written to.
-    static func obstacle(to directory: URL) -> String? {
-        var ancestor = directory.standardizedFileURL
-        while ancestor.path != "/" {
-            var isDirectory: ObjCBool = false
-            if FileManager.default.fileExists(atPath: ancestor.path, isDirectory: &isDirectory) {
-                if !isDirectory.boolValue { return "\(ancestor.path) is a file, not a directory" }
-                if !FileManager.default.isWritableFile(atPath: ancestor.path) { return "\(ancestor.path) may not be written to" }
-                return nil
-            }
-            ancestor.deleteLastPathComponent()
-        }
-        return nil
-    }
-
-    /// The operating system's or SQLite's own words for `error`, without
-    /// Foundation's dump of its user-info dictionary.
-    static func reason(_ error: any Error) -> String {
-        if let database = error as? DatabaseError { return database.message ?? "SQLite error \(database.resultCode.rawValue)" }
-        if let code = posixCode(of: error) { return String(cString: strerror(code)) }
-        return (error as NSError).localizedDescription
-    }
-
-    /// The POSIX error code inside a Foundation error, if it carries one.
-    static func posixCode(of error: any Error) -> Int32? {
-        var current: NSError? = error as NSError
-        while let nsError = current {
-            if nsError.domain == NSPOSIXErrorDomain { return Int32(nsError.code) }
-            current = nsError.userInfo[NSUnderlyingErrorKey] as? NSError
-        }
-        return nil
+        return .storage(detail: prefix + (database.message ?? "SQLite error \(database.resultCode.rawValue)"))
     }
 
     /// Makes every commit wait for the disk (`PRAGMA synchronous = FULL`

@@ -430,7 +430,7 @@ public struct SQLiteScrobbleStore: Sendable {
     }
 }
 
-extension SQLiteScrobbleStore: ScrobbleArchive {
+extension SQLiteScrobbleStore: ScrobbleArchive, BlockingScrobbleWriter {
     public func scrobbleCount(of user: Username) async throws(SourceError) -> Int {
         try await readAsync { db in
             guard let id = try Self.userID(of: user, in: db) else { return 0 }
@@ -492,7 +492,7 @@ extension SQLiteScrobbleStore: ScrobbleArchive {
 
     /// Stores a batch the way `store(_:of:)` does, on the calling thread
     /// (the importer's writer queue).
-    func storeBlocking(_ batch: [(Scrobble, ScrobbleOrigin)], of user: Username) throws(SourceError) -> InsertCounts {
+    public func storeBlocking(_ batch: [(Scrobble, ScrobbleOrigin)], of user: Username) throws(SourceError) -> InsertCounts {
         try write { db in try Self.store(batch, of: user, in: db) }
     }
 

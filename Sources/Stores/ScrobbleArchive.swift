@@ -197,3 +197,11 @@ public struct SpellingCounts: Sendable {
         }
     }
 }
+
+/// An archive that stores a batch on the calling thread, with no wait on
+/// Swift's cooperative pool: an import's writer queue uses it when the
+/// store offers it (SQLite, whose writes are synchronous anyway).
+public protocol BlockingScrobbleWriter: Sendable {
+    /// Stores `batch` as `ScrobbleArchive.store(_:of:)` does, blocking.
+    func storeBlocking(_ batch: [(Scrobble, ScrobbleOrigin)], of user: Username) throws(SourceError) -> InsertCounts
+}

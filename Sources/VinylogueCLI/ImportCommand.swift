@@ -1,6 +1,7 @@
 import VinylogueApp
 import ArgumentParser
 import Archive
+import Imports
 import Foundation
 import ListenBrainz
 import VinylogueCore

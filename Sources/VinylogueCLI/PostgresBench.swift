@@ -1,4 +1,5 @@
 import Archive
+import Imports
 import ArgumentParser
 import Foundation
 import Logging

@@ -3,6 +3,7 @@ import GRDB
 import Testing
 import VinylogueCore
 @testable import Archive
+@testable import Imports
 @testable import Stores
 
 @Suite struct ArchiveChartTests {

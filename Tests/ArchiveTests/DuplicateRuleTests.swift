@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import VinylogueCore
 @testable import Archive
+@testable import Imports
 @testable import Stores
 
 /// The archive's duplicate rule: same user, same artist and track without

@@ -3,6 +3,7 @@ import Testing
 import VinylogueCore
 import ZIPFoundation
 @testable import Archive
+@testable import Imports
 @testable import Stores
 
 /// ZIP archives as ListenBrainz and Spotify deliver them, built here with

@@ -4,6 +4,7 @@ import Synchronization
 import Testing
 import VinylogueCore
 @testable import Archive
+@testable import Imports
 @testable import Stores
 
 /// Imports of files made to break things: absurd times, lines longer than

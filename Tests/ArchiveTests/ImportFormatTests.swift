@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import VinylogueCore
 @testable import Archive
+@testable import Imports
 @testable import Stores
 
 @Suite struct ImportFormatTests {

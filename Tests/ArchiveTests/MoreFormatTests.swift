@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import VinylogueCore
 @testable import Archive
+@testable import Imports
 @testable import Stores
 
 /// The formats added for issue 12, each from a sample written from its

@@ -5,6 +5,7 @@ import LastFMTestServer
 import Testing
 import VinylogueCore
 @testable import Archive
+@testable import Imports
 @testable import Stores
 
 @Suite struct SyncTests {

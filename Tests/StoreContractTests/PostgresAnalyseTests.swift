@@ -4,6 +4,7 @@ import PostgresStore
 import Testing
 import VinylogueCore
 @testable import Archive
+@testable import Imports
 @testable import Stores
 
 /// A large import leaves PostgreSQL's statistics of the archive's tables

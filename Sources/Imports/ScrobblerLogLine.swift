@@ -1,4 +1,5 @@
 import Foundation
+import Stores
 import VinylogueCore
 
 /// One line of an Audioscrobbler 1.1 `.scrobbler.log`, as Rockbox and

@@ -1,5 +1,5 @@
 import Foundation
-import GRDB
+import Stores
 import VinylogueCore
 import ZIPFoundation
 
@@ -115,8 +115,6 @@ struct ExportArchive {
                     run.bytesRead += Int64(data.count)
                 }
             } catch let error as SourceError {
-                throw error
-            } catch let error as DatabaseError {
                 throw error
             } catch {
                 // Checked a moment ago; the file changed under us. Say so and go on.

@@ -1,4 +1,5 @@
 import Foundation
+import Stores
 import VinylogueCore
 
 /// The two Last.fm CSV layouts: which column holds what, and how a row

@@ -1,4 +1,5 @@
 import Foundation
+import Stores
 import VinylogueCore
 
 /// Reads a file front to back in fixed-size chunks, so an import's memory

@@ -1,4 +1,5 @@
 import Foundation
+import Stores
 import VinylogueCore
 
 /// Turns one decoded JSON object from a listening export into a scrobble:

@@ -1,9 +1,9 @@
 import Foundation
-import GRDB
 import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
+import Stores
 import VinylogueCore
 
 /// Imports listening exports into the archive for one user: a single
@@ -69,7 +69,7 @@ public struct ScrobbleImporter: Sendable {
         } catch let error as SourceError {
             throw error
         } catch {
-            throw ArchiveDatabase.failure(error)
+            throw StorageFailure.failure(error)
         }
     }
 

@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import Stores
 import VinylogueCore
 
 /// The state of one import: the batch being filled, the running summary
@@ -155,11 +156,11 @@ final class BatchWriter: Sendable {
             guard progress.withLock({ $0.failure == nil }) else { return }
             do {
                 let counts: InsertCounts
-                if let sqlite = store as? SQLiteScrobbleStore {
+                if let blocking = store as? any BlockingScrobbleWriter {
                     // SQLite writes on this thread: nothing here waits on
                     // Swift's pool, so an import called from it (against
                     // the advice in `importFile`) still finishes.
-                    counts = try sqlite.storeBlocking(batch, of: user)
+                    counts = try blocking.storeBlocking(batch, of: user)
                 } else {
                     counts = try Self.awaiting { [store, user] () async throws(SourceError) -> InsertCounts in
                         try await store.store(batch, of: user)
@@ -189,7 +190,7 @@ final class BatchWriter: Sendable {
 
     /// Tells the store the import is over (`ScrobbleArchive.importFinished`).
     func finish(inserted: Int) throws {
-        guard !(store is SQLiteScrobbleStore) else { return }
+        guard !(store is any BlockingScrobbleWriter) else { return }
         try Self.awaiting { [store] () async throws(SourceError) in try await store.importFinished(inserted: inserted) }
     }
 

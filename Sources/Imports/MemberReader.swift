@@ -1,4 +1,5 @@
 import Foundation
+import Stores
 import VinylogueCore
 
 /// Reads one export stream (a file, or one member of a ZIP archive) as its

@@ -12,6 +12,7 @@ let package = Package(
         .library(name: "Stores", targets: ["Stores"]),
         .library(name: "Archive", targets: ["Archive"]),
         .library(name: "Imports", targets: ["Imports"]),
+        .library(name: "Sync", targets: ["Sync"]),
         .library(name: "Artwork", targets: ["Artwork"]),
         .library(name: "VinylogueServer", targets: ["VinylogueServer"]),
         .library(name: "PostgresStore", targets: ["PostgresStore"]),
@@ -66,12 +67,16 @@ let package = Package(
         .target(
             name: "Archive",
             dependencies: [
-                // Artwork for the archive's cover fetch (`ArtworkStore`).
-                "VinylogueCore", "Stores", "Artwork",
+                // LastFM for the response cache it keeps (`LastFMResponseCache`).
+                "VinylogueCore", "Stores", "LastFM",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
             ]
         ),
+        // Listening history from services: history copies (Last.fm,
+        // ListenBrainz), the chart source over the archive, which source
+        // answers for whom, and the archive's cover fetch.
+        .target(name: "Sync", dependencies: ["VinylogueCore", "Stores", "Artwork"]),
         // Listening history from files: every export format, ZIPs read
         // member by member, into any `ScrobbleArchive`.
         .target(
@@ -111,7 +116,8 @@ let package = Package(
         .target(
             name: "VinylogueServer",
             dependencies: [
-                "VinylogueCore", "LastFM", "ListenBrainz", "Archive", "Artwork",
+                // No SQLite module: the web app never names a store's backend.
+                "VinylogueCore", "LastFM", "ListenBrainz", "Stores", "Sync", "Artwork",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 // `serve --tls-certificate --tls-key`: HTTPS without a proxy.
                 .product(name: "HummingbirdTLS", package: "hummingbird"),
@@ -186,7 +192,7 @@ let package = Package(
         .target(
             name: "VinylogueApp",
             dependencies: [
-                "VinylogueCore", "LastFM", "ListenBrainz", "Archive", "Artwork", "VinylogueServer", "PostgresStore",
+                "VinylogueCore", "LastFM", "ListenBrainz", "Archive", "Sync", "Artwork", "VinylogueServer", "PostgresStore",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
@@ -196,7 +202,7 @@ let package = Package(
         .target(
             name: "VinylogueCLI",
             dependencies: [
-                "VinylogueCore", "LastFM", "ListenBrainz", "Archive", "Imports", "Artwork", "VinylogueServer", "VinylogueApp", "PostgresStore",
+                "VinylogueCore", "LastFM", "ListenBrainz", "Archive", "Sync", "Imports", "Artwork", "VinylogueServer", "VinylogueApp", "PostgresStore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Logging", package: "swift-log"),
@@ -226,7 +232,7 @@ let package = Package(
         .testTarget(
             name: "VinylogueServerTests",
             dependencies: [
-                "VinylogueServer", "VinylogueApp", "LastFMTestServer", "ListenBrainzTestServer", "LastFM", "Stores", "Archive", "Artwork", "VinylogueCore", "PostgresStore",
+                "VinylogueServer", "VinylogueApp", "LastFMTestServer", "ListenBrainzTestServer", "LastFM", "Stores", "Archive", "Sync", "Artwork", "VinylogueCore", "PostgresStore",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -236,21 +242,21 @@ let package = Package(
         .testTarget(
             name: "StoreContractTests",
             dependencies: [
-                "Stores", "Archive", "Imports", "Artwork", "PostgresStore", "LastFM", "VinylogueCore", "ListenBrainz", "ListenBrainzTestServer",
+                "Stores", "Archive", "Sync", "Imports", "Artwork", "PostgresStore", "LastFM", "VinylogueCore", "ListenBrainz", "ListenBrainzTestServer",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ]
         ),
         .testTarget(
             name: "VinylogueCLITests",
             dependencies: [
-                "VinylogueCLI", "LastFMTestServer", "ListenBrainzTestServer", "VinylogueCore", "Stores", "Archive", "Artwork", "PostgresStore", "vinylogue",
+                "VinylogueCLI", "LastFMTestServer", "ListenBrainzTestServer", "VinylogueCore", "Stores", "Archive", "Sync", "Artwork", "PostgresStore", "vinylogue",
                 .product(name: "ZIPFoundation", package: "ZIPFoundation"),
             ]
         ),
         .testTarget(
             name: "ArchiveTests",
             dependencies: [
-                "Stores", "Archive", "Imports", "Artwork", "VinylogueCore", "LastFM", "LastFMTestServer", "PostgresStore", "vinylogue", "fake-lastfm", "fake-listenbrainz",
+                "Stores", "Archive", "Sync", "Imports", "Artwork", "VinylogueCore", "LastFM", "LastFMTestServer", "PostgresStore", "vinylogue", "fake-lastfm", "fake-listenbrainz",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "GRDB", package: "GRDB.swift"),

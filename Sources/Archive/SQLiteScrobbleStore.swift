@@ -445,8 +445,8 @@ extension SQLiteScrobbleStore: ScrobbleArchive, BlockingScrobbleWriter {
     public func charts(_ kind: ChartKind, of user: Username, weeks: [ChartWeek]) async throws(SourceError) -> [WeeklyChart]? {
         // One week is one statement, which reads a consistent snapshot on
         // its own (it saves a BEGIN/COMMIT per chart); several share one.
-        if weeks.count == 1 { return try await unsafeReadAsync(ArchiveChartSource.reading(kind, of: user, weeks: weeks)) }
-        return try await readAsync(ArchiveChartSource.reading(kind, of: user, weeks: weeks))
+        if weeks.count == 1 { return try await unsafeReadAsync(Self.chartReading(kind, of: user, weeks: weeks)) }
+        return try await readAsync(Self.chartReading(kind, of: user, weeks: weeks))
     }
 
     public func albumsPlayed(by user: Username, since from: Int64) async throws(SourceError) -> Set<String>? {
@@ -468,7 +468,7 @@ extension SQLiteScrobbleStore: ScrobbleArchive, BlockingScrobbleWriter {
     /// to time the query apart from the hop to GRDB's queue and back),
     /// never on Swift's cooperative pool.
     public func chartsBlocking(_ kind: ChartKind, of user: Username, weeks: [ChartWeek]) throws(SourceError) -> [WeeklyChart]? {
-        try read(ArchiveChartSource.reading(kind, of: user, weeks: weeks))
+        try read(Self.chartReading(kind, of: user, weeks: weeks))
     }
 
     /// A few listens (a player's) go through the database's `GroupCommit`:

@@ -1,4 +1,5 @@
 import Archive
+import Sync
 import Artwork
 import AsyncHTTPClient
 import Foundation

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Archive
+import Sync
 import Artwork
 import Dispatch
 import Foundation

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Archive
+import Sync
 import Imports
 import Foundation
 import VinylogueCore

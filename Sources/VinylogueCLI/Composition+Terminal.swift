@@ -1,5 +1,6 @@
 import Foundation
 import Archive
+import Sync
 import VinylogueApp
 
 extension Composition {

@@ -1,4 +1,5 @@
 import Archive
+import Sync
 import ArgumentParser
 import Foundation
 import PostgresStore

@@ -1,6 +1,7 @@
 import VinylogueApp
 import ArgumentParser
 import Archive
+import Sync
 import Foundation
 import VinylogueCore
 

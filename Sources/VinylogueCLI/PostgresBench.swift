@@ -1,4 +1,5 @@
 import Archive
+import Sync
 import Imports
 import ArgumentParser
 import Foundation

@@ -1,4 +1,5 @@
-import Archive
+import Stores
+import Sync
 import Foundation
 import ServiceLifecycle
 import VinylogueCore

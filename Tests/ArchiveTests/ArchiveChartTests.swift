@@ -3,6 +3,7 @@ import GRDB
 import Testing
 import VinylogueCore
 @testable import Archive
+import Sync
 @testable import Imports
 @testable import Stores
 

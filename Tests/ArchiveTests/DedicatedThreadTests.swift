@@ -2,6 +2,7 @@ import Foundation
 import Synchronization
 import Testing
 @testable import Archive
+import Sync
 @testable import Stores
 
 @Suite struct DedicatedThreadTests {

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import VinylogueCore
 @testable import Archive
+import Sync
 @testable import Imports
 @testable import Stores
 

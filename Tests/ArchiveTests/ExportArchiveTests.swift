@@ -3,6 +3,7 @@ import Testing
 import VinylogueCore
 import ZIPFoundation
 @testable import Archive
+import Sync
 @testable import Imports
 @testable import Stores
 

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import VinylogueCore
 @testable import Archive
+import Sync
 @testable import Stores
 
 /// The `vinylogue` binary facing a damaged archive, the wrong kind of path

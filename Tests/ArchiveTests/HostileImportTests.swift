@@ -4,6 +4,7 @@ import Synchronization
 import Testing
 import VinylogueCore
 @testable import Archive
+import Sync
 @testable import Imports
 @testable import Stores
 

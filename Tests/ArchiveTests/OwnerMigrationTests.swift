@@ -3,6 +3,7 @@ import GRDB
 import Testing
 import VinylogueCore
 @testable import Archive
+import Sync
 @testable import Stores
 
 /// Lists and settings gained an owner when accounts arrived; a household's

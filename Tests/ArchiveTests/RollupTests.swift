@@ -4,6 +4,7 @@ import Synchronization
 import Testing
 import VinylogueCore
 @testable import Archive
+import Sync
 @testable import Stores
 
 /// The kept weekly charts always equal a count of the scrobbles themselves:
@@ -38,7 +39,7 @@ import VinylogueCore
             let id = try #require(try SQLiteScrobbleStore.userID(of: user, in: db))
             for kind in WeeklyRollup.kinds {
                 let fromRollups = try WeeklyRollup.charts(kind, user: user, userID: id, weeks: weeks, in: db)
-                let fromRows = try ArchiveChartSource.charts(kind, user: user, userID: id, weeks: weeks, in: db)
+                let fromRows = try SQLiteScrobbleStore.charts(kind, user: user, userID: id, weeks: weeks, in: db)
                 for (rollup, rows) in zip(fromRollups, fromRows) where rollup != rows {
                     Issue.record("the \(kind) chart of \(rows.week) from rollups differs from its rows: \(rollup.entries) ≠ \(rows.entries)",
                                  sourceLocation: sourceLocation)

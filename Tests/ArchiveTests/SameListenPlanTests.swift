@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import VinylogueCore
 @testable import Archive
+import Sync
 @testable import Stores
 
 /// The duplicate rule's planner alone: its quick paths decide as the

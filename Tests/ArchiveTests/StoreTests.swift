@@ -4,6 +4,7 @@ import GRDBSQLite
 import Testing
 import VinylogueCore
 @testable import Archive
+import Sync
 @testable import Stores
 
 @Suite struct StoreTests {

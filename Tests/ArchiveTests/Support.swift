@@ -4,6 +4,7 @@ import ZIPFoundation
 import Testing
 import VinylogueCore
 @testable import Archive
+import Sync
 @testable import Stores
 
 /// A fresh data directory under the system's temporary directory.

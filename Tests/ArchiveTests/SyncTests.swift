@@ -5,6 +5,7 @@ import LastFMTestServer
 import Testing
 import VinylogueCore
 @testable import Archive
+import Sync
 @testable import Imports
 @testable import Stores
 

@@ -5,6 +5,7 @@ import PostgresStore
 import Testing
 import VinylogueCore
 @testable import Archive
+import Sync
 @testable import Stores
 
 /// Remembered album covers (`AlbumCoverStore`), one contract for SQLite

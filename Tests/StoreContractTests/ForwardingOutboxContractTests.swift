@@ -3,6 +3,7 @@ import PostgresStore
 import Testing
 import VinylogueCore
 @testable import Archive
+import Sync
 @testable import Stores
 
 /// The forwarding outbox's contract, against SQLite and PostgreSQL alike.

@@ -5,6 +5,7 @@ import ListenBrainzTestServer
 import Testing
 import VinylogueCore
 @testable import Archive
+import Sync
 @testable import Stores
 
 /// A sync of an `lb:` user (`ScrobbleSync` with `ListenBrainzHistory`)

@@ -4,6 +4,7 @@ import PostgresStore
 import Testing
 import VinylogueCore
 @testable import Archive
+import Sync
 @testable import Imports
 @testable import Stores
 

@@ -5,6 +5,7 @@ import Synchronization
 import Testing
 import VinylogueCore
 @testable import Archive
+import Sync
 @testable import Stores
 
 /// A PostgreSQL archive stored before weekly charts were kept gets them

@@ -3,6 +3,7 @@ import PostgresStore
 import Testing
 import VinylogueCore
 @testable import Archive
+import Sync
 @testable import Stores
 
 /// The listens players send are kept and queued for forwarding in one

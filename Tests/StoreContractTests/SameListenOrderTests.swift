@@ -3,6 +3,7 @@ import PostgresStore
 import Testing
 import VinylogueCore
 @testable import Archive
+import Sync
 @testable import Stores
 
 /// The duplicate rule gives the same archive for the same listens, whatever

@@ -1,5 +1,6 @@
 import Artwork
 import Archive
+import Sync
 import Foundation
 import PostgresStore
 import Testing

@@ -1,4 +1,5 @@
 import Archive
+import Sync
 import AsyncHTTPClient
 import Foundation
 import LastFM

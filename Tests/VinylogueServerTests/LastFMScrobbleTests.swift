@@ -1,4 +1,5 @@
 import Archive
+import Sync
 import Crypto
 import Foundation
 import HTTPTypes

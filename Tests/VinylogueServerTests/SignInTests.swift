@@ -1,4 +1,5 @@
 import Archive
+import Sync
 import Foundation
 import Hummingbird
 import HummingbirdTesting

@@ -1,4 +1,3 @@
-import Artwork
 import Foundation
 import GRDB
 import VinylogueCore

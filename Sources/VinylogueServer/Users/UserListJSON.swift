@@ -1,4 +1,5 @@
-import Archive
+import Stores
+import Sync
 import Foundation
 
 /// The body of `/api/users`: `{"users":[{"me":true,"name":"ybsc"}]}`, the

@@ -1,4 +1,5 @@
-import Archive
+import Stores
+import Sync
 import VinylogueCore
 
 /// The users list screen: onboarding when nobody is listed, else everyone

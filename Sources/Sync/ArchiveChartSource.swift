@@ -1,6 +1,5 @@
 import Foundation
-import GRDB
-import GRDBSQLite
+import Stores
 import VinylogueCore
 
 /// Weekly charts computed from the scrobble archive (either store), with
@@ -10,9 +9,7 @@ public struct ArchiveChartSource: ChartSource, AlbumHistorySource {
 
     public init(store: any ScrobbleArchive) { self.store = store }
 
-    public init(database: ArchiveDatabase) { self.store = SQLiteScrobbleStore(database: database) }
-
-    static func nothingArchived(_ user: Username) -> SourceError {
+    package static func nothingArchived(_ user: Username) -> SourceError {
         .notArchived(user: user.value)
     }
 
@@ -43,58 +40,6 @@ public struct ArchiveChartSource: ChartSource, AlbumHistorySource {
 
     public func albumsPlayed(by user: Username, since from: Int64) async throws(SourceError) -> Set<String>? {
         try await store.albumsPlayed(by: user, since: from)
-    }
-
-    /// SQLite's read behind every chart question: nil when `user` has no
-    /// archive, else the charts of `weeks`, from the weekly rollups when
-    /// they are whole Last.fm weeks (always, for the archive's own week
-    /// list), else counted from the scrobbles.
-    static func reading(_ kind: ChartKind, of user: Username, weeks: [ChartWeek]) -> @Sendable (Database) throws -> [WeeklyChart]? {
-        { db in
-            guard let id = try SQLiteScrobbleStore.userID(of: user, in: db) else { return nil }
-            if WeeklyRollup.canRead(kind, weeks) { return try WeeklyRollup.charts(kind, user: user, userID: id, weeks: weeks, in: db) }
-            return try charts(kind, user: user, userID: id, weeks: weeks, in: db)
-        }
-    }
-
-    /// The charts of `kind` for several weeks in one SQLite query.
-    ///
-    /// SQLite only walks the primary key's (user, instant) ranges, with no
-    /// sorting; the rows are counted per exact spelling in Swift (a
-    /// dictionary of a few hundred keys) and merged by `SpellingCounts`.
-    static func charts(_ kind: ChartKind, user: Username, userID: Int64, weeks: [ChartWeek], in db: Database) throws -> [WeeklyChart] {
-        guard !weeks.isEmpty else { return [] }
-        let (name, mbid, albumFilter) = switch kind {
-        case .album: ("s.album", "s.album_mbid", "AND s.album <> ''")
-        case .artist: ("''", "s.artist_mbid", "")
-        case .track: ("s.track", "s.track_mbid", "")
-        }
-        let values = weeks.map { _ in "(?, ?, ?)" }.joined(separator: ", ")
-        let statement = try db.cachedStatement(sql: """
-            WITH w(n, f, t) AS (VALUES \(values))
-            SELECT w.n, s.instant, s.artist, \(name), \(mbid)
-            FROM w JOIN scrobble s ON s.user_id = ? AND s.instant >= w.f AND s.instant < w.t \(albumFilter)
-            """)
-        let handle = statement.sqliteStatement
-        sqlite3_reset(handle)
-        for (n, week) in weeks.enumerated() {
-            sqlite3_bind_int64(handle, Int32(3 * n + 1), Int64(n))
-            sqlite3_bind_int64(handle, Int32(3 * n + 2), week.from)
-            sqlite3_bind_int64(handle, Int32(3 * n + 3), week.to)
-        }
-        sqlite3_bind_int64(handle, Int32(3 * weeks.count + 1), userID)
-        defer { sqlite3_reset(handle) }
-
-        var counts = SpellingCounts(kind: kind, weeks: weeks.count)
-        var code = sqlite3_step(handle)
-        while code == SQLITE_ROW {
-            let hasMBID = sqlite3_column_type(handle, 4) != SQLITE_NULL
-            counts.addPlay(week: Int(sqlite3_column_int64(handle, 0)), artist: SQLiteColumns.text(handle, 2), name: SQLiteColumns.text(handle, 3),
-                           instant: sqlite3_column_int64(handle, 1), mbid: hasMBID ? { SQLiteColumns.text(handle, 4) } : nil)
-            code = sqlite3_step(handle)
-        }
-        try SQLiteColumns.check(code, db)
-        return counts.charts(of: user, weeks: weeks)
     }
 }
 

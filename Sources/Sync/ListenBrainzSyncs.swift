@@ -1,4 +1,5 @@
 import Foundation
+import Stores
 import VinylogueCore
 
 /// Copies `lb:` users' listens into the archive when their pages are

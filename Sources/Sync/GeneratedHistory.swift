@@ -1,4 +1,5 @@
 import Foundation
+import Stores
 import VinylogueCore
 
 /// Puts the built-in demo's generated history into the archive, so the

@@ -1,4 +1,5 @@
 import Foundation
+import Stores
 import VinylogueCore
 
 /// The one Last.fm call a sync needs: a page of a user's scrobbles in

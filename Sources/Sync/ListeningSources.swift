@@ -1,3 +1,4 @@
+import Stores
 import VinylogueCore
 
 /// The one rule for where a person's listening comes from, used by the web

@@ -1,5 +1,6 @@
 import Artwork
 import Foundation
+import Stores
 import VinylogueCore
 
 /// Resolves the cover of every album in one person's archive and keeps

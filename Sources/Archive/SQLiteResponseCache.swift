@@ -1,4 +1,3 @@
-import Archive
 import Foundation
 import LastFM
 import VinylogueCore

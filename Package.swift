@@ -10,7 +10,7 @@ let package = Package(
         .library(name: "LastFM", targets: ["LastFM"]),
         .library(name: "ListenBrainz", targets: ["ListenBrainz"]),
         .library(name: "Stores", targets: ["Stores"]),
-        .library(name: "Archive", targets: ["Archive"]),
+        .library(name: "SQLiteStore", targets: ["SQLiteStore"]),
         .library(name: "Imports", targets: ["Imports"]),
         .library(name: "Sync", targets: ["Sync"]),
         .library(name: "Artwork", targets: ["Artwork"]),
@@ -63,9 +63,10 @@ let package = Package(
         // What every store is, whichever database holds it: the protocols,
         // the values they keep, and the pure planners both backends carry out.
         .target(name: "Stores", dependencies: ["VinylogueCore"]),
-        // SQLite: users, settings, response cache, scrobble archive, importers.
+        // Every store in SQLite (GRDB): one file per data directory, for a
+        // home or one instance.
         .target(
-            name: "Archive",
+            name: "SQLiteStore",
             dependencies: [
                 // LastFM for the response cache it keeps (`LastFMResponseCache`).
                 "VinylogueCore", "Stores", "LastFM",
@@ -192,7 +193,7 @@ let package = Package(
         .target(
             name: "VinylogueApp",
             dependencies: [
-                "VinylogueCore", "LastFM", "ListenBrainz", "Archive", "Sync", "Artwork", "VinylogueServer", "PostgresStore",
+                "VinylogueCore", "LastFM", "ListenBrainz", "Stores", "SQLiteStore", "Sync", "Artwork", "VinylogueServer", "PostgresStore",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
@@ -202,7 +203,7 @@ let package = Package(
         .target(
             name: "VinylogueCLI",
             dependencies: [
-                "VinylogueCore", "LastFM", "ListenBrainz", "Archive", "Sync", "Imports", "Artwork", "VinylogueServer", "VinylogueApp", "PostgresStore",
+                "VinylogueCore", "LastFM", "ListenBrainz", "Stores", "SQLiteStore", "Sync", "Imports", "Artwork", "VinylogueServer", "VinylogueApp", "PostgresStore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Logging", package: "swift-log"),
@@ -232,7 +233,7 @@ let package = Package(
         .testTarget(
             name: "VinylogueServerTests",
             dependencies: [
-                "VinylogueServer", "VinylogueApp", "LastFMTestServer", "ListenBrainzTestServer", "LastFM", "Stores", "Archive", "Sync", "Artwork", "VinylogueCore", "PostgresStore",
+                "VinylogueServer", "VinylogueApp", "LastFMTestServer", "ListenBrainzTestServer", "LastFM", "Stores", "SQLiteStore", "Sync", "Artwork", "VinylogueCore", "PostgresStore",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -242,21 +243,22 @@ let package = Package(
         .testTarget(
             name: "StoreContractTests",
             dependencies: [
-                "Stores", "Archive", "Sync", "Imports", "Artwork", "PostgresStore", "LastFM", "VinylogueCore", "ListenBrainz", "ListenBrainzTestServer",
+                "Stores", "SQLiteStore", "Sync", "Imports", "Artwork", "PostgresStore", "LastFM", "VinylogueCore", "ListenBrainz", "ListenBrainzTestServer",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "GRDB", package: "GRDB.swift"),
             ]
         ),
         .testTarget(
             name: "VinylogueCLITests",
             dependencies: [
-                "VinylogueCLI", "LastFMTestServer", "ListenBrainzTestServer", "VinylogueCore", "Stores", "Archive", "Sync", "Artwork", "PostgresStore", "vinylogue",
+                "VinylogueCLI", "LastFMTestServer", "ListenBrainzTestServer", "VinylogueCore", "Stores", "SQLiteStore", "Sync", "Artwork", "PostgresStore", "vinylogue",
                 .product(name: "ZIPFoundation", package: "ZIPFoundation"),
             ]
         ),
         .testTarget(
             name: "ArchiveTests",
             dependencies: [
-                "Stores", "Archive", "Sync", "Imports", "Artwork", "VinylogueCore", "LastFM", "LastFMTestServer", "PostgresStore", "vinylogue", "fake-lastfm", "fake-listenbrainz",
+                "Stores", "SQLiteStore", "Sync", "Imports", "Artwork", "VinylogueCore", "LastFM", "LastFMTestServer", "PostgresStore", "vinylogue", "fake-lastfm", "fake-listenbrainz",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "GRDB", package: "GRDB.swift"),

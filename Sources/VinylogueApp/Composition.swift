@@ -1,4 +1,5 @@
-import Archive
+import SQLiteStore
+import Stores
 import Sync
 import Artwork
 import AsyncHTTPClient

@@ -1,6 +1,7 @@
 import VinylogueApp
 import ArgumentParser
-import Archive
+import SQLiteStore
+import Stores
 import Sync
 import Foundation
 import VinylogueCore

@@ -1,5 +1,6 @@
 import ArgumentParser
-import Archive
+import SQLiteStore
+import Stores
 import Sync
 import Imports
 import Foundation

@@ -1,5 +1,6 @@
 import Foundation
-import Archive
+import SQLiteStore
+import Stores
 import Sync
 import VinylogueApp
 

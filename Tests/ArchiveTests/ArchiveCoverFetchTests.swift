@@ -3,7 +3,7 @@ import Foundation
 import Synchronization
 import Testing
 import VinylogueCore
-@testable import Archive
+@testable import SQLiteStore
 import Sync
 @testable import Stores
 

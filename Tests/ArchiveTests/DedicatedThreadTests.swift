@@ -1,7 +1,7 @@
 import Foundation
 import Synchronization
 import Testing
-@testable import Archive
+@testable import SQLiteStore
 import Sync
 @testable import Stores
 

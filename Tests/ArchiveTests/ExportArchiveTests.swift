@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import VinylogueCore
 import ZIPFoundation
-@testable import Archive
+@testable import SQLiteStore
 import Sync
 @testable import Imports
 @testable import Stores

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 import VinylogueCore
-@testable import Archive
+@testable import SQLiteStore
 import Sync
 @testable import Imports
 @testable import Stores

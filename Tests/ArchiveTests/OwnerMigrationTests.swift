@@ -2,7 +2,7 @@ import Foundation
 import GRDB
 import Testing
 import VinylogueCore
-@testable import Archive
+@testable import SQLiteStore
 import Sync
 @testable import Stores
 

@@ -4,7 +4,7 @@ import LastFM
 import LastFMTestServer
 import Testing
 import VinylogueCore
-@testable import Archive
+@testable import SQLiteStore
 import Sync
 @testable import Imports
 @testable import Stores

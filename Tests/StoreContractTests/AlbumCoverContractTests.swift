@@ -4,7 +4,7 @@ import PostgresNIO
 import PostgresStore
 import Testing
 import VinylogueCore
-@testable import Archive
+@testable import SQLiteStore
 import Sync
 @testable import Stores
 

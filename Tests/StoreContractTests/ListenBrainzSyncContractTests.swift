@@ -4,7 +4,7 @@ import ListenBrainz
 import ListenBrainzTestServer
 import Testing
 import VinylogueCore
-@testable import Archive
+@testable import SQLiteStore
 import Sync
 @testable import Stores
 

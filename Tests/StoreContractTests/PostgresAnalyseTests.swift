@@ -3,7 +3,7 @@ import PostgresNIO
 import PostgresStore
 import Testing
 import VinylogueCore
-@testable import Archive
+@testable import SQLiteStore
 import Sync
 @testable import Imports
 @testable import Stores

@@ -4,7 +4,7 @@ import PostgresStore
 import Synchronization
 import Testing
 import VinylogueCore
-@testable import Archive
+@testable import SQLiteStore
 import Sync
 @testable import Stores
 

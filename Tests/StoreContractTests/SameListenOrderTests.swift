@@ -2,7 +2,7 @@ import Foundation
 import PostgresStore
 import Testing
 import VinylogueCore
-@testable import Archive
+@testable import SQLiteStore
 import Sync
 @testable import Stores
 

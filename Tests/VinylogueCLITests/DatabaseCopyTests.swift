@@ -1,5 +1,6 @@
 import Artwork
-import Archive
+import SQLiteStore
+import Stores
 import Sync
 import Foundation
 import PostgresStore

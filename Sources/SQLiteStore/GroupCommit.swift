@@ -1,4 +1,5 @@
 import Foundation
+import Stores
 import GRDB
 import Synchronization
 

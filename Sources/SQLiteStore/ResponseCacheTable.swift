@@ -1,4 +1,5 @@
 import Foundation
+import Stores
 import GRDB
 
 /// Stored answers from Last.fm, keyed by request, each with its expiry.

@@ -15,74 +15,41 @@ import VinylogueCore
 /// counted again, from the rows it inserted when they are all the week
 /// holds, else from the week's stored scrobbles.
 extension PostgresScrobbleStore {
-    /// Counts again each week `touched`, replacing its rows.
+    /// Counts again each week `touched`, replacing its rows: `RollupPlanning`
+    /// decides, each of its questions is one query whatever the number of
+    /// weeks, and the changed weeks are rewritten whole with COPY.
     static func recount(_ touched: TouchedWeeks, userID: Int64, _ connection: PostgresConnection, _ logger: Logger) async throws {
-        let weeks = touched.weeks
-        guard !weeks.isEmpty else { return }
-        let ends = weeks.map(WeeklyRollup.end(of:))
-        // How many rows each week holds now: a week holding only this
-        // write's rows is counted from them, the others are read back.
-        var stored: [Int64: Int] = [:]
-        let counts = try await connection.query("""
-            SELECT w.f, (SELECT count(*) FROM scrobble WHERE user_id = \(userID) AND instant >= w.f AND instant < w.t)
-            FROM unnest(\(weeks)::bigint[], \(ends)::bigint[]) AS w(f, t)
-            """, logger: logger)
-        for try await (week, count) in counts.decode((Int64, Int64).self) { stored[week] = Int(count) }
-        var scrobbles: [Int64: [Scrobble]] = [:]
-        var readBack: [Int64] = []
-        for week in weeks {
-            if let rows = touched.wholeWeek(week, storedCount: stored[week] ?? 0) { scrobbles[week] = rows } else { readBack.append(week) }
-        }
-        // Listens after all a week held are counted into its kept rows.
-        let counted = try await addedToKept(touched, weeks: readBack, userID: userID, connection, logger)
-        readBack.removeAll { counted[$0] != nil }
-        if !readBack.isEmpty {
-            for (week, rows) in try await storedScrobbles(of: userID, weeks: readBack, connection, logger) { scrobbles[week] = rows }
-        }
-        try await connection.query("DELETE FROM weekly_chart WHERE user_id = \(userID) AND week = ANY(\(weeks))", logger: logger)
-        let rows = weeks.lazy.flatMap { week in counted[week] ?? WeeklyRollup.rows(week: week, scrobbles: scrobbles[week] ?? []) }
-        try await copyCharts(rows, userID: userID, connection, logger)
-    }
-
-    /// The rows of each of `weeks` whose new listens this write knows, counted
-    /// into its kept rows (`WeeklyRollup.adding`) when that is exact; the
-    /// weeks not here are counted whole. Two queries however many weeks:
-    /// the rows at or after each week's first new listen (are they all
-    /// after the week's others?), then the weeks' kept rows.
-    static func addedToKept(_ touched: TouchedWeeks, weeks: [Int64], userID: Int64, _ connection: PostgresConnection,
-                            _ logger: Logger) async throws -> [Int64: [WeeklyRollup.ChartRow]] {
-        var added: [Int64: [Scrobble]] = [:]
-        for week in weeks { if let rows = touched.latest(week), !rows.isEmpty { added[week] = rows } }
-        guard !added.isEmpty else { return [:] }
-        let candidates = added.keys.sorted()
-        let firsts = candidates.map { week in added[week]!.map(\.instant).min()! }
-        let ends = candidates.map(WeeklyRollup.end(of:))
-        var afterAll: Set<Int64> = []
-        let eligible = candidates
-        let later = try await connection.query("""
-            SELECT w.f, (SELECT count(*) FROM scrobble WHERE user_id = \(userID) AND instant >= w.s AND instant < w.t)
-            FROM unnest(\(candidates)::bigint[], \(firsts)::bigint[], \(ends)::bigint[]) AS w(f, s, t)
-            """, logger: logger)
-        for try await (week, count) in later.decode((Int64, Int64).self) where Int(count) == added[week]?.count { afterAll.insert(week) }
-        var entries: [Int64: [Int16: [ChartEntry]]] = [:]
-        let kept = try await connection.query("""
-            SELECT week, kind, rank, artist, name, plays, mbid FROM weekly_chart
-            WHERE user_id = \(userID) AND week = ANY(\(eligible)) ORDER BY week, kind, rank
-            """, logger: logger)
-        for try await (week, kind, rank, artist, name, plays, mbid) in kept.decode((Int64, Int16, Int32, String, String, Int32, String?).self) {
-            entries[week, default: [:]][kind, default: []].append(ChartEntry(rank: Int(rank), artist: artist, name: name, plays: Int(plays), mbid: mbid))
-        }
-        var counted: [Int64: [WeeklyRollup.ChartRow]] = [:]
-        weeks: for week in eligible {
-            var rows: [WeeklyRollup.ChartRow] = []
-            for kind in WeeklyRollup.kinds {
-                guard let new = WeeklyRollup.adding(added[week]!, to: entries[week]?[WeeklyRollup.code(kind)] ?? [], kind: kind,
-                                                    afterAll: afterAll.contains(week)) else { continue weeks }
-                rows += new.map { WeeklyRollup.ChartRow(week: week, kind: kind, entry: $0) }
+        var planning = RollupPlanning(touched: touched)
+        while let question = planning.question {
+            switch question {
+            case .counts(let ranges):
+                var counts: [Int] = []
+                let rows = try await connection.query("""
+                    SELECT (SELECT count(*) FROM scrobble WHERE user_id = \(userID) AND instant >= w.f AND instant < w.t)
+                    FROM unnest(\(ranges.map(\.lowerBound))::bigint[], \(ranges.map(\.upperBound))::bigint[]) WITH ORDINALITY AS w(f, t, n)
+                    ORDER BY w.n
+                    """, logger: logger)
+                for try await count in rows.decode(Int64.self) { counts.append(Int(count)) }
+                planning.answer(counts: counts)
+            case .keptRows(let weeks):
+                var kept: [Int64: [ChartKind: [ChartEntry]]] = [:]
+                let rows = try await connection.query("""
+                    SELECT week, kind, rank, artist, name, plays, mbid FROM weekly_chart
+                    WHERE user_id = \(userID) AND week = ANY(\(weeks)) ORDER BY week, kind, rank
+                    """, logger: logger)
+                for try await (week, code, rank, artist, name, plays, mbid) in rows.decode((Int64, Int16, Int32, String, String, Int32, String?).self) {
+                    guard let kind = WeeklyRollup.kinds.first(where: { WeeklyRollup.code($0) == code }) else { continue }
+                    kept[week, default: [:]][kind, default: []].append(ChartEntry(rank: Int(rank), artist: artist, name: name, plays: Int(plays), mbid: mbid))
+                }
+                planning.answer(kept: kept)
+            case .scrobbles(let weeks):
+                planning.answer(scrobbles: try await storedScrobbles(of: userID, weeks: weeks, connection, logger))
             }
-            counted[week] = rows
         }
-        return counted
+        let plan = planning.plan
+        guard !plan.changes.isEmpty else { return }
+        try await connection.query("DELETE FROM weekly_chart WHERE user_id = \(userID) AND week = ANY(\(plan.weeks))", logger: logger)
+        try await copyCharts(plan.changes.lazy.flatMap(\.rows), userID: userID, connection, logger)
     }
 
     /// The stored scrobbles of `userID` in each of `weeks` (week starts),

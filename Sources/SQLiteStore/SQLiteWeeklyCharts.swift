@@ -83,52 +83,53 @@ extension WeeklyRollup {
 
     /// Counts again each week `touched` (one write, inside its transaction).
     static func recount(_ touched: TouchedWeeks, userID: Int64, in db: Database) throws {
-        let counting = try db.cachedStatement(sql: "SELECT count(*) FROM scrobble WHERE user_id = ? AND instant >= ? AND instant < ?")
-        for week in touched.weeks {
-            let end = end(of: week)
-            let stored = try Int.fetchOne(counting, arguments: [userID, week, end]) ?? 0
-            if let whole = touched.wholeWeek(week, storedCount: stored) {
-                try replace(week: week, of: userID, with: rows(week: week, scrobbles: whole), in: db)
-                continue
+        var planning = RollupPlanning(touched: touched)
+        while let question = planning.question {
+            switch question {
+            case .counts(let ranges):
+                let counting = try db.cachedStatement(sql: "SELECT count(*) FROM scrobble WHERE user_id = ? AND instant >= ? AND instant < ?")
+                planning.answer(counts: try ranges.map { try Int.fetchOne(counting, arguments: [userID, $0.lowerBound, $0.upperBound]) ?? 0 })
+            case .keptRows(let weeks):
+                var kept: [Int64: [ChartKind: [ChartEntry]]] = [:]
+                for week in weeks { kept[week] = try keptRows(of: userID, week: week, in: db) }
+                planning.answer(kept: kept)
+            case .scrobbles(let weeks):
+                var scrobbles: [Int64: [Scrobble]] = [:]
+                for week in weeks { scrobbles[week] = try storedScrobbles(of: userID, from: week, to: end(of: week), in: db) }
+                planning.answer(scrobbles: scrobbles)
             }
-            // Listens after all the week held (a player's, as they come):
-            // counted into the kept rows, when that is exact.
-            // An import into weeks that hold listens already, too.
-            if let added = touched.latest(week), let first = added.map(\.instant).min(),
-               try addToKept(added, week: week, userID: userID,
-                             afterAll: try Int.fetchOne(counting, arguments: [userID, first, end]) == added.count, in: db) {
-                continue
+        }
+        for change in planning.plan.changes {
+            switch change {
+            case .replace(let week, let rows):
+                try replace(week: week, of: userID, with: rows, in: db)
+            case .adjust(let week, let rows, let changed):
+                // Only the ranks whose rows differ are rewritten.
+                let deleting = try db.cachedStatement(sql: "DELETE FROM weekly_chart WHERE user_id = ? AND week = ? AND kind = ? AND rank = ?")
+                var rewritten: [ChartRow] = []
+                for kind in kinds {
+                    let ofKind = rows.filter { $0.kind == kind }
+                    for i in changed[kind] ?? [] {
+                        try deleting.execute(arguments: [userID, week, code(kind), i + 1])
+                        rewritten.append(ofKind[i])
+                    }
+                }
+                if !rewritten.isEmpty { try insert(rewritten, userID: userID, in: db) }
             }
-            let scrobbles = try storedScrobbles(of: userID, from: week, to: end, in: db)
-            try replace(week: week, of: userID, with: rows(week: week, scrobbles: scrobbles), in: db)
         }
     }
 
-    /// Counts `added` into `week`'s kept rows (`adding(_:to:kind:)`),
-    /// rewriting only the ranks whose rows change; false (nothing written)
-    /// when a kind needs a whole count.
-    static func addToKept(_ added: [Scrobble], week: Int64, userID: Int64, afterAll: Bool, in db: Database) throws -> Bool {
-        var changes: [(kind: ChartKind, old: [ChartEntry], new: [ChartEntry])] = []
-        for kind in kinds {
-            let rows = try Row.fetchCursor(db.cachedStatement(sql: """
-                SELECT rank, artist, name, plays, mbid FROM weekly_chart WHERE user_id = ? AND week = ? AND kind = ? ORDER BY rank
-                """), arguments: [userID, week, code(kind)])
-            var old: [ChartEntry] = []
-            while let row = try rows.next() {
-                old.append(ChartEntry(rank: row[0], artist: row[1], name: row[2], plays: row[3], mbid: row[4]))
-            }
-            guard let new = adding(added, to: old, kind: kind, afterAll: afterAll) else { return false }
-            changes.append((kind, old, new))
+    /// `userID`'s kept album and artist rows of `week`, by kind, rank order.
+    static func keptRows(of userID: Int64, week: Int64, in db: Database) throws -> [ChartKind: [ChartEntry]] {
+        var kept: [ChartKind: [ChartEntry]] = [:]
+        let rows = try Row.fetchCursor(db.cachedStatement(sql: """
+            SELECT kind, rank, artist, name, plays, mbid FROM weekly_chart WHERE user_id = ? AND week = ? ORDER BY kind, rank
+            """), arguments: [userID, week])
+        while let row = try rows.next() {
+            guard let kind = kinds.first(where: { code($0) == row[0] as Int16 }) else { continue }
+            kept[kind, default: []].append(ChartEntry(rank: row[1], artist: row[2], name: row[3], plays: row[4], mbid: row[5]))
         }
-        for (kind, old, new) in changes {
-            let changed = new.indices.filter { $0 >= old.count || old[$0] != new[$0] }
-            guard !changed.isEmpty else { continue }
-            let deleting = try db.cachedStatement(sql: "DELETE FROM weekly_chart WHERE user_id = ? AND week = ? AND kind = ? AND rank = ?")
-            for i in changed where i < old.count { try deleting.execute(arguments: [userID, week, code(kind), i + 1]) }
-            let rows = changed.map { ChartRow(week: week, kind: kind, entry: new[$0]) }
-            try insert(rows, userID: userID, in: db)
-        }
-        return true
+        return kept
     }
 
     /// The stored scrobbles of `userID` in [from, to), through the C API.

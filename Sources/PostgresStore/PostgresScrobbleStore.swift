@@ -238,18 +238,14 @@ public struct PostgresScrobbleStore: ScrobbleArchive {
 
     static func storeByRule(_ batch: [(Scrobble, ScrobbleOrigin)], userID: Int64,
                             _ connection: PostgresConnection, _ logger: Logger) async throws -> InsertCounts {
-        let listens = batch.map(\.0)
-        var ranges = SameListenRule.readRanges(of: listens)
-        let concerns = SameListenRule.concerns(listens)
-        while true {
-            let held = try await held(in: ranges, userID: userID, connection, logger).filter { concerns($0.scrobble.artist, $0.scrobble.track) }
-            switch SameListenRule.plan(batch, held: held, read: ranges) {
-            case .readWider(let wider): ranges = wider
-            case .plan(let plan):
-                try await execute(plan, userID: userID, connection, logger)
-                return plan.counts
-            }
+        var planning = SameListenPlanning(batch)
+        while let ranges = planning.rangesToRead {
+            let concerns = planning.concerns
+            planning.answer(held: try await held(in: ranges, userID: userID, connection, logger).filter { concerns($0.scrobble.artist, $0.scrobble.track) })
         }
+        let plan = planning.plan!
+        try await execute(plan, userID: userID, connection, logger)
+        return plan.counts
     }
 
     /// Every listen of `userID` held with an instant in `ranges`, counting

@@ -182,22 +182,20 @@ public struct SQLiteScrobbleStore: Sendable {
 
     /// The same, for listens of several origins.
     static func storeByRule(_ batch: [(Scrobble, ScrobbleOrigin)], userID: Int64, in db: Database) throws -> InsertCounts {
-        let listens = batch.map(\.0)
-        var ranges = SameListenRule.readRanges(of: listens)
-        while true {
-            switch SameListenRule.plan(batch, held: try held(in: ranges, concerning: listens, userID: userID, in: db), read: ranges) {
-            case .readWider(let wider): ranges = wider
-            case .plan(let plan):
-                try execute(plan, userID: userID, in: db)
-                return plan.counts
-            }
+        var planning = SameListenPlanning(batch)
+        while let ranges = planning.rangesToRead {
+            let asking = planning
+            planning.answer(held: try held(in: ranges, concerning: asking, userID: userID, in: db))
         }
+        let plan = planning.plan!
+        try execute(plan, userID: userID, in: db)
+        return plan.counts
     }
 
     /// Every listen of `userID` held with an instant in `ranges` that
-    /// concerns `batch` (`SameListenRule.concerns`): those that count and
+    /// concerns the batch being planned (`SameListenPlanning.concerns`): those that count and
     /// those set aside.
-    private static func held(in ranges: [ClosedRange<Int64>], concerning batch: [Scrobble], userID: Int64,
+    private static func held(in ranges: [ClosedRange<Int64>], concerning planning: SameListenPlanning, userID: Int64,
                              in db: Database) throws -> [HeldListen] {
         // Made at the first row read: a fresh import's batch reads none.
         var concerns: ((String, String) -> Bool)?
@@ -211,7 +209,7 @@ public struct SQLiteScrobbleStore: Sendable {
                 let rows = try Row.fetchCursor(statement, arguments: [userID, range.lowerBound, range.upperBound])
                 while let row = try rows.next() {
                     let artist: String = row[1], track: String = row[2]
-                    if concerns == nil { concerns = SameListenRule.concerns(batch) }
+                    if concerns == nil { concerns = planning.concerns }
                     guard concerns?(artist, track) == true else { continue }
                     let scrobble = Scrobble(instant: row[0], artist: artist, album: row[3], track: track,
                                             artistMBID: row[4], albumMBID: row[5], trackMBID: row[6])

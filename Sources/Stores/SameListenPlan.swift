@@ -182,7 +182,11 @@ extension SameListenRule {
                 // Whatever could be the same play as its ends must have been read.
                 let needed = chain.first!.scrobble.instant.minus(window - 1)...chain.last!.scrobble.instant.plus(window - 1)
                 guard read.contains(where: { $0.lowerBound <= needed.lowerBound && $0.upperBound >= needed.upperBound }) else {
-                    wider.append(needed.lowerBound.minus(3600)...needed.upperBound.plus(3600))
+                    // Wider by the chain's own extent (an hour at least): a
+                    // chain that goes on for days is read in a few rounds,
+                    // each at most twice the last, not an hour at a time.
+                    let margin = max(3600, needed.upperBound.minus(needed.lowerBound))
+                    wider.append(needed.lowerBound.minus(margin)...needed.upperBound.plus(margin))
                     continue
                 }
                 var lastCounted: Int64?
@@ -274,5 +278,49 @@ struct TrackKey: Hashable {
     /// capital or any non-ASCII byte (most) are already so.
     static func folded(_ name: String) -> String {
         name.utf8.allSatisfy { $0 < 0x80 && !($0 >= 0x41 && $0 <= 0x5A) } ? name : name.lowercased()
+    }
+}
+
+/// The duplicate rule's reads and plan for one batch, as both stores run
+/// it: read what is held in `rangesToRead`, answer, and repeat until
+/// `plan` is given (a chain of listens that reaches the edge of what was
+/// read asks for a wider read).
+///
+///     var planning = SameListenPlanning(batch)
+///     while let ranges = planning.rangesToRead {
+///         planning.answer(held: read(ranges).filter { planning.concerns($0.artist, $0.track) })
+///     }
+///     execute(planning.plan!)
+public struct SameListenPlanning: Sendable {
+    private let batch: [(Scrobble, ScrobbleOrigin)]
+    private var ranges: [ClosedRange<Int64>]
+    /// Whether a held listen of an artist and track can matter to the
+    /// batch (`SameListenRule.concerns`): a store may leave the rest out.
+    /// Made anew at each use, so a store can make it only once a row is
+    /// held (a fresh import's batch holds none, and never pays for it).
+    public var concerns: @Sendable (String, String) -> Bool { SameListenRule.concerns(batch.map(\.0)) }
+    /// The plan, once the reads have settled it.
+    public private(set) var plan: SameListenPlan?
+    /// How many reads the batch has needed so far.
+    public private(set) var rounds = 0
+
+    public init(_ batch: [(Scrobble, ScrobbleOrigin)]) {
+        self.batch = batch
+        ranges = SameListenRule.readRanges(of: batch.map(\.0))
+    }
+
+    /// The ranges of instants (inclusive) whose held listens to read next;
+    /// nil once `plan` is given.
+    public var rangesToRead: [ClosedRange<Int64>]? { plan == nil ? ranges : nil }
+
+    /// Every listen held in `rangesToRead`, counting and set aside (those
+    /// `concerns` rejects may be left out).
+    public mutating func answer(held: [HeldListen]) {
+        precondition(plan == nil, "the plan is made")
+        rounds += 1
+        switch SameListenRule.plan(batch, held: held, read: ranges) {
+        case .readWider(let wider): ranges = wider
+        case .plan(let made): plan = made
+        }
     }
 }

@@ -49,6 +49,31 @@ import Sync
         #expect(again.counts == InsertCounts(inserted: 0, duplicates: batch.count))
     }
 
+    /// A chain of one track's listens each under a minute apart, going on
+    /// for two weeks (a scrobbler stuck repeating), with one more listen
+    /// sent in its middle: the planner widens its read by the chain's own
+    /// extent, so the store reads it in a few rounds. It widened by an hour
+    /// a round: 336 growing reads, 11 s a listen, the writer blocked.
+    @Test func aChainOfListensLastingDaysIsReadInAFewRounds() throws {
+        let start: Int64 = 1_600_000_000
+        let chain = (0..<Int64(14 * 24 * 60)).map { n in
+            HeldListen(Scrobble(instant: start + n * 59, artist: "Low", album: "C'mon", track: "Try to Sleep"), origin: .received, counts: n % 2 == 0)
+        }
+        let middle = start + Int64(chain.count / 2) * 59 + 30
+        var planning = SameListenPlanning([(Scrobble(instant: middle, artist: "LOW", album: "C'mon", track: "try to sleep"), .lastFMExport)])
+        var read = 0
+        while let ranges = planning.rangesToRead {
+            let held = chain.filter { listen in ranges.contains { $0.contains(listen.scrobble.instant) } }
+            read += held.count
+            planning.answer(held: held)
+        }
+        #expect(planning.rounds <= 12, "\(planning.rounds) rounds")
+        #expect(read <= 4 * chain.count, "\(read) listens read for a chain of \(chain.count)")
+        let plan = try #require(planning.plan)
+        // 59 s after a counting listen: the same play, set aside.
+        #expect(plan.counts == InsertCounts(inserted: 0, duplicates: 1))
+    }
+
     /// Names compare as their lowercased forms do, ASCII or not, without
     /// lowercasing ASCII ones.
     @Test func namesCompareAsTheirLowercasedFormsDo() {

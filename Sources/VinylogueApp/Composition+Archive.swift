@@ -4,21 +4,13 @@ import Sync
 import Foundation
 import LastFM
 import ListenBrainz
-import PostgresStore
 import VinylogueCore
 
 extension Composition {
-    /// Opens (creating when missing) the archive in the data directory.
-    public func openLocalArchive(dataDir: String?) throws(SourceError) -> SQLiteScrobbleStore {
-        SQLiteScrobbleStore(database: try ArchiveDatabase(directory: dataDirectory(dataDir), progress: migrationProgress))
-    }
-
-    /// The scrobble archive: PostgreSQL's when a database is configured,
-    /// else the one in the data directory (created when missing). Opening
-    /// SQLite blocks, so it happens on a thread of its own.
+    /// The archive commands and the CLI's charts read and write: the one
+    /// configured database (`openStorage`).
     public func openArchive(dataDir: String?) async throws -> any ScrobbleArchive {
-        if let postgres = try await migratedPostgres() { return PostgresScrobbleStore(postgres) }
-        return try await DedicatedThread.run(named: "vinylogue.archive") { try self.openLocalArchive(dataDir: dataDir) }
+        try await openStorage(dataDir: dataDir).backend.archive
     }
 
     /// The archive to chart `user` from: opened (and created) for the demo

@@ -21,22 +21,11 @@ extension Composition {
     /// process's `LASTFM_REQUESTS_PER_SECOND`.
     public func archiveCoverFetch(dataDir: String?) async throws -> ArchiveCoverFetch {
         let directory = dataDirectory(dataDir)
-        let store: any AlbumCoverStore
-        var client = lastFM
-        var palettes: (any PaletteStore)?
-        if let postgres = try await migratedPostgres() {
-            store = PostgresAlbumCoverStore(postgres)
-            let permits = PostgresRequestPermits(postgres, limit: configuration.lastFM.requestsPerSecond)
-            try await permits.prepare()
-            client = LastFMClient(configuration: configuration.lastFM, transport: .live(httpClient), permits: permits, clock: clock,
+        let storage = try await openStorage(dataDir: dataDir)
+        // Without the response cache: each album is asked once, and remembered.
+        let client = LastFMClient(configuration: configuration.lastFM, transport: .live(httpClient), permits: storage.permits, clock: clock,
                                   logger: logger)
-            palettes = PostgresPaletteStore(postgres)
-        } else {
-            // Opening SQLite (and migrating it) blocks: on a thread of its own.
-            let progress = migrationProgress
-            let database = try await DedicatedThread.run(named: "vinylogue.covers") { try ArchiveDatabase(directory: directory, progress: progress) }
-            store = SQLiteAlbumCoverStore(database)
-        }
+        let (store, palettes) = (storage.backend.albumCovers, storage.palettes)
         let artwork = ArtworkStore(dataDirectory: directory, upstream: .live(httpClient), imageBase: configuration.imageBase,
                                    maxDiskBytes: configuration.artCacheBytes, clock: clock, palettes: palettes)
         return ArchiveCoverFetch(covers: AlbumCovers(store: store, albums: client, clock: clock), artwork: artwork,

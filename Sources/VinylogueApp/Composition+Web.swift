@@ -1,4 +1,3 @@
-import SQLiteStore
 import Stores
 import Sync
 import Artwork
@@ -6,7 +5,6 @@ import Foundation
 import Hummingbird
 import LastFM
 import Logging
-import PostgresStore
 import VinylogueCore
 import VinylogueServer
 
@@ -27,30 +25,6 @@ extension Composition {
                                                    tls: tls, onServing: onServing)
     }
 
-    /// The configured PostgreSQL database with its tables set up, or nil
-    /// when none is configured. The pool keeps retrying an unreachable
-    /// server; this waits 15 s for its first answer at most. Migrating
-    /// then takes as long as it takes (counting the weekly charts of a big
-    /// archive takes minutes), saying how far it is.
-    func migratedPostgres() async throws(DatabaseUnavailable) -> PostgresDatabase? {
-        guard let postgres else { return nil }
-        let reaching = Task { await postgres.isReachable() }
-        switch await reaching.result(within: .seconds(15)) {
-        case .success(true): break
-        case .success(false):
-            throw DatabaseUnavailable(reason: "it refused the connection.")
-        case nil:
-            reaching.cancel()
-            throw DatabaseUnavailable(reason: "it could not be reached within 15 seconds.")
-        }
-        do {
-            try await postgres.migrate(progress: migrationProgress)
-        } catch {
-            throw DatabaseUnavailable(reason: "its tables could not be set up.")
-        }
-        return postgres
-    }
-
     /// The secret the `/2.0/` sign-in verifiers are sealed with
     /// (`MobileVerifierSeal`), kept out of the database: the Last.fm API
     /// secret when people sign in (the same on every instance of a fleet),
@@ -59,6 +33,8 @@ extension Composition {
         if configuration.lastFM.signsIn, let secret = configuration.lastFM.apiSecret { return Data(secret.utf8) }
         let file = configuration.dataDirectory.appendingPathComponent("mobile-sign-in.key")
         if let key = try? Data(contentsOf: file), key.count == 32 { return key }
+        // With PostgreSQL nothing else may have made the data directory yet.
+        try? FileManager.default.createDirectory(at: configuration.dataDirectory, withIntermediateDirectories: true)
         var generator = SystemRandomNumberGenerator()
         let key = Data((0..<32).map { _ in UInt8.random(in: .min ... .max, using: &generator) })
         guard FileManager.default.createFile(atPath: file.path, contents: key, attributes: [.posixPermissions: 0o600]) else {
@@ -70,20 +46,10 @@ extension Composition {
     /// What the routes talk to, built from the configuration.
     func serverDependencies() async throws -> ServerDependencies {
         let directory = configuration.dataDirectory
-        let database = try ArchiveDatabase(directory: directory, progress: migrationProgress)
-        let postgres = try await migratedPostgres()
-        // With PostgreSQL, Last.fm's answers and the request budget are the
-        // fleet's: shared by every instance on the database.
-        var cache: any LastFMResponseCache = SQLiteResponseCache(database, clock: clock)
-        var permits: (any LastFMRequestPermits)?
-        if let postgres, let postgresLocks {
-            cache = PostgresResponseCache(postgres, coordination: postgresLocks, clock: clock)
-            let shared = PostgresRequestPermits(postgres, limit: configuration.lastFM.requestsPerSecond)
-            try await shared.prepare()
-            permits = shared
-        }
-        let lists: any ListStore = postgres.map { PostgresListStore($0) } ?? SQLiteListStore(database)
-        let archive: any ScrobbleArchive = postgres.map { PostgresScrobbleStore($0) } ?? SQLiteScrobbleStore(database: database)
+        let storage = try await openStorage()
+        let stores = storage.backend
+        let lists = stores.lists
+        let archive = stores.archive
         let demoOn = configuration.server.demo
         let demoCovers = DemoCoverCatalogue()
         if demoOn {
@@ -94,9 +60,9 @@ extension Composition {
         }
         let artwork = ArtworkStore(dataDirectory: directory, upstream: .live(httpClient), imageBase: configuration.imageBase,
                                    demoCovers: demoCovers, maxDiskBytes: configuration.artCacheBytes, clock: clock,
-                                   palettes: postgres.map { PostgresPaletteStore($0) })
-        let lastFM = lastFMClient(cache: cache, permits: permits)
-        let outbox: any ForwardingOutbox = postgres.map { PostgresForwardingOutbox($0) } ?? SQLiteForwardingOutbox(database)
+                                   palettes: storage.palettes)
+        let lastFM = lastFMClient(cache: storage.responseCache, permits: storage.permits)
+        let outbox = stores.outbox
         // Last.fm takes scrobbles only with an account's session: with sign-in.
         var upstreams: [any ForwardingUpstream] = []
         if configuration.lastFM.signsIn { upstreams.append(LastFMForwarding(client: lastFM)) }
@@ -109,18 +75,17 @@ extension Composition {
             lists: lists, settings: try await CurrentSettings(store: lists, clock: clock), pages: try await PageRenderer.bundled(),
             artwork: artwork, demoCovers: demoCovers, archive: archive, patience: configuration.patience,
             background: background,
-            accounts: configuration.lastFM.signsIn ? (postgres.map { PostgresAccountStore($0) } ?? SQLiteAccountStore(database)) : nil,
+            accounts: configuration.lastFM.signsIn ? stores.accounts : nil,
             secureCookies: configuration.server.isPublicHTTPS,
-            database: postgres.map { postgres in DatabaseHealth(kind: "postgresql") { await postgres.isReachable() } }
-                ?? DatabaseHealth(kind: "sqlite") { await database.isReadable() },
+            database: DatabaseHealth(kind: stores.kind.rawValue) { await stores.isReadable() },
             shareCards: ShareCardStore(dataDirectory: directory, artwork: artwork),
-            albumCovers: postgres.map { PostgresAlbumCoverStore($0) } ?? SQLiteAlbumCoverStore(database),
-            listenTokens: postgres.map { PostgresListenTokenStore($0) } ?? SQLiteListenTokenStore(database),
-            mobileSessions: postgres.map { PostgresMobileSessionStore($0) } ?? SQLiteMobileSessionStore(database),
+            albumCovers: stores.albumCovers,
+            listenTokens: stores.listenTokens,
+            mobileSessions: stores.mobileSessions,
             mobileVerifierSecret: try mobileVerifierSecret(),
             forwarding: forwarding,
-            receivedListens: postgres.map { PostgresReceivedListenStore($0) } ?? SQLiteReceivedListenStore(database),
-            fleetNotices: postgres.map { PostgresFleetNotices($0) },
+            receivedListens: stores.receivedListens,
+            fleetNotices: stores.notices,
             listenBrainz: listenBrainz,
             listenBrainzSyncs: ListenBrainzSyncs(sync: listenBrainzSync(into: archive), clock: clock) { [background] work in
                 _ = await background.start(work)

@@ -50,7 +50,4 @@ public struct ListenSender: Sendable, Hashable {
 public enum ReceivedListenFailure: Error, Equatable {
     /// Nothing was stored.
     case notKept(SourceError)
-    /// Kept in `user`'s archive but not queued for forwarding: sent again,
-    /// they are kept once (the duplicate rule) and queued.
-    case keptNotQueued(of: Username)
 }

@@ -56,13 +56,26 @@ public struct ListeningSources: Sendable {
 
     /// The source of `user`'s charts, by `source(for:pinned:)`.
     public func charts(for user: Username, pinned: Source? = nil) async -> any ChartSource {
-        if user.service == .listenBrainz { return await listenBrainzCharts(for: user) }
-        switch await source(for: user, pinned: pinned) {
+        await chosenCharts(for: user, pinned: pinned).source
+    }
+
+    /// A chart source, and which of the three it is.
+    public struct ChosenCharts: Sendable {
+        public let source: any ChartSource
+        public let origin: Source
+    }
+
+    /// The source of `user`'s charts and which it is, so a caller can act
+    /// on the choice (warm Last.fm's answers ahead) without asking again.
+    public func chosenCharts(for user: Username, pinned: Source? = nil) async -> ChosenCharts {
+        if user.service == .listenBrainz { return ChosenCharts(source: await listenBrainzCharts(for: user), origin: .archive) }
+        let origin = await source(for: user, pinned: pinned)
+        switch origin {
         case .archive:
-            if let archive { return ArchiveChartSource(store: archive) }
-            return UnavailableChartSource(error: .notArchived(user: user.value))
-        case .demo: return demo ?? UnavailableChartSource(error: .notFound(what: "The built-in demo"))
-        case .lastfm: return lastFM
+            if let archive { return ChosenCharts(source: ArchiveChartSource(store: archive), origin: origin) }
+            return ChosenCharts(source: UnavailableChartSource(error: .notArchived(user: user.value)), origin: origin)
+        case .demo: return ChosenCharts(source: demo ?? UnavailableChartSource(error: .notFound(what: "The built-in demo")), origin: origin)
+        case .lastfm: return ChosenCharts(source: lastFM, origin: origin)
         }
     }
 

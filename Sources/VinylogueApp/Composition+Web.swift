@@ -18,10 +18,10 @@ extension Composition {
     public func buildApplication(onServing: @escaping @Sendable (Int) async -> Void = { _ in }) async throws -> some ApplicationProtocol {
         // The certificate first: a wrong path is said before anything is opened.
         let tls = try configuration.server.tls.map { files throws(TLSFilesUnreadable) in try ServerTLS(files: files) }
-        let dependencies = try await serverDependencies()
+        let parts = try await webAppParts()
         var logger = Logger(label: "vinylogue.server")
         logger.logLevel = logLevel(default: .info)
-        return try VinylogueServer.buildApplication(configuration: configuration.server, dependencies: dependencies, logger: logger,
+        return try VinylogueServer.buildApplication(configuration: configuration.server, parts: parts, logger: logger,
                                                    tls: tls, onServing: onServing)
     }
 
@@ -43,8 +43,8 @@ extension Composition {
         return key
     }
 
-    /// What the routes talk to, built from the configuration.
-    func serverDependencies() async throws -> ServerDependencies {
+    /// What the web app is made of, built from the configuration.
+    func webAppParts() async throws -> WebAppParts {
         let directory = configuration.dataDirectory
         let storage = try await openStorage()
         let stores = storage.backend
@@ -70,25 +70,19 @@ extension Composition {
         var forwardingLogger = Logger(label: "vinylogue.forwarding")
         forwardingLogger.logLevel = logLevel(default: .info)
         let forwarding = ListenForwarding(outbox: outbox, upstreams: upstreams, clock: clock, logger: forwardingLogger)
-        return ServerDependencies(
-            clock: clock, lastFM: lastFM, demo: demoOn ? demo : nil,
-            lists: lists, settings: try await CurrentSettings(store: lists, clock: clock), pages: try await PageRenderer.bundled(),
-            artwork: artwork, demoCovers: demoCovers, archive: archive, patience: configuration.patience,
-            background: background,
-            accounts: configuration.lastFM.signsIn ? stores.accounts : nil,
-            secureCookies: configuration.server.isPublicHTTPS,
-            database: DatabaseHealth(kind: stores.kind.rawValue) { await stores.isReadable() },
-            shareCards: ShareCardStore(dataDirectory: directory, artwork: artwork),
-            albumCovers: stores.albumCovers,
-            listenTokens: stores.listenTokens,
-            mobileSessions: stores.mobileSessions,
-            mobileVerifierSecret: try mobileVerifierSecret(),
-            forwarding: forwarding,
-            receivedListens: stores.receivedListens,
-            fleetNotices: stores.notices,
-            listenBrainz: listenBrainz,
-            listenBrainzSyncs: ListenBrainzSyncs(sync: listenBrainzSync(into: archive), clock: clock) { [background] work in
-                _ = await background.start(work)
-            })
+        var parts = WebAppParts(clock: clock, stores: stores, lastFM: lastFM, settings: try await CurrentSettings(store: lists, clock: clock),
+                                pages: try await PageRenderer.bundled(), artwork: artwork, demoCovers: demoCovers,
+                                shareCards: ShareCardStore(dataDirectory: directory, artwork: artwork), background: background)
+        parts.demo = demoOn ? demo : nil
+        parts.listenBrainz = listenBrainz
+        parts.listenBrainzSyncs = ListenBrainzSyncs(sync: listenBrainzSync(into: archive), clock: clock) { [background] work in
+            _ = await background.start(work)
+        }
+        parts.forwarding = forwarding
+        parts.patience = configuration.patience
+        parts.signsIn = configuration.lastFM.signsIn
+        parts.secureCookies = configuration.server.isPublicHTTPS
+        parts.mobileVerifierSecret = try mobileVerifierSecret()
+        return parts
     }
 }

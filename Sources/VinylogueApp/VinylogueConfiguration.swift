@@ -37,7 +37,7 @@ public struct VinylogueConfiguration: Sendable {
     /// At most this much album art on disk (`--art-cache-mb`); nil: no limit.
     public var artCacheBytes: Int64?
     /// How long pages wait for slow work they can do without.
-    public var patience: ServerDependencies.Patience
+    public var patience: Patience
     /// `NO_COLOR` is set (to anything but the empty string).
     public var noColour: Bool
     /// `TERM=dumb`: no colour, no progress bar.
@@ -69,7 +69,7 @@ public struct VinylogueConfiguration: Sendable {
         }
         if let limit = environment["VINYLOGUE_LISTEN_RATE_LIMIT"].flatMap({ Int($0) }), limit >= 0 { server.listenRateLimit = limit }
         artCacheBytes = ArtworkStore.defaultMaxDiskBytes
-        patience = ServerDependencies.Patience()
+        patience = Patience()
         noColour = !(environment["NO_COLOR"] ?? "").isEmpty
         dumbTerminal = environment["TERM"] == "dumb"
         clock = .system

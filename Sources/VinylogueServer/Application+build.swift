@@ -4,6 +4,8 @@ import HummingbirdCore
 import Logging
 import NIOCore
 import ServiceLifecycle
+import Stores
+import Sync
 
 /// Builds the web app: every route, grouped by feature, behind the error
 /// and security middleware.
@@ -12,10 +14,11 @@ import ServiceLifecycle
 /// (the one asked for, or the kernel's choice when port 0 was asked for):
 /// the moment a supervisor or a test may send requests. With `tls`, the
 /// server speaks only HTTPS.
-public func buildApplication(configuration: ServerConfiguration, dependencies: ServerDependencies,
+public func buildApplication(configuration: ServerConfiguration, parts: WebAppParts,
                              logger: Logger = Logger(label: "vinylogue.server"), tls: ServerTLS? = nil,
                              onServing: @escaping @Sendable (Int) async -> Void = { _ in }) throws -> some ApplicationProtocol {
     let address = PublicAddress(configuration)
+    let shared = SharedParts(parts)
     // Hummingbird's own connection timer: it closes a connection that
     // has not delivered a whole request head within the timeout.
     // A body announced over its address's limit is refused from the head.
@@ -23,13 +26,12 @@ public func buildApplication(configuration: ServerConfiguration, dependencies: S
     let http1 = HTTPServerBuilder.http1(configuration: .init(additionalChannelHandlers: [EarlyBodyLimit(limits: limits)],
                                                              idleTimeout: TimeAmount(configuration.idleTimeout)))
     return Application(
-        router: buildRouter(configuration: configuration, dependencies: dependencies, address: address),
+        router: buildRouter(configuration: configuration, parts: parts, shared: shared, address: address),
         server: try tls?.server(over: http1) ?? http1,
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "Vinylogue"),
-        services: [dependencies.background] + (dependencies.forwarding.map { [$0 as any Service] } ?? [])
-            + (dependencies.fleetNotices.map {
-                [FleetNoticeListener(notices: $0, rendered: dependencies.rendered, renderedCards: dependencies.renderedCards,
-                                     nowPlaying: dependencies.nowPlaying)]
+        services: [parts.background] + (parts.forwarding.map { [$0 as any Service] } ?? [])
+            + (parts.stores.notices.map {
+                [FleetNoticeListener(notices: $0, rendered: shared.rendered, renderedCards: shared.renderedCards, nowPlaying: shared.nowPlaying)]
             } ?? []),
         onServerRunning: { channel in
             let port = channel.localAddress?.port ?? configuration.port
@@ -39,49 +41,91 @@ public func buildApplication(configuration: ServerConfiguration, dependencies: S
         logger: logger)
 }
 
-/// The router alone, for tests that drive it without a socket.
-public func buildRouter(configuration: ServerConfiguration, dependencies: ServerDependencies) -> Router<BasicRequestContext> {
-    buildRouter(configuration: configuration, dependencies: dependencies, address: PublicAddress(configuration))
+/// What several route groups share, made once per app from its parts.
+struct SharedParts: Sendable {
+    /// Pages kept whole in memory, by what was asked.
+    let rendered: RenderedPages
+    /// Share cards kept whole in memory.
+    let renderedCards: RenderedPages
+    let nowPlaying: NowPlaying
+    let sources: ListeningSources
+    let viewers: Viewers
+    let listenTokens: ListenTokens?
+    let mobileSignIn: MobileSignIn?
+    let received: ReceivedListens
+
+    init(_ parts: WebAppParts) {
+        let clock = parts.clock, stores = parts.stores
+        rendered = RenderedPages(clock: clock)
+        renderedCards = RenderedPages(clock: clock, lifetime: 300, capacity: 500, maxBytes: 64 << 20)
+        nowPlaying = NowPlaying(clock: clock)
+        sources = parts.sources
+        let accounts = parts.signsIn ? stores.accounts : nil
+        viewers = Viewers(signIn: accounts.map { SignInSessions(accounts: $0, clock: clock, secureCookies: parts.secureCookies) },
+                          settings: parts.settings)
+        let seal = parts.mobileVerifierSecret.map(MobileVerifierSeal.init(secret:)) ?? .ephemeral()
+        let tokens = ListenTokens(store: stores.listenTokens, clock: clock, accountsOn: accounts != nil, lists: stores.lists, seal: seal)
+        listenTokens = tokens
+        mobileSignIn = MobileSignIn(tokens: tokens, sessions: stores.mobileSessions)
+        received = ReceivedListens(store: stores.receivedListens, forwarding: parts.forwarding, notices: stores.notices, rendered: rendered,
+                                   renderedCards: renderedCards, nowPlaying: nowPlaying, clock: clock)
+    }
 }
 
-func buildRouter(configuration: ServerConfiguration, dependencies: ServerDependencies, address: PublicAddress) -> Router<BasicRequestContext> {
+func buildRouter(configuration: ServerConfiguration, parts: WebAppParts, shared: SharedParts, address: PublicAddress) -> Router<BasicRequestContext> {
+    let clock = parts.clock, pages = parts.pages, stores = parts.stores, lists = stores.lists
+    let sources = shared.sources, viewers = shared.viewers, rendered = shared.rendered
+    let apiKeyConfigured = parts.lastFM.configuration.apiKey != nil
+    let database = DatabaseHealth(kind: stores.kind.rawValue) { await stores.isReadable() }
+    let patience = parts.patience
     // HEAD answers every GET route with its headers alone (it was 404).
     let router = Router(options: .autoGenerateHeadEndpoints)
     router.add(middleware: SecurityHeadersMiddleware())
-    router.add(middleware: AnswerDeadlineMiddleware(patience: dependencies.patience.lastFM))
-    router.add(middleware: ErrorPageMiddleware(pages: dependencies.pages))
-    router.add(middleware: CanonicalUserPathMiddleware(dependencies: dependencies))
-    router.get("/healthz") { _, _ in try await HealthReport.response(dependencies.database, rendered: dependencies.rendered, patience: dependencies.patience.database) }
+    router.add(middleware: AnswerDeadlineMiddleware(patience: patience.lastFM))
+    router.add(middleware: ErrorPageMiddleware(pages: pages))
+    router.add(middleware: CanonicalUserPathMiddleware(lookup: CanonicalNameLookup(
+        names: CanonicalNames(), sources: sources, lists: lists, archive: stores.archive, background: parts.background,
+        patience: patience.nameLookup, clock: clock)))
+    router.get("/healthz") { _, _ in try await HealthReport.response(database, rendered: rendered, patience: patience.database) }
     router.get("/static/:file") { _, context in
         if context.parameters.get("file") == "placeholder.svg" { return CoverRoutes.placeholder() }
         return StaticAssets.response(context.parameters.get("file") ?? "")
     }
-    UsersRoutes(dependencies: dependencies, configuration: configuration).register(on: router)
-    ChartRoutes(dependencies: dependencies, address: address).register(on: router)
-    HistoryRoutes(dependencies: dependencies, address: address).register(on: router)
-    EveryoneRoutes(dependencies: dependencies).register(on: router)
-    AlbumRoutes(dependencies: dependencies, address: address).register(on: router)
-    RediscoverRoutes(dependencies: dependencies).register(on: router)
-    ShareCardRoutes(dependencies: dependencies, address: address).register(on: router)
-    CoverRoutes(dependencies: dependencies).register(on: router)
-    FeedRoutes(dependencies: dependencies, address: address).register(on: router)
-    SettingsRoutes(dependencies: dependencies, configuration: configuration, address: address).register(on: router)
-    if let sessions = dependencies.signIn {
-        SignInRoutes(dependencies: dependencies, sessions: sessions, configuration: configuration, address: address).register(on: router)
+    let covers = CoverRoutes(sources: sources, demoCovers: parts.demoCovers, artwork: parts.artwork,
+                             albumCovers: AlbumCovers(store: stores.albumCovers, albums: parts.lastFM, clock: clock))
+    let charts = ChartRoutes(sources: sources, viewers: viewers, pages: pages, rendered: rendered, nowPlaying: shared.nowPlaying,
+                             background: parts.background, clock: clock, address: address)
+    UsersRoutes(sources: sources, viewers: viewers, lists: lists, pages: pages, apiKeyConfigured: apiKeyConfigured,
+                configuration: configuration).register(on: router)
+    charts.register(on: router)
+    HistoryRoutes(sources: sources, viewers: viewers, pages: pages, rendered: rendered, clock: clock, address: address).register(on: router)
+    EveryoneRoutes(sources: sources, viewers: viewers, lists: lists, pages: pages, rendered: rendered, clock: clock).register(on: router)
+    AlbumRoutes(sources: sources, viewers: viewers, pages: pages, artwork: parts.artwork, covers: covers, background: parts.background,
+                albumColourPatience: patience.albumColours, clock: clock, address: address).register(on: router)
+    RediscoverRoutes(sources: sources, viewers: viewers, pages: pages, clock: clock).register(on: router)
+    ShareCardRoutes(sources: sources, viewers: viewers, chartPages: charts, covers: covers, shareCards: parts.shareCards,
+                    kept: shared.renderedCards, clock: clock, address: address).register(on: router)
+    covers.register(on: router)
+    FeedRoutes(sources: sources, viewers: viewers, clock: clock, address: address).register(on: router)
+    SettingsRoutes(viewers: viewers, lists: lists, listenTokens: shared.listenTokens, forwarding: parts.forwarding, pages: pages, clock: clock,
+                   apiKeyConfigured: apiKeyConfigured, configuration: configuration, address: address).register(on: router)
+    if let sessions = viewers.signIn {
+        SignInRoutes(lastFM: parts.lastFM, lists: lists, pages: pages, clock: clock, sessions: sessions, configuration: configuration,
+                     address: address).register(on: router)
     }
     // One count per credential for both listen APIs.
-    let listenLimit = ListenRateLimit(clock: dependencies.clock, limit: configuration.listenRateLimit)
-    if let tokens = dependencies.listenTokens {
-        ListenBrainzRoutes(dependencies: dependencies, tokens: tokens, limit: listenLimit).register(on: router)
+    let listenLimit = ListenRateLimit(clock: clock, limit: configuration.listenRateLimit)
+    if let tokens = shared.listenTokens {
+        ListenBrainzRoutes(received: shared.received, clock: clock, tokens: tokens, limit: listenLimit).register(on: router)
     }
-    if let signIn = dependencies.mobileSignIn {
-        LastFMScrobbleRoutes(dependencies: dependencies, signIn: signIn, limit: listenLimit).register(on: router)
+    if let signIn = shared.mobileSignIn {
+        LastFMScrobbleRoutes(received: shared.received, clock: clock, signIn: signIn, limit: listenLimit).register(on: router)
     }
     router.get("/api/users") { request, _ in
-        guard let owner = await dependencies.viewer(of: request).owner else {
+        guard let owner = await viewers.viewer(of: request).owner else {
             throw SignInRequired(message: "Sign in with Last.fm to see your list.")
         }
-        return APIResponse.json(try UserListJSON(try await dependencies.lists.owned(by: owner).users()).data())
+        return APIResponse.json(try UserListJSON(try await lists.owned(by: owner).users()).data())
     }
     // Last, so it wraps only the not-found answer (see its doc comment).
     router.add(middleware: MethodNotAllowedMiddleware(routes: router.routes, headFollowsGet: true))

@@ -24,3 +24,16 @@ struct HealthReport: Encodable {
         return response
     }
 }
+
+/// Which database keeps the app's personal data, and whether it answers.
+struct DatabaseHealth: Sendable {
+    /// "sqlite" or "postgresql".
+    let kind: String
+    /// Whether a trivial query succeeds now (bounded by the caller).
+    let check: @Sendable () async -> Bool
+
+    init(kind: String, check: @escaping @Sendable () async -> Bool) {
+        self.kind = kind
+        self.check = check
+    }
+}

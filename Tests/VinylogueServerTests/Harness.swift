@@ -69,7 +69,7 @@ struct Harness: Sendable {
     ///   a fresh PostgreSQL database in the test cluster (its URL is then in
     ///   `databaseURL`).
     static func run(demo: Bool = false, signIn: Bool = false, secret: String = "test-secret", postgres: Bool = false, server: ServerConfiguration = ServerConfiguration(), testing: TestingSetup = .router,
-                    patience: ServerDependencies.Patience = .init(nameLookup: .seconds(10), albumColours: .seconds(10), lastFM: .seconds(10),
+                    patience: Patience = .init(nameLookup: .seconds(10), albumColours: .seconds(10), lastFM: .seconds(10),
                                                                   database: .seconds(10)),
                     _ body: @Sendable (Harness, any TestClientProtocol) async throws -> Void) async throws {
         guard postgres else {
@@ -85,7 +85,7 @@ struct Harness: Sendable {
     }
 
     private static func run(demo: Bool, signIn: Bool, secret: String, databaseURL: String?, server: ServerConfiguration, testing: TestingSetup,
-                            patience: ServerDependencies.Patience,
+                            patience: Patience,
                             _ body: @Sendable (Harness, any TestClientProtocol) async throws -> Void) async throws {
         let clock = TestClock(july2023)
         let fake = try FakeLastFM(clock: clock.wallClock)

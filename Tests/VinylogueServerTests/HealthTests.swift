@@ -10,7 +10,7 @@ import VinylogueServer
 @Suite struct HealthTests {
     @Test func healthSaysWhenPostgreSQLIsGoneAndWhenItIsBack() async throws {
         // The database's patience as in production: this test waits it out.
-        let patience = ServerDependencies.Patience(nameLookup: .seconds(10), albumColours: .seconds(10), lastFM: .seconds(10), database: .seconds(2))
+        let patience = Patience(nameLookup: .seconds(10), albumColours: .seconds(10), lastFM: .seconds(10), database: .seconds(2))
         try await Harness.run(postgres: true, patience: patience) { harness, client in
             // Nothing looked for a kept page yet.
             #expect(try await client.getOnce("/healthz").body

@@ -22,7 +22,7 @@ import VinylogueServer
     /// The server's deadline for Last.fm in these tests; pages may take a
     /// little longer than it on a loaded machine, never Last.fm's time.
     static let deadline = Duration.seconds(2)
-    static let patience = ServerDependencies.Patience(nameLookup: .milliseconds(300), albumColours: .milliseconds(300),
+    static let patience = Patience(nameLookup: .milliseconds(300), albumColours: .milliseconds(300),
                                                       lastFM: deadline, database: .seconds(2))
     static let album = "/u/offliner/album/Local%20Artist/Offline%20Album?week=2020-07-08"
     /// What a page says of a Last.fm that has not answered by the deadline.
@@ -109,7 +109,7 @@ import VinylogueServer
     /// pages must say it is unavailable, not that it is slow (accepting
     /// "slow" here let a page that never read the 503 pass).
     @Test(.timeLimit(.minutes(2))) func withLastFMFailingThePagesSaySo() async throws {
-        let patience = ServerDependencies.Patience(nameLookup: .milliseconds(300), albumColours: .milliseconds(300),
+        let patience = Patience(nameLookup: .milliseconds(300), albumColours: .milliseconds(300),
                                                    lastFM: .seconds(10), database: .seconds(2))
         try await Harness.run(patience: patience) { harness, client in
             try await Self.prepare(harness)
@@ -123,7 +123,7 @@ import VinylogueServer
     /// that needs Last.fm is still waiting (none has answered), and once
     /// Last.fm lets go, the pages are complete.
     @Test(.timeLimit(.minutes(2))) func healthAnswersWhilePagesWaitForLastFM() async throws {
-        let patient = ServerDependencies.Patience(nameLookup: .seconds(10), albumColours: .seconds(10), lastFM: .seconds(10),
+        let patient = Patience(nameLookup: .seconds(10), albumColours: .seconds(10), lastFM: .seconds(10),
                                                   database: .seconds(10))
         try await Harness.run(patience: patient) { harness, client in
             try await Self.prepare(harness)

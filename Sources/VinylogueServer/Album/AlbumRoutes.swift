@@ -1,3 +1,5 @@
+import Sync
+import Stores
 import Artwork
 import Foundation
 import Hummingbird
@@ -10,7 +12,15 @@ import VinylogueCore
 struct AlbumRoutes: Sendable {
     typealias Context = BasicRequestContext
 
-    let dependencies: ServerDependencies
+    let sources: ListeningSources
+    let viewers: Viewers
+    let pages: PageRenderer
+    let artwork: ArtworkStore
+    let covers: CoverRoutes
+    let background: BackgroundWork
+    /// How long a page waits for its cover's colours before it is sent without them.
+    let albumColourPatience: Duration
+    let clock: WallClock
     /// The public address, for the share links' absolute URLs.
     let address: PublicAddress
 
@@ -19,21 +29,20 @@ struct AlbumRoutes: Sendable {
     }
 
     func page(_ request: Request, _ context: Context) async throws -> Response {
-        let settings = await dependencies.settings(for: request)
+        let settings = await viewers.settings(for: request)
         let labels = WeekLabels(timeZone: settings.timeZone)
         let asked = try RouteParameters.album(request, context, timeZone: settings.timeZone)
         let (user, artist, name, mbid, day) = (asked.user, asked.artist, asked.name, asked.mbid, asked.day)
-        let albums = dependencies.albums(for: user), charts = await dependencies.charts(for: user)
+        let albums = sources.albums(for: user), charts = await sources.charts(for: user)
         let (page, savedCopies) = await SavedCopies.noted { await AlbumPage.load(asked, albums: albums, charts: charts) }
         let backURL = if let day, page.week != nil { Paths.week(user, day: labels.isoDay(day)) } else { Paths.chart(user) }
         if case .missing(let message) = page.state {
             var notFound = MessagePage(title: "Album not found", heading: "Album not found", csrf: "", message: message)
             notFound.linkURL = backURL
             notFound.linkLabel = "Back to the chart"
-            return dependencies.pages.response("message", notFound, status: .notFound)
+            return pages.response("message", notFound, status: .notFound)
         }
         // The cover, and the page's colours taken from it (computed once per image).
-        let covers = CoverRoutes(dependencies: dependencies)
         let address = await covers.address(user: user, artist: artist, name: name, mbid: mbid)
         let colours: AlbumColours? = if let address { await colours(for: address) } else { nil }
         var view = AlbumPageView(page, backURL: backURL, artURL: address?.localPath ?? Paths.placeholderCover, csrf: "")
@@ -41,7 +50,7 @@ struct AlbumRoutes: Sendable {
         view.staleNote = savedCopies.note
         if let history = charts as? any AlbumHistorySource {
             do {
-                view.life = try await AlbumLife.load(user: user, artist: artist, album: name, week: page.week, now: dependencies.clock.now,
+                view.life = try await AlbumLife.load(user: user, artist: artist, album: name, week: page.week, now: clock.now,
                                                      timeZone: settings.timeZone, history: history)
                     .map { AlbumLifeView($0, labels: labels) }
             } catch {
@@ -60,7 +69,7 @@ struct AlbumRoutes: Sendable {
             view.detailsNote = AlbumPageView.detailsNote(failure)
             status = .ok
         }
-        return dependencies.pages.response("album", view, status: status)
+        return pages.response("album", view, status: status)
     }
 }
 
@@ -69,9 +78,9 @@ extension AlbumRoutes {
     /// else fetched, but the page waits at most `patience.albumColours` (the fetch goes on,
     /// and the next visit is coloured).
     func colours(for address: ArtworkAddress) async -> AlbumColours? {
-        if let stored = await dependencies.artwork.storedColours(for: address) { return stored }
-        let artwork = dependencies.artwork, patience = dependencies.patience.albumColours
-        let fetch = await dependencies.background.start { try? await artwork.colours(for: address) }
+        if let stored = await artwork.storedColours(for: address) { return stored }
+        let artwork = artwork, patience = albumColourPatience
+        let fetch = await background.start { try? await artwork.colours(for: address) }
         guard let fetched = await fetch.value(within: patience), let colours = fetched else { return nil }
         return colours
     }

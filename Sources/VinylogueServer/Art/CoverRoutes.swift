@@ -1,3 +1,5 @@
+import Sync
+import Stores
 import Artwork
 import Foundation
 import Hummingbird
@@ -18,7 +20,10 @@ import VinylogueCore
 /// - `/theme/{bg}/{text}/{secondary}.css` is the album page's palette.
 struct CoverRoutes: Sendable {
     typealias Context = BasicRequestContext
-    let dependencies: ServerDependencies
+    let sources: ListeningSources
+    let demoCovers: DemoCoverCatalogue
+    let artwork: ArtworkStore
+    let albumCovers: AlbumCovers
 
     func register(on router: Router<Context>) {
         router.get("/u/:user/cover/:artist/:album") { request, context in try await self.cover(request, context) }
@@ -28,14 +33,14 @@ struct CoverRoutes: Sendable {
 
     /// The `/art/` address of an album's cover, or `nil` when it has none.
     func address(user: Username, artist: String, name: String, mbid: String?) async -> ArtworkAddress? {
-        if dependencies.isDemo(user) {
-            return dependencies.demoCovers.register(artist: artist, album: name)
+        if sources.isDemo(user) {
+            return demoCovers.register(artist: artist, album: name)
         }
-        if let covers = dependencies.albumCovers, await dependencies.sources.source(for: user) == .archive {
+        if await sources.source(for: user) == .archive {
             // A failure of the moment is not remembered: the placeholder now, the cover later.
-            return try? await covers.answer(artist: artist, name: name, mbid: mbid).address
+            return try? await albumCovers.answer(artist: artist, name: name, mbid: mbid).address
         }
-        guard let detail = try? await dependencies.albums(for: user).album(artist: artist, name: name, mbid: mbid, user: nil) else { return nil }
+        guard let detail = try? await sources.albums(for: user).album(artist: artist, name: name, mbid: mbid, user: nil) else { return nil }
         return ArtworkAddress(coverOf: detail)
     }
 
@@ -59,7 +64,7 @@ struct CoverRoutes: Sendable {
             throw HTTPError(.notFound)
         }
         do {
-            let image = try await dependencies.artwork.image(for: address)
+            let image = try await artwork.image(for: address)
             return Response(status: .ok, headers: [.contentType: image.contentType, .cacheControl: "public, max-age=31536000, immutable"],
                             body: .init(byteBuffer: ByteBuffer(bytes: image.bytes)))
         } catch {

@@ -10,7 +10,13 @@ import VinylogueCore
 struct ChartRoutes: Sendable {
     typealias Context = BasicRequestContext
 
-    let dependencies: ServerDependencies
+    let sources: ListeningSources
+    let viewers: Viewers
+    let pages: PageRenderer
+    let rendered: RenderedPages
+    let nowPlaying: NowPlaying
+    let background: BackgroundWork
+    let clock: WallClock
     /// The public address, for the share links' absolute URLs.
     let address: PublicAddress
 
@@ -69,21 +75,21 @@ struct ChartRoutes: Sendable {
 
     /// Loads the page, noting any saved copies used.
     func load(_ asked: Asked) async -> (WeeklyChartPage, SavedCopies) {
-        let source = await dependencies.charts(for: asked.request.user)
-        let now = dependencies.clock.now
+        let chosen = await sources.chosenCharts(for: asked.request.user)
+        let source = chosen.source, now = clock.now
         let (page, savedCopies) = await SavedCopies.noted { await WeeklyChartPage.load(asked.request, from: source, now: now) }
         // Warm Last.fm's cached answers for the year before, so moving there
         // is instant. The archive and the demo answer any week at once: for
         // them it would be a second chart per request, for nothing.
-        if source is LastFMClient, let week = page.previous?.week, page.previous?.isEnabled == true {
+        if chosen.origin == .lastfm, let week = page.previous?.week, page.previous?.isEnabled == true {
             let request = asked.request
-            _ = await dependencies.background.start { _ = try? await source.chart(for: request.user, kind: request.kind, week: week) }
+            _ = await background.start { _ = try? await source.chart(for: request.user, kind: request.kind, week: week) }
         }
         return (page, savedCopies)
     }
 
     func page(_ request: Request, _ context: Context, day: String?) async throws -> Response {
-        let settings = await dependencies.settings(for: request)
+        let settings = await viewers.settings(for: request)
         let asked = try asked(request, context, day: day, settings: settings)
         // Keyed by what was asked, not by the raw URL: unique junk in a
         // query string must not grow the cache (only complete pages, which
@@ -91,8 +97,8 @@ struct ChartRoutes: Sendable {
         let key = Self.renderedKey(asked, settings: settings)
         // A page that says what is playing now is made fresh each time and
         // never kept: it is out of date when the track ends.
-        let playing = dependencies.nowPlaying.track(of: asked.request.user)
-        if playing == nil, let kept = dependencies.rendered.response(key) { return kept }
+        let playing = nowPlaying.track(of: asked.request.user)
+        if playing == nil, let kept = rendered.response(key) { return kept }
         let (page, savedCopies) = await load(asked)
         let labels = WeekLabels(timeZone: settings.timeZone)
         var view = ChartPageView(page, byDate: asked.byDate, options: asked.options, selfURL: request.uri.description, labels: labels)
@@ -100,9 +106,9 @@ struct ChartRoutes: Sendable {
         view.nowPlaying = playing.map(Self.nowPlayingSentence)
         view.layout.share = ShareCardContent.links(page, byDate: asked.byDate, labels: labels, base: address.base)
         let status = HTTPResponse.Status(failure: page.failure)
-        let html = ByteBuffer(string: dependencies.pages.html("chart", view))
+        let html = ByteBuffer(string: pages.html("chart", view))
         if status == .ok && savedCopies.failures.isEmpty && playing == nil {
-            dependencies.rendered.keep(key, status: status, body: html)
+            rendered.keep(key, status: status, body: html)
         }
         return RenderedPages.response(status: status, body: html, contentType: RenderedPages.html)
     }
@@ -125,7 +131,7 @@ struct ChartRoutes: Sendable {
     }
 
     func json(_ request: Request, _ context: Context) async throws -> Response {
-        let settings = await dependencies.settings(for: request)
+        let settings = await viewers.settings(for: request)
         let asked: Asked
         do {
             asked = try self.asked(request, context, day: nil, settings: settings)
@@ -135,7 +141,7 @@ struct ChartRoutes: Sendable {
         // Kept as the page is, under the page's key (so with the same
         // freshness): a warm answer costs a dictionary lookup.
         let key = "api|" + Self.renderedKey(asked, settings: settings)
-        if let kept = dependencies.rendered.response(key) { return kept }
+        if let kept = rendered.response(key) { return kept }
         let (page, savedCopies) = await load(asked)
         switch page.state {
         case .failed(let error):
@@ -143,7 +149,7 @@ struct ChartRoutes: Sendable {
         case .noChart(let message):
             return APIResponse.error(status: .notFound, message: message)
         case .chart, .empty:
-            return APIResponse.kept(ChartJSONView(page).data(), key: key, complete: savedCopies.failures.isEmpty, in: dependencies.rendered)
+            return APIResponse.kept(ChartJSONView(page).data(), key: key, complete: savedCopies.failures.isEmpty, in: rendered)
         }
     }
 }

@@ -10,7 +10,11 @@ import VinylogueCore
 /// answers are kept in `RenderedPages`, as the chart's are.
 struct HistoryRoutes: Sendable {
     typealias Context = BasicRequestContext
-    let dependencies: ServerDependencies
+    let sources: ListeningSources
+    let viewers: Viewers
+    let pages: PageRenderer
+    let rendered: RenderedPages
+    let clock: WallClock
     /// The public address, for the share links' absolute URLs.
     let address: PublicAddress
 
@@ -67,7 +71,7 @@ struct HistoryRoutes: Sendable {
     }
 
     func load(_ asked: EveryYearPage.Request) async -> (EveryYearPage, SavedCopies) {
-        let source = await dependencies.charts(for: asked.user), now = dependencies.clock.now
+        let source = await sources.charts(for: asked.user), now = clock.now
         return await SavedCopies.noted { await EveryYearPage.load(asked, from: source, now: now) }
     }
 
@@ -78,24 +82,24 @@ struct HistoryRoutes: Sendable {
     }
 
     func page(_ request: Request, _ context: Context) async throws -> Response {
-        let settings = await dependencies.settings(for: request)
+        let settings = await viewers.settings(for: request)
         let asked = try Self.asked(request, context, settings: settings)
         let key = Self.renderedKey(asked, settings: settings)
-        if let kept = dependencies.rendered.response(key) { return kept }
+        if let kept = rendered.response(key) { return kept }
         let (page, savedCopies) = await load(asked)
         var view = View(page, savedCopies: savedCopies, labels: WeekLabels(timeZone: settings.timeZone))
         view.layout.share = ShareCardContent.links(page, base: address.base)
         let status = HTTPResponse.Status(failure: page.failure)
-        let html = ByteBuffer(string: dependencies.pages.html("history", view))
+        let html = ByteBuffer(string: pages.html("history", view))
         if status == .ok && savedCopies.failures.isEmpty {
-            dependencies.rendered.keep(key, status: status, body: html)
+            rendered.keep(key, status: status, body: html)
         }
         return RenderedPages.response(status: status, body: html, contentType: RenderedPages.html)
     }
 
     /// `/api/u/{user}/history`: the same as `vinylogue history --json`.
     func json(_ request: Request, _ context: Context) async throws -> Response {
-        let settings = await dependencies.settings(for: request)
+        let settings = await viewers.settings(for: request)
         let asked: EveryYearPage.Request
         do {
             asked = try Self.asked(request, context, settings: settings)
@@ -103,12 +107,12 @@ struct HistoryRoutes: Sendable {
             return APIResponse.error(status: .badRequest, message: error.message)
         }
         let key = "api|" + Self.renderedKey(asked, settings: settings)
-        if let kept = dependencies.rendered.response(key) { return kept }
+        if let kept = rendered.response(key) { return kept }
         let (page, savedCopies) = await load(asked)
         if let failure = page.failure {
             return APIResponse.error(status: HTTPResponse.Status(for: failure), message: failure.forVisitors)
         }
         return APIResponse.kept(EveryYearJSONView(page, timeZone: settings.timeZone).data(), key: key,
-                                complete: savedCopies.failures.isEmpty, in: dependencies.rendered)
+                                complete: savedCopies.failures.isEmpty, in: rendered)
     }
 }

@@ -17,7 +17,12 @@ import VinylogueCore
 /// good (a private profile) is complete as it is.
 struct EveryoneRoutes: Sendable {
     typealias Context = BasicRequestContext
-    let dependencies: ServerDependencies
+    let sources: ListeningSources
+    let viewers: Viewers
+    let lists: any ListStore
+    let pages: PageRenderer
+    let rendered: RenderedPages
+    let clock: WallClock
 
     /// Charts loaded at the same time, at most: enough to hide Last.fm's
     /// latency, few enough to stay well inside its rate limit.
@@ -35,25 +40,25 @@ struct EveryoneRoutes: Sendable {
             }
             yearsAgo = years
         }
-        let viewer = await dependencies.viewer(of: request)
+        let viewer = await viewers.viewer(of: request)
         guard let owner = viewer.owner else {
             throw SignInRequired(message: "Sign in with Last.fm to see everyone on your list.")
         }
-        let users = try await dependencies.lists.owned(by: owner).users().map(\.username)
-        let settings = await dependencies.settings.current(for: owner)
+        let users = try await lists.owned(by: owner).users().map(\.username)
+        let settings = await viewers.settings.current(for: owner)
         let key = Self.renderedKey(owner: owner, users: users, yearsAgo: yearsAgo, settings: settings)
-        if let kept = dependencies.rendered.response(key) { return kept }
+        if let kept = rendered.response(key) { return kept }
         let asked = EveryoneThisWeekPage.Request(users: users, yearsAgo: yearsAgo, filter: settings.filter, timeZone: settings.timeZone,
                                                  concurrentLoads: Self.concurrentLoads)
-        let dependencies = self.dependencies, now = dependencies.clock.now
+        let sources = self.sources, now = clock.now
         let (page, savedCopies) = await SavedCopies.noted {
-            await EveryoneThisWeekPage.load(asked, sources: { await dependencies.charts(for: $0) }, now: now)
+            await EveryoneThisWeekPage.load(asked, sources: { await sources.charts(for: $0) }, now: now)
         }
         var view = EveryonePageView(page, labels: WeekLabels(timeZone: settings.timeZone))
         view.staleNote = savedCopies.note
-        let html = ByteBuffer(string: dependencies.pages.html("everyone", view))
+        let html = ByteBuffer(string: pages.html("everyone", view))
         if savedCopies.failures.isEmpty && !page.people.contains(where: { $0.failure?.isTemporary == true }) {
-            dependencies.rendered.keep(key, status: .ok, body: html)
+            rendered.keep(key, status: .ok, body: html)
         }
         return RenderedPages.response(status: .ok, body: html, contentType: RenderedPages.html)
     }

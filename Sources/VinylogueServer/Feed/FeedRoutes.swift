@@ -1,3 +1,5 @@
+import Sync
+import Stores
 import Foundation
 import Hummingbird
 import VinylogueCore
@@ -7,7 +9,9 @@ import VinylogueCore
 struct FeedRoutes: Sendable {
     typealias Context = BasicRequestContext
 
-    let dependencies: ServerDependencies
+    let sources: ListeningSources
+    let viewers: Viewers
+    let clock: WallClock
     /// Where the feed's links point.
     let address: PublicAddress
     /// How many recent weeks the feed carries.
@@ -26,10 +30,10 @@ struct FeedRoutes: Sendable {
             }
             yearsAgo = years
         }
-        let settings = await dependencies.settings(for: request)
+        let settings = await viewers.settings(for: request)
         let asked = FeedPage.Request(user: user, yearsAgo: yearsAgo, filter: settings.filter, weeks: Self.weeks,
                                      timeZone: settings.timeZone)
-        let source = await dependencies.charts(for: user), now = dependencies.clock.now
+        let source = await sources.charts(for: user), now = clock.now
         // A saved copy is served as it is: a feed has nowhere to say so.
         let feed = await FeedPage.load(asked, from: source, now: now)
         if let failure = feed.failure {

@@ -28,7 +28,8 @@ import VinylogueCore
 struct LastFMScrobbleRoutes: Sendable {
     typealias Context = BasicRequestContext
 
-    let dependencies: ServerDependencies
+    let received: ReceivedListens
+    let clock: WallClock
     let signIn: MobileSignIn
     let limit: ListenRateLimit
 
@@ -113,17 +114,15 @@ struct LastFMScrobbleRoutes: Sendable {
     func scrobble(_ fields: [String: String], _ user: Username, _ owner: ListOwner, _ answer: LastFMAnswer) async -> Response {
         let batch: LastFMScrobbleBatch
         do {
-            batch = try LastFMScrobbleBatch(fields: fields, now: dependencies.clock.now)
+            batch = try LastFMScrobbleBatch(fields: fields, now: clock.now)
         } catch {
             return answer.error(.invalidParameters, error.message)
         }
         do {
-            try await dependencies.keepReceived(batch.accepted.map { ListenToForward(scrobble: $0, duration: nil) }, of: user, owner: owner)
+            try await received.keep(batch.accepted.map { ListenToForward(scrobble: $0, duration: nil) }, of: user, owner: owner)
         } catch {
             switch error {
-            case .noArchive: return answer.error(.serviceOffline, "This server keeps no archive to store scrobbles in.")
             case .storage: return answer.error(.temporary, "The scrobbles could not be stored; nothing was kept. Send them again in a minute.")
-            case .notQueued: return answer.error(.temporary, "The scrobbles were kept but could not be queued for forwarding; send them again in a minute.")
             }
         }
         return answer.scrobbles(batch)
@@ -144,8 +143,8 @@ struct LastFMScrobbleRoutes: Sendable {
         }
         let album = (try? ListenFields.name(rawAlbum).get()) ?? ""
         let seconds = fields["duration"].flatMap { Int64($0) }.flatMap { $0 > 0 ? $0 : nil }
-        let scrobble = Scrobble(instant: Int64(dependencies.clock.now.timeIntervalSince1970), artist: artist, album: album, track: track)
-        await dependencies.startedPlaying(scrobble, seconds: seconds, for: user, owner: owner)
+        let scrobble = Scrobble(instant: Int64(clock.now.timeIntervalSince1970), artist: artist, album: album, track: track)
+        await received.startedPlaying(scrobble, seconds: seconds, for: user, owner: owner)
         return reply(.success(()))
     }
 }

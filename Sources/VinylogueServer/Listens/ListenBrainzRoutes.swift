@@ -13,7 +13,7 @@ import VinylogueCore
 /// "error": "…"}`, 401 for a missing or wrong token).
 ///
 /// A token submits only for its owner's archive user. Listens are kept
-/// through `ServerDependencies.keepReceived` (`ReceivedListenStore`: one
+/// through `ReceivedListens.keep` (`ReceivedListenStore`: one
 /// transaction for the whole payload and its outbox rows on SQLite, the
 /// duplicate rule, the kept weekly charts) as `ScrobbleOrigin.received`;
 /// with accounts the token's holder is read in that same transaction.
@@ -26,7 +26,8 @@ import VinylogueCore
 struct ListenBrainzRoutes: Sendable {
     typealias Context = BasicRequestContext
 
-    let dependencies: ServerDependencies
+    let received: ReceivedListens
+    let clock: WallClock
     let tokens: ListenTokens
     let limit: ListenRateLimit
 
@@ -73,11 +74,11 @@ struct ListenBrainzRoutes: Sendable {
         do {
             switch (submission.type, sender, oneStep) {
             case (.playingNow, let who?, _):
-                await dependencies.startedPlaying(listens[0].scrobble, seconds: listens[0].duration, for: who.user, owner: who.owner)
+                await received.startedPlaying(listens[0].scrobble, seconds: listens[0].duration, for: who.user, owner: who.owner)
             case (_, let who?, _):
-                try await dependencies.keepReceived(listens, of: who.user, owner: who.owner)
+                try await received.keep(listens, of: who.user, owner: who.owner)
             case (_, nil, let rule?):
-                guard try await dependencies.keepReceived(listens, sentWith: token, sender: rule) != nil else {
+                guard try await received.keep(listens, sentWith: token, sender: rule) != nil else {
                     return Self.failure(.unauthorized, "Invalid authorization token.")
                 }
             case (_, nil, nil):
@@ -85,10 +86,7 @@ struct ListenBrainzRoutes: Sendable {
             }
         } catch {
             switch error {
-            case .noArchive: return Self.failure(.serviceUnavailable, "This server keeps no archive to store listens in.")
             case .storage(let sentence): return Self.failure(.serviceUnavailable, "The listens could not be stored: \(sentence)")
-            case .notQueued:
-                return Self.failure(.serviceUnavailable, "The listens were kept but could not be queued for forwarding; send them again in a minute.")
             }
         }
         return APIResponse.json(Data(#"{"status":"ok"}"#.utf8))
@@ -116,7 +114,7 @@ struct ListenBrainzRoutes: Sendable {
             return .failure(ResponseFailure(response: Self.failure(.badRequest, "The body could not be read.")))
         }
         do {
-            return .success(try ListenSubmission(json: Data(buffer: body), now: dependencies.clock.now))
+            return .success(try ListenSubmission(json: Data(buffer: body), now: clock.now))
         } catch {
             return .failure(ResponseFailure(response: Self.failure(.badRequest, error.message)))
         }

@@ -5,16 +5,22 @@ import VinylogueCore
 
 /// Why received listens could not be kept (each API says it its own way).
 enum ReceivedListensFailure: Error {
-    /// This server keeps no archive.
-    case noArchive
     /// The archive refused them; nothing was stored.
     case storage(String)
-    /// Kept, but not put in the forwarding outbox: sent again, they are
-    /// kept once (the duplicate rule) and queued.
-    case notQueued
 }
 
-extension ServerDependencies {
+/// Listens players send through `/1/` and `/2.0/`: kept and queued in one
+/// transaction (`ReceivedListenStore`), then made known to the pages kept
+/// here and on every instance of a fleet, and to the forwarding sender.
+struct ReceivedListens: Sendable {
+    let store: any ReceivedListenStore
+    let forwarding: ListenForwarding?
+    let notices: (any FleetNotices)?
+    let rendered: RenderedPages
+    let renderedCards: RenderedPages
+    let nowPlaying: NowPlaying
+    let clock: WallClock
+
     /// Keeps listens a player sent (through `/1/` or `/2.0/`) in `user`'s
     /// archive as `ScrobbleOrigin.received` (the archive's duplicate rule
     /// applies) and puts them in the outbox of the services `owner`
@@ -22,18 +28,14 @@ extension ServerDependencies {
     /// then drops every answer this instance kept that was made without
     /// them (pages, cards, JSON) and wakes the sender, all before the
     /// player hears "ok".
-    func keepReceived(_ listens: [ListenToForward], of user: Username, owner: ListOwner) async throws(ReceivedListensFailure) {
-        guard let receivedListens else { throw .noArchive }
+    func keep(_ listens: [ListenToForward], of user: Username, owner: ListOwner) async throws(ReceivedListensFailure) {
         guard !listens.isEmpty else { return }
         let queued: Int
         do {
-            queued = try await receivedListens.keep(listens, of: user, owner: owner, forwardingAmong: forwarding?.targets ?? [], at: clock.now)
+            queued = try await store.keep(listens, of: user, owner: owner, forwardingAmong: forwarding?.targets ?? [], at: clock.now)
         } catch {
             switch error {
             case .notKept(let failure): throw .storage(failure.forVisitors)
-            case .keptNotQueued(let user):
-                await kept(for: user, queued: 0)
-                throw .notQueued
             }
         }
         await kept(for: user, queued: queued)
@@ -43,19 +45,15 @@ extension ServerDependencies {
     /// read in the transaction that keeps them (`ListenTokens.sender` says
     /// from the holder whom they are for); nil when the token may not send
     /// them, and then nothing is stored.
-    func keepReceived(_ listens: [ListenToForward], sentWith token: String,
-                      sender: @escaping @Sendable (ListenTokenHolder?) -> ListenSender?) async throws(ReceivedListensFailure) -> ListenSender? {
-        guard let receivedListens else { throw .noArchive }
+    func keep(_ listens: [ListenToForward], sentWith token: String,
+              sender: @escaping @Sendable (ListenTokenHolder?) -> ListenSender?) async throws(ReceivedListensFailure) -> ListenSender? {
         let kept: KeptListens?
         do {
-            kept = try await receivedListens.keep(listens, sentWithToken: ListenTokens.digest(token), sender: sender,
-                                                  forwardingAmong: forwarding?.targets ?? [], at: clock.now)
+            kept = try await store.keep(listens, sentWithToken: ListenTokens.digest(token), sender: sender,
+                                        forwardingAmong: forwarding?.targets ?? [], at: clock.now)
         } catch {
             switch error {
             case .notKept(let failure): throw .storage(failure.forVisitors)
-            case .keptNotQueued(let user):
-                await self.kept(for: user, queued: 0)
-                throw .notQueued
             }
         }
         guard let kept else { return nil }
@@ -70,7 +68,7 @@ extension ServerDependencies {
         rendered.removePages(of: user)
         renderedCards.removePages(of: user)
         if queued > 0 { forwarding?.wake() }
-        await fleetNotices?.announce(.listensChanged(user: user.value))
+        await notices?.announce(.listensChanged(user: user.value))
     }
 
     /// A player says `user` (whose token `owner` holds) plays `scrobble`
@@ -79,7 +77,7 @@ extension ServerDependencies {
     func startedPlaying(_ scrobble: Scrobble, seconds: Int64?, for user: Username, owner: ListOwner) async {
         let track = nowPlaying.started(scrobble, seconds: seconds, for: user)
         forwarding?.playingNow(ListenToForward(scrobble: scrobble, duration: seconds), of: owner)
-        await fleetNotices?.announce(.playingNow(user: user.value, artist: track.artist, track: track.track, album: track.album,
+        await notices?.announce(.playingNow(user: user.value, artist: track.artist, track: track.track, album: track.album,
                                                  until: Int64(track.until.timeIntervalSince1970)))
     }
 }

@@ -1,3 +1,5 @@
+import Sync
+import Stores
 import Foundation
 import Hummingbird
 import VinylogueCore
@@ -7,7 +9,10 @@ import VinylogueCore
 /// (`Rediscoveries`), each with its best week and a link to it.
 struct RediscoverRoutes: Sendable {
     typealias Context = BasicRequestContext
-    let dependencies: ServerDependencies
+    let sources: ListeningSources
+    let viewers: Viewers
+    let pages: PageRenderer
+    let clock: WallClock
 
     /// What `rediscover.mustache` reads for one album.
     struct Find {
@@ -61,8 +66,8 @@ struct RediscoverRoutes: Sendable {
 
     func page(_ request: Request, _ context: Context) async throws -> Response {
         let user = try RouteParameters.user(context)
-        let settings = await dependencies.settings(for: request)
-        let source = await dependencies.charts(for: user), now = dependencies.clock.now
+        let settings = await viewers.settings(for: request)
+        let source = await sources.charts(for: user), now = clock.now
         var found: Rediscoveries?
         var failure: SourceError?
         do {
@@ -71,6 +76,6 @@ struct RediscoverRoutes: Sendable {
             failure = error
         }
         let view = View(user: user, found: found, failure: failure, labels: WeekLabels(timeZone: settings.timeZone))
-        return dependencies.pages.response("rediscover", view, status: HTTPResponse.Status(failure: failure))
+        return pages.response("rediscover", view, status: HTTPResponse.Status(failure: failure))
     }
 }

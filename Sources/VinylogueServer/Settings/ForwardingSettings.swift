@@ -53,7 +53,7 @@ struct ForwardingView {
 extension SettingsRoutes {
     /// The forwarding section for `owner`, when this server forwards.
     func forwarding(of owner: ListOwner, request: Request, settings: Settings) async -> ForwardingView? {
-        guard let forwarding = dependencies.forwarding, !forwarding.targets.isEmpty else { return nil }
+        guard let forwarding = forwarding, !forwarding.targets.isEmpty else { return nil }
         let choice = (try? await forwarding.outbox.choice(of: owner)) ?? ForwardingChoice()
         let states = (try? await forwarding.outbox.states(of: owner)) ?? [:]
         let formatter = DateFormatter()
@@ -81,8 +81,8 @@ extension SettingsRoutes {
         let form = try await FormFields.read(request, limit: configuration.maxBodyBytes)
         try CSRFProtection.verify(request, form: form)
         let owner = try await owner(of: request)
-        guard let forwarding = dependencies.forwarding else { throw HTTPError(.notFound) }
-        let now = dependencies.clock.now
+        guard let forwarding = forwarding else { throw HTTPError(.notFound) }
+        let now = clock.now
         var change: String
         if let lastFM = form["lastfm"] {
             guard forwarding.targets.contains(.lastFM), try await forwarding.outbox.choice(of: owner).lastFMSession != nil else {
@@ -113,10 +113,10 @@ extension SettingsRoutes {
     }
 
     private func refuse(_ sentence: String, owner: ListOwner, request: Request, form: FormFields) async throws -> Response {
-        let settings = await dependencies.settings.current(for: owner)
+        let settings = await viewers.settings.current(for: owner)
         var view = view(settings, csrf: form["csrf"] ?? "")
         await addSections(to: &view, owner: owner, settings: settings, request: request)
         view.forwarding?.refusal = sentence
-        return dependencies.pages.response("settings", view, status: .unprocessableContent)
+        return pages.response("settings", view, status: .unprocessableContent)
     }
 }

@@ -10,7 +10,14 @@ import VinylogueCore
 struct SettingsRoutes: Sendable {
     typealias Context = BasicRequestContext
 
-    let dependencies: ServerDependencies
+    let viewers: Viewers
+    let lists: any ListStore
+    let listenTokens: ListenTokens?
+    let forwarding: ListenForwarding?
+    let pages: PageRenderer
+    let clock: WallClock
+    /// Whether a Last.fm API key is set (people can be added from Last.fm).
+    let apiKeyConfigured: Bool
     let configuration: ServerConfiguration
     /// The public address, which players are pointed at.
     let address: PublicAddress
@@ -50,10 +57,10 @@ struct SettingsRoutes: Sendable {
     func register(on router: Router<Context>) {
         router.get(RouterPath(Paths.settings)) { request, _ in try await self.show(request) }
         router.post(RouterPath(Paths.settings)) { request, _ in try await self.save(request) }
-        if dependencies.listenTokens != nil {
+        if listenTokens != nil {
             router.post(RouterPath(Paths.listenToken)) { request, _ in try await self.renewToken(request) }
         }
-        if dependencies.forwarding != nil {
+        if forwarding != nil {
             router.post(RouterPath(Paths.forwarding)) { request, _ in try await self.changeForwarding(request) }
         }
     }
@@ -63,13 +70,13 @@ struct SettingsRoutes: Sendable {
              filters: PlayCountFilter.choices.map { n in
                  Option(value: n, label: n == 0 ? "Show every album" : "\(WeekLabels.plays(n)) or fewer", selected: settings.filter.threshold == n)
              },
-             timeZone: settings.timeZone.identifier, zones: Self.zones, apiKeyConfigured: dependencies.apiKeyConfigured)
+             timeZone: settings.timeZone.identifier, zones: Self.zones, apiKeyConfigured: apiKeyConfigured)
     }
 
     /// Whose settings `request` may see and change: a visitor who has not
     /// signed in has none.
     func owner(of request: Request) async throws -> ListOwner {
-        guard let owner = await dependencies.viewer(of: request).owner else {
+        guard let owner = await viewers.viewer(of: request).owner else {
             throw SignInRequired(message: "Sign in with Last.fm to choose your own filter and time zone.")
         }
         return owner
@@ -77,12 +84,12 @@ struct SettingsRoutes: Sendable {
 
     /// The listen section for `owner`, when the API is on.
     func listens(of owner: ListOwner, settings: Settings, request: Request) async -> ListenAPIView? {
-        guard let tokens = dependencies.listenTokens else { return nil }
+        guard let tokens = listenTokens else { return nil }
         let made = (try? await tokens.store.tokenMade(by: owner)) ?? nil
         var user: String?
-        switch await dependencies.viewer(of: request) {
+        switch await viewers.viewer(of: request) {
         case .account(let account): user = account.name.value
-        case .household: user = (try? await dependencies.lists.owned(by: .household).users())?.first(where: \.isMe)?.name
+        case .household: user = (try? await lists.owned(by: .household).users())?.first(where: \.isMe)?.name
         case .visitor: user = nil
         }
         let formatter = DateFormatter()
@@ -102,12 +109,12 @@ struct SettingsRoutes: Sendable {
     func show(_ request: Request) async throws -> Response {
         let csrf = CSRFProtection.token(for: request)
         let owner = try await owner(of: request)
-        let settings = await dependencies.settings.current(for: owner)
+        let settings = await viewers.settings.current(for: owner)
         var view = view(settings, csrf: csrf.value)
         await addSections(to: &view, owner: owner, settings: settings, request: request)
         if request.uri.queryParameters.get("saved") != nil { view.notice = "Settings saved." }
         if let changed = request.uri.queryParameters.get("forwarding") { view.forwarding?.changed = ForwardingView.notice(changed) }
-        var response = dependencies.pages.response("settings", view)
+        var response = pages.response("settings", view)
         response.attach(csrf: csrf)
         return response
     }
@@ -116,25 +123,25 @@ struct SettingsRoutes: Sendable {
         let form = try await FormFields.read(request, limit: configuration.maxBodyBytes)
         try CSRFProtection.verify(request, form: form)
         let owner = try await owner(of: request)
-        var settings = await dependencies.settings.current(for: owner)
+        var settings = await viewers.settings.current(for: owner)
         guard let threshold = form["filter"].flatMap(Int.init), PlayCountFilter.choices.contains(threshold) else {
             var view = view(settings, csrf: form["csrf"] ?? "")
             await addSections(to: &view, owner: owner, settings: settings, request: request)
             view.formError = "Choose one of the filter values offered."
-            return dependencies.pages.response("settings", view, status: .unprocessableContent)
+            return pages.response("settings", view, status: .unprocessableContent)
         }
         let zone = (form["timezone"] ?? "").trimmingWhitespace()
         if !zone.isEmpty, TimeZone(identifier: zone) == nil {
             var view = view(settings, csrf: form["csrf"] ?? "")
             await addSections(to: &view, owner: owner, settings: settings, request: request)
             view.formError = "“\(zone)” is not a time zone. Use a name such as Europe/Berlin or America/New_York."
-            return dependencies.pages.response("settings", view, status: .unprocessableContent)
+            return pages.response("settings", view, status: .unprocessableContent)
         }
         settings.filter = PlayCountFilter(threshold: threshold)
         settings.timeZoneIdentifier = zone.isEmpty ? nil : zone
         // Rendered pages are kept under the settings they were made with,
         // so the next page is made with these and nobody else's changes.
-        try await dependencies.settings.save(settings, for: owner)
+        try await viewers.settings.save(settings, for: owner)
         return .redirect(to: Paths.settings + "?saved=1", type: .normal)
     }
 
@@ -144,13 +151,13 @@ struct SettingsRoutes: Sendable {
         let form = try await FormFields.read(request, limit: configuration.maxBodyBytes)
         try CSRFProtection.verify(request, form: form)
         let owner = try await owner(of: request)
-        guard let tokens = dependencies.listenTokens else { throw HTTPError(.notFound) }
+        guard let tokens = listenTokens else { throw HTTPError(.notFound) }
         let token = try await tokens.renew(for: owner)
-        let settings = await dependencies.settings.current(for: owner)
+        let settings = await viewers.settings.current(for: owner)
         var view = view(settings, csrf: form["csrf"] ?? "")
         await addSections(to: &view, owner: owner, settings: settings, request: request)
         view.listens?.newToken = token
-        var response = dependencies.pages.response("settings", view)
+        var response = pages.response("settings", view)
         // The token is in this page alone: no cache may keep it.
         response.headers[.cacheControl] = "no-store"
         return response

@@ -1,3 +1,5 @@
+import Sync
+import Stores
 import Artwork
 import Foundation
 import Hummingbird
@@ -28,17 +30,18 @@ import VinylogueCore
 struct ShareCardRoutes: Sendable {
     typealias Context = BasicRequestContext
 
-    let dependencies: ServerDependencies
-    let address: PublicAddress
+    let sources: ListeningSources
+    let viewers: Viewers
+    /// The chart page's reading of a request and its loading.
+    let chartPages: ChartRoutes
+    let covers: CoverRoutes
+    let shareCards: ShareCardStore
     /// Complete cards by what was asked (as `RenderedPages` keeps pages), so
-    /// a warm card costs a dictionary lookup, like a warm page. Kept in the
-    /// dependencies, so received listens can make a user's cards forgotten.
-    var kept: RenderedPages { dependencies.renderedCards }
-
-    init(dependencies: ServerDependencies, address: PublicAddress) {
-        self.dependencies = dependencies
-        self.address = address
-    }
+    /// a warm card costs a dictionary lookup, like a warm page. Shared with
+    /// the listen APIs, so received listens can make a user's cards forgotten.
+    let kept: RenderedPages
+    let clock: WallClock
+    let address: PublicAddress
 
     func register(on router: Router<Context>) {
         router.get("/u/:user/card.png") { request, context in try await self.chart(request, context, day: nil) }
@@ -51,8 +54,8 @@ struct ShareCardRoutes: Sendable {
     }
 
     func chart(_ request: Request, _ context: Context, day: String?) async throws -> Response {
-        let settings = await dependencies.settings(for: request)
-        let charts = ChartRoutes(dependencies: dependencies, address: address)
+        let settings = await viewers.settings(for: request)
+        let charts = chartPages
         let asked = try charts.asked(request, context, day: day, settings: settings)
         let key = "card|" + ChartRoutes.renderedKey(asked, settings: settings)
         if let warm = kept.page(key) { return Self.png(warm.body, status: warm.status) }
@@ -60,17 +63,17 @@ struct ShareCardRoutes: Sendable {
         let user = asked.request.user
         let rows = page.kind == .album ? Array(page.rows.prefix(9)) : []
         let covers = await addresses(user: user, albums: rows.map { ($0.artist, $0.name, $0.entry.mbid) })
-        let card = ShareCardContent.card(page, covers: covers, labels: WeekLabels(timeZone: settings.timeZone), now: dependencies.clock.now)
+        let card = ShareCardContent.card(page, covers: covers, labels: WeekLabels(timeZone: settings.timeZone), now: clock.now)
         return await answer(card, failure: page.failure, stale: !savedCopies.failures.isEmpty, key: key)
     }
 
     func history(_ request: Request, _ context: Context) async throws -> Response {
-        let settings = await dependencies.settings(for: request)
+        let settings = await viewers.settings(for: request)
         let asked = try HistoryRoutes.asked(request, context, settings: settings)
         let user = asked.user
         let key = "card|" + HistoryRoutes.renderedKey(asked, settings: settings)
         if let warm = kept.page(key) { return Self.png(warm.body, status: warm.status) }
-        let source = await dependencies.charts(for: user), now = dependencies.clock.now
+        let source = await sources.charts(for: user), now = clock.now
         let (page, savedCopies) = await SavedCopies.noted { await EveryYearPage.load(asked, from: source, now: now) }
         let tops = ShareCardContent.topAlbums(page).prefix(9)
         let covers = await addresses(user: user, albums: tops.map { ($0.artist, $0.name, $0.entry.mbid) })
@@ -79,11 +82,11 @@ struct ShareCardRoutes: Sendable {
     }
 
     func album(_ request: Request, _ context: Context) async throws -> Response {
-        let settings = await dependencies.settings(for: request)
+        let settings = await viewers.settings(for: request)
         let labels = WeekLabels(timeZone: settings.timeZone)
         let asked = try RouteParameters.album(request, context, timeZone: settings.timeZone)
         let (user, artist, name, mbid) = (asked.user, asked.artist, asked.name, asked.mbid)
-        let albums = dependencies.albums(for: user), charts = await dependencies.charts(for: user)
+        let albums = sources.albums(for: user), charts = await sources.charts(for: user)
         let (loaded, savedCopies) = await SavedCopies.noted { await AlbumPage.load(asked, albums: albums, charts: charts) }
         var page = loaded, failure = page.failure
         if case .missing = page.state { failure = .notFound(what: "That album") }
@@ -104,7 +107,7 @@ struct ShareCardRoutes: Sendable {
     /// The `/art/` addresses of the given albums' covers, looked up
     /// concurrently, in order; albums without one are left out.
     func addresses(user: Username, albums: [(artist: String, name: String, mbid: String?)]) async -> [ArtworkAddress] {
-        let covers = CoverRoutes(dependencies: dependencies)
+        let covers = self.covers
         return await withTaskGroup(of: (Int, ArtworkAddress?).self) { group in
             for (index, album) in albums.enumerated() {
                 group.addTask { (index, await covers.address(user: user, artist: album.artist, name: album.name, mbid: album.mbid)) }
@@ -120,7 +123,7 @@ struct ShareCardRoutes: Sendable {
         let status = HTTPResponse.Status(failure: failure)
         let drawn: DrawnShareCard
         do {
-            drawn = try await dependencies.shareCards.png(for: card, keep: failure == nil)
+            drawn = try await shareCards.png(for: card, keep: failure == nil)
         } catch {
             return Response(status: .serviceUnavailable, headers: [.cacheControl: "no-store"])
         }

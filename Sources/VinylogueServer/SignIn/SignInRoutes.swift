@@ -23,7 +23,10 @@ import VinylogueCore
 struct SignInRoutes: Sendable {
     typealias Context = BasicRequestContext
 
-    let dependencies: ServerDependencies
+    let lastFM: LastFMClient
+    let lists: any ListStore
+    let pages: PageRenderer
+    let clock: WallClock
     let sessions: SignInSessions
     let configuration: ServerConfiguration
     /// Where Last.fm sends people back to.
@@ -38,7 +41,7 @@ struct SignInRoutes: Sendable {
     /// To Last.fm's approval page.
     func start() -> Response {
         let nonce = SignInSessions.newToken()
-        let lastFM = dependencies.lastFM.configuration
+        let lastFM = self.lastFM.configuration
         let callback = address.base + SignInSessions.returnPath + "/" + nonce
         var location = lastFM.authURL + (lastFM.authURL.contains("?") ? "&" : "?")
         location += "api_key=\(Paths.encode(lastFM.apiKey ?? ""))&cb=\(Paths.encode(callback))"
@@ -53,7 +56,7 @@ struct SignInRoutes: Sendable {
         var page = MessagePage(title: "Sign-in did not work", heading: "Sign-in did not work", csrf: "", message: message)
         page.linkURL = Paths.signIn
         page.linkLabel = "Sign in again"
-        var response = dependencies.pages.response("message", page, status: status, headers: [.cacheControl: "no-store"])
+        var response = pages.response("message", page, status: status, headers: [.cacheControl: "no-store"])
         response.setCookie(sessions.clearedStateCookie())
         return response
     }
@@ -70,11 +73,11 @@ struct SignInRoutes: Sendable {
         }
         let lastFMSession: LastFMSession
         do {
-            lastFMSession = try await dependencies.lastFM.session(forToken: token)
+            lastFMSession = try await self.lastFM.session(forToken: token)
         } catch {
             return refused(Self.status(for: error), Self.sentence(for: error))
         }
-        let now = dependencies.clock.now
+        let now = clock.now
         let (account, isNew) = try await sessions.accounts.signedIn(lastFMSession.name, lastFMSessionKey: lastFMSession.key, at: now)
         if isNew { await startList(for: account) }
         let sessionToken = SignInSessions.newToken()
@@ -91,9 +94,9 @@ struct SignInRoutes: Sendable {
     /// follow on Last.fm. Friends that cannot be fetched now can be imported
     /// later from the users page.
     func startList(for account: Account) async {
-        let list = dependencies.lists.owned(by: account.owner)
+        let list = lists.owned(by: account.owner)
         _ = try? await list.add(account.name)
-        guard let friends = try? await dependencies.lastFM.friends(of: account.name) else { return }
+        guard let friends = try? await self.lastFM.friends(of: account.name) else { return }
         _ = try? await list.addAll(friends.map(\.name))
     }
 

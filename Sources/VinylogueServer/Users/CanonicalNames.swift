@@ -1,3 +1,5 @@
+import Sync
+import Stores
 import Foundation
 import Hummingbird
 import Synchronization
@@ -65,19 +67,31 @@ final class CanonicalNames: Sendable {
     }
 }
 
-extension ServerDependencies {
+/// Last.fm's spelling of a name, found in what this server knows first:
+/// the demo, the household's list, the archive; else asked of Last.fm (or
+/// ListenBrainz), briefly.
+struct CanonicalNameLookup: Sendable {
+    let names: CanonicalNames
+    let sources: ListeningSources
+    /// The household's list.
+    let lists: any ListStore
+    let archive: any ScrobbleArchive
+    let background: BackgroundWork
+    /// How long a page waits for Last.fm's answer (`Patience.nameLookup`).
+    let patience: Duration
+    let clock: WallClock
+
     /// `user` as Last.fm spells it, or nil when that cannot be learned now
     /// (an unknown user, or Last.fm unreachable with nothing cached).
     func canonicalName(of user: Username) async -> Username? {
-        let names = canonicalNames
         if let known = names.remembered(user) { return known }
         if names.failedRecently(user, at: clock.now) { return nil }
         var found: Username?
-        if isDemo(user) {
+        if sources.isDemo(user) {
             found = DemoHistory.username
         } else if let listed = try? await lists.user(user), let name = Username(validating: listed.name) {
             found = name
-        } else if let archive, let stored = try? await archive.storedName(of: user) {
+        } else if let stored = try? await archive.storedName(of: user) {
             // Archived users are served offline: no Last.fm for them.
             found = stored
         }
@@ -95,7 +109,7 @@ extension ServerDependencies {
     /// slow or unreachable Last.fm never holds a page up twice (here and
     /// again when the page loads its chart).
     private func askLastFM(for user: Username) async -> Username? {
-        let names = canonicalNames, clock = self.clock, profiles = self.profiles(for: user), patience = self.patience.nameLookup
+        let names = self.names, clock = self.clock, profiles = sources.profiles(for: user)
         let lookup = await background.start { () -> Username? in
             do {
                 let name = try await profiles.user(user).name
@@ -116,14 +130,14 @@ extension ServerDependencies {
 /// address with Last.fm's casing, keeping the rest of the path and the query.
 /// Pages, their caches and shared links then have one address per user.
 struct CanonicalUserPathMiddleware<Context: RequestContext>: RouterMiddleware {
-    let dependencies: ServerDependencies
+    let lookup: CanonicalNameLookup
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         guard request.method == .get || request.method == .head,
               let (raw, rest) = Self.userSegment(of: request.uri.path),
-              !dependencies.canonicalNames.isCanonical(raw),
+              !lookup.names.isCanonical(raw),
               let user = Username(validating: String(raw)),
-              let canonical = await dependencies.canonicalName(of: user),
+              let canonical = await lookup.canonicalName(of: user),
               canonical.value != raw
         else { return try await next(request, context) }
         var location = "/u/\(canonical.value)\(rest)"

@@ -8,7 +8,12 @@ import VinylogueCore
 struct UsersRoutes: Sendable {
     typealias Context = BasicRequestContext
 
-    let dependencies: ServerDependencies
+    let sources: ListeningSources
+    let viewers: Viewers
+    let lists: any ListStore
+    let pages: PageRenderer
+    /// Whether a Last.fm API key is set (people can be added from Last.fm).
+    let apiKeyConfigured: Bool
     let configuration: ServerConfiguration
 
     func register(on router: Router<Context>) {
@@ -22,7 +27,7 @@ struct UsersRoutes: Sendable {
     /// The list `request`'s viewer may change; a visitor who has not signed
     /// in has none, and is told to sign in.
     func list(for request: Request) async throws -> (any ListStore, Viewer) {
-        let viewer = await dependencies.viewer(of: request)
+        let viewer = await viewers.viewer(of: request)
         return (try list(for: viewer), viewer)
     }
 
@@ -30,11 +35,11 @@ struct UsersRoutes: Sendable {
         guard let owner = viewer.owner else {
             throw SignInRequired(message: "Sign in with Last.fm to keep your own list of friends.")
         }
-        return dependencies.lists.owned(by: owner)
+        return lists.owned(by: owner)
     }
 
     func page(for viewer: Viewer, csrf: String) async throws -> UsersPage {
-        var page = UsersPage(users: try await list(for: viewer).users(), csrf: csrf, apiKeyConfigured: dependencies.apiKeyConfigured)
+        var page = UsersPage(users: try await list(for: viewer).users(), csrf: csrf, apiKeyConfigured: apiKeyConfigured)
         if case .account(let account) = viewer { page.signedInAs = account.name.value }
         return page
     }
@@ -42,9 +47,9 @@ struct UsersRoutes: Sendable {
     func list(_ request: Request) async throws -> Response {
         let csrf = CSRFProtection.token(for: request)
         // One session lookup for the whole page.
-        let viewer = await dependencies.viewer(of: request)
+        let viewer = await viewers.viewer(of: request)
         if viewer == .visitor {
-            var response = dependencies.pages.response("welcome", WelcomePage(csrf: csrf.value))
+            var response = pages.response("welcome", WelcomePage(csrf: csrf.value))
             response.attach(csrf: csrf)
             return response
         }
@@ -53,7 +58,7 @@ struct UsersRoutes: Sendable {
             page.notice = imported == 0 ? "Everyone you follow on Last.fm is already listed."
                 : imported == 1 ? "Added 1 friend from Last.fm." : "Added \(imported) friends from Last.fm."
         }
-        var response = dependencies.pages.response("users", page)
+        var response = pages.response("users", page)
         response.attach(csrf: csrf)
         return response
     }
@@ -64,7 +69,7 @@ struct UsersRoutes: Sendable {
         let name: Username
         do { name = try Username(raw) } catch { return .failure(FormProblem(error.description)) }
         do {
-            return .success(try await dependencies.profiles(for: name).user(name).name)
+            return .success(try await sources.profiles(for: name).user(name).name)
         } catch {
             return .failure(FormProblem(UsersPage.addError(raw, error)))
         }
@@ -73,10 +78,10 @@ struct UsersRoutes: Sendable {
     struct FormProblem: Error { let message: String; init(_ m: String) { message = m } }
 
     func rerender(_ request: Request, form: FormFields, problem: String) async throws -> Response {
-        var page = try await page(for: await dependencies.viewer(of: request), csrf: form["csrf"] ?? "")
+        var page = try await page(for: await viewers.viewer(of: request), csrf: form["csrf"] ?? "")
         page.formError = problem
         page.formValue = form["username"]
-        return dependencies.pages.response("users", page, status: .unprocessableContent)
+        return pages.response("users", page, status: .unprocessableContent)
     }
 
     func add(_ request: Request) async throws -> Response {
@@ -131,7 +136,7 @@ struct UsersRoutes: Sendable {
             return try await rerender(request, form: form, problem: "Add yourself first, then import your friends.")
         }
         do {
-            let friends = try await dependencies.profiles(for: me).friends(of: me)
+            let friends = try await sources.profiles(for: me).friends(of: me)
             let added = try await lists.addAll(friends.map(\.name))
             return .redirect(to: Paths.home + "?imported=\(added.count)", type: .normal)
         } catch let error as SourceError {

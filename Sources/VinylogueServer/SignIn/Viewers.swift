@@ -1,0 +1,20 @@
+import Hummingbird
+import Stores
+
+/// Who is asking, and the settings their pages are made with: the
+/// household's when nobody signs in, else the account's of the session
+/// cookie (a visitor has the household's settings and no list).
+struct Viewers: Sendable {
+    /// Nil when nobody signs in (household mode).
+    let signIn: SignInSessions?
+    let settings: CurrentSettings
+
+    func viewer(of request: Request) async -> Viewer {
+        guard let signIn else { return .household }
+        return await signIn.viewer(of: request)
+    }
+
+    func settings(for request: Request) async -> Settings {
+        await settings.current(for: await viewer(of: request).owner)
+    }
+}

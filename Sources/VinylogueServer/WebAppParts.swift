@@ -1,0 +1,66 @@
+import Artwork
+import Foundation
+import LastFM
+import Stores
+import Sync
+import VinylogueCore
+
+/// What the web app is made of, built by the composition root and read
+/// only by `buildApplication`, which makes from it what the routes share
+/// (kept pages, who is asking, received listens) and gives each route
+/// group only what that group uses.
+public struct WebAppParts: Sendable {
+    public var clock: WallClock
+    /// Every store, in the one database chosen at start-up.
+    public var stores: any StoreBackend
+    public var lastFM: LastFMClient
+    /// The built-in demo, when it is on.
+    public var demo: DemoChartSource?
+    /// Profiles of `lb:` users, when ListenBrainz is configured.
+    public var listenBrainz: (any UserSource)?
+    /// History copies of `lb:` users on first view.
+    public var listenBrainzSyncs: ListenBrainzSyncs?
+    public var settings: CurrentSettings
+    public var pages: PageRenderer
+    public var artwork: ArtworkStore
+    public var demoCovers: DemoCoverCatalogue
+    public var shareCards: ShareCardStore
+    public var background: BackgroundWork
+    /// Sends received listens on; nil when no service is configured.
+    public var forwarding: ListenForwarding?
+    public var patience: Patience
+    /// Whether people sign in with Last.fm (accounts) rather than share
+    /// one household.
+    public var signsIn: Bool
+    /// Whether the session cookie is sent only over HTTPS.
+    public var secureCookies: Bool
+    /// The secret `/2.0/` sign-in verifiers are sealed with; without one
+    /// they last as long as the process.
+    public var mobileVerifierSecret: Data?
+
+    public init(clock: WallClock, stores: any StoreBackend, lastFM: LastFMClient, settings: CurrentSettings, pages: PageRenderer,
+                artwork: ArtworkStore, demoCovers: DemoCoverCatalogue, shareCards: ShareCardStore, background: BackgroundWork) {
+        self.clock = clock
+        self.stores = stores
+        self.lastFM = lastFM
+        self.settings = settings
+        self.pages = pages
+        self.artwork = artwork
+        self.demoCovers = demoCovers
+        self.shareCards = shareCards
+        self.background = background
+        demo = nil
+        listenBrainz = nil
+        listenBrainzSyncs = nil
+        forwarding = nil
+        patience = Patience()
+        signsIn = false
+        secureCookies = false
+        mobileVerifierSecret = nil
+    }
+
+    /// Who answers for whom: the archive, the demo, Last.fm or ListenBrainz.
+    var sources: ListeningSources {
+        ListeningSources(archive: stores.archive, demo: demo, lastFM: lastFM, listenBrainz: listenBrainz, listenBrainzSyncs: listenBrainzSyncs)
+    }
+}

@@ -3,8 +3,9 @@
 Every test gets its own fake Last.fm (`fake-lastfm`) and its own web app
 (`vinylogue serve`) on free ports, with a fresh `--data-dir`, so tests never
 share users, settings, cached answers or injected faults. Both start in well
-under a second. Processes are always stopped at the end of the test, also
-when it fails.
+under a second (`ServerProcess` in Tests/Python/launcher.py, shared with
+the protocol tests, starts them). Processes are always stopped at the end of
+the test, also when it fails.
 
 Both run on one fixed clock, not the machine's: they start at the instant
 of the `now` fixture (`VINYLOGUE_TEST_NOW` for serve, `--starting-at` for
@@ -28,12 +29,8 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
-import signal
-import subprocess
+import sys
 import tempfile
-import threading
-import time
 import urllib.error
 import urllib.request
 from dataclasses import dataclass, field
@@ -43,10 +40,9 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, BrowserContext, Page, sync_playwright
 
-ROOT = Path(__file__).resolve().parents[2]
-BUILD = Path(os.environ.get("VINYLOGUE_BUILD_DIR", ROOT / ".build" / "debug"))
-VINYLOGUE = BUILD / "vinylogue"
-FAKE_LASTFM = BUILD / "fake-lastfm"
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "Python"))
+from launcher import ROOT, ServerProcess, binary  # noqa: E402  (Tests/Python, shared with the protocol tests)
+
 SCREENSHOTS = ROOT / "artifacts" / "screenshots"
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
 API_KEY = "test-key"
@@ -67,17 +63,7 @@ def iso(instant: datetime) -> str:
 
 
 # --------------------------------------------------------------------------
-# Processes
-
-
-def wait_for_binary(path: Path, seconds: float = 90) -> Path:
-    """The binaries may be rebuilt underneath us: wait while one is briefly missing."""
-    deadline = time.monotonic() + seconds
-    while not (path.is_file() and os.access(path, os.X_OK)):
-        if time.monotonic() > deadline:
-            pytest.fail(f"{path} is missing; run `swift build` first", pytrace=False)
-        time.sleep(1)
-    return path
+# Servers (started and stopped by Tests/Python/launcher.py)
 
 
 def http_get(url: str, timeout: float = 2) -> tuple[int, bytes]:
@@ -89,115 +75,45 @@ def http_get(url: str, timeout: float = 2) -> tuple[int, bytes]:
 
 
 @dataclass
-class Server:
-    name: str
-    process: subprocess.Popen
-    log_path: Path
-    base_url: str
-
-    def log(self) -> str:
-        try:
-            return self.log_path.read_text(errors="replace")[-4000:]
-        except OSError:
-            return ""
-
-    def stop(self) -> None:
-        if self.process.poll() is not None:
-            return
-        # Each server runs in its own process group (start_new_session), so
-        # this ends exactly the processes this fixture started.
-        try:
-            os.killpg(self.process.pid, signal.SIGTERM)
-        except ProcessLookupError:
-            return
-        try:
-            self.process.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            try:
-                os.killpg(self.process.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-            self.process.wait(timeout=5)
-
-
-def start_server(name: str, binary: Path, args: list[str], marker: str, env: dict, workdir: Path) -> Server:
-    """Starts `binary` (asked to listen on port 0) and waits for the line
-    starting with `marker` that it prints once it listens, followed by its URL.
-
-    The wait is on that event, not on polling a port: a reader thread copies
-    the output to a log file and signals when the line arrives (or when the
-    process ends first).
-    """
-    wait_for_binary(binary)
-    log_path = workdir / f"{name}-{time.monotonic_ns()}.log"
-    process = subprocess.Popen(
-        [str(binary), *args],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-        env=env, cwd=workdir, start_new_session=True,
-    )
-    announced: list[str] = []
-    ready = threading.Event()
-
-    def copy_output() -> None:
-        with open(log_path, "wb") as log:
-            for line in process.stdout:
-                log.write(line)
-                log.flush()
-                text = line.decode(errors="replace")
-                if not announced and marker in text:
-                    announced.append(text.split(marker, 1)[1].split()[0])
-                    ready.set()
-        ready.set()  # the process ended (before or after saying it serves)
-
-    threading.Thread(target=copy_output, daemon=True).start()
-    server = Server(name, process, log_path, "")
-    if ready.wait(timeout=10) and announced:
-        server.base_url = announced[0].removesuffix("/").removesuffix("/2.0")
-        return server
-    server.stop()
-    raise RuntimeError(f"{name} did not say it serves; its output:\n{server.log()}")
-
-
-@dataclass
 class FakeLastFM:
-    server: Server
+    server: ServerProcess
 
     @property
     def api_url(self) -> str:
-        return f"{self.server.base_url}/2.0/"
+        return f"{self.server.url}/2.0/"
 
     def inject(self, fault: dict, method: str | None = None, user: str | None = None, remaining: int | None = None) -> None:
         """Injects a fault, e.g. `{"apiError": {"code": 11, "status": 503}}` (Swift's Codable enum encoding)."""
         body = json.dumps({"fault": fault, "method": method, "user": user, "remaining": remaining}).encode()
-        request = urllib.request.Request(f"{self.server.base_url}/_fake/faults", data=body, method="POST",
+        request = urllib.request.Request(f"{self.server.url}/_fake/faults", data=body, method="POST",
                                          headers={"Content-Type": "application/json"})
         with urllib.request.urlopen(request, timeout=5) as r:
             assert r.status == 204, f"the fake refused the fault: {r.status}"
 
     def clear_faults(self) -> None:
-        request = urllib.request.Request(f"{self.server.base_url}/_fake/faults", method="DELETE")
+        request = urllib.request.Request(f"{self.server.url}/_fake/faults", method="DELETE")
         with urllib.request.urlopen(request, timeout=5) as r:
             assert r.status == 204
 
     def requests(self) -> list[dict]:
-        status, body = http_get(f"{self.server.base_url}/_fake/requests", timeout=5)
+        status, body = http_get(f"{self.server.url}/_fake/requests", timeout=5)
         assert status == 200
         return json.loads(body)
 
 
 @dataclass
 class App:
-    server: Server
+    server: ServerProcess
     fake: FakeLastFM
     data_dir: Path
 
     @property
     def url(self) -> str:
-        return self.server.base_url
+        return self.server.url
 
     def __call__(self, path: str = "/") -> str:
         """The absolute URL of `path`."""
-        return self.server.base_url + path
+        return self.server.url + path
 
 
 @dataclass
@@ -206,13 +122,12 @@ class Stack:
     server it starts begins its clock at `now`."""
     workdir: Path
     now: datetime = FIXED_NOW
-    servers: list[Server] = field(default_factory=list)
+    servers: list[ServerProcess] = field(default_factory=list)
 
     def fake(self) -> FakeLastFM:
-        server = start_server(
-            "fake-lastfm", FAKE_LASTFM,
-            ["--port", "0", "--host", "127.0.0.1", "--starting-at", str(int(self.now.timestamp()))],
-            "fake Last.fm listening at ", env=dict(os.environ), workdir=self.workdir,
+        server = ServerProcess(
+            [binary("fake-lastfm"), "--port", "0", "--host", "127.0.0.1", "--starting-at", str(int(self.now.timestamp()))],
+            "fake Last.fm listening at ", self.workdir,
         )
         self.servers.append(server)
         return FakeLastFM(server)
@@ -236,9 +151,9 @@ class Stack:
         if sign_in:
             env["LASTFM_API_SECRET"] = API_SECRET
             env["LASTFM_AUTH_URL"] = fake.api_url.replace("/2.0/", "/api/auth/")
-        server = start_server(
-            "vinylogue", VINYLOGUE, ["serve", "--host", "127.0.0.1", "--port", "0", "--data-dir", str(data_dir), *extra_args],
-            "Vinylogue is serving at ", env=env, workdir=self.workdir,
+        server = ServerProcess(
+            [binary("vinylogue"), "serve", "--host", "127.0.0.1", "--port", "0", "--data-dir", data_dir, *extra_args],
+            "Vinylogue is serving at ", self.workdir, env=env,
         )
         self.servers.append(server)
         return App(server, fake, data_dir)

@@ -3,9 +3,11 @@ local fake Last.fm on free ports with a fresh data directory, over plain
 HTTP (`server`) or over HTTPS with a throwaway certificate authority made
 with openssl (`tls_server`), and the few things every test does with it
 (make a listen token on the settings page as a person would, read the chart
-JSON). Nothing here reaches the internet: Last.fm is the local fake, and the
-clients are pointed at 127.0.0.1. The demo's household list has `demo` as
-"me", so the household's token submits for `demo`.
+JSON). The servers are started and stopped by `ServerProcess` in
+Tests/Python/launcher.py, shared with the browser tests. Nothing here
+reaches the internet: Last.fm is the local fake, and the clients are
+pointed at 127.0.0.1. The demo's household list has `demo` as "me", so the
+household's token submits for `demo`.
 """
 
 from __future__ import annotations
@@ -13,10 +15,9 @@ from __future__ import annotations
 import json
 import os
 import re
-import signal
 import ssl
 import subprocess
-import threading
+import sys
 import time
 import urllib.parse
 import urllib.request
@@ -25,53 +26,8 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
-BUILD = Path(os.environ.get("VINYLOGUE_BUILD_DIR", ROOT / ".build" / "debug"))
-
-
-class Process:
-    """A server started on port 0 that prints `marker` and its URL once it listens."""
-
-    def __init__(self, args: list[str], marker: str, env: dict, workdir: Path):
-        self.log_path = workdir / f"{Path(args[0]).name}-{time.monotonic_ns()}.log"
-        self.process = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                        env=env, cwd=workdir, start_new_session=True)
-        announced: list[str] = []
-        ready = threading.Event()
-
-        def copy_output() -> None:
-            with open(self.log_path, "wb") as log:
-                for line in self.process.stdout:
-                    log.write(line)
-                    log.flush()
-                    text = line.decode(errors="replace")
-                    if not announced and marker in text:
-                        announced.append(text.split(marker, 1)[1].split()[0])
-                        ready.set()
-            ready.set()
-
-        threading.Thread(target=copy_output, daemon=True).start()
-        if not (ready.wait(timeout=30) and announced):
-            self.stop()
-            raise RuntimeError(f"{args[0]} did not say it serves:\n{self.log()}")
-        self.url = announced[0].removesuffix("/").removesuffix("/2.0")
-
-    def log(self) -> str:
-        try:
-            return self.log_path.read_text(errors="replace")[-4000:]
-        except OSError:
-            return ""
-
-    def stop(self) -> None:
-        if self.process.poll() is not None:
-            return
-        # Its own process group (start_new_session): this ends only what the test started.
-        os.killpg(self.process.pid, signal.SIGTERM)
-        try:
-            self.process.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            os.killpg(self.process.pid, signal.SIGKILL)
-            self.process.wait(timeout=5)
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "Python"))
+from launcher import ServerProcess, binary  # noqa: E402  (Tests/Python, shared with the browser tests)
 
 
 class Vinylogue:
@@ -136,29 +92,26 @@ def throwaway_authority(directory: Path) -> tuple[Path, Path, Path]:
 
 
 def serve(tmp_path: Path, tls: bool):
-    for binary in ("vinylogue", "fake-lastfm"):
-        if not (BUILD / binary).is_file():
-            pytest.fail(f"{BUILD / binary} is missing: run `swift build` first", pytrace=False)
-    started: list[Process] = []
+    started: list[ServerProcess] = []
     try:
-        fake = Process([str(BUILD / "fake-lastfm"), "--port", "0", "--host", "127.0.0.1"], "fake Last.fm listening at ",
-                       dict(os.environ), tmp_path)
+        fake = ServerProcess([binary("fake-lastfm"), "--port", "0", "--host", "127.0.0.1"], "fake Last.fm listening at ",
+                             tmp_path)
         started.append(fake)
         env = dict(os.environ)
         env.update({"LASTFM_API_URL": fake.url + "/2.0/", "LASTFM_IMAGE_URL": fake.url + "/i/u/", "LASTFM_API_KEY": "test-key",
                     "TZ": "UTC", "NO_PROXY": "127.0.0.1,localhost", "no_proxy": "127.0.0.1,localhost"})
         for name in ("LASTFM_API_SECRET", "VINYLOGUE_TLS_CERTIFICATE", "VINYLOGUE_TLS_KEY", "VINYLOGUE_PUBLIC_URL"):
             env.pop(name, None)
-        args = [str(BUILD / "vinylogue"), "serve", "--demo", "--host", "127.0.0.1", "--port", "0", "--data-dir", str(tmp_path / "data")]
+        args = [binary("vinylogue"), "serve", "--demo", "--host", "127.0.0.1", "--port", "0", "--data-dir", tmp_path / "data"]
         ca_file = None
         if tls:
             (tmp_path / "tls").mkdir()
             ca_file, certificate, key = throwaway_authority(tmp_path / "tls")
-            args += ["--tls-certificate", str(certificate), "--tls-key", str(key)]
-        app = Process(args, "Vinylogue is serving at ", env, tmp_path)
+            args += ["--tls-certificate", certificate, "--tls-key", key]
+        app = ServerProcess(args, "Vinylogue is serving at ", tmp_path, env=env)
         started.append(app)
         assert app.url.startswith("https://" if tls else "http://"), app.url
-        yield Vinylogue(app.url, ca_file, app.process.pid)
+        yield Vinylogue(app.url, ca_file, app.pid)
     finally:
         for process in reversed(started):
             process.stop()

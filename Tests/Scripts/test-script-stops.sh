@@ -14,6 +14,26 @@
 #      run bit: both still run.
 #   3. scripts/protocol-tests is missing: scripts/test exits non-zero with
 #      a sentence naming it.
+#
+# Then the Python suites' scripts as they are in this tree
+# (scripts/python-tests and its wrappers scripts/browser-tests and
+# scripts/protocol-tests), copied into a temporary tree, with `python3`,
+# `openssl` and `strace` stubbed first on PATH and CHROMIUM and
+# VINYLOGUE_BUILD_DIR pointing at stubs:
+#
+#   4. scripts/python-tests without a suite, or with an unknown one, exits
+#      non-zero with a sentence naming both suites, and runs no pytest.
+#   5. For each suite, through its wrapper: pytest gets the suite's folder
+#      and the extra arguments; its exit 0 and 1 are passed on with a
+#      sentence; its exit 5 (no tests collected) is a failure with a
+#      sentence.
+#   6. A binary is missing from VINYLOGUE_BUILD_DIR: a failure with a
+#      sentence naming it and `swift build`, and no pytest.
+#   7. The suite's packages cannot be imported and a plain `pip install` is
+#      refused (an externally managed Python): pip is asked again with
+#      --break-system-packages for that suite's packages, and the tests run.
+#   8. scripts/python-tests has lost its run bit: the wrappers still run it;
+#      it is missing: they fail with a sentence naming it.
 set -uo pipefail
 here=$(cd "$(dirname "$0")/../.." && pwd)
 script=${1:-$here/scripts/test}
@@ -121,8 +141,145 @@ elif ! grep -qE '^test: .*scripts/protocol-tests' <<< "$out"; then
 $out"
 fi
 
+# --- The Python suites' scripts (cases 4 to 8). Every stub lives in $work.
+
+# python3: `-c` (the import check) succeeds once the stub pip has
+# "installed", or always with STUB_IMPORTS=ok (the default); `-m pip
+# install` is refused without --break-system-packages; `-m pytest` exits
+# $PYTEST_STATUS. Each `-m` call is written to $STUB_CALLS.
+cat > "$work/bin/python3" <<'STUB'
+#!/usr/bin/env bash
+case "$1" in
+  -c) [ "${STUB_IMPORTS:-ok}" = ok ] || [ -f "$STUB_CALLS.installed" ] ;;
+  -m)
+    shift
+    echo "$*" >> "$STUB_CALLS"
+    case "$1" in
+      pip)
+        [ "${2:-}" = install ] || exit 0
+        [[ " $* " == *" --break-system-packages "* ]] || { echo "error: externally-managed-environment" >&2; exit 1; }
+        touch "$STUB_CALLS.installed" ;;
+      pytest) exit "${PYTEST_STATUS:-0}" ;;
+    esac ;;
+esac
+STUB
+mkdir -p "$work/build"
+for stub in "$work/bin/openssl" "$work/bin/strace" "$work/chromium" "$work/build/vinylogue" "$work/build/fake-lastfm"; do
+  printf '#!/usr/bin/env bash\nexit 0\n' > "$stub"
+done
+chmod +x "$work/bin/python3" "$work/bin/openssl" "$work/bin/strace" "$work/chromium" "$work/build/vinylogue" "$work/build/fake-lastfm"
+
+# A fresh tree holding copies of this tree's Python suites' scripts.
+python_tree() {
+  local dir="$work/tree-$RANDOM$RANDOM" name
+  mkdir -p "$dir/scripts"
+  for name in python-tests browser-tests protocol-tests; do
+    if [ -f "$here/scripts/$name" ]; then cp "$here/scripts/$name" "$dir/scripts/$name"; fi
+  done
+  echo "$dir"
+}
+
+# Runs `bash scripts/$2 ${@:3}` in tree $1; sets $status, $out and $calls.
+# PYTEST_STATUS, STUB_IMPORTS and BUILD_DIR (default: the stub binaries)
+# come from the caller.
+run_python() {
+  local dir=$1
+  shift
+  : > "$work/calls"
+  rm -f "$work/calls.installed"
+  out=$(cd "$dir" && PATH="$work/bin:$PATH" STUB_CALLS="$work/calls" CHROMIUM="$work/chromium" \
+    VINYLOGUE_BUILD_DIR="${BUILD_DIR:-$work/build}" timeout 20 bash "scripts/$1" "${@:2}" 2>&1)
+  status=$?
+  calls=$(cat "$work/calls")
+}
+
+if [ ! -f "$here/scripts/python-tests" ]; then
+  fail "scripts/python-tests is missing from $here; it runs both Python suites"
+else
+  # 4. No suite, or an unknown one.
+  for words in "" "integration"; do
+    dir=$(python_tree)
+    # shellcheck disable=SC2086  # no word at all for the first case
+    run_python "$dir" python-tests $words
+    if [ "$status" -eq 0 ]; then
+      fail "scripts/python-tests ${words:-(no suite)} exited 0; it printed:
+$out"
+    elif ! grep -q 'browser' <<< "$out" || ! grep -q 'protocol' <<< "$out"; then
+      fail "scripts/python-tests ${words:-(no suite)} failed (exit $status) without a sentence naming the suites it runs:
+$out"
+    fi
+    if grep -q '^pytest' <<< "$calls"; then fail "scripts/python-tests ${words:-(no suite)} ran pytest"; fi
+  done
+
+  for suite in browser protocol; do
+    folder="Tests/${suite^}"
+    dir=$(python_tree)
+
+    # 5. pytest's exit status, through the wrapper.
+    PYTEST_STATUS=0 run_python "$dir" "$suite-tests" -k chosen -x
+    [ "$status" -eq 0 ] || fail "scripts/$suite-tests exited $status when pytest passed:
+$out"
+    grep -qE "^$suite-tests: passed" <<< "$out" || fail "scripts/$suite-tests said no 'passed' sentence when pytest passed:
+$out"
+    grep -qE "^pytest $folder .*-k chosen -x\$" <<< "$calls" \
+      || fail "scripts/$suite-tests did not run pytest on $folder with the extra arguments; the calls were:
+$calls"
+    PYTEST_STATUS=1 run_python "$dir" "$suite-tests"
+    [ "$status" -eq 1 ] || fail "scripts/$suite-tests exited $status, not 1, when pytest failed with 1"
+    grep -qE "^$suite-tests: failed" <<< "$out" || fail "scripts/$suite-tests said no 'failed' sentence when pytest failed:
+$out"
+    PYTEST_STATUS=5 run_python "$dir" "$suite-tests"
+    if [ "$status" -eq 0 ]; then
+      fail "scripts/$suite-tests exited 0 when pytest collected no tests (exit 5)"
+    elif ! grep -qE "^$suite-tests: .*collected no tests" <<< "$out"; then
+      fail "scripts/$suite-tests failed when pytest collected no tests but said no sentence of its own:
+$out"
+    fi
+
+    # 6. A binary is missing.
+    mkdir -p "$work/build-$suite"
+    cp "$work/build/vinylogue" "$work/build-$suite/"
+    BUILD_DIR="$work/build-$suite" run_python "$dir" "$suite-tests"
+    if [ "$status" -eq 0 ]; then
+      fail "scripts/$suite-tests exited 0 with fake-lastfm missing"
+    elif ! grep -qE "^$suite-tests: .*fake-lastfm is missing.*swift build" <<< "$out"; then
+      fail "scripts/$suite-tests failed with fake-lastfm missing but no sentence named it and 'swift build':
+$out"
+    fi
+    if grep -q '^pytest' <<< "$calls"; then fail "scripts/$suite-tests ran pytest with fake-lastfm missing"; fi
+
+    # 7. An externally managed Python: pip again with --break-system-packages.
+    case "$suite" in
+      browser) packages="playwright pytest" ;;
+      protocol) packages="liblistenbrainz pylast pytest" ;;
+    esac
+    STUB_IMPORTS=missing run_python "$dir" "$suite-tests"
+    [ "$status" -eq 0 ] || fail "scripts/$suite-tests failed (exit $status) when pip needed --break-system-packages:
+$out"
+    grep -qE "^pip install .*--break-system-packages $packages\$" <<< "$calls" \
+      || fail "scripts/$suite-tests did not ask pip again with --break-system-packages for $packages; the calls were:
+$calls"
+    grep -q "^pytest $folder" <<< "$calls" || fail "scripts/$suite-tests ran no pytest after installing with pip"
+
+    # 8. python-tests without its run bit, then missing.
+    chmod -x "$dir/scripts/python-tests"
+    run_python "$dir" "$suite-tests"
+    grep -q "^pytest $folder" <<< "$calls" \
+      || fail "scripts/$suite-tests did not run scripts/python-tests without its run bit (exit $status):
+$out"
+    rm "$dir/scripts/python-tests"
+    run_python "$dir" "$suite-tests"
+    if [ "$status" -eq 0 ]; then
+      fail "scripts/$suite-tests exited 0 with scripts/python-tests missing"
+    elif ! grep -qE "^$suite-tests: .*scripts/python-tests" <<< "$out"; then
+      fail "scripts/$suite-tests failed with scripts/python-tests missing but no sentence named it:
+$out"
+    fi
+  done
+fi
+
 if [ "$failures" -gt 0 ]; then
-  echo "test-script-stops: $failures check(s) failed for $script" >&2
+  echo "test-script-stops: $failures check(s) failed for $script and the Python suites' scripts" >&2
   exit 1
 fi
-echo "test-script-stops: scripts/test stops at a broken step and runs every suite (3 cases)"
+echo "test-script-stops: scripts/test stops at a broken step and runs every suite (3 cases); scripts/python-tests and its wrappers pass pytest's status on, fail on no tests, a missing binary or a missing python-tests, and fall back to --break-system-packages (5 cases)"

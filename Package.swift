@@ -211,6 +211,8 @@ let package = Package(
             ]
         ),
         .executableTarget(name: "vinylogue", dependencies: ["VinylogueCLI"]),
+        // What several test targets share: the PostgreSQL cluster's address.
+        .target(name: "TestSupport", path: "Tests/TestSupport"),
         .testTarget(
             name: "VinylogueCoreTests",
             dependencies: [
@@ -233,6 +235,7 @@ let package = Package(
         .testTarget(
             name: "VinylogueServerTests",
             dependencies: [
+                "TestSupport",
                 "VinylogueServer", "VinylogueApp", "LastFMTestServer", "ListenBrainzTestServer", "LastFM", "Stores", "SQLiteStore", "Sync", "Artwork", "VinylogueCore", "PostgresStore",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
@@ -243,6 +246,7 @@ let package = Package(
         .testTarget(
             name: "StoreContractTests",
             dependencies: [
+                "TestSupport",
                 "Stores", "SQLiteStore", "Sync", "Imports", "Artwork", "PostgresStore", "LastFM", "VinylogueCore", "ListenBrainz", "ListenBrainzTestServer",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "GRDB", package: "GRDB.swift"),
@@ -251,6 +255,7 @@ let package = Package(
         .testTarget(
             name: "VinylogueCLITests",
             dependencies: [
+                "TestSupport",
                 "VinylogueCLI", "LastFMTestServer", "ListenBrainzTestServer", "VinylogueCore", "Stores", "SQLiteStore", "Sync", "Artwork", "PostgresStore", "vinylogue",
                 .product(name: "ZIPFoundation", package: "ZIPFoundation"),
             ]
@@ -258,6 +263,7 @@ let package = Package(
         .testTarget(
             name: "ArchiveTests",
             dependencies: [
+                "TestSupport",
                 "Stores", "SQLiteStore", "Sync", "Imports", "Artwork", "VinylogueCore", "LastFM", "LastFMTestServer", "PostgresStore", "vinylogue", "fake-lastfm", "fake-listenbrainz",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

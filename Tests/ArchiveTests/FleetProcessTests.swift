@@ -4,6 +4,7 @@ import NIOCore
 import NIOHTTP1
 import PostgresStore
 import Testing
+import TestSupport
 import VinylogueCore
 
 /// Three real `vinylogue serve` processes on one PostgreSQL database and
@@ -57,10 +58,7 @@ import VinylogueCore
     }
 
     @Test func threeInstancesShareOneBudgetOneFetchAndTheSessions() async throws {
-        guard let cluster = ProcessInfo.processInfo.environment["VINYLOGUE_TEST_DATABASE_URL"], !cluster.isEmpty else {
-            Issue.record("VINYLOGUE_TEST_DATABASE_URL is not set: run the tests with scripts/test, which starts a PostgreSQL cluster for them")
-            return
-        }
+        let cluster = try TestCluster.url()
         try await PostgresDatabase.withTemporaryDatabase(server: cluster + "?sslmode=disable") { databaseURL in
             let dir = try TemporaryDirectory()
             // 8 July 2023, as the other process-level tests.

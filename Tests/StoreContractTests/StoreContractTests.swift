@@ -2,6 +2,7 @@ import Foundation
 import PostgresNIO
 import PostgresStore
 import Testing
+import TestSupport
 import VinylogueCore
 @testable import SQLiteStore
 import Sync
@@ -59,10 +60,7 @@ import Sync
 
     /// A new database in the test cluster, dropped afterwards.
     static func withFreshPostgres(_ body: @Sendable (String) async throws -> Void) async throws {
-        guard let server = ProcessInfo.processInfo.environment["VINYLOGUE_TEST_DATABASE_URL"], !server.isEmpty else {
-            Issue.record("VINYLOGUE_TEST_DATABASE_URL is not set: run the tests with scripts/test, which starts a PostgreSQL cluster for them")
-            return
-        }
+        let server = try TestCluster.url()
         try await PostgresDatabase.withTemporaryDatabase(server: server + "?sslmode=disable", body)
     }
 

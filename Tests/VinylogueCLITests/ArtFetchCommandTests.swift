@@ -5,6 +5,7 @@ import Foundation
 import LastFMTestServer
 import PostgresStore
 import Testing
+import TestSupport
 import VinylogueCore
 
 /// `vinylogue art fetch USER`, run as the real binary against the local
@@ -114,10 +115,7 @@ import VinylogueCore
     /// With `--database`, the answers go to PostgreSQL, where every
     /// instance of a fleet finds them; the images to the data directory.
     @Test func withADatabaseTheAnswersAreTheFleets() async throws {
-        guard let cluster = ProcessInfo.processInfo.environment["VINYLOGUE_TEST_DATABASE_URL"], !cluster.isEmpty else {
-            Issue.record("VINYLOGUE_TEST_DATABASE_URL is not set: run the tests with scripts/test, which starts a PostgreSQL cluster for them")
-            return
-        }
+        let cluster = try TestCluster.url()
         try await withFakeEnvironment { fake, env in
             await fake.removeCover(artist: "No Art", album: "Blank")
             try await PostgresDatabase.withTemporaryDatabase(server: cluster + "?sslmode=disable") { url in

@@ -5,16 +5,14 @@ import Sync
 import Foundation
 import PostgresStore
 import Testing
+import TestSupport
 import VinylogueCore
 
 /// `vinylogue db copy` moves a home installation's SQLite data into
 /// PostgreSQL, and can be run again with the same result.
 @Suite struct DatabaseCopyTests {
     @Test func aHomeInstallationMovesToPostgreSQLAndACopyCanBeRepeated() async throws {
-        guard let cluster = ProcessInfo.processInfo.environment["VINYLOGUE_TEST_DATABASE_URL"], !cluster.isEmpty else {
-            Issue.record("VINYLOGUE_TEST_DATABASE_URL is not set: run the tests with scripts/test, which starts a PostgreSQL cluster for them")
-            return
-        }
+        let cluster = try TestCluster.url()
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("vinylogue-copy-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }
         // A household's list and settings, an account with its list and a

@@ -5,6 +5,7 @@ import Foundation
 import Hummingbird
 import PostgresStore
 import Testing
+import TestSupport
 import VinylogueCore
 @testable import VinylogueServer
 
@@ -13,10 +14,7 @@ import VinylogueCore
 /// and each instance's `FleetNoticeListener` applies it.
 @Suite(.timeLimit(.minutes(1))) struct FleetNoticesTests {
     @Test func oneInstancesNoticesDropAnothersPagesOfThatPersonAndShowWhatTheyPlay() async throws {
-        guard let cluster = ProcessInfo.processInfo.environment["VINYLOGUE_TEST_DATABASE_URL"], !cluster.isEmpty else {
-            Issue.record("VINYLOGUE_TEST_DATABASE_URL is not set: run the tests with scripts/test, which starts a PostgreSQL cluster for them")
-            return
-        }
+        let cluster = try TestCluster.url()
         try await PostgresDatabase.withTemporaryDatabase(server: cluster + "?sslmode=disable") { url in
             try await PostgresDatabase.with(url: url) { here in
                 try await PostgresDatabase.with(url: url) { there in

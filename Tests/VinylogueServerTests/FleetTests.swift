@@ -5,6 +5,7 @@ import LastFM
 import LastFMTestServer
 import PostgresStore
 import Testing
+import TestSupport
 import VinylogueApp
 import VinylogueCore
 import VinylogueServer
@@ -14,10 +15,7 @@ import VinylogueServer
 /// requests a second, and never ask it the same thing twice.
 @Suite struct FleetTests {
     @Test func twoInstancesAskLastFMOnceForEachThingAndWithinOneBudget() async throws {
-        guard let cluster = ProcessInfo.processInfo.environment["VINYLOGUE_TEST_DATABASE_URL"], !cluster.isEmpty else {
-            Issue.record("VINYLOGUE_TEST_DATABASE_URL is not set: run the tests with scripts/test, which starts a PostgreSQL cluster for them")
-            return
-        }
+        let cluster = try TestCluster.url()
         let clock = TestClock(july2023)
         let fake = try FakeLastFM(clock: clock.wallClock)
         try await PostgresDatabase.withTemporaryDatabase(server: cluster + "?sslmode=disable") { databaseURL in

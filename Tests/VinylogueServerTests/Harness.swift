@@ -13,6 +13,7 @@ import ListenBrainzTestServer
 import NIOCore
 import PostgresStore
 import Testing
+import TestSupport
 import VinylogueCore
 import VinylogueApp
 import VinylogueServer
@@ -75,10 +76,7 @@ struct Harness: Sendable {
         guard postgres else {
             return try await run(demo: demo, signIn: signIn, secret: secret, databaseURL: nil, server: server, testing: testing, patience: patience, body)
         }
-        guard let cluster = ProcessInfo.processInfo.environment["VINYLOGUE_TEST_DATABASE_URL"], !cluster.isEmpty else {
-            Issue.record("VINYLOGUE_TEST_DATABASE_URL is not set: run the tests with scripts/test, which starts a PostgreSQL cluster for them")
-            return
-        }
+        let cluster = try TestCluster.url()
         try await PostgresDatabase.withTemporaryDatabase(server: cluster + "?sslmode=disable") { url in
             try await run(demo: demo, signIn: signIn, secret: secret, databaseURL: url, server: server, testing: testing, patience: patience, body)
         }

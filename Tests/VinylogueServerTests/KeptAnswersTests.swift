@@ -114,6 +114,37 @@ import VinylogueCore
         }
     }
 
+    /// A complete page carries an `ETag`, the same when it is made and
+    /// when it is kept, so a reload whose `If-None-Match` names it is a 304
+    /// with no body; another tag, or a page changed since, is the page.
+    @Test func aReloadOfAKeptPageIsNotModified() async throws {
+        try await Harness.run { harness, client in
+            try Self.archive(Self.plays(6), harness)
+            let page = "/u/offliner/week/2020-07-08"
+            let first = try await client.get(page)
+            let etag = try #require(first.headers[.eTag])
+            #expect(etag.hasPrefix("\"") && etag.hasSuffix("\""))
+            let kept = try await client.get(page)
+            #expect(kept.headers[.eTag] == etag)
+            let reload = try await client.execute(uri: page, method: .get, headers: [.ifNoneMatch: etag], body: nil)
+            #expect(reload.status == .notModified)
+            #expect(reload.body.readableBytes == 0)
+            #expect(reload.headers[.eTag] == etag)
+            let listed = try await client.execute(uri: page, method: .get, headers: [.ifNoneMatch: "\"other\", " + etag], body: nil)
+            #expect(listed.status == .notModified)
+            let other = try await client.execute(uri: page, method: .get, headers: [.ifNoneMatch: "\"other\""], body: nil)
+            #expect(other.status == .ok)
+            #expect(String(buffer: other.body) == first.body)
+            // Changed since: past the minute the page is made again, with a new tag.
+            try Self.archive(Self.plays(3, from: 6), harness)
+            Self.pastTheMinute(harness)
+            let changed = try await client.execute(uri: page, method: .get, headers: [.ifNoneMatch: etag], body: nil)
+            #expect(changed.status == .ok)
+            #expect(changed.headers[.eTag] != etag)
+            #expect(String(buffer: changed.body).contains("9 plays"))
+        }
+    }
+
     @Test func theEveryYearPageAndItsJSONAreKept() async throws {
         try await Harness.run { harness, client in
             try Self.archive(Self.plays(6), harness)

@@ -19,6 +19,10 @@ import VinylogueCore
         try await first.save(Settings(filter: PlayCountFilter(threshold: 4), timeZoneIdentifier: "Europe/Berlin"))
         #expect(await first.current().filter.threshold == 4)
         clock.advance(days: 1.0 / 86400)
+        // Past the interval the copy is still served, without waiting for
+        // the database, and read again behind it.
+        #expect(await second.current().filter.threshold == 0)
+        await second.refreshed()
         let seen = await second.current()
         #expect(seen.filter.threshold == 4)
         #expect(seen.timeZoneIdentifier == "Europe/Berlin")

@@ -98,7 +98,7 @@ struct ChartRoutes: Sendable {
         // A page that says what is playing now is made fresh each time and
         // never kept: it is out of date when the track ends.
         let playing = nowPlaying.track(of: asked.request.user)
-        if playing == nil, let kept = rendered.response(key) { return kept }
+        if playing == nil, let kept = rendered.response(key, to: request) { return kept }
         let (page, savedCopies) = await load(asked)
         let labels = WeekLabels(timeZone: settings.timeZone)
         var view = ChartPageView(page, byDate: asked.byDate, options: asked.options, selfURL: request.uri.description, labels: labels)
@@ -141,7 +141,7 @@ struct ChartRoutes: Sendable {
         // Kept as the page is, under the page's key (so with the same
         // freshness): a warm answer costs a dictionary lookup.
         let key = "api|" + Self.renderedKey(asked, settings: settings)
-        if let kept = rendered.response(key) { return kept }
+        if let kept = rendered.response(key, to: request) { return kept }
         let (page, savedCopies) = await load(asked)
         switch page.state {
         case .failed(let error):

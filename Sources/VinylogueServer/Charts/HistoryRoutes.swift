@@ -85,7 +85,7 @@ struct HistoryRoutes: Sendable {
         let settings = await viewers.settings(for: request)
         let asked = try Self.asked(request, context, settings: settings)
         let key = Self.renderedKey(asked, settings: settings)
-        if let kept = rendered.response(key) { return kept }
+        if let kept = rendered.response(key, to: request) { return kept }
         let (page, savedCopies) = await load(asked)
         var view = View(page, savedCopies: savedCopies, labels: WeekLabels(timeZone: settings.timeZone))
         view.layout.share = ShareCardContent.links(page, base: address.base)
@@ -107,7 +107,7 @@ struct HistoryRoutes: Sendable {
             return APIResponse.error(status: .badRequest, message: error.message)
         }
         let key = "api|" + Self.renderedKey(asked, settings: settings)
-        if let kept = rendered.response(key) { return kept }
+        if let kept = rendered.response(key, to: request) { return kept }
         let (page, savedCopies) = await load(asked)
         if let failure = page.failure {
             return APIResponse.error(status: HTTPResponse.Status(for: failure), message: failure.forVisitors)

@@ -47,7 +47,7 @@ struct EveryoneRoutes: Sendable {
         let users = try await lists.owned(by: owner).users().map(\.username)
         let settings = await viewers.settings.current(for: owner)
         let key = Self.renderedKey(owner: owner, users: users, yearsAgo: yearsAgo, settings: settings)
-        if let kept = rendered.response(key) { return kept }
+        if let kept = rendered.response(key, to: request) { return kept }
         let asked = EveryoneThisWeekPage.Request(users: users, yearsAgo: yearsAgo, filter: settings.filter, timeZone: settings.timeZone,
                                                  concurrentLoads: Self.concurrentLoads)
         let sources = self.sources, now = clock.now

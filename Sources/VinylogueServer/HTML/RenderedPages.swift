@@ -19,6 +19,8 @@ final class RenderedPages: Sendable {
         let body: ByteBuffer
         let expires: Date
         let contentType: String
+        /// The answer's `ETag` (complete pages only).
+        var etag: String? = nil
     }
 
     /// The content types of what is kept.
@@ -115,24 +117,62 @@ final class RenderedPages: Sendable {
         }
     }
 
-    /// The kept answer for `key` as a response, when there is one.
-    func response(_ key: String) -> Response? {
-        page(key).map(Self.response)
+    /// The kept answer for `key` as a response to `request`, when there is
+    /// one: 304 Not Modified, with no body, when the browser holds it
+    /// already (its `If-None-Match` names the answer's `ETag`).
+    func response(_ key: String, to request: Request) -> Response? {
+        guard let entry = page(key) else { return nil }
+        if entry.status == .ok, let etag = entry.etag, Self.holds(request, etag) {
+            return Response(status: .notModified, headers: [.eTag: etag, .cacheControl: "no-cache"])
+        }
+        return Self.response(entry)
     }
 
     /// `entry` as a response: the same headers as when it was first sent.
     static func response(_ entry: Entry) -> Response {
-        response(status: entry.status, body: entry.body, contentType: entry.contentType)
+        Response(status: entry.status, headers: headers(entry.contentType, etag: entry.etag), body: .init(byteBuffer: entry.body))
     }
 
-    /// The response a kept answer is sent as, the first time and after.
+    /// The response a kept answer is sent as, the first time and after: a
+    /// complete page carries its `ETag`, so a reload is a 304.
     static func response(status: HTTPResponse.Status, body: ByteBuffer, contentType: String) -> Response {
-        Response(status: status, headers: [.contentType: contentType, .cacheControl: "no-cache"], body: .init(byteBuffer: body))
+        Response(status: status, headers: headers(contentType, etag: status == .ok ? etag(of: body) : nil), body: .init(byteBuffer: body))
+    }
+
+    private static func headers(_ contentType: String, etag: String?) -> HTTPFields {
+        var headers: HTTPFields = [.contentType: contentType, .cacheControl: "no-cache"]
+        if let etag { headers[.eTag] = etag }
+        return headers
+    }
+
+    /// A strong entity tag made from the bytes alone (64-bit FNV-1a), so
+    /// every instance of a fleet that renders the same page tags it alike.
+    static func etag(of body: ByteBuffer) -> String {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        body.withUnsafeReadableBytes { bytes in
+            for byte in bytes {
+                hash ^= UInt64(byte)
+                hash &*= 0x0000_0100_0000_01b3
+            }
+        }
+        return "\"v" + String(hash, radix: 16) + "\""
+    }
+
+    /// Whether `request`'s `If-None-Match` names `etag` (or is `*`).
+    static func holds(_ request: Request, _ etag: String) -> Bool {
+        for value in request.headers[values: .ifNoneMatch] {
+            for tag in value.split(separator: ",") {
+                let tag = tag.trimmingCharacters(in: .whitespaces)
+                if tag == "*" || tag == etag || tag == "W/" + etag { return true }
+            }
+        }
+        return false
     }
 
     func keep(_ key: String, status: HTTPResponse.Status, body: ByteBuffer, contentType: String = RenderedPages.html) {
         let expires = clock.now.addingTimeInterval(lifetime)
         guard body.readableBytes <= maxBytes / 4 else { return }
+        let etag = status == .ok ? Self.etag(of: body) : nil
         let now = clock.now
         kept.withLock { kept in
             if kept.entries.count >= capacity || kept.bytes + body.readableBytes > maxBytes {
@@ -142,7 +182,7 @@ final class RenderedPages: Sendable {
                     kept.empty()
                 }
             }
-            kept.insert(key, Entry(status: status, body: body, expires: expires, contentType: contentType))
+            kept.insert(key, Entry(status: status, body: body, expires: expires, contentType: contentType, etag: etag))
         }
     }
 

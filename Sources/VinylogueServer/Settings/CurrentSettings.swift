@@ -5,14 +5,20 @@ import Synchronization
 import VinylogueCore
 
 /// The settings in force for each owner (the household, or an account):
-/// read through from the database at most once a `refreshInterval`, so a
-/// change saved by another server on the same database shows here within
-/// that time, while a warm page still costs no database read. Saves here
-/// apply at once. A visitor who has not signed in gets the defaults.
+/// read again from the database at most once a `refreshInterval`, in the
+/// background, so a change saved by another server on the same database
+/// shows here within that time and a read, while a page never waits for
+/// the database once its owner's copy is here. Saves here apply at once.
+/// A visitor who has not signed in gets the defaults.
 public final class CurrentSettings: Sendable {
     private struct Copy {
         var value: Settings
         var readAt: Date
+        /// Bumped by every save, so a read that began before one does not
+        /// put back what it replaced.
+        var version = 0
+        /// The read under way, if any.
+        var refreshing: Task<Void, Never>?
     }
 
     private let copies: Mutex<[ListOwner: Copy]>
@@ -31,26 +37,46 @@ public final class CurrentSettings: Sendable {
         self.copies = Mutex([.household: Copy(value: try await store.owned(by: .household).settings(), readAt: clock.now)])
     }
 
-    /// `owner`'s settings (the defaults for nobody), read again from the
-    /// database when the copy here is older than `refreshInterval`. A failed
-    /// read keeps the last copy.
+    /// `owner`'s settings (the defaults for nobody): the copy here, read
+    /// from the database only the first time. A copy older than
+    /// `refreshInterval` is read again in the background, while this and
+    /// other requests use it; a failed read keeps it.
     public func current(for owner: ListOwner? = .household) async -> Settings {
         guard let owner else { return Settings() }
         let now = clock.now
         let refreshInterval = self.refreshInterval
-        let (kept, due): (Settings?, Bool) = copies.withLock { copies in
-            guard var copy = copies[owner] else { return (nil, true) }
+        let kept: Settings? = copies.withLock { copies in
+            guard var copy = copies[owner] else { return nil }
             let due = now.timeIntervalSince(copy.readAt) >= refreshInterval || now < copy.readAt
-            if due {
-                copy.readAt = now  // one reader refreshes; the others use the copy meanwhile
+            if due && copy.refreshing == nil {
+                copy.readAt = now
+                let version = copy.version
+                copy.refreshing = Task { [self] in await self.read(owner, since: version, at: now) }
                 copies[owner] = copy
             }
-            return (copy.value, due)
+            return copy.value
         }
-        guard due else { return kept ?? Settings() }
-        guard let fresh = try? await store.owned(by: owner).settings() else { return kept ?? Settings() }
+        if let kept { return kept }
+        guard let fresh = try? await store.owned(by: owner).settings() else { return Settings() }
         keep(fresh, for: owner, readAt: now)
         return fresh
+    }
+
+    /// Waits for the background read of `owner`'s settings under way, if
+    /// any (for tests, which wait on it as an event).
+    func refreshed(for owner: ListOwner = .household) async {
+        await copies.withLock { $0[owner]?.refreshing }?.value
+    }
+
+    /// Reads `owner`'s settings again; keeps them unless a save came first.
+    private func read(_ owner: ListOwner, since version: Int, at now: Date) async {
+        let fresh = try? await store.owned(by: owner).settings()
+        copies.withLock { copies in
+            guard var copy = copies[owner] else { return }
+            copy.refreshing = nil
+            if let fresh, copy.version == version { copy.value = fresh }
+            copies[owner] = copy
+        }
     }
 
     public func save(_ settings: Settings, for owner: ListOwner = .household) async throws {
@@ -62,7 +88,11 @@ public final class CurrentSettings: Sendable {
         let capacity = self.capacity
         copies.withLock { copies in
             if copies.count >= capacity, copies[owner] == nil { copies.removeAll(keepingCapacity: true) }
-            copies[owner] = Copy(value: settings, readAt: readAt)
+            var copy = copies[owner] ?? Copy(value: settings, readAt: readAt)
+            copy.value = settings
+            copy.readAt = readAt
+            copy.version += 1
+            copies[owner] = copy
         }
     }
 }

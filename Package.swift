@@ -179,6 +179,12 @@ let package = Package(
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
             ]
         ),
+        // Hummingbird's hello-world with a body of a given size: the
+        // ceiling `scripts/bench-web` measures a warm page against.
+        .executableTarget(
+            name: "web-ceiling",
+            dependencies: [.product(name: "Hummingbird", package: "hummingbird")]
+        ),
         // Listens per second accepted by a running server's `/1/submit-listens`.
         .executableTarget(
             name: "ingest-bench",
@@ -264,11 +270,23 @@ let package = Package(
             name: "ArchiveTests",
             dependencies: [
                 "TestSupport",
-                "Stores", "SQLiteStore", "Sync", "Imports", "Artwork", "VinylogueCore", "LastFM", "LastFMTestServer", "PostgresStore", "vinylogue", "fake-lastfm", "fake-listenbrainz",
+                "Stores", "SQLiteStore", "Sync", "Imports", "Artwork", "VinylogueCore", "LastFM", "LastFMTestServer", "PostgresStore",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "ZIPFoundation", package: "ZIPFoundation"),
+            ]
+        ),
+        // Tests that run the built executables as child processes: kills,
+        // crashes, shutdowns, a fleet of instances, hostile command lines.
+        .testTarget(
+            name: "ProcessTests",
+            dependencies: [
+                "TestSupport",
+                "Stores", "SQLiteStore", "Sync", "Imports", "VinylogueCore", "PostgresStore", "vinylogue", "fake-lastfm", "fake-listenbrainz",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
             ]
         ),
     ]

@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import Testing
+import TestSupport
 import VinylogueCore
 @testable import SQLiteStore
 import Sync

@@ -2,6 +2,7 @@ import Artwork
 import Foundation
 import Synchronization
 import Testing
+import TestSupport
 import VinylogueCore
 @testable import SQLiteStore
 import Sync

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 import VinylogueCore
 @testable import SQLiteStore
 import Sync

@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import GRDBSQLite
 import Testing
+import TestSupport
 import VinylogueCore
 @testable import SQLiteStore
 import Sync

@@ -2,28 +2,13 @@ import Foundation
 import GRDB
 import ZIPFoundation
 import Testing
+import TestSupport
 import VinylogueCore
 @testable import SQLiteStore
 import Sync
 @testable import Stores
 
-/// A fresh data directory under the system's temporary directory.
-struct TemporaryDirectory: ~Copyable {
-    let url: URL
-
-    init() throws {
-        url = FileManager.default.temporaryDirectory.appendingPathComponent("vinylogue-archive-tests-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-    }
-
-    deinit { try? FileManager.default.removeItem(at: url) }
-
-    func file(_ name: String, _ contents: String) throws -> String {
-        let path = url.appendingPathComponent(name).path
-        try contents.write(toFile: path, atomically: true, encoding: .utf8)
-        return path
-    }
-
+extension TemporaryDirectory {
     func store(_ name: String = "data") throws -> SQLiteScrobbleStore {
         SQLiteScrobbleStore(database: try ArchiveDatabase(directory: url.appendingPathComponent(name)))
     }
@@ -44,14 +29,6 @@ func independentAlbumCounts(_ scrobbles: [Scrobble], in week: ChartWeek) -> [Str
 func counts(of chart: WeeklyChart) -> [String: Int] {
     Dictionary(uniqueKeysWithValues: chart.entries.map { ($0.artist.lowercased() + " / " + $0.name.lowercased(), $0.plays) })
 }
-
-/// A Last.fm CSV line (with the uts header layout), quoting every text field.
-func csvLine(_ s: Scrobble) -> String {
-    func q(_ text: String?) -> String { "\"" + (text ?? "").replacingOccurrences(of: "\"", with: "\"\"") + "\"" }
-    return "\(s.instant),\(q("x")),\(q(s.artist)),\(q(s.artistMBID)),\(q(s.album)),\(q(s.albumMBID)),\(q(s.track)),\(q(s.trackMBID))"
-}
-
-let csvHeader = "uts,utc_time,artist,artist_mbid,album,album_mbid,track,track_mbid"
 
 /// "Now" for imports in tests: 5 November 2026, after every made-up export.
 let testClock = WallClock.fixed(Date(timeIntervalSince1970: 1_794_000_000))

@@ -3,6 +3,7 @@ import Foundation
 import LastFM
 import LastFMTestServer
 import Testing
+import TestSupport
 import VinylogueCore
 @testable import SQLiteStore
 import Sync

@@ -43,11 +43,12 @@ struct ChartRoutes: Sendable {
         let user = try RouteParameters.user(context)
         let query = request.uri.queryParameters
         let zone = settings.timeZone
-        let labels = WeekLabels(timeZone: zone)
         var selection = WeekSelection.yearsAgo(1)
         var byDate = false
         if let day = day ?? query.get("week") {
-            guard let date = labels.parseDay(day) else {
+            // A calendar only for a date to read: a kept page asked by
+            // years ago needs none.
+            guard let date = WeekLabels(timeZone: zone).parseDay(day) else {
                 let shown = day.count > 40 ? day.prefix(39) + "…" : day[...]
                 throw PageError.badRequest("“\(shown)” is not a date. Use the form YYYY-MM-DD, for example 2020-07-08.")
             }

@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import Foundation
 import NIOCore
 import Testing
+import TestSupport
 import VinylogueCore
 
 /// `vinylogue serve` stopped with SIGTERM (as systemd and most supervisors

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 import VinylogueCore
 @testable import SQLiteStore
 import Sync
@@ -8,6 +9,11 @@ import Sync
 
 /// An import killed with SIGKILL at random moments, then run to the end,
 /// leaves exactly what a clean import leaves.
+/// The person the killed imports are for.
+private let alice = try! Username("alice")
+/// "Now" for the imports: 5 November 2026, after every made-up export.
+private let testClock = WallClock.fixed(Date(timeIntervalSince1970: 1_794_000_000))
+
 @Suite struct KillTests {
     /// The `vinylogue` executable built alongside this test bundle.
     static func executable(_ name: String = "vinylogue", filePath: String = #filePath) throws -> URL {
@@ -97,7 +103,7 @@ import Sync
                     if let delay {
                         usleep(UInt32(delay.components.seconds * 1_000_000 + delay.components.attoseconds / 1_000_000_000_000))
                     } else {
-                        let deadline = Date().addingTimeInterval(30)
+                        let deadline = Date().addingTimeInterval(10)
                         while (try? count()) == before, process.isRunning, Date() < deadline {
                             usleep(200)
                         }
@@ -155,7 +161,7 @@ import Sync
         finish.waitUntilExit()
         #expect(finish.terminationStatus == 0)
 
-        let clean = try dir.store("clean")
+        let clean = SQLiteScrobbleStore(database: try ArchiveDatabase(directory: dir.url.appendingPathComponent("clean")))
         let summary = try ScrobbleImporter(store: clean, clock: testClock).importFile(at: file, for: alice)
         // Every play is stored or counted as the same listen as another
         // (the generated history has a few repeats less than a minute apart).

@@ -3,6 +3,7 @@ import Foundation
 import NIOCore
 import Synchronization
 import Testing
+import TestSupport
 import VinylogueCore
 
 /// The real `vinylogue serve` under concurrent cold requests, against the

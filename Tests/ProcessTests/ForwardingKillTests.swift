@@ -3,6 +3,7 @@ import Foundation
 import NIOCore
 import NIOHTTP1
 import Testing
+import TestSupport
 import VinylogueCore
 
 /// A real `vinylogue serve` forwarding to a real local upstream

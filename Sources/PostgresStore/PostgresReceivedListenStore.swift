@@ -38,8 +38,7 @@ public struct PostgresReceivedListenStore: ReceivedListenStore {
     /// Keeps and queues in the caller's transaction; returns how many outbox rows were added.
     static func keep(_ listens: [ListenToForward], of who: ListenSender, forwardingAmong available: Set<ForwardingTarget>, at now: Date,
                      _ connection: PostgresConnection, _ logger: Logger) async throws -> Int {
-        let id = try await PostgresScrobbleStore.ensureUserID(of: who.user, connection, logger)
-        try await connection.query("SELECT pg_advisory_xact_lock(\(PostgresScrobbleStore.lockKey(id)))", logger: logger)
+        let id = try await PostgresScrobbleStore.lockedUserID(of: who.user, connection, logger)
         _ = try await PostgresScrobbleStore.storeByRule(listens.map { ($0.scrobble, ScrobbleOrigin.received) }, userID: id, connection, logger)
         guard !available.isEmpty else { return 0 }
         let targets = try await PostgresForwardingOutbox.choice(of: who.owner, connection, logger).targets.intersection(available)

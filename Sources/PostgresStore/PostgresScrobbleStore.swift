@@ -43,7 +43,26 @@ public struct PostgresScrobbleStore: ScrobbleArchive {
     }
 
     /// The advisory lock key of one user's scrobbles ("SCRB" in its high bytes).
-    static func lockKey(_ userID: Int64) -> Int64 { 0x5343_5242_0000_0000 ^ userID }
+    static func lockKey(_ userID: Int64) -> Int64 { lockBase ^ userID }
+    static let lockBase: Int64 = 0x5343_5242_0000_0000
+
+    /// Up to this many rows are written with one statement rather than
+    /// `COPY`, which costs a round trip more.
+    static let smallWrite = 64
+
+    /// `user`'s id, with their write lock held until the transaction ends
+    /// (the row is created first when missing): one round trip when they
+    /// have one, as almost every write finds.
+    static func lockedUserID(of user: Username, _ connection: PostgresConnection, _ logger: Logger) async throws -> Int64 {
+        let rows = try await connection.query("""
+            SELECT u.id FROM archive_user u CROSS JOIN LATERAL (SELECT pg_advisory_xact_lock(\(lockBase) # u.id)) AS l
+            WHERE u.name_key = \(user.key)
+            """, logger: logger)
+        for try await id in rows.decode(Int64.self) { return id }
+        let id = try await ensureUserID(of: user, connection, logger)
+        try await connection.query("SELECT pg_advisory_xact_lock(\(lockKey(id)))", logger: logger)
+        return id
+    }
 
     /// Runs `body` in a transaction holding `user`'s write lock (the user
     /// row is created first when missing).
@@ -52,8 +71,7 @@ public struct PostgresScrobbleStore: ScrobbleArchive {
         let logger = self.logger
         return try await mapped {
             try await database.client.withTransaction(logger: logger) { connection in
-                let id = try await Self.ensureUserID(of: user, connection, logger)
-                try await connection.query("SELECT pg_advisory_xact_lock(\(Self.lockKey(id)))", logger: logger)
+                let id = try await Self.lockedUserID(of: user, connection, logger)
                 return try await body(id, connection, logger)
             }
         }
@@ -327,8 +345,27 @@ public struct PostgresScrobbleStore: ScrobbleArchive {
 
     /// Streams `rows` into `table` with `COPY … FROM STDIN` (text format),
     /// in chunks of about 256 KiB.
-    static func copy(_ rows: some Sequence<(Scrobble, ScrobbleOrigin)>, userID: Int64, into table: String,
+    static func copy(_ rows: some Collection<(Scrobble, ScrobbleOrigin)>, userID: Int64, into table: String,
                      _ connection: PostgresConnection, _ logger: Logger) async throws {
+        guard !rows.isEmpty else { return }
+        if rows.count <= smallWrite, table == "scrobble" {
+            // A player's few listens: one statement, where COPY takes a
+            // round trip more.
+            let s = rows.map(\.0)
+            try await connection.query("""
+                INSERT INTO scrobble(user_id, instant, artist, track, album, artist_mbid, album_mbid, track_mbid, source)
+                SELECT \(userID), k.instant, k.artist, k.track, k.album,
+                    CASE WHEN k.has_artist THEN k.artist_mbid END, CASE WHEN k.has_album THEN k.album_mbid END,
+                    CASE WHEN k.has_track THEN k.track_mbid END, k.source
+                FROM unnest(\(s.map(\.instant))::bigint[], \(s.map(\.artist))::text[], \(s.map(\.track))::text[], \(s.map(\.album))::text[],
+                    \(s.map { $0.artistMBID ?? "" })::text[], \(s.map { $0.artistMBID != nil })::bool[],
+                    \(s.map { $0.albumMBID ?? "" })::text[], \(s.map { $0.albumMBID != nil })::bool[],
+                    \(s.map { $0.trackMBID ?? "" })::text[], \(s.map { $0.trackMBID != nil })::bool[],
+                    \(rows.map { Int16($0.1.rawValue) })::smallint[])
+                    AS k(instant, artist, track, album, artist_mbid, has_artist, album_mbid, has_album, track_mbid, has_track, source)
+                """, logger: logger)
+            return
+        }
         try await CopyText.stream(rows, into: table, columns: ["user_id", "instant", "artist", "track", "album", "artist_mbid",
                                                             "album_mbid", "track_mbid", "source"], connection, logger) { row, buffer in
             let (s, origin) = row
@@ -426,7 +463,7 @@ public struct PostgresScrobbleStore: ScrobbleArchive {
     /// row whose key is already stored, inside the caller's transaction;
     /// returns how many were new. Through a temporary table, since `COPY`
     /// itself cannot skip conflicts.
-    static func copyKeepingExisting(_ rows: some Sequence<(Scrobble, ScrobbleOrigin)>, userID: Int64,
+    static func copyKeepingExisting(_ rows: some Collection<(Scrobble, ScrobbleOrigin)>, userID: Int64,
                                     _ connection: PostgresConnection, _ logger: Logger) async throws -> Int {
         try await connection.query("""
             CREATE TEMPORARY TABLE IF NOT EXISTS scrobble_incoming (LIKE scrobble) ON COMMIT DELETE ROWS

@@ -19,7 +19,7 @@ extension PostgresScrobbleStore {
     /// decides, each of its questions is one query whatever the number of
     /// weeks, and the changed weeks are rewritten whole with COPY.
     static func recount(_ touched: TouchedWeeks, userID: Int64, _ connection: PostgresConnection, _ logger: Logger) async throws {
-        var planning = RollupPlanning(touched: touched)
+        var planning = RollupPlanning(touched: touched, countsTogether: true)
         while let question = planning.question {
             switch question {
             case .counts(let ranges):
@@ -46,10 +46,45 @@ extension PostgresScrobbleStore {
                 planning.answer(scrobbles: try await storedScrobbles(of: userID, weeks: weeks, connection, logger))
             }
         }
-        let plan = planning.plan
-        guard !plan.changes.isEmpty else { return }
-        try await connection.query("DELETE FROM weekly_chart WHERE user_id = \(userID) AND week = ANY(\(plan.weeks))", logger: logger)
-        try await copyCharts(plan.changes.lazy.flatMap(\.rows), userID: userID, connection, logger)
+        var replaced: [Int64] = [], rows: [WeeklyRollup.ChartRow] = [], changed: [WeeklyRollup.ChartRow] = []
+        for change in planning.plan.changes {
+            switch change {
+            case .replace(let week, let new):
+                replaced.append(week)
+                rows += new
+            case .adjust(_, let new, let ranks):
+                for kind in WeeklyRollup.kinds {
+                    let ofKind = new.filter { $0.kind == kind }
+                    changed += (ranks[kind] ?? []).map { ofKind[$0] }
+                }
+            }
+        }
+        if !replaced.isEmpty {
+            try await connection.query("DELETE FROM weekly_chart WHERE user_id = \(userID) AND week = ANY(\(replaced))", logger: logger)
+            if rows.count <= smallWrite { try await upsertCharts(rows, userID: userID, connection, logger) } else {
+                try await copyCharts(rows, userID: userID, connection, logger)
+            }
+        }
+        // Adjusted weeks only gain plays and groups: their changed ranks
+        // are written over, in one statement.
+        try await upsertCharts(changed, userID: userID, connection, logger)
+    }
+
+    /// Writes `rows` over the kept rows at the same ranks (adding those
+    /// past the last), in one statement.
+    static func upsertCharts(_ rows: [WeeklyRollup.ChartRow], userID: Int64, _ connection: PostgresConnection, _ logger: Logger) async throws {
+        guard !rows.isEmpty else { return }
+        try await connection.query("""
+            INSERT INTO weekly_chart(user_id, week, kind, rank, artist, name, plays, mbid, album_key)
+            SELECT \(userID), r.week, r.kind, r.rank, r.artist, r.name, r.plays, CASE WHEN r.has_mbid THEN r.mbid END,
+                CASE WHEN r.kind = 0 THEN r.album_key END
+            FROM unnest(\(rows.map(\.week))::bigint[], \(rows.map { WeeklyRollup.code($0.kind) })::smallint[], \(rows.map { Int32($0.entry.rank) })::int[],
+                \(rows.map(\.entry.artist))::text[], \(rows.map(\.entry.name))::text[], \(rows.map { Int32($0.entry.plays) })::int[],
+                \(rows.map { $0.entry.mbid ?? "" })::text[], \(rows.map { $0.entry.mbid != nil })::bool[], \(rows.map { $0.albumKey ?? "" })::text[])
+                AS r(week, kind, rank, artist, name, plays, mbid, has_mbid, album_key)
+            ON CONFLICT (user_id, week, kind, rank) DO UPDATE SET artist = excluded.artist, name = excluded.name, plays = excluded.plays,
+                mbid = excluded.mbid, album_key = excluded.album_key
+            """, logger: logger)
     }
 
     /// The stored scrobbles of `userID` in each of `weeks` (week starts),

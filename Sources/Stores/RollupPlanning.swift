@@ -58,16 +58,32 @@ public struct RollupPlanning: Sendable {
     /// Weeks only a whole count can settle.
     private var readBack: [Int64] = []
 
-    public init(touched: TouchedWeeks) {
+    /// Whether the first question also asks, for each week this write
+    /// added to, the count from its first new listen (one question fewer,
+    /// for a store where each question is a round trip to a server; a
+    /// store that counts in-process asks only what it needs).
+    private let countsTogether: Bool
+
+    public init(touched: TouchedWeeks, countsTogether: Bool = false) {
         self.touched = touched
+        self.countsTogether = countsTogether
         stage = touched.weeks.isEmpty ? .done : .weekCounts
+    }
+
+    /// The weeks this write added to, with its rows there.
+    private var addedTo: [(week: Int64, added: [Scrobble])] {
+        touched.weeks.compactMap { week in touched.latest(week).flatMap { $0.isEmpty ? nil : (week, $0) } }
+    }
+
+    private static func later(_ weeks: [(week: Int64, added: [Scrobble])]) -> [Range<Int64>] {
+        weeks.map { $0.added.map(\.instant).min()!..<WeeklyRollup.end(of: $0.week) }
     }
 
     /// The next question, or nil once `plan` is final.
     public var question: Question? {
         switch stage {
-        case .weekCounts: .counts(touched.weeks.map { $0..<WeeklyRollup.end(of: $0) })
-        case .laterCounts: .counts(candidates.map { $0.added.map(\.instant).min()!..<WeeklyRollup.end(of: $0.week) })
+        case .weekCounts: .counts(touched.weeks.map { $0..<WeeklyRollup.end(of: $0) } + (countsTogether ? Self.later(addedTo) : []))
+        case .laterCounts: .counts(Self.later(candidates))
         case .keptRows: .keptRows(weeks: candidates.map(\.week))
         case .scrobbles: .scrobbles(weeks: readBack)
         case .done: nil
@@ -78,7 +94,8 @@ public struct RollupPlanning: Sendable {
     public mutating func answer(counts: [Int]) {
         switch stage {
         case .weekCounts:
-            precondition(counts.count == touched.weeks.count, "one count per touched week")
+            let together = countsTogether ? addedTo : []
+            precondition(counts.count == touched.weeks.count + together.count, "one count per range asked")
             for (week, stored) in zip(touched.weeks, counts) {
                 if let whole = touched.wholeWeek(week, storedCount: stored) {
                     changes[week] = .replace(week: week, rows: WeeklyRollup.rows(week: week, scrobbles: whole))
@@ -88,7 +105,15 @@ public struct RollupPlanning: Sendable {
                     readBack.append(week)
                 }
             }
-            stage = candidates.isEmpty ? (readBack.isEmpty ? .done : .scrobbles) : .laterCounts
+            if countsTogether {
+                // The later counts came with the first: settle them now.
+                var later: [Int64: Int] = [:]
+                for (week, count) in zip(together.map(\.week), counts.dropFirst(touched.weeks.count)) { later[week] = count }
+                for candidate in candidates where later[candidate.week] == candidate.added.count { afterAll.insert(candidate.week) }
+                stage = candidates.isEmpty ? (readBack.isEmpty ? .done : .scrobbles) : .keptRows
+            } else {
+                stage = candidates.isEmpty ? (readBack.isEmpty ? .done : .scrobbles) : .laterCounts
+            }
         case .laterCounts:
             precondition(counts.count == candidates.count, "one count per week added to")
             for (candidate, later) in zip(candidates, counts) where later == candidate.added.count {

@@ -1,4 +1,5 @@
 import Foundation
+import Stores
 import Hummingbird
 import Mustache
 
@@ -13,6 +14,9 @@ public struct PageRenderer: Sendable {
             throw CocoaError(.fileNoSuchFile, userInfo: [NSFilePathErrorKey: "Templates"])
         }
         let library = try await MustacheLibrary(directory: directory.path)
+        // The stylesheet and script are read here, at start-up, on a thread
+        // of their own: never while a request waits, never on Swift's pool.
+        _ = try await DedicatedThread.run(named: "vinylogue.assets") { StaticAssets.version }
         return PageRenderer(library: library)
     }
 

@@ -3,8 +3,8 @@ import Hummingbird
 
 /// The stylesheet and script, loaded once from the module's resources and
 /// served with long cache lifetimes under a versioned URL. They are read
-/// (blocking file reads) at start-up, when `PageRenderer.bundled()` asks for
-/// `version`, never while a request waits.
+/// (blocking file reads) at start-up, on a thread of their own, when
+/// `PageRenderer.bundled()` asks for `version`, never while a request waits.
 enum StaticAssets {
     static let files: [String: (type: String, body: ByteBuffer)] = {
         var files: [String: (String, ByteBuffer)] = [:]

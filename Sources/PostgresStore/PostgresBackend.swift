@@ -19,6 +19,7 @@ public struct PostgresBackend: StoreBackend {
     public var mobileSessions: any MobileSessionStore { PostgresMobileSessionStore(database) }
     public var outbox: any ForwardingOutbox { PostgresForwardingOutbox(database) }
     public var albumCovers: any AlbumCoverStore { PostgresAlbumCoverStore(database) }
+    public var historyCopies: any HistoryCopyStore { PostgresHistoryCopyStore(database) }
     public var receivedListens: any ReceivedListenStore { PostgresReceivedListenStore(database) }
     public var notices: (any FleetNotices)? { PostgresFleetNotices(database) }
 }

@@ -289,6 +289,8 @@ public final class PostgresDatabase: Sendable {
                 PRIMARY KEY (user_id, instant, artist, track, album, artist_mbid, album_mbid, track_mbid))
             """,
         ]),
+        // History copies as durable jobs (`PostgresHistoryCopyStore`).
+        Migration(name: "history-copies", statements: PostgresHistoryCopyStore.tables),
     ]
 
     /// Applies the migrations this database has not had, holding an

@@ -131,6 +131,7 @@ public final class ArchiveDatabase: Sendable {
         SQLiteMobileSessionStore.registerMigrations(in: &migrator)
         SQLiteForwardingOutbox.registerMigrations(in: &migrator)
         SQLiteScrobbleStore.registerEchoMigration(in: &migrator)
+        SQLiteHistoryCopyStore.registerMigrations(in: &migrator)
         return migrator
     }
 

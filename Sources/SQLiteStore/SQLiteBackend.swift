@@ -34,6 +34,7 @@ public struct SQLiteBackend: StoreBackend {
     public var mobileSessions: any MobileSessionStore { SQLiteMobileSessionStore(database) }
     public var outbox: any ForwardingOutbox { SQLiteForwardingOutbox(database) }
     public var albumCovers: any AlbumCoverStore { SQLiteAlbumCoverStore(database) }
+    public var historyCopies: any HistoryCopyStore { SQLiteHistoryCopyStore(database) }
     public var receivedListens: any ReceivedListenStore { SQLiteReceivedListenStore(database) }
     public var notices: (any FleetNotices)? { nil }
 }

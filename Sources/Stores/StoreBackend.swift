@@ -28,6 +28,8 @@ public protocol StoreBackend: Sendable {
     var mobileSessions: any MobileSessionStore { get }
     var outbox: any ForwardingOutbox { get }
     var albumCovers: any AlbumCoverStore { get }
+    /// History copies as durable jobs.
+    var historyCopies: any HistoryCopyStore { get }
     /// Listens a player sent, kept and queued in one transaction.
     var receivedListens: any ReceivedListenStore { get }
     /// How instances tell each other what changed; nil with one process

@@ -8,8 +8,8 @@ import VinylogueCore
 
 /// The database chosen once, with what the Last.fm client and the art
 /// store keep in it.
-struct OpenedStorage: Sendable {
-    let backend: any StoreBackend
+public struct OpenedStorage: Sendable {
+    public let backend: any StoreBackend
     /// Where Last.fm's answers are kept: the fleet's with PostgreSQL.
     let responseCache: any LastFMResponseCache
     /// The fleet's one Last.fm request budget; nil for one process's own.
@@ -22,7 +22,7 @@ extension Composition {
     /// The one choice of database: PostgreSQL when one is configured (its
     /// tables set up, the fleet's request budget prepared), else SQLite in
     /// the data directory, opened on a thread of its own.
-    func openStorage(dataDir: String? = nil) async throws -> OpenedStorage {
+    public func openStorage(dataDir: String? = nil) async throws -> OpenedStorage {
         if let postgres = try await migratedPostgres() {
             let permits = PostgresRequestPermits(postgres, limit: configuration.lastFM.requestsPerSecond)
             try await permits.prepare()

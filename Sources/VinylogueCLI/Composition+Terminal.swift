@@ -27,6 +27,17 @@ extension Composition {
 }
 
 extension Composition {
+    /// Every store of the one configured database, for a command, with a
+    /// PostgreSQL server that cannot be used said so with what to check.
+    func openStoresForCommand(dataDir: String?) async throws -> any StoreBackend {
+        do {
+            return try await openStorage(dataDir: dataDir).backend
+        } catch let error as DatabaseUnavailable {
+            throw CommandFailure("\(error) Check --database (or DATABASE_URL) and that the PostgreSQL server is running and accepts this user.",
+                                 exitCode: .configuration)
+        }
+    }
+
     /// The archive a command reads and writes (`openArchive`), with a
     /// PostgreSQL server that cannot be used said so with what to check.
     func openArchiveForCommand(dataDir: String?) async throws -> any ScrobbleArchive {

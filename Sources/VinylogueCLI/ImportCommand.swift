@@ -175,12 +175,19 @@ struct SyncCommand: AsyncParsableCommand {
         }
         try await ServeCommand.composing(.withDatabase(databaseURL)) { composition in
             do {
-                let store = try await composition.openArchiveForCommand(dataDir: dataDir)
+                let stores = try await composition.openStoresForCommand(dataDir: dataDir)
+                let store = stores.archive
                 let sync = composition.sync(of: username, into: store)
                 let fromListenBrainz = username.service == .listenBrainz
                 // Checked first: an unknown name fails with "not found" before
                 // anything is stored, and a new archive takes the service's spelling.
                 let username = try await (fromListenBrainz ? composition.listenBrainz.user(username) : composition.lastFM.user(username)).name
+                // The same job a server's copy runs as: never two at once.
+                let copying = ClaimedCopy(copies: stores.historyCopies, clock: composition.clock)
+                guard let claim = try await copying.claim(username) else {
+                    throw CommandFailure("\(username)'s history is being copied by another process (a server, or another sync) right now. "
+                        + "Wait for it to finish; a sync then copies only what is new.", exitCode: .upstream)
+                }
                 if let pending = try await sync.pending(for: username) {
                     Terminal.standardError.write(pending.totalPages > 0
                         ? "Resuming the interrupted sync at page \(pending.nextPage) of \(pending.totalPages).\n"
@@ -188,7 +195,7 @@ struct SyncCommand: AsyncParsableCommand {
                 }
                 let bar = BarBox(composition.progressBar())
                 let noun = fromListenBrainz ? "listens" : "scrobbles"
-                let summary = try await sync.sync(username) { p in
+                let summary = try await copying.run(claim, sync) { p in
                     let place = p.reachedBack.map { "back to \(Self.day($0))" } ?? "page \(p.pagesDone)/\(p.totalPages)"
                     await bar.update(p.fraction, "\(place), \(grouped(p.imported)) new \(noun)")
                 }

@@ -24,6 +24,7 @@ import Testing
             "mobile-sessions",
             "forwarding outbox",
             "scrobble echoes",
+            "history copies",
         ])
     }
 
@@ -41,6 +42,7 @@ import Testing
             "mobile-sessions",
             "forwarding-outbox",
             "scrobble-echoes",
+            "history-copies",
         ])
     }
 }

@@ -1,5 +1,7 @@
 import Foundation
 import ListenBrainzTestServer
+import SQLiteStore
+import Stores
 import Testing
 import VinylogueCore
 
@@ -51,6 +53,35 @@ import VinylogueCore
             let again = try await vinylogue(["sync", "lb:dana", "--data-dir", data.path], environment: env)
             #expect(again.status == 0, "\(again.stderr)")
             #expect(again.stdout.contains("Synced lb:Dana from ListenBrainz: 0 new listens"), "\(again.stdout)")
+        }
+    }
+
+    /// `sync` runs as the same durable job a server's copy runs as: while
+    /// another process holds dana's copy it refuses, saying so, and copies
+    /// nothing; once the copy is free it runs, and the job records it done.
+    @Test func aSyncWaitsForACopyAnotherProcessHolds() async throws {
+        try await Self.withFake { fake, env, data in
+            let copies = SQLiteHistoryCopyStore(try ArchiveDatabase(directory: data))
+            let dana = try Username("lb:Dana")
+            let held = try #require(try await copies.claim(dana, at: Date(), lease: 600))
+            let refused = try await vinylogue(["sync", "lb:dana", "--data-dir", data.path], environment: env)
+            #expect(refused.status == 3)
+            #expect(refused.stderr.contains("lb:Dana's history is being copied by another process (a server, or another sync) right now."),
+                    "\(refused.stderr)")
+            // Nothing was copied: the archive has no listens of hers.
+            let chart = try await vinylogue(["chart", "lb:dana", "--week", "2020-05-20", "--data-dir", data.path], environment: env)
+            #expect(chart.status == 2, "\(chart.stdout)")
+            #expect(try await copies.copy(of: dana)?.state == .copying)
+
+            #expect(try await copies.finish(held, failure: "stopped by its worker", at: Date()))
+            let run = try await vinylogue(["sync", "lb:dana", "--data-dir", data.path], environment: env)
+            #expect(run.status == 0, "\(run.stderr)")
+            let copy = try #require(try await copies.copy(of: dana))
+            #expect(copy.state == .done && copy.reason == nil && copy.leaseUntil == nil)
+            #expect(copy.pagesDone > 0)
+            let stored = LastFMWeekCalendar.weeks(from: Self.history.firstWeek.from, closedBy: Self.end + LastFMWeekCalendar.weekLength)
+                .flatMap { Self.history.scrobbles(in: $0) }.filter { $0.instant <= Self.end }
+            #expect(copy.scrobbles == stored.count)
         }
     }
 

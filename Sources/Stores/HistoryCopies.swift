@@ -1,0 +1,107 @@
+import Foundation
+import VinylogueCore
+
+/// A copy of one person's listening history from their service (Last.fm,
+/// or ListenBrainz for `lb:` people) into the archive, as the database
+/// keeps it: one row per person, whichever process runs the copy.
+public struct HistoryCopy: Sendable, Hashable {
+    public enum State: String, Sendable, Hashable, CaseIterable {
+        /// Waiting for a worker.
+        case queued
+        /// Claimed by a worker, whose lease runs until `leaseUntil`.
+        case copying
+        /// Every page copied.
+        case done
+        /// Stopped with `reason`; queued again when asked for again.
+        case failed
+    }
+
+    public let user: Username
+    public var state: State
+    /// Why it failed, in words for the person.
+    public var reason: String?
+    /// Pages copied so far, of `pagesTotal` (0 while not known).
+    public var pagesDone: Int
+    public var pagesTotal: Int
+    /// Scrobbles stored by this copy so far.
+    public var scrobbles: Int
+    public var queuedAt: Date
+    public var updatedAt: Date
+    /// While copying: when the worker's claim ends unless it renews it.
+    public var leaseUntil: Date?
+
+    public init(user: Username, state: State, reason: String? = nil, pagesDone: Int = 0, pagesTotal: Int = 0, scrobbles: Int = 0,
+                queuedAt: Date, updatedAt: Date, leaseUntil: Date? = nil) {
+        self.user = user
+        self.state = state
+        self.reason = reason
+        self.pagesDone = pagesDone
+        self.pagesTotal = pagesTotal
+        self.scrobbles = scrobbles
+        self.queuedAt = queuedAt
+        self.updatedAt = updatedAt
+        self.leaseUntil = leaseUntil
+    }
+}
+
+/// A claim on one person's copy: only its holder may report progress or
+/// end it, and only while its lease lasts (or until another claims it).
+public struct CopyClaim: Sendable, Hashable {
+    public let user: Username
+    /// A random value naming this claim in the row.
+    public let holder: String
+    public let copy: HistoryCopy
+
+    public init(user: Username, holder: String, copy: HistoryCopy) {
+        self.user = user
+        self.holder = holder
+        self.copy = copy
+    }
+}
+
+/// History copies as durable jobs: queued, claimed with a lease (as the
+/// forwarding outbox claims its rows), done, or failed with a reason. A
+/// copy whose worker died is claimed again once its lease has run out, and
+/// resumes where the archive's own sync state says (`SyncState`), so no
+/// person is copied twice at once anywhere in a fleet, and none is lost to
+/// a crash. `SQLiteHistoryCopyStore` and `PostgresHistoryCopyStore` play it;
+/// one contract test suite runs against both.
+public protocol HistoryCopyStore: Sendable {
+    /// Queues a copy of `user`: a new one, or one done or failed before (a
+    /// refresh). One queued or copying already is left as it is. Returns
+    /// the row as it is now.
+    func queue(_ user: Username, at now: Date) async throws -> HistoryCopy
+    /// Claims the copy queued longest ago, or one whose worker's lease ran
+    /// out, for `lease` seconds; nil when none waits.
+    func claimNext(at now: Date, lease: TimeInterval) async throws -> CopyClaim?
+    /// Claims `user`'s copy as `holder` (queuing it first when there is
+    /// none, or it is done or failed): nil while another worker holds it,
+    /// unless `isGone` says that worker has stopped (a process on this
+    /// machine that no longer runs), whose claim is then taken over.
+    func claim(_ user: Username, as holder: String, at now: Date, lease: TimeInterval,
+               takingOverFrom isGone: @Sendable (String) -> Bool) async throws -> CopyClaim?
+    /// Records progress and renews the lease; false when the claim is no
+    /// longer this holder's (its lease ran out and another took it): the
+    /// worker must stop.
+    func progress(_ claim: CopyClaim, pagesDone: Int, pagesTotal: Int, scrobbles: Int, at now: Date, lease: TimeInterval) async throws -> Bool
+    /// Ends the claimed copy: done, or failed with `reason` when given.
+    /// False when the claim was no longer this holder's.
+    func finish(_ claim: CopyClaim, failure reason: String?, at now: Date) async throws -> Bool
+    /// `user`'s copy as it stands, nil when none was ever queued.
+    func copy(of user: Username) async throws -> HistoryCopy?
+}
+
+extension HistoryCopyStore {
+    /// Claims `user`'s copy under a fresh holder name, taking over no one.
+    public func claim(_ user: Username, at now: Date, lease: TimeInterval) async throws -> CopyClaim? {
+        try await claim(user, as: CopyClaim.newHolder(), at: now, lease: lease, takingOverFrom: { _ in false })
+    }
+}
+
+extension CopyClaim {
+    /// A fresh random name for a claim's holder.
+    public static func newHolder() -> String {
+        var generator = SystemRandomNumberGenerator()
+        return (0..<16).map { _ in String(UInt8.random(in: .min ... .max, using: &generator), radix: 16) }.joined()
+    }
+}

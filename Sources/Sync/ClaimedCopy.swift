@@ -1,0 +1,91 @@
+import Foundation
+import Stores
+import VinylogueCore
+
+/// Runs one person's history copy under its claim (`HistoryCopyStore`):
+/// each page stored renews the lease and records how far the copy has
+/// come, and the copy ends done, or failed with the reason in words for
+/// the person. The sync itself resumes from the archive's own state
+/// (`SyncState`), so a copy taken over after a crash goes on where the
+/// last page ended.
+public struct ClaimedCopy: Sendable {
+    public let copies: any HistoryCopyStore
+    public let clock: WallClock
+    /// How long a claim lasts without a page stored: long enough for
+    /// Last.fm's retries of one page, short enough that a copy whose
+    /// process died is taken over soon.
+    public let lease: TimeInterval
+
+    public init(copies: any HistoryCopyStore, clock: WallClock, lease: TimeInterval = 300) {
+        self.copies = copies
+        self.clock = clock
+        self.lease = lease
+    }
+
+    /// Claims `user`'s copy; nil while another process holds it. A copy
+    /// held by a process of this machine that no longer runs (a sync killed
+    /// or crashed) is taken over at once, without waiting out its lease.
+    public func claim(_ user: Username) async throws(SourceError) -> CopyClaim? {
+        do {
+            return try await copies.claim(user, as: Self.holderName(), at: clock.now, lease: lease, takingOverFrom: Self.isGone)
+        } catch {
+            throw Self.storage(error)
+        }
+    }
+
+    /// "HOST/PID/RANDOM": which machine and process holds a claim.
+    static func holderName() -> String {
+        "\(hostName())/\(getpid())/\(CopyClaim.newHolder())"
+    }
+
+    /// This machine's name (`gethostname`: Foundation's `hostName` is not
+    /// safe to call from several threads on Linux).
+    static func hostName() -> String {
+        var buffer = [CChar](repeating: 0, count: 256)
+        guard gethostname(&buffer, buffer.count - 1) == 0 else { return "localhost" }
+        return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    /// Whether `holder` names a process of this machine that has ended.
+    @Sendable static func isGone(_ holder: String) -> Bool {
+        let parts = holder.split(separator: "/")
+        guard parts.count == 3, parts[0] == hostName(), let pid = Int32(parts[1]), pid > 0 else { return false }
+        return kill(pid, 0) != 0 && errno == ESRCH
+    }
+
+    /// Runs `sync` for the claimed person, telling `progress` as it goes;
+    /// the claim ends with the copy. A lease lost meanwhile (the process
+    /// stalled past it and another took over) is an error after the sync.
+    public func run(_ claim: CopyClaim, _ sync: ScrobbleSync,
+                    progress: @Sendable (SyncProgress) async -> Void = { _ in }) async throws(SourceError) -> SyncSummary {
+        let held = HeldFlag()
+        let summary: SyncSummary
+        do {
+            summary = try await sync.sync(claim.user) { step in
+                let kept = (try? await copies.progress(claim, pagesDone: step.pagesDone, pagesTotal: step.totalPages, scrobbles: step.imported,
+                                                      at: clock.now, lease: lease)) ?? true
+                if !kept { await held.lose() }
+                await progress(step)
+            }
+        } catch {
+            _ = try? await copies.finish(claim, failure: error.message, at: clock.now)
+            throw error
+        }
+        let ended: Bool
+        do { ended = try await copies.finish(claim, failure: nil, at: clock.now) } catch { throw Self.storage(error) }
+        guard ended, await held.held else {
+            throw .storage(detail: "the copy of \(claim.user.value) was taken over by another process while this one was stalled; "
+                + "what both stored is kept once")
+        }
+        return summary
+    }
+
+    static func storage(_ error: any Error) -> SourceError {
+        error as? SourceError ?? .storage(detail: "the copies' table could not be used (\(error))")
+    }
+
+    private actor HeldFlag {
+        var held = true
+        func lose() { held = false }
+    }
+}

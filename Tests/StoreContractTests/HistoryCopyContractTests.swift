@@ -1,0 +1,113 @@
+import Foundation
+import Testing
+import VinylogueCore
+import Stores
+
+/// History copies as durable jobs, on both stores: queued once, claimed by
+/// one worker at a time with a lease, taken over when the lease runs out
+/// (a worker that died), ended only by their holder, queued again to refresh.
+@Suite struct HistoryCopyContractTests {
+    typealias Backend = StoreContractTests.Backend
+    static let now = Date(timeIntervalSince1970: 1_790_000_000)
+    static let rj = try! Username("RJ"), ana = try! Username("ana"), lb = try! Username("lb:tomo")
+
+    @Test(arguments: Backend.allCases)
+    func aCopyIsQueuedOnceAndClaimedByOneWorkerAtATime(_ backend: Backend) async throws {
+        try await StoreContractTests.withStores(backend) { stores in
+            let copies = stores.historyCopies
+            #expect(try await copies.copy(of: Self.rj) == nil)
+            #expect(try await copies.claimNext(at: Self.now, lease: 60) == nil)
+            let queued = try await copies.queue(Self.rj, at: Self.now)
+            #expect(queued.state == .queued && queued.user.value == "RJ" && queued.queuedAt == Self.now)
+            // Queued again while waiting: the same row, not a second one.
+            #expect(try await copies.queue(try Username("rj"), at: Self.now.addingTimeInterval(5)).queuedAt == Self.now)
+            _ = try await copies.queue(Self.ana, at: Self.now.addingTimeInterval(1))
+            // The longest waiting first; a copying one is not claimed again while its lease lasts.
+            let first = try #require(try await copies.claimNext(at: Self.now.addingTimeInterval(10), lease: 60))
+            #expect(first.user == Self.rj && first.copy.state == .copying)
+            let second = try #require(try await copies.claimNext(at: Self.now.addingTimeInterval(10), lease: 60))
+            #expect(second.user == Self.ana)
+            #expect(try await copies.claimNext(at: Self.now.addingTimeInterval(20), lease: 60) == nil)
+            #expect(try await copies.claim(Self.rj, at: Self.now.addingTimeInterval(20), lease: 60) == nil)
+            #expect(try await copies.copy(of: Self.rj)?.leaseUntil == Self.now.addingTimeInterval(70))
+        }
+    }
+
+    @Test(arguments: Backend.allCases)
+    func aCopyWhoseWorkerStoppedIsTakenOverAndTheOldHolderCanNoLongerWrite(_ backend: Backend) async throws {
+        try await StoreContractTests.withStores(backend) { stores in
+            let copies = stores.historyCopies
+            let dead = try #require(try await copies.claim(Self.lb, at: Self.now, lease: 60))
+            #expect(try await copies.progress(dead, pagesDone: 3, pagesTotal: 10, scrobbles: 600, at: Self.now.addingTimeInterval(30), lease: 60))
+            // The lease renewed to 90: not yet free at 89.
+            #expect(try await copies.claimNext(at: Self.now.addingTimeInterval(89), lease: 60) == nil)
+            let next = try #require(try await copies.claimNext(at: Self.now.addingTimeInterval(90), lease: 60))
+            #expect(next.user == Self.lb && next.holder != dead.holder)
+            // Progress so far is kept for the next worker to read.
+            #expect(next.copy.pagesDone == 3 && next.copy.pagesTotal == 10 && next.copy.scrobbles == 600)
+            #expect(try await copies.progress(dead, pagesDone: 4, pagesTotal: 10, scrobbles: 800, at: Self.now.addingTimeInterval(91), lease: 60) == false)
+            #expect(try await copies.finish(dead, failure: nil, at: Self.now.addingTimeInterval(92)) == false)
+            #expect(try await copies.copy(of: Self.lb)?.state == .copying)
+            #expect(try await copies.finish(next, failure: nil, at: Self.now.addingTimeInterval(100)))
+            let done = try #require(try await copies.copy(of: Self.lb))
+            #expect(done.state == .done && done.leaseUntil == nil && done.updatedAt == Self.now.addingTimeInterval(100))
+        }
+    }
+
+    @Test(arguments: Backend.allCases)
+    func aFailedOrDoneCopyIsQueuedAgainToRefresh(_ backend: Backend) async throws {
+        try await StoreContractTests.withStores(backend) { stores in
+            let copies = stores.historyCopies
+            let claim = try #require(try await copies.claim(Self.rj, at: Self.now, lease: 60))
+            #expect(try await copies.finish(claim, failure: "Last.fm says this user does not exist.", at: Self.now.addingTimeInterval(1)))
+            let failed = try #require(try await copies.copy(of: Self.rj))
+            #expect(failed.state == .failed && failed.reason == "Last.fm says this user does not exist.")
+            // A failed copy is not claimed by a worker looking for work...
+            #expect(try await copies.claimNext(at: Self.now.addingTimeInterval(2), lease: 60) == nil)
+            // ...until it is asked for again: queued afresh, its reason and figures cleared.
+            let again = try await copies.queue(Self.rj, at: Self.now.addingTimeInterval(3))
+            #expect(again.state == .queued && again.reason == nil && again.pagesDone == 0)
+            let retry = try #require(try await copies.claimNext(at: Self.now.addingTimeInterval(4), lease: 60))
+            #expect(try await copies.finish(retry, failure: nil, at: Self.now.addingTimeInterval(5)))
+            // `claim` of a done copy queues it and claims it at once (a terminal sync).
+            let refresh = try #require(try await copies.claim(Self.rj, at: Self.now.addingTimeInterval(6), lease: 60))
+            #expect(refresh.copy.state == .copying && refresh.copy.queuedAt == Self.now.addingTimeInterval(6))
+        }
+    }
+
+    /// A copy whose holder is known to have stopped (a killed sync on this
+    /// machine) is taken over at once; one whose holder may still run is not.
+    @Test(arguments: Backend.allCases)
+    func aCopyHeldByAStoppedWorkerIsTakenOverAtOnce(_ backend: Backend) async throws {
+        try await StoreContractTests.withStores(backend) { stores in
+            let copies = stores.historyCopies
+            let killed = try #require(try await copies.claim(Self.rj, as: "here/41/a", at: Self.now, lease: 600, takingOverFrom: { _ in false }))
+            #expect(try await copies.claim(Self.rj, as: "here/42/b", at: Self.now.addingTimeInterval(1), lease: 600,
+                                           takingOverFrom: { $0 == "here/7/z" }) == nil)
+            let next = try #require(try await copies.claim(Self.rj, as: "here/42/b", at: Self.now.addingTimeInterval(2), lease: 600,
+                                                           takingOverFrom: { $0 == "here/41/a" }))
+            #expect(next.holder == "here/42/b")
+            #expect(try await copies.progress(killed, pagesDone: 1, pagesTotal: 2, scrobbles: 1, at: Self.now.addingTimeInterval(3), lease: 600) == false)
+            #expect(try await copies.finish(next, failure: nil, at: Self.now.addingTimeInterval(4)))
+        }
+    }
+
+    /// Ten workers ask at once for one waiting copy: exactly one gets it.
+    @Test(arguments: Backend.allCases)
+    func workersAskingAtOnceTakeACopyOnce(_ backend: Backend) async throws {
+        try await StoreContractTests.withStores(backend) { stores in
+            let copies = stores.historyCopies
+            _ = try await copies.queue(Self.ana, at: Self.now)
+            let taken = try await withThrowingTaskGroup(of: Bool.self) { group in
+                for n in 0..<10 {
+                    group.addTask {
+                        n % 2 == 0 ? try await copies.claimNext(at: Self.now, lease: 60) != nil
+                            : try await copies.claim(Self.ana, at: Self.now, lease: 60) != nil
+                    }
+                }
+                return try await group.reduce(0) { $0 + ($1 ? 1 : 0) }
+            }
+            #expect(taken == 1)
+        }
+    }
+}

@@ -19,19 +19,19 @@ import VinylogueCore
     /// and read until it prints the line saying where it listens: the test
     /// waits for that event, not for a port to start answering.
     final class Child: Sendable {
-        let process: Process
+        let process: ChildProcess
         let readiness: Task<String, any Error>
 
         /// Starts `binary`, whose `output` (standard output or error) will
         /// carry a line starting with `marker` and then the URL it serves.
         init(_ binary: URL, _ arguments: [String], environment: [String: String]? = nil,
-             marker: String, output: KeyPath<Process, Any?>) throws {
-            process = Process()
+             marker: String, output: KeyPath<ChildProcess, Any?>) throws {
+            process = ChildProcess()
             process.executableURL = binary
             process.arguments = arguments
             if let environment { process.environment = environment }
             let pipe = Pipe()
-            if output == \Process.standardError {
+            if output == \ChildProcess.standardError {
                 process.standardError = pipe
                 process.standardOutput = FileHandle.nullDevice
             } else {
@@ -88,7 +88,7 @@ import VinylogueCore
             return Task {
                 await withCheckedContinuation { (done: CheckedContinuation<Int32, Never>) in
                     let once = Mutex(false)
-                    let finish: @Sendable (Process) -> Void = { ended in
+                    let finish: @Sendable (ChildProcess) -> Void = { ended in
                         if once.withLock({ let first = !$0; $0 = true; return first }) { done.resume(returning: ended.terminationStatus) }
                     }
                     process.terminationHandler = finish

@@ -15,8 +15,8 @@ import Sync
     }
 
     /// Starts `vinylogue arguments` with stdout and stderr in one file.
-    static func start(_ arguments: [String], in dir: URL) throws -> (Process, URL) {
-        let process = Process()
+    static func start(_ arguments: [String], in dir: URL) throws -> (ChildProcess, URL) {
+        let process = ChildProcess()
         process.executableURL = try KillTests.executable()
         process.arguments = arguments
         process.environment = ["PATH": "/usr/bin:/bin", "HOME": dir.path, "TZ": "UTC", "NO_COLOR": "1"]
@@ -30,7 +30,7 @@ import Sync
         return (process, log)
     }
 
-    static func finish(_ started: (Process, URL)) throws -> Outcome {
+    static func finish(_ started: (ChildProcess, URL)) throws -> Outcome {
         started.0.waitUntilExit()
         return Outcome(status: started.0.terminationStatus, output: try String(contentsOf: started.1, encoding: .utf8))
     }

@@ -54,8 +54,8 @@ private let testClock = WallClock.fixed(Date(timeIntervalSince1970: 1_794_000_00
 
     /// Starts the built fake server `name` (`fake-lastfm`, `fake-listenbrainz`)
     /// and reads the address it prints on its first line; the caller stops it.
-    static func fakeServer(_ name: String, _ arguments: [String]) throws -> (process: Process, url: String) {
-        let server = Process()
+    static func fakeServer(_ name: String, _ arguments: [String]) throws -> (process: ChildProcess, url: String) {
+        let server = ChildProcess()
         server.executableURL = try executable(name)
         server.arguments = arguments
         let output = Pipe()
@@ -77,8 +77,8 @@ private let testClock = WallClock.fixed(Date(timeIntervalSince1970: 1_794_000_00
         return (server, url)
     }
 
-    static func importProcess(_ binary: URL, file: String, dataDir: URL) throws -> Process {
-        let process = Process()
+    static func importProcess(_ binary: URL, file: String, dataDir: URL) throws -> ChildProcess {
+        let process = ChildProcess()
         process.executableURL = binary
         process.arguments = ["import", file, "--user", "alice", "--data-dir", dataDir.path, "--batch-size", "200"]
         process.standardOutput = FileHandle.nullDevice
@@ -93,9 +93,9 @@ private let testClock = WallClock.fixed(Date(timeIntervalSince1970: 1_794_000_00
     /// watching run on their own thread: other tests running in parallel can
     /// keep Swift's cooperative threads busy for long enough that a starved
     /// watcher lets the child finish unseen (seen in CI).
-    static func launchAndStop(_ launch: @escaping @Sendable () throws -> Process, afterNextCommit count: @escaping @Sendable () throws -> Int,
-                              delay: Duration? = nil) async throws -> Process {
-        try await withCheckedThrowingContinuation { (done: CheckedContinuation<Process, any Error>) in
+    static func launchAndStop(_ launch: @escaping @Sendable () throws -> ChildProcess, afterNextCommit count: @escaping @Sendable () throws -> Int,
+                              delay: Duration? = nil) async throws -> ChildProcess {
+        try await withCheckedThrowingContinuation { (done: CheckedContinuation<ChildProcess, any Error>) in
             let watcher = Thread {
                 do {
                     let before = try count()
@@ -136,7 +136,7 @@ private let testClock = WallClock.fixed(Date(timeIntervalSince1970: 1_794_000_00
         var interrupted = 0
         var counts: [Int] = []
         for round in 0..<7 {
-            let launch: @Sendable () throws -> Process = { try Self.importProcess(binary, file: file, dataDir: killed) }
+            let launch: @Sendable () throws -> ChildProcess = { try Self.importProcess(binary, file: file, dataDir: killed) }
             let archived: @Sendable () throws -> Int = { try store.count(for: alice) }
             // Right after a batch commits (the first round always lands
             // mid-import: the archive is empty and every batch commits), and
@@ -192,8 +192,8 @@ private let testClock = WallClock.fixed(Date(timeIntervalSince1970: 1_794_000_00
         let binary = try Self.executable()
         let data = dir.url.appendingPathComponent("data")
         let store = try SQLiteScrobbleStore(database: ArchiveDatabase(directory: data))
-        @Sendable func syncProcess() throws -> Process {
-            let process = Process()
+        @Sendable func syncProcess() throws -> ChildProcess {
+            let process = ChildProcess()
             process.executableURL = binary
             process.arguments = ["sync", "rj", "--data-dir", data.path]
             var environment = ProcessInfo.processInfo.environment
@@ -255,8 +255,8 @@ private let testClock = WallClock.fixed(Date(timeIntervalSince1970: 1_794_000_00
         let binary = try KillTests.executable()
         let data = dir.url.appendingPathComponent("data")
         let store = try SQLiteScrobbleStore(database: ArchiveDatabase(directory: data))
-        @Sendable func syncProcess() throws -> Process {
-            let process = Process()
+        @Sendable func syncProcess() throws -> ChildProcess {
+            let process = ChildProcess()
             process.executableURL = binary
             process.arguments = ["sync", "lb:rob", "--data-dir", data.path]
             var environment = ProcessInfo.processInfo.environment

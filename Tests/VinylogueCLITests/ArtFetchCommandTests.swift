@@ -226,7 +226,7 @@ import VinylogueCore
 
 /// A `vinylogue` process still running, for tests that interrupt it.
 struct RunningVinylogue {
-    let process: Process
+    let process: ChildProcess
     let home: URL
     let exit: Task<Int32, Never>
 
@@ -240,7 +240,7 @@ struct RunningVinylogue {
 
 /// Starts `vinylogue` as `vinylogue(_:environment:)` does, without waiting.
 func startVinylogue(_ arguments: [String], environment: [String: String] = [:]) throws -> RunningVinylogue {
-    let process = Process()
+    let process = ChildProcess()
     process.executableURL = try vinylogueBinary()
     process.arguments = arguments
     let home = FileManager.default.temporaryDirectory.appendingPathComponent("vinylogue-cli-\(UUID().uuidString)")

@@ -1,6 +1,7 @@
 import Foundation
 import LastFMTestServer
 import Testing
+import TestSupport
 import VinylogueCore
 
 /// What one run of the `vinylogue` binary did.
@@ -23,7 +24,7 @@ func vinylogueBinary() throws -> URL {
 /// Runs `vinylogue` with `arguments` in a clean environment plus
 /// `environment`, in `directory` when given.
 func vinylogue(_ arguments: [String], environment: [String: String] = [:], in directory: URL? = nil) async throws -> Run {
-    let process = Process()
+    let process = ChildProcess()
     process.executableURL = try vinylogueBinary()
     process.arguments = arguments
     if let directory { process.currentDirectoryURL = directory }

@@ -194,7 +194,9 @@ public struct ScrobbleImporter: Sendable {
     /// its log. Symbolic links are not followed, and neither they nor pipes
     /// or devices are read; each is listed as skipped.
     static func files(in directory: String) throws -> Listing {
-        let root = URL(fileURLWithPath: directory).standardizedFileURL
+        // The directory named is followed when it is itself a link (the
+        // person named it); links below it are not.
+        let root = URL(fileURLWithPath: directory).resolvingSymlinksInPath().standardizedFileURL
         let keys: [URLResourceKey] = [.isRegularFileKey, .isDirectoryKey, .isSymbolicLinkKey]
         guard let walker = FileManager.default.enumerator(at: root, includingPropertiesForKeys: keys) else {
             throw SourceError.unreadableFile(path: directory, reason: "the directory could not be listed")

@@ -130,6 +130,21 @@ import ZIPFoundation
         #expect(device.stderr.contains("“/dev/zero” could not be read: it is a device, not a file"), "\(device.stderr)")
     }
 
+    /// A directory named through a symbolic link (`latest -> exports/2026`)
+    /// is the directory the person means: its files are imported, named
+    /// below it. It found nothing: the walk did not enter the link.
+    @Test func aDirectoryGivenThroughALinkIsImported() async throws {
+        let folder = try Folder()
+        let dir = folder.url.appendingPathComponent("exports")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        try Self.csv.write(to: dir.appendingPathComponent("a.csv"), atomically: true, encoding: .utf8)
+        let link = folder.url.appendingPathComponent("latest").path
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: dir.path)
+        let run = try await vinylogue(["import", link, "--user", "ann", "--data-dir", folder.data])
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(run.stdout.split(separator: "\n").contains { $0.trimmingCharacters(in: .whitespaces).hasPrefix("a.csv ") }, "\(run.stdout)")
+    }
+
     @Test func membersAreNamedBelowTheDirectoryHoweverItIsSpelt() async throws {
         let folder = try Folder()
         let dir = folder.url.appendingPathComponent("dir1")

@@ -49,8 +49,15 @@ struct LastFMScrobbleRoutes: Sendable {
                 let body = try await request.body.collect(upTo: Self.maxBodyBytes)
                 // pylast puts `username` in the address and the rest in the body.
                 fields.merge(FormFields(encoded: String(buffer: body)).values) { _, body in body }
+            } catch is NIOTooManyBytesError {
+                // Last.fm's error, with HTTP's own status for it: a body
+                // announced by its length gets the same 413 before it is read.
+                var response = format(fields["format"]).error(
+                    .invalidParameters, "The request is larger than \(Self.maxBodyBytes) bytes; send at most 50 scrobbles at a time.")
+                response.status = .contentTooLarge
+                return response
             } catch {
-                return format(fields["format"]).error(.invalidParameters, "The request is larger than \(Self.maxBodyBytes) bytes; send at most 50 scrobbles at a time.")
+                return format(fields["format"]).error(.invalidParameters, "The request's body could not be read; send it again.")
             }
         }
         let answer = format(fields["format"])

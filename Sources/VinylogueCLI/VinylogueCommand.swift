@@ -30,7 +30,8 @@ public struct VinylogueCommand: AsyncParsableCommand {
             }
             Foundation.exit(0)
         } catch let failure as CommandFailure {
-            Terminal.standardError.write("vinylogue: \(failure.message)\n")
+            // A failure may quote a file's or a service's own words: printed visibly.
+            Terminal.standardError.write("vinylogue: \(Terminal.printable(failure.message))\n")
             Foundation.exit(failure.exitCode.rawValue)
         } catch {
             let code = exitCode(for: error)

@@ -28,6 +28,24 @@ import ZIPFoundation
         #"{"listened_at": \#(instant), "track_metadata": {"artist_name": "\#(artist)", "release_name": "Dummy", "track_name": "\#(track)"}}"#
     }
 
+    /// A downloaded ZIP names its own members and holds its own lines: a
+    /// terminal's control sequences (or a NUL) in either are printed as
+    /// visible escapes, never sent to the terminal as they are.
+    @Test func controlCharactersInAnExportArePrintedVisibly() async throws {
+        let folder = try Folder()
+        let zip = try folder.zip("listenbrainz_mallory_1700000000.zip", [
+            ("listens/2020/1\u{1B}]0;owned\u{07}\u{1B}[2J.jsonl", [Self.listen(1_580_495_100, "Portishead", "Sour Times"),
+                                                               "{\"listened_at\": \"\u{1B}[31mred\u{0}\"}"].joined(separator: "\n")),
+        ])
+        let run = try await vinylogue(["import", zip, "--user", "mallory", "--data-dir", folder.data])
+        #expect(run.status == 0, "\(run.stderr)")
+        for output in [run.stdout, run.stderr] {
+            #expect(!output.unicodeScalars.contains { $0.value < 0x20 && $0 != "\n" || (0x7F...0x9F).contains($0.value) },
+                    "\(output.debugDescription)")
+        }
+        #expect(run.stdout.contains("listens/2020/1\\u{1B}]0;owned\\u{07}\\u{1B}[2J.jsonl"), "\(run.stdout)")
+    }
+
     @Test func aListenBrainzZIPInOneCommand() async throws {
         let folder = try Folder()
         let zip = try folder.zip("listenbrainz_alice_1700000000.zip", [

@@ -23,6 +23,10 @@ public actor ListenBrainzSyncs {
     }
 
     let sync: ScrobbleSync
+    /// Runs each sync as the person's durable history-copy job, so that a
+    /// terminal `sync` or another instance of a fleet never copies the same
+    /// person alongside (nil: in this process only).
+    let copying: ClaimedCopy?
     let clock: WallClock
     let start: @Sendable (@escaping @Sendable () async -> Void) async -> Void
     let freshFor: TimeInterval
@@ -32,9 +36,10 @@ public actor ListenBrainzSyncs {
 
     /// `start` runs a job in the background (the web app's `BackgroundWork`,
     /// which bounds and stops them).
-    public init(sync: ScrobbleSync, clock: WallClock, freshFor: TimeInterval = 3600, retryFailuresAfter: TimeInterval = 300,
-                start: @escaping @Sendable (@escaping @Sendable () async -> Void) async -> Void) {
+    public init(sync: ScrobbleSync, copying: ClaimedCopy? = nil, clock: WallClock, freshFor: TimeInterval = 3600,
+                retryFailuresAfter: TimeInterval = 300, start: @escaping @Sendable (@escaping @Sendable () async -> Void) async -> Void) {
         self.sync = sync
+        self.copying = copying
         self.clock = clock
         self.freshFor = freshFor
         self.retryFailuresAfter = retryFailuresAfter
@@ -57,12 +62,23 @@ public actor ListenBrainzSyncs {
         default: break
         }
         statuses[user.key] = .copying
-        let sync = self.sync, clock = self.clock
+        let sync = self.sync, clock = self.clock, copying = self.copying
         await start {
             let outcome: Status
             do throws(SourceError) {
-                _ = try await sync.sync(user)
-                outcome = .copied(at: clock.now)
+                if let copying {
+                    if let claim = try await copying.claim(user) {
+                        _ = try await copying.run(claim, sync)
+                        outcome = .copied(at: clock.now)
+                    } else {
+                        // Another process copies them now: said as running,
+                        // and asked again after `retryFailuresAfter`.
+                        outcome = .failed(.listenBrainz(.copying(user: user.value)), at: clock.now)
+                    }
+                } else {
+                    _ = try await sync.sync(user)
+                    outcome = .copied(at: clock.now)
+                }
             } catch {
                 outcome = .failed(error, at: clock.now)
             }

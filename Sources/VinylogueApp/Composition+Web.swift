@@ -75,7 +75,8 @@ extension Composition {
                                 shareCards: ShareCardStore(dataDirectory: directory, artwork: artwork), background: background)
         parts.demo = demoOn ? demo : nil
         parts.listenBrainz = listenBrainz
-        parts.listenBrainzSyncs = ListenBrainzSyncs(sync: listenBrainzSync(into: archive), clock: clock) { [background] work in
+        parts.listenBrainzSyncs = ListenBrainzSyncs(sync: listenBrainzSync(into: archive),
+                                                    copying: ClaimedCopy(copies: stores.historyCopies, clock: clock), clock: clock) { [background] work in
             _ = await background.start(work)
         }
         parts.forwarding = forwarding

@@ -2,6 +2,8 @@ import Foundation
 import Hummingbird
 import HummingbirdTesting
 import ListenBrainzTestServer
+import SQLiteStore
+import Stores
 import Testing
 import VinylogueCore
 
@@ -72,6 +74,35 @@ import VinylogueCore
             let removed = try await client.post("/users/lb:erin/remove", [:], session: session)
             #expect(removed.status == .seeOther)
             #expect(try await !harness.lists.users().map(\.name).contains("lb:erin"))
+        }
+    }
+
+    /// An `lb:` user's copy runs as their durable job: while another
+    /// process holds it (a terminal `sync`, another instance), a view says
+    /// the copy is running and starts none alongside; once it is free, a
+    /// later view copies them.
+    @Test func aCopyAnotherProcessHoldsIsNotStartedAlongside() async throws {
+        try await Harness.run { harness, client in
+            await harness.listenBrainz.add(user: "erin", history: Self.history)
+            let erin = try Username("lb:erin")
+            let copies = SQLiteHistoryCopyStore(harness.database)
+            let elsewhere = try #require(try await copies.claim(erin, at: harness.clock.now, lease: 3600))
+            let first = try await client.getOnce("/u/lb:erin/week/2022-07-06")
+            #expect(first.status == .serviceUnavailable)
+            #expect(first.body.contains("Vinylogue is copying lb:erin"), "\(first.body)")
+            await harness.background.idle()
+            // Only the name's check (one listen) was asked; no window of a copy.
+            let asked = await harness.listenBrainz.requests()
+            #expect(asked.allSatisfy { $0.endpoint == "listens" && $0.query["count"] == "1" }, "\(asked.map(\.query))")
+            #expect(try await copies.copy(of: erin)?.state == .copying)
+
+            #expect(try await copies.finish(elsewhere, failure: "stopped", at: harness.clock.now))
+            harness.clock.advance(days: 301.0 / 86_400)
+            _ = try await client.getOnce("/u/lb:erin/week/2022-07-06")
+            await harness.background.idle()
+            let page = try await client.get("/u/lb:erin/week/2022-07-06")
+            #expect(page.status == .ok, "\(page.body)")
+            #expect(try await copies.copy(of: erin)?.state == .done)
         }
     }
 

@@ -60,6 +60,13 @@ struct ImportRun {
         self.member = nil
     }
 
+    /// An empty file: alone, its one line is rejected ("the file is
+    /// empty"); in a collection, its member is listed as skipped, empty
+    /// (`endMember`), and nothing is rejected.
+    mutating func empty() {
+        if listedName == nil { reject(1, "the file is empty") }
+    }
+
     /// A member left alone as a whole (not history, damaged, too large).
     mutating func skipMember(_ name: String, _ reason: String, refused: Bool = false) {
         summary.members.append(MemberSummary(name: name, outcome: refused ? .refused(reason) : .skipped(reason)))

@@ -61,7 +61,7 @@ struct MemberReader {
     mutating func finish(_ run: inout ImportRun) throws {
         if case .sniffing = parser {
             if Self.withoutBOM(head[...]).allSatisfy(JSONArraySplitter.isSpace) {
-                run.reject(1, "the file is empty")
+                run.empty()
                 wasEmpty = true
                 parser = .ignoring
                 return

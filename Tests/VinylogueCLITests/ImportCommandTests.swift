@@ -46,6 +46,21 @@ import ZIPFoundation
         #expect(run.stdout.contains("listens/2020/1\\u{1B}]0;owned\\u{07}\\u{1B}[2J.jsonl"), "\(run.stdout)")
     }
 
+    /// An empty member of a ZIP is listed as skipped, and is not also a
+    /// rejected line (it was counted both ways).
+    @Test func anEmptyMemberIsSkippedNotRejected() async throws {
+        let folder = try Folder()
+        let zip = try folder.zip("listenbrainz_ann_1700000000.zip", [
+            ("listens/2020/1.jsonl", Self.listen(1_580_495_100, "Portishead", "Sour Times")),
+            ("listens/2020/2.jsonl", ""),
+        ])
+        let run = try await vinylogue(["import", zip, "--user", "ann", "--data-dir", folder.data])
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(run.stdout.contains("listens/2020/2.jsonl  skipped: it is empty"), "\(run.stdout)")
+        #expect(run.stdout.contains("Imported 1 scrobbles for ann; 0 duplicates skipped; 0 lines rejected."), "\(run.stdout)")
+        #expect(!run.stdout.contains("rejected listens/2020/2.jsonl"), "\(run.stdout)")
+    }
+
     @Test func aListenBrainzZIPInOneCommand() async throws {
         let folder = try Folder()
         let zip = try folder.zip("listenbrainz_alice_1700000000.zip", [

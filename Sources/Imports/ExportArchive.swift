@@ -83,7 +83,33 @@ struct ExportArchive {
         let recordOffset = size - tailLength + UInt64(record)
         guard offset + directorySize <= recordOffset else { return false }
         if declared == 0 { return !isZIPWithMembers(path) }
-        return UInt64(listed) == declared
+        // The table counted as it is, record by record: an end record that
+        // declares fewer members than it holds would leave the rest unread.
+        guard let held = recordsIn(handle, at: offset, size: directorySize) else { return false }
+        return UInt64(listed) == declared && UInt64(held) == declared
+    }
+
+    /// How many central-directory records fill the `size` bytes at
+    /// `offset` exactly, or nil when they do not (a record cut short, or
+    /// bytes that are not one).
+    private static func recordsIn(_ handle: FileHandle, at offset: UInt64, size: UInt64) -> Int? {
+        // A table of contents past 64 MiB (a million members) is left to ZIPFoundation.
+        guard size <= 64 << 20 else { return nil }
+        guard (try? handle.seek(toOffset: offset)) != nil, let data = try? handle.read(upToCount: Int(size)),
+              data.count == Int(size) else { return nil }
+        let bytes = [UInt8](data)
+        var at = 0, count = 0
+        while at < bytes.count {
+            guard at + 46 <= bytes.count, bytes[at] == 0x50, bytes[at + 1] == 0x4B, bytes[at + 2] == 0x01, bytes[at + 3] == 0x02 else {
+                return nil
+            }
+            let name = Int(bytes[at + 28]) | Int(bytes[at + 29]) << 8
+            let extra = Int(bytes[at + 30]) | Int(bytes[at + 31]) << 8
+            let comment = Int(bytes[at + 32]) | Int(bytes[at + 33]) << 8
+            at += 46 + name + extra + comment
+            count += 1
+        }
+        return at == bytes.count ? count : nil
     }
 
     /// Whether the file starts with a local file header (a member).

@@ -231,4 +231,25 @@ import ZIPFoundation
         let intact = try await vinylogue(["import", good, "--user", "ann", "--data-dir", folder.data])
         #expect(intact.status == 0 && intact.stdout.contains("Imported 1 scrobbles"), "\(intact.stdout)\(intact.stderr)")
     }
+
+    /// A ZIP whose end record declares fewer members than its table of
+    /// contents holds: the members past the count were left out, and the
+    /// import said nothing of them. Now the table is counted as it is.
+    @Test func aZIPDeclaringFewerMembersThanItHoldsIsSaidToBeDamaged() async throws {
+        let folder = try Folder()
+        let lines = ["1580495100,x,Radiohead,,OK Computer,,Airbag,", "1580495400,x,Radiohead,,OK Computer,,Paranoid Android,",
+                     "1580495800,x,Radiohead,,OK Computer,,Subterranean Homesick Alien,"]
+        let header = "uts,utc_time,artist,artist_mbid,album,album_mbid,track,track_mbid\n"
+        let three = try folder.zip("three.zip", lines.enumerated().map { ("\($0.offset).csv", header + $0.element + "\n") })
+        var bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: three)))
+        let end = try #require(stride(from: bytes.count - 22, through: 0, by: -1).first {
+            bytes[$0] == 0x50 && bytes[$0 + 1] == 0x4B && bytes[$0 + 2] == 5 && bytes[$0 + 3] == 6
+        })
+        bytes.replaceSubrange(end + 8..<end + 12, with: [2, 0, 2, 0])
+        let path = folder.url.appendingPathComponent("fewer.zip").path
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+        let run = try await vinylogue(["import", path, "--user", "ann", "--data-dir", folder.data])
+        #expect(run.status == 1, "\(run.stdout)\(run.stderr)")
+        #expect(run.stderr.contains("table of contents is damaged"), "\(run.stderr)")
+    }
 }

@@ -351,7 +351,8 @@ public struct PostgresScrobbleStore: ScrobbleArchive {
         if rows.count <= smallWrite, table == "scrobble" {
             // A player's few listens: one statement, where COPY takes a
             // round trip more.
-            let s = rows.map(\.0)
+            // NULs dropped, as COPY's text drops them (PostgreSQL's text holds none).
+            let s = rows.map { CopyText.withoutNUL($0.0) }
             try await connection.query("""
                 INSERT INTO scrobble(user_id, instant, artist, track, album, artist_mbid, album_mbid, track_mbid, source)
                 SELECT \(userID), k.instant, k.artist, k.track, k.album,
@@ -515,6 +516,19 @@ enum CopyText {
             }
             if buffer.readableBytes > 0 { try await writer.write(buffer) }
         }
+    }
+
+    /// `text` without NULs, as `write` sends it (PostgreSQL's text holds none).
+    static func withoutNUL(_ text: String) -> String {
+        text.utf8.contains(0) ? String(decoding: text.utf8.filter { $0 != 0 }, as: UTF8.self) : text
+    }
+
+    static func withoutNUL(_ text: String?) -> String? { text.map(withoutNUL) }
+
+    /// `s` with every name and id as `write` sends them.
+    static func withoutNUL(_ s: Scrobble) -> Scrobble {
+        Scrobble(instant: s.instant, artist: withoutNUL(s.artist), album: withoutNUL(s.album), track: withoutNUL(s.track),
+                 artistMBID: withoutNUL(s.artistMBID), albumMBID: withoutNUL(s.albumMBID), trackMBID: withoutNUL(s.trackMBID))
     }
 
     static func write(_ text: String?, to buffer: inout ByteBuffer) {

@@ -72,8 +72,13 @@ extension PostgresScrobbleStore {
 
     /// Writes `rows` over the kept rows at the same ranks (adding those
     /// past the last), in one statement.
-    static func upsertCharts(_ rows: [WeeklyRollup.ChartRow], userID: Int64, _ connection: PostgresConnection, _ logger: Logger) async throws {
-        guard !rows.isEmpty else { return }
+    static func upsertCharts(_ given: [WeeklyRollup.ChartRow], userID: Int64, _ connection: PostgresConnection, _ logger: Logger) async throws {
+        guard !given.isEmpty else { return }
+        // NULs dropped, as COPY's text drops them.
+        let rows = given.map { row in
+            WeeklyRollup.ChartRow(week: row.week, kind: row.kind, entry: ChartEntry(rank: row.entry.rank, artist: CopyText.withoutNUL(row.entry.artist),
+                                  name: CopyText.withoutNUL(row.entry.name), plays: row.entry.plays, mbid: CopyText.withoutNUL(row.entry.mbid)))
+        }
         try await connection.query("""
             INSERT INTO weekly_chart(user_id, week, kind, rank, artist, name, plays, mbid, album_key)
             SELECT \(userID), r.week, r.kind, r.rank, r.artist, r.name, r.plays, CASE WHEN r.has_mbid THEN r.mbid END,

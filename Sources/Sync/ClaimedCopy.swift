@@ -33,9 +33,17 @@ public struct ClaimedCopy: Sendable {
         }
     }
 
-    /// "HOST/PID/RANDOM": which machine and process holds a claim.
+    /// "HOST~PIDNAMESPACE/PID/RANDOM": which machine and process holds a claim.
     static func holderName() -> String {
-        "\(hostName())/\(getpid())/\(CopyClaim.newHolder())"
+        "\(machine())/\(getpid())/\(CopyClaim.newHolder())"
+    }
+
+    /// This machine and PID namespace: two containers sharing a host name
+    /// have their own process ids, so a pid is only judged where it was
+    /// taken.
+    static func machine() -> String {
+        let namespace = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/ns/pid")) ?? "no-namespace"
+        return hostName() + "~" + namespace.filter { $0.isNumber }
     }
 
     /// This machine's name (`gethostname`: Foundation's `hostName` is not
@@ -49,43 +57,79 @@ public struct ClaimedCopy: Sendable {
     /// Whether `holder` names a process of this machine that has ended.
     @Sendable static func isGone(_ holder: String) -> Bool {
         let parts = holder.split(separator: "/")
-        guard parts.count == 3, parts[0] == hostName(), let pid = Int32(parts[1]), pid > 0 else { return false }
+        guard parts.count == 3, parts[0] == machine(), let pid = Int32(parts[1]), pid > 0 else { return false }
         return kill(pid, 0) != 0 && errno == ESRCH
     }
 
     /// Runs `sync` for the claimed person, telling `progress` as it goes;
-    /// the claim ends with the copy. A lease lost meanwhile (the process
-    /// stalled past it and another took over) is an error after the sync.
+    /// the claim ends with the copy. A claim lost meanwhile (the process
+    /// stalled past its lease and another took over, or the lease could not
+    /// be renewed three pages running) stops the sync at the next page and
+    /// is an error.
     public func run(_ claim: CopyClaim, _ sync: ScrobbleSync,
-                    progress: @Sendable (SyncProgress) async -> Void = { _ in }) async throws(SourceError) -> SyncSummary {
+                    progress: @escaping @Sendable (SyncProgress) async -> Void = { _ in }) async throws(SourceError) -> SyncSummary {
         let held = HeldFlag()
-        let summary: SyncSummary
-        do {
-            summary = try await sync.sync(claim.user) { step in
-                let kept = (try? await copies.progress(claim, pagesDone: step.pagesDone, pagesTotal: step.totalPages, scrobbles: step.imported,
-                                                      at: clock.now, lease: lease)) ?? true
-                if !kept { await held.lose() }
-                await progress(step)
+        let copies = self.copies, clock = self.clock, lease = self.lease
+        let outcome: Result<SyncSummary, SourceError> = await withTaskGroup(of: Result<SyncSummary, SourceError>.self) { group in
+            group.addTask {
+                do throws(SourceError) {
+                    return .success(try await sync.sync(claim.user) { step in
+                        let renewed: Bool?
+                        do {
+                            renewed = try await copies.progress(claim, pagesDone: step.pagesDone, pagesTotal: step.totalPages,
+                                                                scrobbles: step.imported, at: clock.now, lease: lease)
+                        } catch {
+                            renewed = nil
+                        }
+                        // Taken over, or the lease could not be renewed three
+                        // times running: this worker stops (between pages).
+                        if await held.renewal(renewed) == false { withUnsafeCurrentTask { $0?.cancel() } }
+                        await progress(step)
+                    })
+                } catch {
+                    return .failure(error)
+                }
             }
-        } catch {
+            return await group.next() ?? .failure(.storage(detail: "the copy of \(claim.user.value) did not run"))
+        }
+        switch outcome {
+        case .failure(let error):
             _ = try? await copies.finish(claim, failure: error.message, at: clock.now)
+            if await held.held == false { throw Self.takenOver(claim) }
             throw error
+        case .success(let summary):
+            let ended: Bool
+            do { ended = try await copies.finish(claim, failure: nil, at: clock.now) } catch { throw Self.storage(error) }
+            guard ended, await held.held else { throw Self.takenOver(claim) }
+            return summary
         }
-        let ended: Bool
-        do { ended = try await copies.finish(claim, failure: nil, at: clock.now) } catch { throw Self.storage(error) }
-        guard ended, await held.held else {
-            throw .storage(detail: "the copy of \(claim.user.value) was taken over by another process while this one was stalled; "
-                + "what both stored is kept once")
-        }
-        return summary
+    }
+
+    static func takenOver(_ claim: CopyClaim) -> SourceError {
+        .storage(detail: "the copy of \(claim.user.value) was taken over by another process while this one was stalled; "
+            + "what both stored is kept once")
     }
 
     static func storage(_ error: any Error) -> SourceError {
         error as? SourceError ?? .storage(detail: "the copies' table could not be used (\(error))")
     }
 
+    /// Whether the claim is still this worker's, from its renewals.
     private actor HeldFlag {
         var held = true
-        func lose() { held = false }
+        private var failedRenewals = 0
+
+        /// Records one renewal (true: renewed; false: taken over; nil: the
+        /// database could not say); returns whether the claim still holds.
+        func renewal(_ renewed: Bool?) -> Bool {
+            switch renewed {
+            case true?: failedRenewals = 0
+            case false?: held = false
+            case nil:
+                failedRenewals += 1
+                if failedRenewals >= 3 { held = false }
+            }
+            return held
+        }
     }
 }

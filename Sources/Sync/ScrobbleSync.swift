@@ -223,6 +223,9 @@ public struct ScrobbleSync: Sendable {
         let walk = state
         var current: SyncState? = state
         while let here = current {
+            // A cancelled copy (its claim lost, the server stopping) stops
+            // between pages; the stored state resumes it.
+            if Task.isCancelled { throw .storage(detail: "the copy of \(user.value) was stopped; it resumes where it stopped") }
             let slice: SyncSlice
             if let ready = prefetched, ready.at == here {
                 slice = ready.slice

@@ -31,8 +31,13 @@ public final class ChildProcess: @unchecked Sendable {
     public var standardError: Any?
     /// `FileHandle` or `Pipe` (its reading end); nil: this process's own.
     public var standardInput: Any?
-    /// Called once the child has ended, on a thread of its own.
-    public var terminationHandler: (@Sendable (ChildProcess) -> Void)?
+    /// Called once the child has ended, on a thread of its own (set it
+    /// before `run`, or at any time: it is read when the child ends).
+    public var terminationHandler: (@Sendable (ChildProcess) -> Void)? {
+        get { handler.withLock { $0 } }
+        set { handler.withLock { $0 = newValue } }
+    }
+    private let handler = Mutex<(@Sendable (ChildProcess) -> Void)?>(nil)
 
     private struct Ended { var status: Int32 }
     private let ended = Mutex<Ended?>(nil)
@@ -52,19 +57,29 @@ public final class ChildProcess: @unchecked Sendable {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
-        func redirect(_ target: Any?, to fd: Int32, reading: Bool) {
-            let source: Int32? = switch target {
+        // Foundation's `nullDevice` has no descriptor on Linux (-1): it, and
+        // a standard input not given, are /dev/null, opened here.
+        let null = open("/dev/null", O_RDWR | O_CLOEXEC)
+        guard null >= 0 else { throw SpawnFailed(path: "/dev/null", code: errno) }
+        defer { close(null) }
+        var failure: Int32 = 0
+        func check(_ code: Int32) { if code != 0 && failure == 0 { failure = code } }
+        func redirect(_ target: Any?, to fd: Int32, reading: Bool, otherwise: Int32?) {
+            var source: Int32? = switch target {
             case let pipe as Pipe: reading ? pipe.fileHandleForReading.fileDescriptor : pipe.fileHandleForWriting.fileDescriptor
             case let handle as FileHandle: handle.fileDescriptor
-            default: nil
+            default: otherwise
             }
-            if let source { posix_spawn_file_actions_adddup2(&actions, source, fd) }
+            if let given = source, given < 0 { source = null }
+            if let source { check(posix_spawn_file_actions_adddup2(&actions, source, fd)) }
         }
-        redirect(standardInput, to: 0, reading: true)
-        redirect(standardOutput, to: 1, reading: false)
-        redirect(standardError, to: 2, reading: false)
-        _ = spawnActionsAddCloseFrom(&actions, 3)
-        if let directory = currentDirectoryURL?.path { _ = directory.withCString { spawnActionsAddChdir(&actions, $0) } }
+        redirect(standardInput, to: 0, reading: true, otherwise: null)
+        redirect(standardOutput, to: 1, reading: false, otherwise: nil)
+        redirect(standardError, to: 2, reading: false, otherwise: nil)
+        check(spawnActionsAddCloseFrom(&actions, 3))
+        if let directory = currentDirectoryURL?.path { check(directory.withCString { spawnActionsAddChdir(&actions, $0) }) }
+        guard failure == 0 else { throw SpawnFailed(path: executable, code: failure) }
+        guard processIdentifier == 0 else { throw SpawnFailed(path: executable, code: EBUSY) }
         let argv = ([executable] + arguments).map { strdup($0) } + [nil]
         let env = (environment ?? ProcessInfo.processInfo.environment).map { strdup("\($0.key)=\($0.value)") } + [nil]
         defer { for pointer in argv + env { free(pointer) } }
@@ -79,7 +94,10 @@ public final class ChildProcess: @unchecked Sendable {
         if let pipe = standardInput as? Pipe { try? pipe.fileHandleForReading.close() }
         let waiter = Thread { [self] in
             var status: Int32 = 0
-            while waitpid(child, &status, 0) == -1 && errno == EINTR {}
+            var reaped: pid_t = -1
+            repeat { reaped = waitpid(child, &status, 0) } while reaped == -1 && errno == EINTR
+            // Not ours to reap (ECHILD): said as killed, never as a clean exit.
+            if reaped == -1 { status = SIGKILL }
             ended.withLock { $0 = Ended(status: status) }
             done.signal()
             terminationHandler?(self)

@@ -190,7 +190,14 @@ struct SyncCommand: AsyncParsableCommand {
                     throw CommandFailure("\(username)'s history is being copied by another process (a server, or another sync) right now. "
                         + "Wait for it to finish; a sync then copies only what is new.", exitCode: .upstream)
                 }
-                if let pending = try await sync.pending(for: username) {
+                // Read while the claim is held; a failure here ends the claim
+                // (run ends it for every other outcome).
+                let pending: SyncState?
+                do throws(SourceError) { pending = try await sync.pending(for: username) } catch {
+                    _ = try? await stores.historyCopies.finish(claim, failure: error.message, at: composition.clock.now)
+                    throw error
+                }
+                if let pending {
                     Terminal.standardError.write(pending.totalPages > 0
                         ? "Resuming the interrupted sync at page \(pending.nextPage) of \(pending.totalPages).\n"
                         : "Resuming the interrupted sync from \(Self.day(pending.toInstant)) back to \(Self.day(pending.fromInstant)).\n")

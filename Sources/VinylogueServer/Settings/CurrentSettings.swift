@@ -58,8 +58,14 @@ public final class CurrentSettings: Sendable {
         }
         if let kept { return kept }
         guard let fresh = try? await store.owned(by: owner).settings() else { return Settings() }
-        keep(fresh, for: owner, readAt: now)
-        return fresh
+        // Kept only if no copy arrived meanwhile: a save made while this
+        // read ran is newer than what it read.
+        return copies.withLock { copies in
+            if let arrived = copies[owner] { return arrived.value }
+            if copies.count >= capacity { copies.removeAll(keepingCapacity: true) }
+            copies[owner] = Copy(value: fresh, readAt: now)
+            return fresh
+        }
     }
 
     /// Waits for the background read of `owner`'s settings under way, if

@@ -14,14 +14,17 @@ public final class CurrentSettings: Sendable {
     private struct Copy {
         var value: Settings
         var readAt: Date
-        /// Bumped by every save, so a read that began before one does not
-        /// put back what it replaced.
+        /// Set anew by every save from one counter that only grows, so a
+        /// read that began before a save (or before the copies were
+        /// dropped and made again) does not put back what it replaced.
         var version = 0
         /// The read under way, if any.
         var refreshing: Task<Void, Never>?
     }
 
     private let copies: Mutex<[ListOwner: Copy]>
+    /// The last version given to a saved copy.
+    private let versions = Atomic<Int>(0)
     private let store: any ListStore
     private let clock: WallClock
     private let refreshInterval: TimeInterval
@@ -63,7 +66,7 @@ public final class CurrentSettings: Sendable {
         return copies.withLock { copies in
             if let arrived = copies[owner] { return arrived.value }
             if copies.count >= capacity { copies.removeAll(keepingCapacity: true) }
-            copies[owner] = Copy(value: fresh, readAt: now)
+            copies[owner] = Copy(value: fresh, readAt: now, version: versions.add(1, ordering: .relaxed).newValue)
             return fresh
         }
     }
@@ -97,7 +100,7 @@ public final class CurrentSettings: Sendable {
             var copy = copies[owner] ?? Copy(value: settings, readAt: readAt)
             copy.value = settings
             copy.readAt = readAt
-            copy.version += 1
+            copy.version = versions.add(1, ordering: .relaxed).newValue
             copies[owner] = copy
         }
     }

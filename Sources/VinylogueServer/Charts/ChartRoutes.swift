@@ -108,10 +108,11 @@ struct ChartRoutes: Sendable {
         view.layout.share = ShareCardContent.links(page, byDate: asked.byDate, labels: labels, base: address.base)
         let status = HTTPResponse.Status(failure: page.failure)
         let html = ByteBuffer(string: pages.html("chart", view))
+        let response = RenderedPages.response(status: status, body: html, contentType: RenderedPages.html)
         if status == .ok && savedCopies.failures.isEmpty && playing == nil {
-            rendered.keep(key, status: status, body: html)
+            rendered.keep(key, status: status, body: html, etag: response.headers[.eTag])
         }
-        return RenderedPages.response(status: status, body: html, contentType: RenderedPages.html)
+        return response
     }
 
     /// "Now playing: “Track” by Artist, from Album".
@@ -174,8 +175,9 @@ enum APIResponse {
     /// `complete` (no saved copy stood in for a part of it).
     static func kept(_ data: Data, key: String, complete: Bool, in rendered: RenderedPages) -> Response {
         let body = ByteBuffer(bytes: data)
-        if complete { rendered.keep(key, status: .ok, body: body, contentType: RenderedPages.json) }
-        return RenderedPages.response(status: .ok, body: body, contentType: RenderedPages.json)
+        let response = RenderedPages.response(status: .ok, body: body, contentType: RenderedPages.json)
+        if complete { rendered.keep(key, status: .ok, body: body, contentType: RenderedPages.json, etag: response.headers[.eTag]) }
+        return response
     }
 
     /// `{"error": "..."}`: the one shape of a JSON failure.

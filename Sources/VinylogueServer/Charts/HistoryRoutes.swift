@@ -91,10 +91,11 @@ struct HistoryRoutes: Sendable {
         view.layout.share = ShareCardContent.links(page, base: address.base)
         let status = HTTPResponse.Status(failure: page.failure)
         let html = ByteBuffer(string: pages.html("history", view))
+        let response = RenderedPages.response(status: status, body: html, contentType: RenderedPages.html)
         if status == .ok && savedCopies.failures.isEmpty {
-            rendered.keep(key, status: status, body: html)
+            rendered.keep(key, status: status, body: html, etag: response.headers[.eTag])
         }
-        return RenderedPages.response(status: status, body: html, contentType: RenderedPages.html)
+        return response
     }
 
     /// `/api/u/{user}/history`: the same as `vinylogue history --json`.

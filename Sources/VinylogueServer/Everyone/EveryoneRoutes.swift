@@ -57,10 +57,11 @@ struct EveryoneRoutes: Sendable {
         var view = EveryonePageView(page, labels: WeekLabels(timeZone: settings.timeZone))
         view.staleNote = savedCopies.note
         let html = ByteBuffer(string: pages.html("everyone", view))
+        let response = RenderedPages.response(status: .ok, body: html, contentType: RenderedPages.html)
         if savedCopies.failures.isEmpty && !page.people.contains(where: { $0.failure?.isTemporary == true }) {
-            rendered.keep(key, status: .ok, body: html)
+            rendered.keep(key, status: .ok, body: html, etag: response.headers[.eTag])
         }
-        return RenderedPages.response(status: .ok, body: html, contentType: RenderedPages.html)
+        return response
     }
 
     /// The page's key in `RenderedPages`: the owner (a page is never served

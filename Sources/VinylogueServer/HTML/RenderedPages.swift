@@ -169,10 +169,12 @@ final class RenderedPages: Sendable {
         return false
     }
 
-    func keep(_ key: String, status: HTTPResponse.Status, body: ByteBuffer, contentType: String = RenderedPages.html) {
+    /// Keeps an answer for `key`; `etag` is the one it was sent with
+    /// (`response(status:body:contentType:)` makes it), so a kept answer
+    /// is hashed once, and a kept card, never sent by this type, not at all.
+    func keep(_ key: String, status: HTTPResponse.Status, body: ByteBuffer, contentType: String = RenderedPages.html, etag: String? = nil) {
         let expires = clock.now.addingTimeInterval(lifetime)
         guard body.readableBytes <= maxBytes / 4 else { return }
-        let etag = status == .ok ? Self.etag(of: body) : nil
         let now = clock.now
         kept.withLock { kept in
             if kept.entries.count >= capacity || kept.bytes + body.readableBytes > maxBytes {

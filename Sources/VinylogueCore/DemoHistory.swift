@@ -116,7 +116,9 @@ public struct DemoCatalog: Sendable {
             while usedNames.contains(artist + name) { name = DemoNames.album(using: &rng) }
             usedNames.insert(artist + name)
             let trackCount = 7 + Int(rng.next() % 8)
-            let tracks = (0..<trackCount).map { _ in DemoNames.track(using: &rng) }
+            var tracks: [String] = []
+            tracks.reserveCapacity(trackCount)
+            for _ in 0..<trackCount { tracks.append(DemoNames.track(using: &rng)) }
             let roll = rng.unit()
             albums.append(Album(
                 artist: artist,
@@ -128,15 +130,20 @@ public struct DemoCatalog: Sendable {
                 isFavourite: rng.unit() < 0.15
             ))
         }
-        // By week, then artist, then title. Compared field by field: a tuple
-        // comparison is generic, and in a debug build it cost more than
-        // making the whole catalogue (every fake Last.fm and every
-        // composition makes one).
-        self.albums = albums.sorted { a, b in
-            if a.discoveredWeek != b.discoveredWeek { return a.discoveredWeek < b.discoveredWeek }
-            if a.artist != b.artist { return a.artist < b.artist }
-            return a.name < b.name
+        // By week, then artist, then title (no two albums share both):
+        // grouped by week first, so only the few albums of one week are
+        // compared. A sort of the whole list, generic and copying albums,
+        // was most of the cost of a catalogue in a debug build, and every
+        // fake Last.fm and every composition makes one.
+        var byWeek = [[Album]](repeating: [], count: weeks)
+        for album in albums { byWeek[album.discoveredWeek].append(album) }
+        var ordered: [Album] = []
+        ordered.reserveCapacity(albums.count)
+        for var week in byWeek {
+            if week.count > 1 { week.sort { $0.artist != $1.artist ? $0.artist < $1.artist : $0.name < $1.name } }
+            ordered.append(contentsOf: week)
         }
+        self.albums = ordered
     }
 
     /// Index of the first album discovered in or after `week`.

@@ -145,7 +145,8 @@ let package = Package(
         .target(
             name: "LastFMTestServer",
             dependencies: [
-                "VinylogueCore", "Artwork", "LocalTestServer",
+                // LastFM and Artwork for the in-process transports.
+                "VinylogueCore", "Artwork", "LastFM", "LocalTestServer",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
@@ -162,7 +163,8 @@ let package = Package(
         .target(
             name: "ListenBrainzTestServer",
             dependencies: [
-                "VinylogueCore", "LocalTestServer",
+                // ListenBrainz for the in-process transport.
+                "VinylogueCore", "ListenBrainz", "LocalTestServer",
                 .product(name: "Hummingbird", package: "hummingbird"),
             ]
         ),

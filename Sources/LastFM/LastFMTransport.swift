@@ -16,8 +16,8 @@ public struct HTTPReply: Sendable {
 
 /// Performs one HTTP GET, or one POST of a form (the calls that change
 /// something, such as `track.scrobble`). The live value uses
-/// AsyncHTTPClient; tests may substitute their own, though the project's
-/// tests prefer a real local server.
+/// AsyncHTTPClient; `inProcess` hands the request to a function in this
+/// process instead (the route tests' fake Last.fm, with no socket).
 public struct LastFMTransport: Sendable {
     public typealias Exchange = @Sendable (_ url: String, _ form: String?, _ timeout: Duration, _ maxBytes: Int) async throws(SourceError) -> HTTPReply
 
@@ -45,6 +45,20 @@ public struct LastFMTransport: Sendable {
         return HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
     }
 
+    /// Requests answered by `answer` in this process, with no socket: a
+    /// local stand-in for Last.fm. The limits are the live transport's: an
+    /// answer over `maxBytes` is malformed, and one that takes longer than
+    /// the timeout is a timeout (the answer is left to finish on its own,
+    /// as a server carries on after a client hangs up).
+    public static func inProcess(_ answer: @escaping @Sendable (_ url: String, _ form: String?) async -> HTTPReply) -> LastFMTransport {
+        LastFMTransport { url, form, timeout, maxBytes throws(SourceError) in
+            let answering = Task { await answer(url, form) }
+            guard let reply = await answering.value(within: timeout) else { throw .timeout }
+            guard reply.body.count <= maxBytes else { throw tooLarge(maxBytes) }
+            return reply
+        }
+    }
+
     /// GETs over `client`, mapping AsyncHTTPClient's errors to `SourceError`.
     public static func live(_ client: HTTPClient, userAgent: String = "Vinylogue/1.0") -> LastFMTransport {
         LastFMTransport { url, form, timeout, maxBytes throws(SourceError) in
@@ -63,14 +77,18 @@ public struct LastFMTransport: Sendable {
             } catch let error as HTTPClientError where [.deadlineExceeded, .readTimeout, .connectTimeout].contains(error) {
                 throw .timeout
             } catch is NIOTooManyBytesError {
-                throw .malformedResponse(detail: "the response was larger than \(maxBytes / 1024) KiB")
+                throw tooLarge(maxBytes)
             } catch {
                 throw .transport(detail: networkFailure(error))
             }
         }
     }
-}
 
+    /// An answer larger than the client accepts.
+    static func tooLarge(_ maxBytes: Int) -> SourceError {
+        .malformedResponse(detail: "the response was larger than \(maxBytes / 1024) KiB")
+    }
+}
 
 /// A short phrase for a network failure, for the sentence a person reads
 /// ("Could not reach Last.fm (the connection was refused)."). Decided by the

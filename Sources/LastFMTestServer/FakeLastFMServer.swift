@@ -16,15 +16,14 @@ import NIOCore
 ///   `held` fault; `POST /_fake/held/release` lets them go.
 ///
 /// `/api/auth/` is Last.fm's web-authentication page (see `FakeLastFM+Auth`).
+///
+/// Where no other process needs the fake, `LastFMTransport.inProcess` and
+/// `ArtworkUpstream.inProcess` hand the app's requests to it directly.
 public enum FakeLastFMServer {
     public static func router(for fake: FakeLastFM) -> Router<BasicRequestContext> {
         let router = Router()
         let api: @Sendable (Request, BasicRequestContext) async throws -> Response = { request, _ in
-            var parameters: [String: String] = [:]
-            for (key, value) in request.uri.queryParameters {
-                parameters[String(key)] = String(value)
-            }
-            let reply = await fake.answer(parameters)
+            let reply = await fake.answer(RequestFields.query(request.uri.query ?? ""))
             return Response(
                 status: HTTPResponse.Status(code: reply.status),
                 headers: [.contentType: reply.contentType],
@@ -36,14 +35,7 @@ public enum FakeLastFMServer {
         // The calls that change something (`track.scrobble`) come as a POSTed form.
         router.post("2.0") { request, _ -> Response in
             let body = try await request.body.collect(upTo: 1 << 20)
-            var parameters: [String: String] = [:]
-            for pair in String(buffer: body).split(separator: "&") {
-                let parts = pair.split(separator: "=", maxSplits: 1).map {
-                    String($0).replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? String($0)
-                }
-                parameters[parts[0]] = parts.count > 1 ? parts[1] : ""
-            }
-            let reply = await fake.answer(parameters)
+            let reply = await fake.answer(RequestFields.form(String(buffer: body)))
             return Response(status: HTTPResponse.Status(code: reply.status), headers: [.contentType: reply.contentType],
                             body: ResponseBody(byteBuffer: ByteBuffer(bytes: reply.body)))
         }

@@ -1,7 +1,5 @@
 import AsyncHTTPClient
 import Foundation
-import NIOCore
-import NIOHTTP1
 import VinylogueCore
 
 /// One page of a user's public listens, newest first.
@@ -45,16 +43,20 @@ public enum SubmitOutcome: Sendable, Hashable {
 /// size and time; every failure is a `SourceError.listenBrainz` sentence.
 public final class ListenBrainzClient: Sendable {
     public let configuration: ListenBrainzConfiguration
-    let http: HTTPClient
+    let transport: ListenBrainzTransport
     let pacing: ListenBrainzPacing
     let budget = RateBudget()
 
-    /// `http` is shared with the rest of the process; the client does not
-    /// shut it down.
-    public init(configuration: ListenBrainzConfiguration, http: HTTPClient, pacing: ListenBrainzPacing = .continuous) {
+    public init(configuration: ListenBrainzConfiguration, transport: ListenBrainzTransport, pacing: ListenBrainzPacing = .continuous) {
         self.configuration = configuration
-        self.http = http
+        self.transport = transport
         self.pacing = pacing
+    }
+
+    /// Over HTTP: `http` is shared with the rest of the process; the
+    /// client does not shut it down.
+    public convenience init(configuration: ListenBrainzConfiguration, http: HTTPClient, pacing: ListenBrainzPacing = .continuous) {
+        self.init(configuration: configuration, transport: .live(http), pacing: pacing)
     }
 
     /// ListenBrainz's most listens per request.
@@ -118,7 +120,7 @@ public final class ListenBrainzClient: Sendable {
         }
         let reply: Reply
         do {
-            reply = try await exchange("\(configuration.apiRoot)/1/submit-listens", method: .POST, token: token, body: body)
+            reply = try await exchange("\(configuration.apiRoot)/1/submit-listens", method: .post, token: token, body: body)
         } catch {
             return .temporaryFailure(error, retryAfter: nil)
         }
@@ -149,7 +151,7 @@ public final class ListenBrainzClient: Sendable {
             let failure: ListenBrainzFailure
             var wait = delay
             do {
-                let reply = try await exchange(url, method: .GET, token: token, body: nil)
+                let reply = try await exchange(url, method: .get, token: token, body: nil)
                 switch reply.status {
                 case 200..<300:
                     return reply
@@ -177,43 +179,15 @@ public final class ListenBrainzClient: Sendable {
 
     /// One request, after its turn in the rate budget; notes the answer's
     /// rate-limit headers.
-    func exchange(_ url: String, method: HTTPMethod, token: String?, body: Data?) async throws(ListenBrainzFailure) -> Reply {
+    func exchange(_ url: String, method: ListenBrainzTransport.Request.Method, token: String?, body: Data?) async throws(ListenBrainzFailure) -> Reply {
         let wait = await budget.take(now: pacing.now(), longest: configuration.longestWait)
         if wait > .zero {
             do { try await pacing.sleep(wait) } catch { throw .timeout }
         }
-        var request = HTTPClientRequest(url: url)
-        request.method = method
-        request.headers.add(name: "User-Agent", value: configuration.userAgent)
-        request.headers.add(name: "Accept", value: "application/json")
-        if let token { request.headers.add(name: "Authorization", value: "Token \(token)") }
-        if let body {
-            request.headers.add(name: "Content-Type", value: "application/json")
-            request.body = .bytes(ByteBuffer(bytes: body))
-        }
-        let limit = configuration.maxResponseBytes
-        let timeout = configuration.timeout
-        do {
-            let nanoseconds = timeout.components.seconds * 1_000_000_000 + timeout.components.attoseconds / 1_000_000_000
-            let response = try await http.execute(request, timeout: .nanoseconds(nanoseconds))
-            let remaining = response.headers.first(name: "X-RateLimit-Remaining").flatMap { Int($0) }
-            let resetIn = response.headers.first(name: "X-RateLimit-Reset-In").flatMap { Int($0) }
-            await budget.note(remaining: remaining, resetIn: resetIn, now: pacing.now())
-            let collected = try await response.body.collect(upTo: limit)
-            return Reply(status: Int(response.status.code), body: Data(collected.readableBytesView), resetIn: resetIn)
-        } catch let error as HTTPClientError where [.deadlineExceeded, .readTimeout, .connectTimeout].contains(error) {
-            throw .timeout
-        } catch is NIOTooManyBytesError {
-            throw .malformedResponse(detail: "the response was larger than \(limit / 1024) KiB")
-        } catch let error as HTTPClientError where error == .remoteConnectionClosed {
-            throw .transport(detail: "the connection was closed unexpectedly")
-        } catch let error as IOError where error.errnoCode == ECONNREFUSED {
-            throw .transport(detail: "the connection was refused")
-        } catch {
-            // NIO's connection errors (refused, DNS) come wrapped; their
-            // text names the host, so it is not repeated.
-            throw .transport(detail: String(reflecting: type(of: error)).contains("Connection") ? "no connection could be made" : "a network error")
-        }
+        let head = try await transport.send(.init(url: url, method: method, token: token, body: body, userAgent: configuration.userAgent,
+                                                  timeout: configuration.timeout, maxBytes: configuration.maxResponseBytes))
+        await budget.note(remaining: head.remaining, resetIn: head.resetIn, now: pacing.now())
+        return Reply(status: head.status, body: try await head.body(), resetIn: head.resetIn)
     }
 
     /// A user name as one URL path segment (`Username` allows only

@@ -1,7 +1,83 @@
 import Foundation
 import VinylogueCore
 
-extension FakeListenBrainzServer {
+extension FakeListenBrainz {
+    /// One call of ListenBrainz's API, however it arrived (over HTTP, or
+    /// handed over in this process).
+    public enum Call: Sendable {
+        /// `GET /1/user/{name}/listens` with its query.
+        case listens(user: String, query: [String: String])
+        /// `POST /1/submit-listens` with the token and the body.
+        case submit(token: String?, body: Data)
+        /// `GET /1/validate-token`.
+        case validateToken(String?)
+    }
+
+    /// What the fake answers a call, with its `X-RateLimit-*` values.
+    public struct Answer: Sendable {
+        public var status: Int
+        public var contentType: String
+        public var body: Data
+        var rate: RateHeaders
+        /// `X-RateLimit-Remaining`.
+        public var remaining: Int { rate.remaining }
+        /// `X-RateLimit-Reset-In`, in seconds.
+        public var resetIn: Int { rate.resetIn }
+    }
+
+    /// Answers one call: the honest reply, then the fault, if any, as
+    /// ListenBrainz's API would (logged, counted in the rate window).
+    public nonisolated func answer(_ call: Call) async -> Answer {
+        switch call {
+        case .listens(let user, let query):
+            return await answer(endpoint: "listens", user: user, query: query) { [self] in
+                await Self.listensReply(self, user: user, query: query)
+            }
+        case .submit(let token, let body):
+            return await answer(endpoint: "submit-listens", user: nil, query: [:]) { [self] in
+                await Self.submitReply(self, token: token, body: body)
+            }
+        case .validateToken(let token):
+            return await answer(endpoint: "validate-token", user: nil, query: [:]) { [self] in
+                guard let token, let user = await self.user(ofToken: token) else {
+                    return .json(["code": 200, "message": "Token invalid.", "valid": false])
+                }
+                return .json(["code": 200, "message": "Token valid.", "valid": true, "user_name": user])
+            }
+        }
+    }
+
+    /// The honest reply, then the fault, with rate-limit values.
+    private nonisolated func answer(endpoint: String, user: String?, query: [String: String],
+                                    honest: @Sendable () async -> Reply) async -> Answer {
+        let (index, fault, rate) = await begin(endpoint: endpoint, user: user, query: query)
+        var reply: Reply
+        switch fault {
+        case .rateLimited(let resetIn)?:
+            reply = .json(["code": 429, "error": "Rate limit exceeded. Try again in \(resetIn) seconds."], status: 429)
+        case .httpStatus(let status)?:
+            reply = Reply(status: status, contentType: "text/html", body: Data("<html><body><h1>\(status)</h1></body></html>".utf8))
+        default:
+            reply = await honest()
+        }
+        switch fault {
+        case .delay(let ms)?: try? await Task.sleep(for: .milliseconds(ms))
+        case .held?: await hold()
+        case .truncated?: reply.body = reply.body.prefix(max(1, reply.body.count / 2))
+        case .malformed?: reply.body = Data("<html>Bad Gateway".utf8)
+        case .wrongTypes?:
+            reply = .json(["payload": ["count": "two", "user_id": user ?? "", "listens": [
+                ["listened_at": "yesterday", "track_metadata": ["artist_name": 7, "track_name": ["x"]]],
+            ]], "status": 1])
+        case .oversized(let bytes)?:
+            reply = .json(["payload": ["count": 0, "user_id": user ?? "", "listens": [Any](),
+                                       "padding": String(repeating: "x", count: bytes)]])
+        default: break
+        }
+        await end(index, status: reply.status)
+        return Answer(status: reply.status, contentType: reply.contentType, body: reply.body, rate: rate)
+    }
+
     /// ListenBrainz's most listens per request (`MAX_ITEMS_PER_GET`).
     static let maxItemsPerGet = 1000
 
@@ -89,5 +165,21 @@ extension FakeListenBrainzServer {
         }
         await fake.record(type: type, listens: listens, for: user)
         return .json(["status": "ok"])
+    }
+}
+
+/// What the fake sends back.
+struct Reply: Sendable {
+    var status: Int
+    var contentType: String
+    var body: Data
+
+    static func json(_ value: Any, status: Int = 200) -> Reply {
+        let data = (try? JSONSerialization.data(withJSONObject: value, options: [.sortedKeys])) ?? Data()
+        return Reply(status: status, contentType: "application/json", body: data)
+    }
+
+    static func error(_ status: Int, _ message: String) -> Reply {
+        .json(["code": status, "error": message], status: status)
     }
 }

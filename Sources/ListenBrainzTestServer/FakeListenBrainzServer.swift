@@ -29,33 +29,23 @@ import VinylogueCore
 ///
 /// Every answer carries `X-RateLimit-Limit`, `-Remaining`, `-Reset-In`
 /// and `-Reset`, as ListenBrainz's do.
+///
+/// Where no other process needs the fake, `ListenBrainzTransport.inProcess`
+/// hands the client's requests to it directly.
 public enum FakeListenBrainzServer {
     public static func router(for fake: FakeListenBrainz) -> Router<BasicRequestContext> {
         let router = Router()
         router.get("1/user/:name/listens") { request, context -> Response in
-            let name = context.parameters.get("name") ?? ""
-            var parameters: [String: String] = [:]
-            for (k, v) in request.uri.queryParameters { parameters[String(k)] = String(v) }
-            let query = parameters
-            return await answer(fake, endpoint: "listens", user: name, query: query) {
-                await listensReply(fake, user: name, query: query)
-            }
+            let call = FakeListenBrainz.Call.listens(user: context.parameters.get("name") ?? "", query: RequestFields.query(request.uri.query ?? ""))
+            return response(await fake.answer(call))
         }
         router.post("1/submit-listens") { request, _ -> Response in
             let body = try await request.body.collect(upTo: 10_240_000 + 1)
-            let token = token(of: request)
-            return await answer(fake, endpoint: "submit-listens", user: nil, query: [:]) {
-                await submitReply(fake, token: token, body: Data(buffer: body))
-            }
+            return response(await fake.answer(.submit(token: token(of: request), body: Data(buffer: body))))
         }
         router.get("1/validate-token") { request, _ -> Response in
             let token = token(of: request) ?? request.uri.queryParameters.get("token").map { String($0) }
-            return await answer(fake, endpoint: "validate-token", user: nil, query: [:]) {
-                guard let token, let user = await fake.user(ofToken: token) else {
-                    return .json(["code": 200, "message": "Token invalid.", "valid": false])
-                }
-                return .json(["code": 200, "message": "Token valid.", "valid": true, "user_name": user])
-            }
+            return response(await fake.answer(.validateToken(token)))
         }
         router.get("test/received") { _, _ -> Response in
             let data = try JSONEncoder().encode(await fake.received())
@@ -97,41 +87,15 @@ public enum FakeListenBrainzServer {
         return router
     }
 
-    /// One answer: the honest reply, then the fault, with rate-limit headers.
-    static func answer(_ fake: FakeListenBrainz, endpoint: String, user: String?, query: [String: String],
-                       honest: @Sendable () async -> Reply) async -> Response {
-        let (index, fault, rate) = await fake.begin(endpoint: endpoint, user: user, query: query)
-        var reply: Reply
-        switch fault {
-        case .rateLimited(let resetIn)?:
-            reply = .json(["code": 429, "error": "Rate limit exceeded. Try again in \(resetIn) seconds."], status: 429)
-        case .httpStatus(let status)?:
-            reply = Reply(status: status, contentType: "text/html", body: Data("<html><body><h1>\(status)</h1></body></html>".utf8))
-        default:
-            reply = await honest()
-        }
-        switch fault {
-        case .delay(let ms)?: try? await Task.sleep(for: .milliseconds(ms))
-        case .held?: await fake.hold()
-        case .truncated?: reply.body = reply.body.prefix(max(1, reply.body.count / 2))
-        case .malformed?: reply.body = Data("<html>Bad Gateway".utf8)
-        case .wrongTypes?:
-            reply = .json(["payload": ["count": "two", "user_id": user ?? "", "listens": [
-                ["listened_at": "yesterday", "track_metadata": ["artist_name": 7, "track_name": ["x"]]],
-            ]], "status": 1])
-        case .oversized(let bytes)?:
-            reply = .json(["payload": ["count": 0, "user_id": user ?? "", "listens": [Any](),
-                                       "padding": String(repeating: "x", count: bytes)]])
-        default: break
-        }
-        await fake.end(index, status: reply.status)
-        var headers: HTTPFields = [.contentType: reply.contentType]
-        headers[HTTPField.Name("X-RateLimit-Limit")!] = String(rate.limit)
-        headers[HTTPField.Name("X-RateLimit-Remaining")!] = String(rate.remaining)
-        headers[HTTPField.Name("X-RateLimit-Reset-In")!] = String(rate.resetIn)
-        headers[HTTPField.Name("X-RateLimit-Reset")!] = String(rate.reset)
-        return Response(status: HTTPResponse.Status(code: reply.status), headers: headers,
-                        body: ResponseBody(byteBuffer: ByteBuffer(bytes: reply.body)))
+    /// An answer as an HTTP response, with its `X-RateLimit-*` headers.
+    static func response(_ answer: FakeListenBrainz.Answer) -> Response {
+        var headers: HTTPFields = [.contentType: answer.contentType]
+        headers[HTTPField.Name("X-RateLimit-Limit")!] = String(answer.rate.limit)
+        headers[HTTPField.Name("X-RateLimit-Remaining")!] = String(answer.rate.remaining)
+        headers[HTTPField.Name("X-RateLimit-Reset-In")!] = String(answer.rate.resetIn)
+        headers[HTTPField.Name("X-RateLimit-Reset")!] = String(answer.rate.reset)
+        return Response(status: HTTPResponse.Status(code: answer.status), headers: headers,
+                        body: ResponseBody(byteBuffer: ByteBuffer(bytes: answer.body)))
     }
 
     static func token(of request: Request) -> String? {
@@ -154,21 +118,5 @@ public enum FakeListenBrainzServer {
     /// Runs the server for the duration of `body`, which gets the API root.
     public static func withRunning<T: Sendable>(_ fake: FakeListenBrainz, _ body: @Sendable (String) async throws -> T) async throws -> T {
         try await LocalServer.withRunning({ onRunning in try await run(fake, onRunning: onRunning) }, body)
-    }
-}
-
-/// What the fake sends back.
-struct Reply: Sendable {
-    var status: Int
-    var contentType: String
-    var body: Data
-
-    static func json(_ value: Any, status: Int = 200) -> Reply {
-        let data = (try? JSONSerialization.data(withJSONObject: value, options: [.sortedKeys])) ?? Data()
-        return Reply(status: status, contentType: "application/json", body: data)
-    }
-
-    static func error(_ status: Int, _ message: String) -> Reply {
-        .json(["code": status, "error": message], status: status)
     }
 }

@@ -23,10 +23,10 @@ extension Composition {
         let directory = dataDirectory(dataDir)
         let storage = try await openStorage(dataDir: dataDir)
         // Without the response cache: each album is asked once, and remembered.
-        let client = LastFMClient(configuration: configuration.lastFM, transport: .live(httpClient), permits: storage.permits, clock: clock,
+        let client = LastFMClient(configuration: configuration.lastFM, transport: lastFMTransport, permits: storage.permits, clock: clock,
                                   logger: logger)
         let (store, palettes) = (storage.backend.albumCovers, storage.palettes)
-        let artwork = ArtworkStore(dataDirectory: directory, upstream: .live(httpClient), imageBase: configuration.imageBase,
+        let artwork = ArtworkStore(dataDirectory: directory, upstream: imageUpstream, imageBase: configuration.imageBase,
                                    maxDiskBytes: configuration.artCacheBytes, clock: clock, palettes: palettes)
         return ArchiveCoverFetch(covers: AlbumCovers(store: store, albums: client, clock: clock), artwork: artwork,
                                  concurrency: min(configuration.lastFM.requestsPerSecond, Self.coverFetchConcurrency))

@@ -58,7 +58,7 @@ extension Composition {
             try await GeneratedHistory(history: demo.history, store: archive).fill(now: clock.now)
             for album in demo.history.catalog.albums { demoCovers.register(artist: album.artist, album: album.name) }
         }
-        let artwork = ArtworkStore(dataDirectory: directory, upstream: .live(httpClient), imageBase: configuration.imageBase,
+        let artwork = ArtworkStore(dataDirectory: directory, upstream: imageUpstream, imageBase: configuration.imageBase,
                                    demoCovers: demoCovers, maxDiskBytes: configuration.artCacheBytes, clock: clock,
                                    palettes: storage.palettes)
         let lastFM = lastFMClient(cache: storage.responseCache, permits: storage.permits)

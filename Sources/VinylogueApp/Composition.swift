@@ -20,6 +20,9 @@ public final class Composition: Sendable {
     public let configuration: VinylogueConfiguration
     public let clock: WallClock
     let httpClient: HTTPClient
+    /// How Last.fm's API and image host are reached (`Transports`).
+    let lastFMTransport: LastFMTransport
+    let imageUpstream: ArtworkUpstream
     /// Last.fm without a cache (the command line's; the web app's keeps
     /// answers in its database).
     public let lastFM: LastFMClient
@@ -40,7 +43,7 @@ public final class Composition: Sendable {
     /// update) says how far it is.
     let migrationProgress: MigrationProgress = MigrationStep.toStandardError
 
-    init(configuration: VinylogueConfiguration, clock: WallClock) throws(DatabaseUnavailable) {
+    init(configuration: VinylogueConfiguration, clock: WallClock, transports: Transports) throws(DatabaseUnavailable) {
         self.configuration = configuration
         do {
             // The pool retries connections on its own and says so at info
@@ -61,17 +64,21 @@ public final class Composition: Sendable {
         logger.logLevel = configuration.logLevel ?? .error
         self.logger = logger
         httpClient = LastFMTransport.makeHTTPClient()
-        lastFM = LastFMClient(configuration: configuration.lastFM, transport: .live(httpClient), clock: clock, logger: logger)
-        listenBrainz = ListenBrainzClient(configuration: configuration.listenBrainz, http: httpClient)
+        lastFMTransport = transports.lastFM(httpClient)
+        imageUpstream = transports.images(httpClient)
+        lastFM = LastFMClient(configuration: configuration.lastFM, transport: lastFMTransport, clock: clock, logger: logger)
+        listenBrainz = ListenBrainzClient(configuration: configuration.listenBrainz, transport: transports.listenBrainz(httpClient))
         demo = DemoChartSource(clock: clock)
     }
 
     /// Runs `body` with the graph for `configuration` and shuts its HTTP
     /// client down after, however `body` ends. With a PostgreSQL database,
     /// its pool runs around `body` (connecting only when first used).
+    /// `transports` are how Last.fm and ListenBrainz are reached: over HTTP
+    /// unless a test hands in stand-ins.
     public static func with<T>(_ configuration: VinylogueConfiguration = .fromProcessEnvironment(), clock: WallClock = .system,
-                               _ body: (Composition) async throws -> T) async throws -> T {
-        let composition = try Composition(configuration: configuration, clock: clock)
+                               transports: Transports = .live, _ body: (Composition) async throws -> T) async throws -> T {
+        let composition = try Composition(configuration: configuration, clock: clock, transports: transports)
         defer { _ = composition }
         do {
             let result: T
@@ -95,7 +102,7 @@ public final class Composition: Sendable {
 
     /// A Last.fm client that keeps answers in `cache` (the web app's).
     public func lastFMClient(cache: any LastFMResponseCache, permits: (any LastFMRequestPermits)? = nil) -> LastFMClient {
-        LastFMClient(configuration: configuration.lastFM, transport: .live(httpClient), cache: cache, permits: permits, clock: clock, logger: logger)
+        LastFMClient(configuration: configuration.lastFM, transport: lastFMTransport, cache: cache, permits: permits, clock: clock, logger: logger)
     }
 
     /// `--data-dir`, else the configured data directory.

@@ -31,7 +31,8 @@ final class TestClock: Sendable {
 let july2023 = Date(timeIntervalSince1970: 1_688_806_800)
 
 /// The app built by the composition root exactly as `serve` builds it,
-/// against a fake Last.fm over real HTTP and a fresh data directory.
+/// against a fake Last.fm and a fake ListenBrainz (answering in this
+/// process, or over HTTP) and a fresh data directory.
 struct Harness: Sendable {
     let fake: FakeLastFM
     /// The local ListenBrainz the app's `LISTENBRAINZ_API_URL` points at.
@@ -58,63 +59,96 @@ struct Harness: Sendable {
         return FileManager.default.isWritableFile(atPath: shm.path) ? shm : FileManager.default.temporaryDirectory
     }()
 
+    /// How the app reaches the fake Last.fm (API, image host) and the fake
+    /// ListenBrainz.
+    enum Fakes: Sendable {
+        /// The app's requests are handed to the fakes directly, in this
+        /// process (`Transports` of in-process stand-ins): no socket.
+        case inProcess
+        /// The fakes serve HTTP on local ports and the app reaches them as
+        /// it reaches the real services (`Transports.live`).
+        case servers
+    }
+
     /// - Parameter patience: how long pages wait for work they can do
-    ///   without: 30 s each by default. 10 s was not enough for a full run
-    ///   on two cores shared with other builds (load 7–12): the name lookup,
-    ///   a cover's details and a failing chart list each took longer.
+    ///   without: 10 s each by default.
     /// - Parameter server: how the app is served; `demo` is set from `demo`.
     ///   With `testing: .live`, give port 0 so the system picks a free one.
+    /// - Parameter fakes: in this process by default; `.servers` for a test
+    ///   about the whole way over HTTP.
     /// - Parameter signIn: configure the key's shared secret, so people sign
     ///   in with Last.fm (through the fake's approval page).
     /// - Parameter postgres: keep accounts, sessions, lists and settings in
     ///   a fresh PostgreSQL database in the test cluster (its URL is then in
     ///   `databaseURL`).
     static func run(demo: Bool = false, signIn: Bool = false, secret: String = "test-secret", postgres: Bool = false, server: ServerConfiguration = ServerConfiguration(), testing: TestingSetup = .router,
+                    fakes: Fakes = .inProcess,
                     patience: Patience = .init(nameLookup: .seconds(10), albumColours: .seconds(10), lastFM: .seconds(10),
                                                                   database: .seconds(10)),
                     _ body: @Sendable (Harness, any TestClientProtocol) async throws -> Void) async throws {
+        let setup = Setup(demo: demo, signIn: signIn, secret: secret, server: server, testing: testing, fakes: fakes, patience: patience)
         guard postgres else {
-            return try await run(demo: demo, signIn: signIn, secret: secret, databaseURL: nil, server: server, testing: testing, patience: patience, body)
+            return try await run(setup, databaseURL: nil, body)
         }
         let cluster = try TestCluster.url()
         try await PostgresDatabase.withTemporaryDatabase(server: cluster + "?sslmode=disable") { url in
-            try await run(demo: demo, signIn: signIn, secret: secret, databaseURL: url, server: server, testing: testing, patience: patience, body)
+            try await run(setup, databaseURL: url, body)
         }
     }
 
-    private static func run(demo: Bool, signIn: Bool, secret: String, databaseURL: String?, server: ServerConfiguration, testing: TestingSetup,
-                            patience: Patience,
-                            _ body: @Sendable (Harness, any TestClientProtocol) async throws -> Void) async throws {
+    /// What a test asked `run` for.
+    private struct Setup: Sendable {
+        var demo: Bool, signIn: Bool, secret: String
+        var server: ServerConfiguration, testing: TestingSetup, fakes: Fakes, patience: Patience
+    }
+
+    private static func run(_ setup: Setup, databaseURL: String?, _ body: @Sendable (Harness, any TestClientProtocol) async throws -> Void) async throws {
         let clock = TestClock(july2023)
         let fake = try FakeLastFM(clock: clock.wallClock)
         let listenBrainz = FakeListenBrainz(clock: clock.wallClock)
         let directory = Self.scratch.appendingPathComponent("vinylogue-routes-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }
-        try await FakeListenBrainzServer.withRunning(listenBrainz) { listenBrainzRoot in
-        try await FakeLastFMServer.withRunning(fake) { url in
-            // The configuration `serve` would read, pointed at the fake
-            // Last.fm and a fresh data directory; built by the same root.
+
+        // The configuration `serve` would read, pointed at the fakes and a
+        // fresh data directory; the app built by the same root.
+        @Sendable func serve(lastFMAPI url: String, listenBrainzRoot: String, transports: Transports) async throws {
             var configuration = VinylogueConfiguration(environment: [:])
             configuration.dataDirectory = directory
-            configuration.lastFM = LastFMConfiguration(apiKey: "test-key", baseURL: url, requestsPerSecond: 200, maxAttempts: 1)
+            configuration.lastFM = LastFMConfiguration(apiKey: "test-key", baseURL: url, requestsPerSecond: 200, maxAttempts: 1, timeout: .seconds(10))
             configuration.listenBrainz = .init(apiRoot: listenBrainzRoot, timeout: .seconds(10), attempts: 1)
-            if signIn {
-                configuration.lastFM.apiSecret = secret
+            if setup.signIn {
+                configuration.lastFM.apiSecret = setup.secret
                 configuration.lastFM.authURL = url.replacingOccurrences(of: "2.0/", with: "api/auth/")
             }
             configuration.imageBase = url.replacingOccurrences(of: "2.0/", with: "i/u/")
             configuration.databaseURL = databaseURL
-            configuration.server = server
-            configuration.server.demo = demo
-            configuration.patience = patience
-            try await Composition.with(configuration, clock: clock.wallClock) { composition in
+            configuration.server = setup.server
+            configuration.server.demo = setup.demo
+            configuration.patience = setup.patience
+            try await Composition.with(configuration, clock: clock.wallClock, transports: transports) { composition in
                 let app = try await composition.buildApplication()
                 let database = try ArchiveDatabase(directory: directory)
                 let harness = Harness(fake: fake, listenBrainz: listenBrainz, clock: clock, lists: SQLiteListStore(database), database: database,
                                       background: composition.background, databaseURL: databaseURL)
-                try await app.test(testing) { client in try await body(harness, client) }
+                try await app.test(setup.testing) { client in try await body(harness, client) }
             }
         }
+
+        switch setup.fakes {
+        case .inProcess:
+            // Addresses nothing answers (`.invalid`): a request that went
+            // around the transports would fail loudly.
+            try await serve(lastFMAPI: "http://fake-lastfm.invalid/2.0/", listenBrainzRoot: "http://fake-listenbrainz.invalid",
+                            transports: Transports(lastFM: .inProcess(fake), images: .inProcess(fake), listenBrainz: .inProcess(listenBrainz)))
+            // What stopping the servers does: answers still held go.
+            await fake.releaseHeld()
+            await listenBrainz.releaseHeld()
+        case .servers:
+            try await FakeListenBrainzServer.withRunning(listenBrainz) { listenBrainzRoot in
+                try await FakeLastFMServer.withRunning(fake) { url in
+                    try await serve(lastFMAPI: url, listenBrainzRoot: listenBrainzRoot, transports: .live)
+                }
+            }
         }
     }
 }

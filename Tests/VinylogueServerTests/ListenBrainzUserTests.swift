@@ -20,7 +20,8 @@ import VinylogueCore
     }
 
     @Test func aListenBrainzUserIsAddedSyncedOnFirstViewAndCharted() async throws {
-        try await Harness.run { harness, client in
+        // Over HTTP, as `serve` reaches ListenBrainz.
+        try await Harness.run(fakes: .servers) { harness, client in
             await harness.listenBrainz.add(user: "erin", history: Self.history)
             let session = try await client.session()
             let added = try await client.post("/users", ["username": "LB:Erin"], session: session)

@@ -268,7 +268,8 @@ import Crypto
     @Test func onAnyFreePortTheCallbackNamesThePortBound() async throws {
         var server = ServerConfiguration()
         server.port = 0
-        try await Harness.run(signIn: true, server: server, testing: .live) { _, client in
+        // The whole way over sockets: the app's, and the fake Last.fm's.
+        try await Harness.run(signIn: true, server: server, testing: .live, fakes: .servers) { _, client in
             let port = try #require(client.port)
             _ = try await Self.startSignIn(client, base: "http://127.0.0.1:\(port)")
             let feed = try await client.get("/u/ybsc/feed.atom")

@@ -68,7 +68,14 @@ public struct DemoHistory: Sendable {
                 instant += Int64(150 + rng.next() % 180)
             }
         }
-        return scrobbles.filter { week.contains($0.instant) }.sorted { $0.instant < $1.instant }
+        // In time order, sessions that share a second in the order they
+        // were made (what a stable sort gives). The order is worked out on
+        // positions, not scrobbles: sorting scrobbles copied them all, most
+        // of the cost of a week in a debug build.
+        let instants = scrobbles.map(\.instant)
+        let order = scrobbles.indices.filter { week.contains(instants[$0]) }
+            .sorted { instants[$0] != instants[$1] ? instants[$0] < instants[$1] : $0 < $1 }
+        return order.map { scrobbles[$0] }
     }
 
     static func fade(age: Int, halfLife: Int) -> Double {

@@ -78,6 +78,10 @@ public actor FakeLastFM {
     let fixtures: Fixtures
     let clock: WallClock
     private var accounts: [String: (name: String, account: Account)] = [:]
+    /// Generated users whose history is made when first asked for (`rj`,
+    /// `demo`): a history costs milliseconds to make, and most tests ask
+    /// for neither.
+    private var unmade: [String: (name: String, history: @Sendable () -> DemoHistory)] = [:]
     private var listeners: [String: (name: String, account: Account)] = [:]
     private let heldAnswers = HeldAnswers()
     private var rules: [FaultRule] = []
@@ -110,8 +114,8 @@ public actor FakeLastFM {
         self.apiKey = apiKey
         self.apiSecret = apiSecret
         accounts["ybsc"] = ("ybsc", .fixtures)
-        accounts["rj"] = ("RJ", .generated(DemoHistory(seed: 7, start: 1_136_073_600)))
-        accounts["demo"] = ("demo", .generated(DemoHistory()))
+        unmade["rj"] = ("RJ", { DemoHistory(seed: 7, start: 1_136_073_600) })
+        unmade["demo"] = ("demo", { DemoHistory() })
         accounts["hidden"] = ("hidden", .privateProfile)
     }
 
@@ -126,6 +130,7 @@ public actor FakeLastFM {
 
     public func add(user: String, _ account: Account) {
         accounts[user.lowercased()] = (user, account)
+        unmade[user.lowercased()] = nil
     }
 
     /// Scrobbles submitted after the fact (Last.fm takes them up to two weeks
@@ -157,11 +162,16 @@ public actor FakeLastFM {
     public func imagesServed() -> [String] { imageLog }
     public func clearLog() { log.removeAll() }
 
-    func knownNames() -> [String] { accounts.values.map(\.name).sorted() }
+    func knownNames() -> [String] { (accounts.values.map(\.name) + unmade.values.map(\.name)).sorted() }
 
     func account(_ name: String?) -> (name: String, account: Account)? {
         guard let name else { return nil }
         if let known = accounts[name.lowercased()] { return known }
+        if let pending = unmade.removeValue(forKey: name.lowercased()) {
+            let made = (pending.name, Account.generated(pending.history()))
+            accounts[name.lowercased()] = made
+            return made
+        }
         return listener(name)
     }
 

@@ -85,7 +85,11 @@ public actor FakeListenBrainz {
         }
 
         /// ListenBrainz keeps one listen per user, instant and track name.
-        var identity: String { "\(listenedAt)\u{1F}\(track)" }
+        struct Identity: Hashable {
+            let listenedAt: Int64
+            let track: String
+        }
+        var identity: Identity { Identity(listenedAt: listenedAt, track: track) }
     }
 
     /// What the fake received on `POST /1/submit-listens` (accepted ones only).
@@ -137,12 +141,17 @@ public actor FakeListenBrainz {
 
     let clock: WallClock
     private var users: [String: (name: String, history: DemoHistory?, extra: [Listen])] = [:]
+    /// Histories made when first asked for (`rob`, `alice`): a history
+    /// costs milliseconds to make, and most tests ask for neither.
+    private var unmade: [String: @Sendable () -> DemoHistory] = [:]
+    /// Each user's listens, newest first, through the end of a week (`listing(of:now:)`).
+    private var listings: [String: (through: Int64, listens: [Listen])] = [:]
     private var tokens: [String: String]
     private var rules: [FaultRule] = []
     private(set) var log: [LoggedRequest] = []
     private var submissions = 0
     private var listensReceived = 0
-    private var kept: [String: Set<String>] = [:]
+    private var kept: [String: Set<Listen.Identity>] = [:]
     private var receivedList: [ReceivedListen] = []
     private var playingNow: [String: Listen] = [:]
     private var playingWaiters: [(user: String, track: String, waiter: CheckedContinuation<Void, Never>)] = []
@@ -159,13 +168,17 @@ public actor FakeListenBrainz {
         self.clock = clock
         self.tokens = tokens
         self.window = rateWindow
-        users["rob"] = ("rob", DemoHistory(seed: 11, start: 1_294_574_400), [])
-        users["alice"] = ("alice", DemoHistory(seed: 23, start: 1_420_977_600), [])
+        users["rob"] = ("rob", nil, [])
+        unmade["rob"] = { DemoHistory(seed: 11, start: 1_294_574_400) }
+        users["alice"] = ("alice", nil, [])
+        unmade["alice"] = { DemoHistory(seed: 23, start: 1_420_977_600) }
     }
 
     /// Adds a user (`history` nil: no listens until some are added or submitted).
     public func add(user: String, history: DemoHistory? = nil) {
         users[user.lowercased()] = (user, history, users[user.lowercased()]?.extra ?? [])
+        unmade[user.lowercased()] = nil
+        listings[user.lowercased()] = nil
     }
 
     /// Adds listens to `user`'s history as if submitted elsewhere (for
@@ -174,6 +187,7 @@ public actor FakeListenBrainz {
         let key = user.lowercased()
         if users[key] == nil { users[key] = (user, nil, []) }
         users[key]!.extra += listens
+        listings[key] = nil
     }
 
     /// Accepts `token` as `user`'s from now on.
@@ -250,27 +264,106 @@ public actor FakeListenBrainz {
     }
 
     /// The user's display name and every listen in `(above, below)`, newest first.
-    func listens(of user: String, above: Int64?, below: Int64?) -> (name: String, listens: [Listen])? {
-        guard let entry = users[user.lowercased()] else { return nil }
+    func listens(of user: String, above: Int64?, below: Int64?) -> (name: String, listens: ArraySlice<Listen>)? {
+        let key = user.lowercased()
+        guard let entry = users[key] else { return nil }
         let now = Int64(clock.now.timeIntervalSince1970)
-        let low = (above ?? Int64.min) , high = min(below ?? Int64.max, now + 1)
-        var all: [Listen] = []
-        if let history = entry.history {
-            var week = LastFMWeekCalendar.week(containing: max(low, history.firstWeek.from))
-            while week.from < high {
-                all += history.scrobbles(in: week).map {
-                    Listen(listenedAt: $0.instant, artist: $0.artist, track: $0.track, release: $0.album.isEmpty ? nil : $0.album,
-                           releaseMBID: $0.albumMBID)
+        let all = listing(of: key, now: now)
+        let low = above ?? Int64.min, high = min(below ?? Int64.max, now + 1)
+        // Newest first: those at or after `high` lead, those at or before `low` trail.
+        let start = Self.firstIndex(in: all) { $0.listenedAt < high }
+        let end = Self.firstIndex(in: all) { $0.listenedAt <= low }
+        return (entry.name, all[start..<max(start, end)])
+    }
+
+    /// Every listen of `user` (a key of `users`) the fake could answer with
+    /// up to the end of the week `now` is in, newest first (by instant, then
+    /// track), one per instant and track as ListenBrainz keeps them: the
+    /// first made wins, generated before added. Made once and kept until the
+    /// clock enters another week or listens are added: made for every
+    /// request, fifteen years of them cost a debug build most of a second.
+    private func listing(of key: String, now: Int64) -> [Listen] {
+        let through = LastFMWeekCalendar.week(containing: now).from
+        if let kept = listings[key], kept.through == through { return kept.listens }
+        guard let entry = users[key] else { return [] }
+        let history = history(of: key)
+        var seen = Set<Listen.Identity>()
+        // Generated weeks come in time order; kept newest first.
+        var generated: [Listen] = []
+        if let history {
+            var week = LastFMWeekCalendar.week(containing: history.firstWeek.from)
+            while week.from <= through {
+                for scrobble in history.scrobbles(in: week) {
+                    let listen = Listen(listenedAt: scrobble.instant, artist: scrobble.artist, track: scrobble.track,
+                                        release: scrobble.album.isEmpty ? nil : scrobble.album, releaseMBID: scrobble.albumMBID)
+                    if seen.insert(listen.identity).inserted { generated.append(listen) }
                 }
                 week = ChartWeek(from: week.to, to: week.to + LastFMWeekCalendar.weekLength)
             }
         }
-        all += entry.extra
-        // One listen per instant and track, as ListenBrainz keeps them.
-        var seen = Set<String>()
-        all = all.filter { $0.listenedAt > low && $0.listenedAt < high && seen.insert($0.identity).inserted }
-        all.sort { ($0.listenedAt, $0.track) > ($1.listenedAt, $1.track) }
-        return (entry.name, all)
+        generated.reverse()
+        Self.sortNewestFirst(&generated, alreadyByInstant: true)
+        var added = entry.extra.filter { seen.insert($0.identity).inserted }
+        Self.sortNewestFirst(&added, alreadyByInstant: false)
+        let listens = Self.merged(generated, added)
+        listings[key] = (through, listens)
+        return listens
+    }
+
+    /// The generated history of `key`, made now if it was not yet.
+    private func history(of key: String) -> DemoHistory? {
+        if let history = users[key]?.history { return history }
+        guard users[key] != nil, let make = unmade.removeValue(forKey: key) else { return nil }
+        let history = make()
+        users[key]!.history = history
+        return history
+    }
+
+    /// Sorts by instant, then track, newest first; with `alreadyByInstant`
+    /// only the runs that share an instant are sorted.
+    private static func sortNewestFirst(_ listens: inout [Listen], alreadyByInstant: Bool) {
+        guard alreadyByInstant else {
+            listens.sort(by: isNewer)
+            return
+        }
+        var start = 0
+        while start < listens.count {
+            var end = start + 1
+            while end < listens.count && listens[end].listenedAt == listens[start].listenedAt { end += 1 }
+            if end - start > 1 { listens[start..<end].sort(by: isNewer) }
+            start = end
+        }
+    }
+
+    /// The first index whose listen is `past` (false for all before it, true
+    /// for all after), by halving.
+    private static func firstIndex(in listens: [Listen], where past: (Listen) -> Bool) -> Int {
+        var low = 0, high = listens.count
+        while low < high {
+            let middle = (low + high) / 2
+            if past(listens[middle]) { high = middle } else { low = middle + 1 }
+        }
+        return low
+    }
+
+    /// Two lists sorted newest first, as one.
+    private static func merged(_ a: [Listen], _ b: [Listen]) -> [Listen] {
+        guard !b.isEmpty else { return a }
+        var all: [Listen] = []
+        all.reserveCapacity(a.count + b.count)
+        var i = 0, j = 0
+        while i < a.count && j < b.count {
+            if isNewer(b[j], than: a[i]) { all.append(b[j]); j += 1 } else { all.append(a[i]); i += 1 }
+        }
+        all += a[i...]
+        all += b[j...]
+        return all
+    }
+
+    /// Whether `a` comes before `b` newest first: a later instant, or the
+    /// same instant and a later track name.
+    private static func isNewer(_ a: Listen, than b: Listen) -> Bool {
+        a.listenedAt != b.listenedAt ? a.listenedAt > b.listenedAt : a.track > b.track
     }
 
     /// The user a token belongs to.

@@ -97,21 +97,49 @@ extension FakeListenBrainz {
         let count = Int(min(countParameter ?? 25, Int64(maxItemsPerGet)))
         // With only min_ts, the oldest listens after it; otherwise the newest.
         let chosen = (minTs != nil && maxTs == nil) ? Array(all.suffix(count)) : Array(all.prefix(count))
-        let listens: [[String: Any]] = chosen.map { l in
-            var metadata: [String: Any] = ["artist_name": l.artist, "track_name": l.track]
-            if let release = l.release { metadata["release_name"] = release }
-            var info: [String: Any] = ["submission_client": "fake-listenbrainz"]
-            if let id = l.recordingMBID { info["recording_mbid"] = id }
-            if let id = l.releaseMBID { info["release_mbid"] = id }
-            if let ids = l.artistMBIDs { info["artist_mbids"] = ids }
-            metadata["additional_info"] = info
-            return ["inserted_at": l.listenedAt + 30, "listened_at": l.listenedAt, "user_name": name,
-                    "recording_msid": msid(l), "track_metadata": metadata]
+        let listens = chosen.map { l in
+            ListensAnswer.Listen(
+                inserted_at: l.listenedAt + 30, listened_at: l.listenedAt, user_name: name, recording_msid: msid(l),
+                track_metadata: .init(artist_name: l.artist, track_name: l.track, release_name: l.release,
+                                      additional_info: .init(submission_client: "fake-listenbrainz", recording_mbid: l.recordingMBID,
+                                                             release_mbid: l.releaseMBID, artist_mbids: l.artistMBIDs)))
         }
-        var payload: [String: Any] = ["count": listens.count, "listens": listens, "user_id": name]
-        if let newest = all.first { payload["latest_listen_ts"] = newest.listenedAt }
-        if let oldest = all.last { payload["oldest_listen_ts"] = oldest.listenedAt }
-        return .json(["payload": payload])
+        return .encoded(ListensAnswer(payload: .init(count: listens.count, listens: listens, user_id: name,
+                                                     latest_listen_ts: all.first?.listenedAt, oldest_listen_ts: all.last?.listenedAt)))
+    }
+
+    /// `GET /1/user/{name}/listens`'s answer as ListenBrainz writes it
+    /// (absent values are left out). Encoded, not built as dictionaries:
+    /// `JSONSerialization` cast every value, the fake's largest cost in a
+    /// debug build.
+    struct ListensAnswer: Encodable {
+        struct Payload: Encodable {
+            let count: Int
+            let listens: [Listen]
+            let user_id: String
+            let latest_listen_ts: Int64?
+            let oldest_listen_ts: Int64?
+        }
+        struct Listen: Encodable {
+            let inserted_at: Int64
+            let listened_at: Int64
+            let user_name: String
+            let recording_msid: String
+            let track_metadata: Metadata
+        }
+        struct Metadata: Encodable {
+            let artist_name: String
+            let track_name: String
+            let release_name: String?
+            let additional_info: AdditionalInfo
+        }
+        struct AdditionalInfo: Encodable {
+            let submission_client: String
+            let recording_mbid: String?
+            let release_mbid: String?
+            let artist_mbids: [String]?
+        }
+        let payload: Payload
     }
 
     /// A stable UUID-shaped id for a listen, as ListenBrainz's `recording_msid`.
@@ -177,6 +205,12 @@ struct Reply: Sendable {
     static func json(_ value: Any, status: Int = 200) -> Reply {
         let data = (try? JSONSerialization.data(withJSONObject: value, options: [.sortedKeys])) ?? Data()
         return Reply(status: status, contentType: "application/json", body: data)
+    }
+
+    static func encoded(_ value: some Encodable, status: Int = 200) -> Reply {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        return Reply(status: status, contentType: "application/json", body: (try? encoder.encode(value)) ?? Data())
     }
 
     static func error(_ status: Int, _ message: String) -> Reply {

@@ -88,24 +88,29 @@ private let testClock = WallClock.fixed(Date(timeIntervalSince1970: 1_794_000_00
     }
 
     /// Starts a child with `launch`, waits until `count` grows (a
-    /// transaction committed) or for `delay` when given, then stops the child
-    /// with SIGSTOP and returns it; the caller kills it. Launching and
-    /// watching run on their own thread: other tests running in parallel can
-    /// keep Swift's cooperative threads busy for long enough that a starved
-    /// watcher lets the child finish unseen (seen in CI).
+    /// transaction committed to the database in `directory`: each write to
+    /// its log is an event to check on, never a poll) or for `delay` when
+    /// given, then stops the child with SIGSTOP and returns it; the caller
+    /// kills it. Launching and watching run on their own thread: other
+    /// tests running in parallel can keep Swift's cooperative threads busy
+    /// for long enough that a starved watcher lets the child finish unseen
+    /// (seen in CI).
     static func launchAndStop(_ launch: @escaping @Sendable () throws -> ChildProcess, afterNextCommit count: @escaping @Sendable () throws -> Int,
-                              delay: Duration? = nil) async throws -> ChildProcess {
+                              in directory: URL, delay: Duration? = nil) async throws -> ChildProcess {
         try await withCheckedThrowingContinuation { (done: CheckedContinuation<ChildProcess, any Error>) in
             let watcher = Thread {
                 do {
+                    let writes = try FileWrites(in: directory)
                     let before = try count()
                     let process = try launch()
                     if let delay {
                         usleep(UInt32(delay.components.seconds * 1_000_000 + delay.components.attoseconds / 1_000_000_000_000))
                     } else {
-                        let deadline = Date().addingTimeInterval(10)
-                        while (try? count()) == before, process.isRunning, Date() < deadline {
-                            usleep(200)
+                        let deadline = ContinuousClock.now + .seconds(10)
+                        // Each wait ends at a write to the log, or after a
+                        // moment to see whether the child is still running.
+                        while (try? count()) == before, process.isRunning, ContinuousClock.now < deadline {
+                            _ = writes.next(endingWith: "-wal", within: .milliseconds(100))
                         }
                     }
                     kill(process.processIdentifier, SIGSTOP)
@@ -142,8 +147,8 @@ private let testClock = WallClock.fixed(Date(timeIntervalSince1970: 1_794_000_00
             // mid-import: the archive is empty and every batch commits), and
             // at random moments.
             let process = round % 2 == 0
-                ? try await Self.launchAndStop(launch, afterNextCommit: archived)
-                : try await Self.launchAndStop(launch, afterNextCommit: archived, delay: .milliseconds(5 + Int(rng.next() % 300)))
+                ? try await Self.launchAndStop(launch, afterNextCommit: archived, in: killed)
+                : try await Self.launchAndStop(launch, afterNextCommit: archived, in: killed, delay: .milliseconds(5 + Int(rng.next() % 300)))
             if process.isRunning { interrupted += 1 }
             kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()
@@ -215,7 +220,7 @@ private let testClock = WallClock.fixed(Date(timeIntervalSince1970: 1_794_000_00
             // Kill right after a page commits (always in the first round), or a little later.
             let before = try store.count(for: rj)
             let delay: Duration? = round == 0 || rng.next() % 2 == 0 ? nil : .milliseconds(50 + Int(rng.next() % 400))
-            let process = try await Self.launchAndStop({ try syncProcess() }, afterNextCommit: { try store.count(for: rj) }, delay: delay)
+            let process = try await Self.launchAndStop({ try syncProcess() }, afterNextCommit: { try store.count(for: rj) }, in: data, delay: delay)
             kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()
             let count = try store.count(for: rj)
@@ -275,7 +280,7 @@ private let testClock = WallClock.fixed(Date(timeIntervalSince1970: 1_794_000_00
         for round in 0..<3 {
             let before = try store.count(for: rob)
             let delay: Duration? = round == 0 || rng.next() % 2 == 0 ? nil : .milliseconds(50 + Int(rng.next() % 400))
-            let process = try await KillTests.launchAndStop({ try syncProcess() }, afterNextCommit: { try store.count(for: rob) }, delay: delay)
+            let process = try await KillTests.launchAndStop({ try syncProcess() }, afterNextCommit: { try store.count(for: rob) }, in: data, delay: delay)
             kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()
             let count = try store.count(for: rob)

@@ -52,7 +52,7 @@ def test_share_button_links_to_the_permalink_and_the_card_is_drawn(pages, stack,
     image = page.locator('meta[property="og:image"]').get_attribute("content")
     assert image == permalink + "/card.png", image
     assert page.locator('meta[name="twitter:image"]').get_attribute("content") == image
-    status, body = http_get(image, timeout=30)
+    status, body = http_get(image, timeout=10)
     assert status == 200
     assert png_size(body) == (1200, 630)
     (SCREENSHOTS / "test_share--card.png").write_bytes(body)

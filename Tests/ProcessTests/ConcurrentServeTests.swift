@@ -121,19 +121,21 @@ import VinylogueCore
         return try JSONDecoder().decode([UpstreamRequest].self, from: Data(body.readableBytesView))
     }
 
-    /// A page's status and whether it says Last.fm is still being waited for.
     /// `request`, sent again once when the server closed the kept-alive
     /// connection just as it was reused (its idle timer and the new request
     /// crossed; no answer was started), as browsers do for such requests.
-    static func execute(_ http: HTTPClient, _ request: HTTPClientRequest, timeout seconds: Int64 = 10) async throws -> HTTPClientResponse {
+    /// With `timeout` nil it has no deadline of its own: for a long poll
+    /// that answers at an event, in a suite with a `.timeLimit`.
+    static func execute(_ http: HTTPClient, _ request: HTTPClientRequest, timeout seconds: Int64? = 10) async throws -> HTTPClientResponse {
+        let deadline = seconds.map { NIODeadline.now() + .seconds($0) } ?? .distantFuture
         do {
-            return try await http.execute(request, timeout: .seconds(seconds))
+            return try await http.execute(request, deadline: deadline)
         } catch let error where (error as? ChannelError) == .ioOnClosedChannel || (error as? HTTPClientError) == .remoteConnectionClosed
                     || (error as? IOError)?.errnoCode == ECONNRESET {
             // A kept-alive connection the server closed on its idle timer
             // as the request went out (seen as a closed channel, or as a
             // reset on the read): sent again once, as browsers do.
-            return try await http.execute(request, timeout: .seconds(seconds))
+            return try await http.execute(request, deadline: seconds.map { NIODeadline.now() + .seconds($0) } ?? .distantFuture)
         }
     }
 

@@ -12,7 +12,9 @@ import VinylogueCore
 /// the upstream taking a batch and the outbox hearing so), and started
 /// again each time on the same data directory. In the end every listen the
 /// server accepted reached the upstream exactly once.
-@Suite struct ForwardingKillTests {
+/// The time limit is the hang guard of the waits for every listen to
+/// arrive: events, with no deadline of their own.
+@Suite(.timeLimit(.minutes(2))) struct ForwardingKillTests {
     typealias Child = ConcurrentServeTests.Child
     typealias Fleet = FleetProcessTests
 
@@ -135,8 +137,9 @@ import VinylogueCore
 
             let (accepted, last) = try await Self.killWhileForwarding(http, server, first: first, token: token, seed: seed)
             // The last life sends what is left; Last.fm ends with every listen.
+            // An event: the fake answers once it has them all.
             let done = try await ConcurrentServeTests.execute(
-                http, HTTPClientRequest(url: lastFM + "/_fake/scrobbled?user=RJ&count=\(accepted.count)"), timeout: 120)
+                http, HTTPClientRequest(url: lastFM + "/_fake/scrobbled?user=RJ&count=\(accepted.count)"), timeout: nil)
             #expect(done.status == .noContent)
             try await Self.outboxSettles(http, last.1, cookie: session, count: accepted.count, seed: seed)
             let answer = try await ConcurrentServeTests.execute(http, HTTPClientRequest(url: lastFM + "/_fake/scrobbles"))
@@ -187,7 +190,8 @@ import VinylogueCore
             try await Self.post(http, root + "/test/faults", #"{"fault":{"delay":{"milliseconds":300}},"endpoint":"submit-listens"}"#)
 
             let (accepted, last) = try await Self.killWhileForwarding(http, server, first: first, token: token, seed: seed)
-            let done = try await ConcurrentServeTests.execute(http, HTTPClientRequest(url: root + "/test/kept?count=\(accepted.count)"), timeout: 120)
+            // An event: the fake answers once it keeps them all.
+            let done = try await ConcurrentServeTests.execute(http, HTTPClientRequest(url: root + "/test/kept?count=\(accepted.count)"), timeout: nil)
             #expect(done.status == .noContent)
             try await Self.outboxSettles(http, last.1, cookie: nil, count: accepted.count, seed: seed)
             let answer = try await ConcurrentServeTests.execute(http, HTTPClientRequest(url: root + "/test/received"))

@@ -230,7 +230,8 @@ let package = Package(
         ),
         .testTarget(
             name: "LastFMTests",
-            dependencies: ["LastFM", "LastFMTestServer", "VinylogueCore"]
+            // Artwork for the fake's image host in process.
+            dependencies: ["LastFM", "LastFMTestServer", "VinylogueCore", "Artwork"]
         ),
         .testTarget(
             name: "ListenBrainzTests",

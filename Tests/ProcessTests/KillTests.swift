@@ -177,11 +177,12 @@ private let testClock = WallClock.fixed(Date(timeIntervalSince1970: 1_794_000_00
         let killedSource = ArchiveChartSource(store: store), cleanSource = ArchiveChartSource(store: clean)
         // The weekly rollups the killed imports left equal a count of the
         // rows themselves, for every week and kind.
-        for kind in [ChartKind.album, .artist, .track] {
-            for week in weeks {
+        for week in weeks {
+            // The week's rows, read once for its three charts.
+            let rows = try store.scrobbles(for: alice, from: week.from, to: week.to)
+            for kind in [ChartKind.album, .artist, .track] {
                 let chart = try await killedSource.chart(for: alice, kind: kind, week: week)
-                #expect(chart == ScrobbleTally.chart(kind, user: alice, week: week, scrobbles: try store.scrobbles(for: alice, from: week.from, to: week.to)),
-                        "\(kind) chart of \(week), seed \(seed)")
+                #expect(chart == ScrobbleTally.chart(kind, user: alice, week: week, scrobbles: rows), "\(kind) chart of \(week), seed \(seed)")
                 #expect(chart == (try await cleanSource.chart(for: alice, kind: kind, week: week)))
             }
         }

@@ -10,6 +10,15 @@ public enum LastFMWeekCalendar {
     /// The Last.fm week containing `instant` (Unix seconds). Near the ends
     /// of `Int64` the week is cut at `Int64.min` / `Int64.max`.
     public static func week(containing instant: Int64) -> ChartWeek {
+        // Every believable instant is far from the ends, where 64 bits give
+        // the same week: 128-bit arithmetic is generic code, slow in a debug
+        // build, and this is asked for every scrobble stored.
+        if instant > -(1 << 61) && instant < 1 << 61 {
+            let offset = instant - anchor
+            let index = offset >= 0 ? offset / weekLength : (offset - weekLength + 1) / weekLength
+            let from = anchor + index * weekLength
+            return ChartWeek(from: from, to: from + weekLength)
+        }
         let length = Int128(weekLength)
         let offset = Int128(instant) - Int128(anchor)
         let index = offset >= 0 ? offset / length : (offset - length + 1) / length

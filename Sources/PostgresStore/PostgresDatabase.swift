@@ -291,6 +291,7 @@ public final class PostgresDatabase: Sendable {
         ]),
         // History copies as durable jobs (`PostgresHistoryCopyStore`).
         Migration(name: "history-copies", statements: PostgresHistoryCopyStore.tables),
+        Migration(name: "history-copy-totals", statements: PostgresHistoryCopyStore.totals),
     ]
 
     /// Applies the migrations this database has not had, holding an

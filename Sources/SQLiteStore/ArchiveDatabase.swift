@@ -132,6 +132,7 @@ public final class ArchiveDatabase: Sendable {
         SQLiteForwardingOutbox.registerMigrations(in: &migrator)
         SQLiteScrobbleStore.registerEchoMigration(in: &migrator)
         SQLiteHistoryCopyStore.registerMigrations(in: &migrator)
+        SQLiteHistoryCopyStore.registerTotalsMigration(in: &migrator)
         return migrator
     }
 

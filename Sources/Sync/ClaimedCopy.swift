@@ -76,8 +76,10 @@ public struct ClaimedCopy: Sendable {
                     return .success(try await sync.sync(claim.user) { step in
                         let renewed: Bool?
                         do {
-                            renewed = try await copies.progress(claim, pagesDone: step.pagesDone, pagesTotal: step.totalPages,
-                                                                scrobbles: step.imported, at: clock.now, lease: lease)
+                            // A resumed copy goes on counting from what its row says.
+                            let walked = claim.copy.scrobbles + step.imported + step.duplicates
+                            renewed = try await copies.progress(claim, pagesDone: step.pagesDone, pagesTotal: step.totalPages, scrobbles: walked,
+                                                                scrobblesTotal: step.expected ?? 0, at: clock.now, lease: lease)
                         } catch {
                             renewed = nil
                         }
@@ -94,8 +96,18 @@ public struct ClaimedCopy: Sendable {
         }
         switch outcome {
         case .failure(let error):
+            if await held.held == false {
+                // Taken over, or stopped by the person: the row says which.
+                if (try? await copies.copy(of: claim.user))?.state == .stopped { throw Self.stopped(claim) }
+                throw Self.takenOver(claim)
+            }
+            if Task.isCancelled {
+                // The worker stops with its server: the copy waits in the
+                // queue, and the next worker resumes it where it stopped.
+                _ = try? await copies.release(claim, at: clock.now)
+                throw error
+            }
             _ = try? await copies.finish(claim, failure: error.message, at: clock.now)
-            if await held.held == false { throw Self.takenOver(claim) }
             throw error
         case .success(let summary):
             let ended: Bool
@@ -108,6 +120,10 @@ public struct ClaimedCopy: Sendable {
     static func takenOver(_ claim: CopyClaim) -> SourceError {
         .storage(detail: "the copy of \(claim.user.value) was taken over by another process while this one was stalled; "
             + "what both stored is kept once")
+    }
+
+    static func stopped(_ claim: CopyClaim) -> SourceError {
+        .storage(detail: "the copy of \(claim.user.value) was stopped at the person's request; what it copied is kept")
     }
 
     static func storage(_ error: any Error) -> SourceError {

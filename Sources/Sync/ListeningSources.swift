@@ -6,10 +6,15 @@ import VinylogueCore
 /// scrobbles in it, the built-in demo for `demo` when the demo is on, and
 /// Last.fm for everyone else. The command line's `--source` pins one.
 ///
+/// In the web app, a person's history is copied into the archive
+/// (`HistoryCopyWorker`): their first view starts the copy. A Last.fm
+/// person is charted from Last.fm until a copy of their whole history has
+/// finished once, so a copy under way never shows a chart with holes.
+///
 /// ListenBrainz users (`lb:name`) are charted only from the archive: their
 /// listens are copied there by a sync (`vinylogue sync lb:NAME`, or, in the
-/// web app, `ListenBrainzSyncs` on the first view), and until that has
-/// stored something their charts say it is running (or why it failed).
+/// web app, their copy on the first view), and until that has stored
+/// something their charts say it is running (or why it failed).
 /// Their profiles come from ListenBrainz; album details from Last.fm
 /// without a user (so without their play count).
 public struct ListeningSources: Sendable {
@@ -27,17 +32,17 @@ public struct ListeningSources: Sendable {
 
     /// ListenBrainz's profiles, for `lb:` users (nil: they are not confirmed).
     public let listenBrainz: (any UserSource)?
-    /// Syncs of `lb:` users started by their pages (the web app's; nil on
+    /// History copies started by people's pages (the web app's; nil on
     /// the command line, which runs `sync` itself).
-    public let listenBrainzSyncs: ListenBrainzSyncs?
+    public let copies: HistoryCopyWorker?
 
     public init(archive: (any ScrobbleArchive)?, demo: DemoChartSource?, lastFM: any ChartSource & UserSource & AlbumSource,
-                listenBrainz: (any UserSource)? = nil, listenBrainzSyncs: ListenBrainzSyncs? = nil) {
+                listenBrainz: (any UserSource)? = nil, copies: HistoryCopyWorker? = nil) {
         self.archive = archive
         self.demo = demo
         self.lastFM = lastFM
         self.listenBrainz = listenBrainz
-        self.listenBrainzSyncs = listenBrainzSyncs
+        self.copies = copies
     }
 
     /// Whether `user` is the demo user and the demo is on.
@@ -45,13 +50,25 @@ public struct ListeningSources: Sendable {
 
     /// Which source answers `user`'s charts: `pinned` when given, else the
     /// archive when it holds at least one of their scrobbles (an empty user
-    /// row must not hide their Last.fm charts), else the demo or Last.fm.
+    /// row must not hide their Last.fm charts) and no first copy of their
+    /// history is under way, else the demo or Last.fm.
     public func source(for user: Username, pinned: Source? = nil) async -> Source {
+        await chosenSource(for: user, pinned: pinned).source
+    }
+
+    /// The source, and the person's history copy as it stands (a view
+    /// starts one when it is due).
+    func chosenSource(for user: Username, pinned: Source?) async -> (source: Source, copy: HistoryCopy?) {
         // Nothing but the archive holds a ListenBrainz user's charts.
-        if user.service == .listenBrainz { return .archive }
-        if let pinned { return pinned }
-        if let archive, (try? await archive.storedName(of: user)) ?? nil != nil { return .archive }
-        return isDemo(user) ? .demo : .lastfm
+        if user.service == .listenBrainz { return (.archive, nil) }
+        if let pinned { return (pinned, nil) }
+        // The demo is never copied from anywhere: charted from the archive
+        // once its generated history is stored there.
+        let copy = isDemo(user) ? nil : await copies?.asked(for: user)
+        // Until one copy has finished, the archive may hold only its oldest pages.
+        if let copy, copy.doneAt == nil { return (.lastfm, copy) }
+        if let archive, (try? await archive.storedName(of: user)) ?? nil != nil { return (.archive, copy) }
+        return (isDemo(user) ? .demo : .lastfm, copy)
     }
 
     /// The source of `user`'s charts, by `source(for:pinned:)`.
@@ -59,37 +76,42 @@ public struct ListeningSources: Sendable {
         await chosenCharts(for: user, pinned: pinned).source
     }
 
-    /// A chart source, and which of the three it is.
+    /// A chart source, which of the three it is, and the person's history
+    /// copy as it stands (for pages that say how far it has come).
     public struct ChosenCharts: Sendable {
         public let source: any ChartSource
         public let origin: Source
+        public var copy: HistoryCopy? = nil
     }
 
     /// The source of `user`'s charts and which it is, so a caller can act
     /// on the choice (warm Last.fm's answers ahead) without asking again.
     public func chosenCharts(for user: Username, pinned: Source? = nil) async -> ChosenCharts {
-        if user.service == .listenBrainz { return ChosenCharts(source: await listenBrainzCharts(for: user), origin: .archive) }
-        let origin = await source(for: user, pinned: pinned)
+        if user.service == .listenBrainz { return await listenBrainzCharts(for: user) }
+        let (origin, copy) = await chosenSource(for: user, pinned: pinned)
         switch origin {
         case .archive:
-            if let archive { return ChosenCharts(source: ArchiveChartSource(store: archive), origin: origin) }
+            if let archive { return ChosenCharts(source: ArchiveChartSource(store: archive), origin: origin, copy: copy) }
             return ChosenCharts(source: UnavailableChartSource(error: .notArchived(user: user.value)), origin: origin)
         case .demo: return ChosenCharts(source: demo ?? UnavailableChartSource(error: .notFound(what: "The built-in demo")), origin: origin)
-        case .lastfm: return ChosenCharts(source: lastFM, origin: origin)
+        case .lastfm: return ChosenCharts(source: lastFM, origin: origin, copy: copy)
         }
     }
 
     /// An `lb:` user's charts: the archive once it holds their listens
     /// (a sync is started when none ran lately, for what is new); until
     /// then, a source that says the copy is running, or why it failed.
-    func listenBrainzCharts(for user: Username) async -> any ChartSource {
-        let status = await listenBrainzSyncs?.refresh(user)
-        if let archive, (try? await archive.storedName(of: user)) ?? nil != nil { return ArchiveChartSource(store: archive) }
-        switch status {
-        case .copying?: return UnavailableChartSource(error: .listenBrainz(.copying(user: user.value)))
-        case .failed(let error, _)?: return UnavailableChartSource(error: error)
-        default: return UnavailableChartSource(error: .notArchived(user: user.value))
+    func listenBrainzCharts(for user: Username) async -> ChosenCharts {
+        let copy = await copies?.asked(for: user)
+        if let archive, (try? await archive.storedName(of: user)) ?? nil != nil {
+            return ChosenCharts(source: ArchiveChartSource(store: archive), origin: .archive, copy: copy)
         }
+        let error: SourceError = switch copy?.state {
+        case .queued?, .copying?: .listenBrainz(.copying(user: user.value))
+        case .failed?: copies?.failure(of: user) ?? .copyFailed(user: user.value, reason: copy?.reason ?? "")
+        default: .notArchived(user: user.value)
+        }
+        return ChosenCharts(source: UnavailableChartSource(error: error), origin: .archive, copy: copy)
     }
 
     /// Whose profile answers for `user`: the demo's for the demo user,

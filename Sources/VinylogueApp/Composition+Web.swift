@@ -75,10 +75,22 @@ extension Composition {
                                 shareCards: ShareCardStore(dataDirectory: directory, artwork: artwork), background: background)
         parts.demo = demoOn ? demo : nil
         parts.listenBrainz = listenBrainz
-        parts.listenBrainzSyncs = ListenBrainzSyncs(sync: listenBrainzSync(into: archive),
-                                                    copying: ClaimedCopy(copies: stores.historyCopies, clock: clock), clock: clock) { [background] work in
-            _ = await background.start(work)
+        let lastFMPages = RecentTracksGateway { user, from, to, page, limit throws(SourceError) in
+            try await lastFM.recentTracks(of: user, from: from, to: to, page: page, limit: limit)
         }
+        let lbSync = listenBrainzSync(into: archive), clock = self.clock
+        parts.copies = HistoryCopyWorker(
+            copies: stores.historyCopies,
+            syncs: { user in user.service == .listenBrainz ? lbSync : ScrobbleSync(store: archive, gateway: lastFMPages, clock: clock) },
+            clock: clock,
+            // Anyone's view of an lb: user copies them (their own budget);
+            // a Last.fm person's whole history only once they are on a list.
+            mayCopyOnView: { [copiesLastFM = configuration.copiesHistories && configuration.lastFM.apiKey != nil] user in
+                if user.service == .listenBrainz { return true }
+                guard copiesLastFM else { return false }
+                return (try? await lists.isListedByAnyone(user)) ?? false
+            },
+            start: { [background] work in _ = await background.start(work) })
         parts.forwarding = forwarding
         parts.patience = configuration.patience
         parts.signsIn = configuration.lastFM.signsIn

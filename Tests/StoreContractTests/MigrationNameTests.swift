@@ -25,6 +25,7 @@ import Testing
             "forwarding outbox",
             "scrobble echoes",
             "history copies",
+            "history copy totals",
         ])
     }
 
@@ -43,6 +44,7 @@ import Testing
             "forwarding-outbox",
             "scrobble-echoes",
             "history-copies",
+            "history-copy-totals",
         ])
     }
 }

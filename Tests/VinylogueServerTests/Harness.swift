@@ -66,23 +66,29 @@ struct Harness: Sendable {
     ///   With `testing: .live`, give port 0 so the system picks a free one.
     /// - Parameter signIn: configure the key's shared secret, so people sign
     ///   in with Last.fm (through the fake's approval page).
+    /// - Parameter copies: copy listed Last.fm people's histories into
+    ///   the archive on view and at sign-in, as `serve` does by default.
     /// - Parameter postgres: keep accounts, sessions, lists and settings in
     ///   a fresh PostgreSQL database in the test cluster (its URL is then in
     ///   `databaseURL`).
-    static func run(demo: Bool = false, signIn: Bool = false, secret: String = "test-secret", postgres: Bool = false, server: ServerConfiguration = ServerConfiguration(), testing: TestingSetup = .router,
+    static func run(demo: Bool = false, signIn: Bool = false, secret: String = "test-secret", postgres: Bool = false, copies: Bool = false,
+                    server: ServerConfiguration = ServerConfiguration(), testing: TestingSetup = .router,
                     patience: Patience = .init(nameLookup: .seconds(10), albumColours: .seconds(10), lastFM: .seconds(10),
                                                                   database: .seconds(10)),
                     _ body: @Sendable (Harness, any TestClientProtocol) async throws -> Void) async throws {
         guard postgres else {
-            return try await run(demo: demo, signIn: signIn, secret: secret, databaseURL: nil, server: server, testing: testing, patience: patience, body)
+            return try await run(demo: demo, signIn: signIn, secret: secret, databaseURL: nil, copies: copies, server: server, testing: testing,
+                                 patience: patience, body)
         }
         let cluster = try TestCluster.url()
         try await PostgresDatabase.withTemporaryDatabase(server: cluster + "?sslmode=disable") { url in
-            try await run(demo: demo, signIn: signIn, secret: secret, databaseURL: url, server: server, testing: testing, patience: patience, body)
+            try await run(demo: demo, signIn: signIn, secret: secret, databaseURL: url, copies: copies, server: server, testing: testing,
+                          patience: patience, body)
         }
     }
 
-    private static func run(demo: Bool, signIn: Bool, secret: String, databaseURL: String?, server: ServerConfiguration, testing: TestingSetup,
+    private static func run(demo: Bool, signIn: Bool, secret: String, databaseURL: String?, copies: Bool, server: ServerConfiguration,
+                            testing: TestingSetup,
                             patience: Patience,
                             _ body: @Sendable (Harness, any TestClientProtocol) async throws -> Void) async throws {
         let clock = TestClock(july2023)
@@ -107,6 +113,9 @@ struct Harness: Sendable {
             configuration.server = server
             configuration.server.demo = demo
             configuration.patience = patience
+            // Copies of Last.fm histories make requests of their own in
+            // the background: only the tests about them turn them on.
+            configuration.copiesHistories = copies
             try await Composition.with(configuration, clock: clock.wallClock) { composition in
                 let app = try await composition.buildApplication()
                 let database = try ArchiveDatabase(directory: directory)

@@ -38,6 +38,9 @@ public final class HistoryCopyWorker: Sendable {
     public let retryFailuresAfter: TimeInterval
     /// How often `run` looks for copies queued elsewhere.
     let poll: Duration
+    /// The Last.fm requests a second copies may make at most (the budget
+    /// views leave them), for the time a copy has left.
+    public let lastFMPagesPerSecond: Double
     /// Starts a copy in the background (the web app's `BackgroundWork`,
     /// which bounds and stops them); runs it in a task of its own by default.
     let start: @Sendable (@escaping @Sendable () async -> Void) async -> Void
@@ -56,7 +59,7 @@ public final class HistoryCopyWorker: Sendable {
 
     public init(copies: any HistoryCopyStore, syncs: @escaping @Sendable (Username) -> ScrobbleSync, clock: WallClock,
                 concurrency: Int = 4, lease: TimeInterval = 300, freshFor: TimeInterval = 3600, retryFailuresAfter: TimeInterval = 300,
-                poll: Duration = .seconds(30), mayCopyOnView: @escaping @Sendable (Username) async -> Bool = { _ in true },
+                poll: Duration = .seconds(30), lastFMPagesPerSecond: Double = 5, mayCopyOnView: @escaping @Sendable (Username) async -> Bool = { _ in true },
                 start: (@Sendable (@escaping @Sendable () async -> Void) async -> Void)? = nil) {
         self.copies = copies
         self.claimed = ClaimedCopy(copies: copies, clock: clock, lease: lease)
@@ -66,6 +69,7 @@ public final class HistoryCopyWorker: Sendable {
         self.freshFor = freshFor
         self.retryFailuresAfter = retryFailuresAfter
         self.poll = poll
+        self.lastFMPagesPerSecond = max(0.01, lastFMPagesPerSecond)
         self.mayCopyOnView = mayCopyOnView
         self.start = start ?? { work in _ = Task { await work() } }
     }
@@ -73,6 +77,15 @@ public final class HistoryCopyWorker: Sendable {
     /// `user`'s copy as it stands (nil: none, or the table could not be read).
     public func copy(of user: Username) async -> HistoryCopy? {
         try? await copies.copy(of: user)
+    }
+
+    /// About how long `copy` has left: its pages to go, at the budget's
+    /// pace shared with the other copies running here (nil when its length
+    /// is not known, as for ListenBrainz's).
+    public func secondsLeft(_ copy: HistoryCopy) -> TimeInterval? {
+        guard copy.isUnfinished, copy.pagesTotal > 0, copy.user.service == .lastFM else { return nil }
+        let sharing = max(1, state.withLock { $0.running.count })
+        return Double(max(0, copy.pagesTotal - copy.pagesDone)) * Double(sharing) / lastFMPagesPerSecond
     }
 
     /// How `user`'s last copy in this process failed, when it did.

@@ -90,7 +90,10 @@ extension Composition {
                 guard copiesLastFM else { return false }
                 return (try? await lists.isListedByAnyone(user)) ?? false
             },
-            start: { [background] work in _ = await background.start(work) })
+            // A copy started by a page must not inherit the page's deadline:
+            // it waits for Last.fm (and its retries) as long as a sync does.
+            start: { [background] work in _ = await background.start { await AnswerDeadline.$current.withValue(nil) { await work() } } })
+        parts.copiesHistories = configuration.copiesHistories && configuration.lastFM.apiKey != nil
         parts.forwarding = forwarding
         parts.patience = configuration.patience
         parts.signsIn = configuration.lastFM.signsIn

@@ -108,11 +108,12 @@ func buildRouter(configuration: ServerConfiguration, parts: WebAppParts, shared:
                     kept: shared.renderedCards, clock: clock, address: address).register(on: router)
     covers.register(on: router)
     FeedRoutes(sources: sources, viewers: viewers, clock: clock, address: address).register(on: router)
-    SettingsRoutes(viewers: viewers, lists: lists, listenTokens: shared.listenTokens, forwarding: parts.forwarding, pages: pages, clock: clock,
+    SettingsRoutes(viewers: viewers, lists: lists, listenTokens: shared.listenTokens, forwarding: parts.forwarding,
+                   copies: parts.copiesHistories ? parts.copies : nil, pages: pages, clock: clock,
                    apiKeyConfigured: apiKeyConfigured, configuration: configuration, address: address).register(on: router)
     if let sessions = viewers.signIn {
-        SignInRoutes(lastFM: parts.lastFM, lists: lists, pages: pages, clock: clock, sessions: sessions, configuration: configuration,
-                     address: address).register(on: router)
+        SignInRoutes(lastFM: parts.lastFM, lists: lists, pages: pages, clock: clock, sessions: sessions, copies: parts.copies,
+                     configuration: configuration, address: address).register(on: router)
     }
     // One count per credential for both listen APIs.
     let listenLimit = ListenRateLimit(clock: clock, limit: configuration.listenRateLimit)

@@ -21,6 +21,9 @@ public struct WebAppParts: Sendable {
     /// History copies into the archive: at sign-in, on first view, and
     /// those queued by other instances.
     public var copies: HistoryCopyWorker?
+    /// Whether Last.fm people's histories are copied (at sign-in, on
+    /// view); Settings then shows one's own copy.
+    public var copiesHistories: Bool
     public var settings: CurrentSettings
     public var pages: PageRenderer
     public var artwork: ArtworkStore
@@ -53,6 +56,7 @@ public struct WebAppParts: Sendable {
         demo = nil
         listenBrainz = nil
         copies = nil
+        copiesHistories = false
         forwarding = nil
         patience = Patience()
         signsIn = false

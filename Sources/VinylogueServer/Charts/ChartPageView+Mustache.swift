@@ -28,6 +28,7 @@ extension ChartPageView: MustacheParent {
         case "retryURL": retryURL
         case "staleNote": staleNote
         case "nowPlaying": nowPlaying
+        case "copyNote": copyNote
         case "wayOn": wayOn
         case "filterAction": filterAction
         case "filterLabel": filterLabel

@@ -92,6 +92,9 @@ struct ChartPageView {
     /// What the person's player says is playing now ("Now playing: …"),
     /// while it lasts; such a page is never kept.
     var nowPlaying: String?
+    /// How far the copy of the person's history has come, while it runs;
+    /// such a page is never kept.
+    var copyNote: String?
     /// Outside the user's history: the nearest year with charts, as a way on.
     let wayOn: YearLink?
     /// The filter form: a GET to this page's own address.

@@ -82,7 +82,7 @@ extension Composition {
         parts.copies = HistoryCopyWorker(
             copies: stores.historyCopies,
             syncs: { user in user.service == .listenBrainz ? lbSync : ScrobbleSync(store: archive, gateway: lastFMPages, clock: clock) },
-            clock: clock,
+            clock: clock, concurrency: 8, lastFMPagesPerSecond: Double(configuration.lastFM.requestsPerSecond),
             // Anyone's view of an lb: user copies them (their own budget);
             // a Last.fm person's whole history only once they are on a list.
             mayCopyOnView: { [copiesLastFM = configuration.copiesHistories && configuration.lastFM.apiKey != nil] user in
@@ -92,7 +92,12 @@ extension Composition {
             },
             // A copy started by a page must not inherit the page's deadline:
             // it waits for Last.fm (and its retries) as long as a sync does.
-            start: { [background] work in _ = await background.start { await AnswerDeadline.$current.withValue(nil) { await work() } } })
+            // Its requests use what page views leave of the budget.
+            start: { [background] work in
+                _ = await background.start {
+                    await AnswerDeadline.$current.withValue(nil) { await LastFMRequestPriority.$current.withValue(.background) { await work() } }
+                }
+            })
         parts.copiesHistories = configuration.copiesHistories && configuration.lastFM.apiKey != nil
         parts.forwarding = forwarding
         parts.patience = configuration.patience

@@ -133,6 +133,7 @@ public final class ArchiveDatabase: Sendable {
         SQLiteScrobbleStore.registerEchoMigration(in: &migrator)
         SQLiteHistoryCopyStore.registerMigrations(in: &migrator)
         SQLiteHistoryCopyStore.registerTotalsMigration(in: &migrator)
+        SQLiteImportJobStore.registerMigrations(in: &migrator)
         return migrator
     }
 

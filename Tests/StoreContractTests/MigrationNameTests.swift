@@ -26,6 +26,7 @@ import Testing
             "scrobble echoes",
             "history copies",
             "history copy totals",
+            "import jobs",
         ])
     }
 
@@ -45,6 +46,7 @@ import Testing
             "scrobble-echoes",
             "history-copies",
             "history-copy-totals",
+            "import-jobs",
         ])
     }
 }

@@ -2,6 +2,7 @@ import Stores
 import Sync
 import Artwork
 import Foundation
+import Imports
 import Hummingbird
 import LastFM
 import Logging
@@ -99,6 +100,8 @@ extension Composition {
                 }
             })
         parts.copiesHistories = configuration.copiesHistories && configuration.lastFM.apiKey != nil
+        parts.uploads = UploadedImports(jobs: stores.importJobs, archive: archive, clock: clock,
+                                        directory: directory.appendingPathComponent("uploads", isDirectory: true))
         parts.forwarding = forwarding
         parts.patience = configuration.patience
         parts.signsIn = configuration.lastFM.signsIn

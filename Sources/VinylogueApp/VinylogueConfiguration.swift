@@ -74,6 +74,14 @@ public struct VinylogueConfiguration: Sendable {
             server.tls = ServerConfiguration.TLSFiles(certificatePath: certificate, keyPath: key)
         }
         if let limit = environment["VINYLOGUE_LISTEN_RATE_LIMIT"].flatMap({ Int($0) }), limit >= 0 { server.listenRateLimit = limit }
+        if let megabytes = environment["VINYLOGUE_MAX_UPLOAD_MB"], !megabytes.isEmpty {
+            if let value = Int(megabytes), (1...65_536).contains(value) {
+                server.maxUploadBytes = value << 20
+            } else {
+                problems.append("VINYLOGUE_MAX_UPLOAD_MB is “\(megabytes)”: give the largest export people may upload, in megabytes "
+                    + "(1 to 65536), or unset it for 512.")
+            }
+        }
         artCacheBytes = ArtworkStore.defaultMaxDiskBytes
         patience = Patience()
         copiesHistories = true

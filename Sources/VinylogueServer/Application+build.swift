@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import Imports
 import HummingbirdCore
 import Logging
 import NIOCore
@@ -22,7 +23,7 @@ public func buildApplication(configuration: ServerConfiguration, parts: WebAppPa
     // Hummingbird's own connection timer: it closes a connection that
     // has not delivered a whole request head within the timeout.
     // A body announced over its address's limit is refused from the head.
-    let limits = BodyLimits(forms: configuration.maxBodyBytes)
+    let limits = BodyLimits(forms: configuration.maxBodyBytes, uploads: configuration.maxUploadBytes)
     let http1 = HTTPServerBuilder.http1(configuration: .init(additionalChannelHandlers: [EarlyBodyLimit(limits: limits)],
                                                              idleTimeout: TimeAmount(configuration.idleTimeout)))
     return Application(
@@ -31,6 +32,7 @@ public func buildApplication(configuration: ServerConfiguration, parts: WebAppPa
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "Vinylogue"),
         services: [parts.background] + (parts.forwarding.map { [$0 as any Service] } ?? [])
             + (parts.copies.map { [HistoryCopyService(worker: $0)] } ?? [])
+            + (parts.uploads.map { [UploadedImportsService(uploads: $0)] } ?? [])
             + (parts.stores.notices.map {
                 [FleetNoticeListener(notices: $0, rendered: shared.rendered, renderedCards: shared.renderedCards, nowPlaying: shared.nowPlaying)]
             } ?? []),
@@ -109,8 +111,11 @@ func buildRouter(configuration: ServerConfiguration, parts: WebAppParts, shared:
     covers.register(on: router)
     FeedRoutes(sources: sources, viewers: viewers, clock: clock, address: address).register(on: router)
     SettingsRoutes(viewers: viewers, lists: lists, listenTokens: shared.listenTokens, forwarding: parts.forwarding,
-                   copies: parts.copiesHistories ? parts.copies : nil, pages: pages, clock: clock,
+                   copies: parts.copiesHistories ? parts.copies : nil, uploads: parts.uploads, pages: pages, clock: clock,
                    apiKeyConfigured: apiKeyConfigured, configuration: configuration, address: address).register(on: router)
+    if let uploads = parts.uploads {
+        ExportUploads(viewers: viewers, lists: lists, uploads: uploads, pages: pages, configuration: configuration).register(on: router)
+    }
     if let sessions = viewers.signIn {
         SignInRoutes(lastFM: parts.lastFM, lists: lists, pages: pages, clock: clock, sessions: sessions, copies: parts.copies,
                      configuration: configuration, address: address).register(on: router)
@@ -142,5 +147,14 @@ struct HistoryCopyService: Service {
 
     func run() async throws {
         try await cancelWhenGracefulShutdown { await worker.run() }
+    }
+}
+
+/// The uploaded exports' importer as a service of the server.
+struct UploadedImportsService: Service {
+    let uploads: UploadedImports
+
+    func run() async throws {
+        try await cancelWhenGracefulShutdown { await uploads.run() }
     }
 }

@@ -1,5 +1,6 @@
 import Artwork
 import Foundation
+import Imports
 import LastFM
 import Stores
 import Sync
@@ -24,6 +25,8 @@ public struct WebAppParts: Sendable {
     /// Whether Last.fm people's histories are copied (at sign-in, on
     /// view); Settings then shows one's own copy.
     public var copiesHistories: Bool
+    /// Exports uploaded on Settings, imported in the background.
+    public var uploads: UploadedImports?
     public var settings: CurrentSettings
     public var pages: PageRenderer
     public var artwork: ArtworkStore
@@ -57,6 +60,7 @@ public struct WebAppParts: Sendable {
         listenBrainz = nil
         copies = nil
         copiesHistories = false
+        uploads = nil
         forwarding = nil
         patience = Patience()
         signsIn = false

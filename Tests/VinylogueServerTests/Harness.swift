@@ -39,6 +39,8 @@ struct Harness: Sendable {
     let clock: TestClock
     let lists: SQLiteListStore
     let database: ArchiveDatabase
+    /// The app's data directory.
+    let dataDirectory: URL
     /// The work pages started and did not wait for; `idle()` waits for it.
     let background: BackgroundWork
     /// The PostgreSQL database the app keeps personal data in, if any.
@@ -120,6 +122,7 @@ struct Harness: Sendable {
                 let app = try await composition.buildApplication()
                 let database = try ArchiveDatabase(directory: directory)
                 let harness = Harness(fake: fake, listenBrainz: listenBrainz, clock: clock, lists: SQLiteListStore(database), database: database,
+                                      dataDirectory: directory,
                                       background: composition.background, databaseURL: databaseURL)
                 try await app.test(testing) { client in try await body(harness, client) }
             }

@@ -83,13 +83,5 @@ struct AlbumPageView {
     }
 
     /// 511055 → "511,055"
-    static func grouped(_ n: Int) -> String {
-        var digits = Array(String(n))
-        var out = ""
-        while digits.count > 3 {
-            out = "," + String(digits.suffix(3)) + out
-            digits.removeLast(3)
-        }
-        return String(digits) + out
-    }
+    static func grouped(_ n: Int) -> String { VinylogueCore.grouped(n) }
 }

@@ -19,6 +19,8 @@ enum Paths {
     static let forwarding = "/settings/forwarding"
     /// Starting and stopping the copy of one's own history.
     static let historyCopy = "/settings/history"
+    /// Uploading an export.
+    static let exportUpload = "/settings/import"
     static let users = "/users"
     static let usersReorder = "/users/reorder"
     static let friendsImport = "/friends/import"

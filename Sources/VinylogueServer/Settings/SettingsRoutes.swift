@@ -2,6 +2,7 @@ import Stores
 import Sync
 import Foundation
 import Hummingbird
+import Imports
 import VinylogueCore
 
 /// `/settings`: the play-count filter, the time zone, whether a Last.fm
@@ -16,6 +17,8 @@ struct SettingsRoutes: Sendable {
     let forwarding: ListenForwarding?
     /// Copies of people's own histories, when the server makes them.
     let copies: HistoryCopyWorker?
+    /// Exports uploaded here and imported in the background.
+    let uploads: UploadedImports?
     let pages: PageRenderer
     let clock: WallClock
     /// Whether a Last.fm API key is set (people can be added from Last.fm).
@@ -41,6 +44,7 @@ struct SettingsRoutes: Sendable {
         var listens: ListenAPIView?
         var forwarding: ForwardingView?
         var history: HistoryCopyView?
+        var imports: ImportsView?
     }
 
     /// The listen-submission section: where to point a player, and the
@@ -111,6 +115,7 @@ struct SettingsRoutes: Sendable {
         view.listens = await listens(of: owner, settings: settings, request: request)
         view.forwarding = await forwarding(of: owner, request: request, settings: settings)
         view.history = await historyCopy(for: request, settings: settings)
+        view.imports = await imports(of: owner, settings: settings)
     }
 
     func show(_ request: Request) async throws -> Response {
@@ -122,6 +127,9 @@ struct SettingsRoutes: Sendable {
         if request.uri.queryParameters.get("saved") != nil { view.notice = "Settings saved." }
         if let changed = request.uri.queryParameters.get("forwarding") { view.forwarding?.changed = ForwardingView.notice(changed) }
         if let changed = request.uri.queryParameters.get("history") { view.history?.changed = Self.historyNotice(changed) }
+        if request.uri.queryParameters.get("import") == "queued" {
+            view.imports?.uploadNotice = "Your export is stored and will be imported in a moment; this page shows what came of it."
+        }
         var response = pages.response("settings", view)
         response.attach(csrf: csrf)
         return response

@@ -3,8 +3,13 @@ import VinylogueCore
 
 /// The one rule for where a person's listening comes from, used by the web
 /// app and the command line alike: the local archive for anyone with
-/// scrobbles in it, the built-in demo for `demo` when the demo is on, and
-/// Last.fm for everyone else. The command line's `--source` pins one.
+/// scrobbles in it, the built-in demo for its people (`DemoHousehold`) when
+/// the demo is on, and Last.fm for everyone else. The command line's
+/// `--source` pins one.
+///
+/// Without the demo its people's names are ordinary Last.fm names: a
+/// generated copy of them an earlier demo left in the archive is not
+/// theirs, and is not used.
 ///
 /// ListenBrainz users (`lb:name`) are charted only from the archive: their
 /// listens are copied there by a sync (`vinylogue sync lb:NAME`, or, in the
@@ -40,17 +45,26 @@ public struct ListeningSources: Sendable {
         self.listenBrainzSyncs = listenBrainzSyncs
     }
 
-    /// Whether `user` is the demo user and the demo is on.
-    public func isDemo(_ user: Username) -> Bool { demo != nil && user == DemoHistory.username }
+    /// Whether `user` is one of the demo's people and the demo is on.
+    public func isDemo(_ user: Username) -> Bool { demo?.isMember(user) ?? false }
+
+    /// The demo's spelling of `user`, when they are one of its people and the demo is on.
+    public func demoName(of user: Username) -> Username? { demo?.household.member(user)?.username }
 
     /// Which source answers `user`'s charts: `pinned` when given, else the
     /// archive when it holds at least one of their scrobbles (an empty user
-    /// row must not hide their Last.fm charts), else the demo or Last.fm.
+    /// row must not hide their Last.fm charts) and, for the demo's people
+    /// with the demo off, is not the demo's generated copy; else the demo
+    /// or Last.fm.
     public func source(for user: Username, pinned: Source? = nil) async -> Source {
         // Nothing but the archive holds a ListenBrainz user's charts.
         if user.service == .listenBrainz { return .archive }
         if let pinned { return pinned }
-        if let archive, (try? await archive.storedName(of: user)) ?? nil != nil { return .archive }
+        if let archive, (try? await archive.storedName(of: user)) ?? nil != nil {
+            // Asked only for the demo's five names, and only with the demo off.
+            if demo == nil, DemoHousehold.isMember(user), (try? await archive.generatedThrough(of: user)) ?? nil != nil { return .lastfm }
+            return .archive
+        }
         return isDemo(user) ? .demo : .lastfm
     }
 
@@ -92,7 +106,7 @@ public struct ListeningSources: Sendable {
         }
     }
 
-    /// Whose profile answers for `user`: the demo's for the demo user,
+    /// Whose profile answers for `user`: the demo's for its people,
     /// ListenBrainz's for `lb:` users, Last.fm's for everyone else (an
     /// archive holds scrobbles, not profiles).
     public func profiles(for user: Username) -> any UserSource {
@@ -103,8 +117,8 @@ public struct ListeningSources: Sendable {
         return lastFM
     }
 
-    /// Album details for `user`'s pages: the demo's catalogue for the demo
-    /// user, Last.fm for everyone else (for `lb:` users without their name,
+    /// Album details for `user`'s pages: the demo's catalogues for its
+    /// people, Last.fm for everyone else (for `lb:` users without their name,
     /// which Last.fm does not know).
     public func albums(for user: Username) -> any AlbumSource {
         if isDemo(user), let demo { return demo }

@@ -104,6 +104,7 @@ struct ChartRoutes: Sendable {
         let labels = WeekLabels(timeZone: settings.timeZone)
         var view = ChartPageView(page, byDate: asked.byDate, options: asked.options, selfURL: request.uri.description, labels: labels)
         view.staleNote = savedCopies.note
+        if sources.isDemo(asked.request.user) { view.profileURL = nil }
         view.nowPlaying = playing.map(Self.nowPlayingSentence)
         view.layout.share = ShareCardContent.links(page, byDate: asked.byDate, labels: labels, base: address.base)
         let status = HTTPResponse.Status(failure: page.failure)

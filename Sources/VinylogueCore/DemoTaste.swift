@@ -42,6 +42,13 @@ public enum DemoTaste: String, Sendable, CaseIterable {
 
 private func pick(_ list: [String], _ rng: inout SplitMix64) -> String { DemoNames.pick(list, &rng) }
 
+/// Two different words from `list`, joined by `separator` ("Hale & Pryce", never "Hale & Hale").
+private func pair(_ list: [String], _ separator: String, _ rng: inout SplitMix64) -> String {
+    let first = Int(rng.next() % UInt64(list.count))
+    let second = (first + 1 + Int(rng.next() % UInt64(list.count - 1))) % list.count
+    return list[first] + separator + list[second]
+}
+
 /// Club and headphone music: short project names, EPs, mixes.
 private enum ElectronicNames {
     static let adjectives = ["Neon", "Binary", "Analog", "Chrome", "Liquid", "Infinite", "Glass", "Hyper", "Parallel", "Polar", "Sub", "Solar", "Magnetic", "Low", "Night", "Silent", "Deep", "Soft", "Lunar", "Hidden"]
@@ -55,7 +62,7 @@ private enum ElectronicNames {
         switch rng.next() % 5 {
         case 0, 1: "\(pick(adjectives, &rng)) \(pick(nouns, &rng))"
         case 2: pick(handles, &rng)
-        case 3: "\(pick(handles, &rng)) & \(pick(handles, &rng))"
+        case 3: pair(handles, " & ", &rng)
         default: "\(pick(nouns, &rng)) \(2 + rng.next() % 98)"
         }
     }
@@ -101,7 +108,7 @@ private enum FolkNames {
         case 0: "Songs from the \(pick(nouns, &rng))"
         case 1: "\(pick(adjectives, &rng)) \(pick(nouns, &rng))"
         case 2: "Under the \(pick(nouns, &rng))"
-        case 3: "\(pick(nouns, &rng)) & \(pick(nouns, &rng))"
+        case 3: pair(nouns, " & ", &rng)
         default: "The \(pick(nouns, &rng)) Road"
         }
     }
@@ -130,7 +137,7 @@ private enum JazzNames {
         switch rng.next() % 4 {
         case 0, 1: "\(pick(firstNames, &rng)) \(pick(lastNames, &rng))"
         case 2: "The \(pick(firstNames, &rng)) \(pick(lastNames, &rng)) \(pick(ensembles, &rng))"
-        default: "\(pick(lastNames, &rng)) & \(pick(lastNames, &rng))"
+        default: pair(lastNames, " & ", &rng)
         }
     }
 

@@ -91,7 +91,8 @@ def test_a_newcomer_walks_the_demo_and_back(pages, stack, fake):
 
     # A card leads to that friend's chart of the same week.
     page.locator("li.person[data-user=felix] h2 a").click()
-    expect(page).to_have_url(app("/u/felix?years_ago=1"))
+    expect(page).to_have_url(app("/u/felix"))
+    expect(page.locator(".years-ago")).to_have_text("1 year ago")
     nothing_wrong(page)
 
     # Then back, the way they came.

@@ -49,7 +49,7 @@ public struct DemoHousehold: Sendable {
                 seed: 2014, start: 1_362_312_000,  // Sunday 3 March 2013
                 listening: DemoListening(taste: .jazz, rotation: 0.6, singles: 3..<10,
                                          heavyRepeat: HeavyRepeat(from: 1_410_091_200, until: 1_641_124_800,  // 7 September 2014 to 2 January 2022
-                                                                  peakListens: 5)))),
+                                                                  peakListens: 4)))),
             Member(username: names[4], realName: "June Hollis", history: DemoHistory(
                 seed: 2006, start: 1_136_721_600,  // Sunday 8 January 2006
                 listening: DemoListening(taste: .soul, rotation: 0.6, singles: 2..<8))),

@@ -55,7 +55,7 @@ private enum ElectronicNames {
     static let nouns = ["Grid", "Circuit", "Signal", "Cascade", "Vector", "Orbit", "Prism", "Frequency", "Tunnel", "Drift", "Mirage", "Current", "Lattice", "Ritual", "System", "Channel", "Wave", "Arcade", "Pulse", "Bloom"]
     static let plurals = ["Pulses", "Signals", "Circuits", "Waves", "Arcades", "Orbits", "Prisms", "Frequencies", "Tunnels", "Currents", "Systems", "Channels", "Rituals", "Blooms", "Vectors", "Drifts"]
     static let handles = ["Kestrel", "Polaris", "Marlow", "Oxide", "Halcyon", "Vantablue", "Tessera", "Nightjar", "Kinetic", "Ondine", "Sable", "Cirrus"]
-    static let rooms = ["Airports", "Night Drives", "Empty Rooms", "Late Trains", "Rooftops", "Warehouses", "Satellites", "Slow Mornings", "Car Parks", "Ferries"]
+    static let rooms = ["Night Drives", "Empty Rooms", "Late Trains", "Rooftops", "Warehouses", "Satellites", "Slow Mornings", "Car Parks", "Ferries", "Harbours"]
     static let mixes = ["Extended Mix", "Dub", "Edit", "Reprise", "Night Version", "Club Mix"]
 
     static func artist(using rng: inout SplitMix64) -> String {
@@ -164,7 +164,7 @@ private enum JazzNames {
 /// Soul and old rock ’n’ roll: groups, singers and love songs.
 private enum SoulNames {
     static let firstNames = ["Etta", "Marvin", "Loretta", "Clyde", "Aretha", "Otis", "Mavis", "Curtis", "Dolores", "Percy", "Gladys", "Solomon"]
-    static let lastNames = ["Redding", "Bellamy", "Carter", "Sweetwater", "King", "Lovejoy", "Jefferson", "Sterling", "Moss", "Wilder"]
+    static let lastNames = ["Bellamy", "Carter", "Sweetwater", "King", "Lovejoy", "Jefferson", "Sterling", "Moss", "Wilder"]
     static let groups = ["Dynamics", "Majestics", "Velvetones", "Tempos", "Embers", "Revelations", "Charmers", "Sunrays", "Vibrations", "Marvels"]
     static let adjectives = ["Sweet", "Golden", "Tender", "Midnight", "Honey", "Stone", "Southern", "Sunday", "True", "Burning"]
     static let nouns = ["Heart", "Street", "Fire", "River", "Groove", "Promise", "Soul", "Sunrise", "Letter", "Morning", "Kiss", "Train"]

@@ -68,3 +68,37 @@ public struct DemoChartSource: ChartSource, UserSource, AlbumSource {
         throw .notFound(what: "The album “\(name)” by \(artist)")
     }
 }
+
+/// An album's life and what was played lately, computed from the generated
+/// weeks: the demo's friends are not archived (only `demo` is, at start),
+/// and a history of a few hundred weeks is quick to go through for one
+/// page. Answers as the archive does for the same history.
+extension DemoChartSource: AlbumHistorySource {
+    public func albumWeeks(of user: Username, artist: String, album: String) async throws(SourceError) -> [AlbumWeek]? {
+        let member = try member(user)
+        guard let key = ScrobbleTally.key(.album, artist: artist, album: album, track: "") else { return [] }
+        let wantedAlbum = album.lowercased()
+        var weeks: [AlbumWeek] = []
+        for week in member.history.chartList(now: Int64(clock.now.timeIntervalSince1970)).weeks {
+            let scrobbles = member.history.scrobbles(in: week)
+            // Most weeks do not play it: look before tallying the week.
+            guard scrobbles.contains(where: { $0.album.lowercased() == wantedAlbum }) else { continue }
+            let chart = ScrobbleTally.chart(.album, user: member.username, week: week, scrobbles: scrobbles)
+            guard let entry = chart.entries.first(where: { ScrobbleTally.key(.album, artist: $0.artist, album: $0.name, track: "") == key })
+            else { continue }
+            weeks.append(AlbumWeek(week: week, plays: entry.plays, rank: entry.rank, artist: entry.artist, name: entry.name))
+        }
+        return weeks
+    }
+
+    public func albumsPlayed(by user: Username, since from: Int64) async throws(SourceError) -> Set<String>? {
+        let member = try member(user)
+        var played = Set<String>()
+        for week in member.history.chartList(now: Int64(clock.now.timeIntervalSince1970)).weeks where week.from >= from {
+            for scrobble in member.history.scrobbles(in: week) {
+                if let key = ScrobbleTally.key(.album, artist: scrobble.artist, album: scrobble.album, track: "") { played.insert(key) }
+            }
+        }
+        return played
+    }
+}

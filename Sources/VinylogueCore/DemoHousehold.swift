@@ -11,7 +11,8 @@
 /// - `june` has listened, lightly, since January 2006: the longest history.
 ///
 /// Everything is generated from fixed seeds: the same people, albums and
-/// weeks on every machine and every run.
+/// weeks on every machine and every run. `serve --demo` archives `demo`
+/// alone; `DemoChartSource` computes everyone's pages from here.
 public struct DemoHousehold: Sendable {
     /// One person of the demo.
     public struct Member: Sendable {

@@ -158,4 +158,22 @@ import VinylogueCore
             #expect(!everyone.body.contains("data-user=\"theo\""))
         }
     }
+
+    /// Last.fm's own `demo` (the fake Last.fm has one), added by hand on a
+    /// real instance, is not the demo's: a restart leaves it on the list.
+    @Test func aDemoAddedByHandStays() async throws {
+        let directory = Harness.scratch.appendingPathComponent("vinylogue-real-names-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try await Harness.run(directory: directory) { harness, client in
+            let session = try await client.session()
+            let added = try await client.post("/users", ["username": "demo"], session: session)
+            let listed = try await harness.lists.users().map(\.name)
+            #expect(added.status == .seeOther)
+            #expect(listed == ["demo"])
+        }
+        try await Harness.run(directory: directory) { harness, _ in
+            let listed = try await harness.lists.users().map(\.name)
+            #expect(listed == ["demo"])
+        }
+    }
 }

@@ -10,6 +10,11 @@ cover to load, and takes what the screen shows; Chromium then encodes it
 as WebP (a canvas's toDataURL), so nothing else is needed to keep them
 small. The pictures go to docs/screenshots/; the script prints each size
 and fails when all of them together are not well under 1 MB.
+
+Chromium's raster is not quite the same from one run to the next: a run
+may change a few hundred pixels of a picture by a few levels (covers
+scaled down) with no change to the page. Commit the pictures when the
+pages changed, after looking at them.
 """
 
 from __future__ import annotations
@@ -60,6 +65,13 @@ ALL_IMAGES_LOADED = """() => new Promise((resolve, reject) => {
     }
 })"""
 
+# Covers are decoded off the main thread ("decoding=async") and may be
+# painted from a rougher decode first: decode each fully, let the fonts
+# load, and let two frames pass, so two runs take the same picture.
+SETTLED = """() => Promise.all([...document.images].map(i => i.decode()))
+    .then(() => document.fonts.ready)
+    .then(() => new Promise(resolve => requestAnimationFrame(() => requestAnimationFrame(() => resolve(true)))))"""
+
 TO_WEBP = """async ([png, quality]) => {
     const image = new Image();
     image.src = "data:image/png;base64," + png;
@@ -96,7 +108,7 @@ def main() -> int:
                     page = context.new_page()
                     page.goto(server.url + (path or felix_album(page, server.url)))
                     page.evaluate(ALL_IMAGES_LOADED)
-                    page.evaluate("document.fonts.ready.then(() => true)")
+                    page.evaluate(SETTLED)
                     png = base64.b64encode(page.screenshot(type="png", full_page=whole)).decode()
                     webp = base64.b64decode(encoder.evaluate(TO_WEBP, [png, QUALITY]))
                     (OUT / name).write_bytes(webp)

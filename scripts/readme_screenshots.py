@@ -97,7 +97,7 @@ def main() -> int:
         env.update({"LASTFM_API_URL": "http://127.0.0.1:9/2.0/", "VINYLOGUE_TEST_NOW": NOW, "TZ": "UTC"})
         server = ServerProcess([binary("vinylogue"), "serve", "--demo", "--host", "127.0.0.1", "--port", "0",
                                 "--data-dir", Path(work) / "data"],
-                               "Vinylogue is serving at ", Path(work), env=env, patience=120)
+                               "Vinylogue is serving at ", Path(work), env=env, patience=60)
         try:
             with sync_playwright() as playwright:
                 browser = playwright.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"], headless=True)

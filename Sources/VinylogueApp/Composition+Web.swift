@@ -10,9 +10,9 @@ import VinylogueServer
 
 extension Composition {
     /// The web app, built from the configuration: opens (creating when
-    /// missing) the database in the data directory, stores the demo's
-    /// histories when the demo is on (and takes its people off the list when
-    /// it is not), and wires the cached Last.fm client, the art
+    /// missing) the database in the data directory, readies the demo when
+    /// it is on (and takes its people off a list it made when it is not),
+    /// and wires the cached Last.fm client, the art
     /// store, the sources and the routes. `serve` runs what this returns;
     /// the route tests drive it with `app.test`. `onServing` gets the bound
     /// port once the server listens.

@@ -3,8 +3,13 @@ import VinylogueCore
 
 /// The one rule for where a person's listening comes from, used by the web
 /// app and the command line alike: the local archive for anyone with
-/// scrobbles in it, the built-in demo for `demo` when the demo is on, and
-/// Last.fm for everyone else. The command line's `--source` pins one.
+/// scrobbles in it, the built-in demo for its people (`DemoHousehold`) when
+/// the demo is on, and Last.fm for everyone else. The command line's
+/// `--source` pins one.
+///
+/// Without the demo its people's names are ordinary Last.fm names: a
+/// generated copy of them an earlier demo left in the archive is not
+/// theirs, and is not used.
 ///
 /// In the web app, a person's history is copied into the archive
 /// (`HistoryCopyWorker`): their first view starts the copy. A Last.fm
@@ -45,13 +50,17 @@ public struct ListeningSources: Sendable {
         self.copies = copies
     }
 
-    /// Whether `user` is the demo user and the demo is on.
-    public func isDemo(_ user: Username) -> Bool { demo != nil && user == DemoHistory.username }
+    /// Whether `user` is one of the demo's people and the demo is on.
+    public func isDemo(_ user: Username) -> Bool { demo?.isMember(user) ?? false }
+
+    /// The demo's spelling of `user`, when they are one of its people and the demo is on.
+    public func demoName(of user: Username) -> Username? { demo?.household.member(user)?.username }
 
     /// Which source answers `user`'s charts: `pinned` when given, else the
     /// archive when it holds at least one of their scrobbles (an empty user
-    /// row must not hide their Last.fm charts) and no first copy of their
-    /// history is under way, else the demo or Last.fm.
+    /// row must not hide their Last.fm charts), no first copy of their
+    /// history is under way and, for the demo's people with the demo off,
+    /// it is not the demo's generated copy; else the demo or Last.fm.
     public func source(for user: Username, pinned: Source? = nil) async -> Source {
         await chosenSource(for: user, pinned: pinned).source
     }
@@ -62,12 +71,15 @@ public struct ListeningSources: Sendable {
         // Nothing but the archive holds a ListenBrainz user's charts.
         if user.service == .listenBrainz { return (.archive, nil) }
         if let pinned { return (pinned, nil) }
-        // The demo is never copied from anywhere: charted from the archive
-        // once its generated history is stored there.
+        // The demo is never copied from anywhere.
         let copy = isDemo(user) ? nil : await copies?.asked(for: user)
         // Until one copy has finished, the archive may hold only its oldest pages.
         if let copy, copy.doneAt == nil { return (.lastfm, copy) }
-        if let archive, (try? await archive.storedName(of: user)) ?? nil != nil { return (.archive, copy) }
+        if let archive, (try? await archive.storedName(of: user)) ?? nil != nil {
+            // Asked only for the demo's five names, and only with the demo off.
+            if demo == nil, DemoHousehold.isMember(user), (try? await archive.generatedThrough(of: user)) ?? nil != nil { return (.lastfm, copy) }
+            return (.archive, copy)
+        }
         return (isDemo(user) ? .demo : .lastfm, copy)
     }
 
@@ -114,7 +126,7 @@ public struct ListeningSources: Sendable {
         return ChosenCharts(source: UnavailableChartSource(error: error), origin: .archive, copy: copy)
     }
 
-    /// Whose profile answers for `user`: the demo's for the demo user,
+    /// Whose profile answers for `user`: the demo's for its people,
     /// ListenBrainz's for `lb:` users, Last.fm's for everyone else (an
     /// archive holds scrobbles, not profiles).
     public func profiles(for user: Username) -> any UserSource {
@@ -125,8 +137,8 @@ public struct ListeningSources: Sendable {
         return lastFM
     }
 
-    /// Album details for `user`'s pages: the demo's catalogue for the demo
-    /// user, Last.fm for everyone else (for `lb:` users without their name,
+    /// Album details for `user`'s pages: the demo's catalogues for its
+    /// people, Last.fm for everyone else (for `lb:` users without their name,
     /// which Last.fm does not know).
     public func albums(for user: Username) -> any AlbumSource {
         if isDemo(user), let demo { return demo }

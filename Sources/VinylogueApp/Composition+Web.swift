@@ -11,8 +11,9 @@ import VinylogueServer
 
 extension Composition {
     /// The web app, built from the configuration: opens (creating when
-    /// missing) the database in the data directory, stores the demo history
-    /// when the demo is on, and wires the cached Last.fm client, the art
+    /// missing) the database in the data directory, readies the demo when
+    /// it is on (and takes its people off a list it made when it is not),
+    /// and wires the cached Last.fm client, the art
     /// store, the sources and the routes. `serve` runs what this returns;
     /// the route tests drive it with `app.test`. `onServing` gets the bound
     /// port once the server listens.
@@ -54,10 +55,9 @@ extension Composition {
         let demoOn = configuration.server.demo
         let demoCovers = DemoCoverCatalogue()
         if demoOn {
-            if try await lists.users().isEmpty { try await lists.add(DemoHistory.username) }
-            // The demo is charted from the archive, like an imported history.
-            try await GeneratedHistory(history: demo.history, store: archive).fill(now: clock.now)
-            for album in demo.history.catalog.albums { demoCovers.register(artist: album.artist, album: album.name) }
+            try await startDemo(lists: lists, archive: archive, covers: demoCovers)
+        } else {
+            try await leaveDemoOut(lists: lists, archive: archive)
         }
         let artwork = ArtworkStore(dataDirectory: directory, upstream: .live(httpClient), imageBase: configuration.imageBase,
                                    demoCovers: demoCovers, maxDiskBytes: configuration.artCacheBytes, clock: clock,

@@ -5,8 +5,8 @@ import Synchronization
 public struct ServerConfiguration: Sendable {
     public var host: String
     public var port: Int
-    /// Serve the built-in demo history for the user `demo`, and list it
-    /// when nobody is listed yet.
+    /// Serve the built-in demo (`demo` and four generated friends,
+    /// `DemoHousehold`), and list its people when nobody else is listed.
     public var demo: Bool
     /// Largest request body accepted, in bytes (forms are small).
     public var maxBodyBytes: Int

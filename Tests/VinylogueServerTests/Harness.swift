@@ -73,31 +73,36 @@ struct Harness: Sendable {
     /// - Parameter postgres: keep accounts, sessions, lists and settings in
     ///   a fresh PostgreSQL database in the test cluster (its URL is then in
     ///   `databaseURL`).
+    /// - Parameter directory: the data directory, for a test that starts the
+    ///   app again on the data of an earlier run (the caller removes it);
+    ///   nil: a fresh one, removed at the end.
     static func run(demo: Bool = false, signIn: Bool = false, secret: String = "test-secret", postgres: Bool = false, copies: Bool = false,
                     server: ServerConfiguration = ServerConfiguration(), testing: TestingSetup = .router,
+                    directory: URL? = nil,
                     patience: Patience = .init(nameLookup: .seconds(10), albumColours: .seconds(10), lastFM: .seconds(10),
                                                                   database: .seconds(10)),
                     _ body: @Sendable (Harness, any TestClientProtocol) async throws -> Void) async throws {
         guard postgres else {
             return try await run(demo: demo, signIn: signIn, secret: secret, databaseURL: nil, copies: copies, server: server, testing: testing,
+                                 directory: directory,
                                  patience: patience, body)
         }
         let cluster = try TestCluster.url()
         try await PostgresDatabase.withTemporaryDatabase(server: cluster + "?sslmode=disable") { url in
             try await run(demo: demo, signIn: signIn, secret: secret, databaseURL: url, copies: copies, server: server, testing: testing,
+                          directory: directory,
                           patience: patience, body)
         }
     }
 
     private static func run(demo: Bool, signIn: Bool, secret: String, databaseURL: String?, copies: Bool, server: ServerConfiguration,
-                            testing: TestingSetup,
-                            patience: Patience,
+                            testing: TestingSetup, directory given: URL?, patience: Patience,
                             _ body: @Sendable (Harness, any TestClientProtocol) async throws -> Void) async throws {
         let clock = TestClock(july2023)
         let fake = try FakeLastFM(clock: clock.wallClock)
         let listenBrainz = FakeListenBrainz(clock: clock.wallClock)
-        let directory = Self.scratch.appendingPathComponent("vinylogue-routes-\(UUID().uuidString)")
-        defer { try? FileManager.default.removeItem(at: directory) }
+        let directory = given ?? Self.scratch.appendingPathComponent("vinylogue-routes-\(UUID().uuidString)")
+        defer { if given == nil { try? FileManager.default.removeItem(at: directory) } }
         try await FakeListenBrainzServer.withRunning(listenBrainz) { listenBrainzRoot in
         try await FakeLastFMServer.withRunning(fake) { url in
             // The configuration `serve` would read, pointed at the fake

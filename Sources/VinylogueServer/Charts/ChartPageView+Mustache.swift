@@ -11,6 +11,7 @@ extension ChartPageView: MustacheParent {
         switch name {
         case "layout": layout
         case "user": user
+        case "profileURL": profileURL
         case "yearsAgoLabel": yearsAgoLabel
         case "weekLabel": weekLabel
         case "historyURL": historyURL

@@ -72,6 +72,9 @@ struct ChartPageView {
     var layout: LayoutFields
 
     let user: String
+    /// The person's profile on their own service, which the name links to;
+    /// nil for the demo's people, whom no service knows.
+    var profileURL: String?
     let yearsAgoLabel: String
     let weekLabel: String
     /// This user's every-year page, of the same kind.
@@ -126,6 +129,7 @@ struct ChartPageView {
                               feedURL: Paths.feed(user) + (page.yearsAgo > 1 && !byDate ? "?years_ago=\(page.yearsAgo)" : ""),
                               prefetchURL: previousURL.isEmpty ? nil : previousURL)
         self.user = user.value
+        profileURL = user.service == .listenBrainz ? "https://listenbrainz.org/user/\(user.serviceName)/" : "https://www.last.fm/user/\(user.value)"
         yearsAgoLabel = page.yearsAgoLabel
         weekLabel = page.weekLabel
         historyURL = Paths.history(user, kind: page.kind)

@@ -105,6 +105,7 @@ struct ChartRoutes: Sendable {
         let labels = WeekLabels(timeZone: settings.timeZone)
         var view = ChartPageView(page, byDate: asked.byDate, options: asked.options, selfURL: request.uri.description, labels: labels)
         view.staleNote = savedCopies.note
+        if sources.isDemo(asked.request.user) { view.profileURL = nil }
         view.nowPlaying = playing.map(Self.nowPlayingSentence)
         // Said with figures while the copy runs: such a page is not kept,
         // so each reload shows how far it has come.

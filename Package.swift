@@ -36,6 +36,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
         // Exports uploaded on Settings, parsed as they stream in.
         .package(url: "https://github.com/vapor/multipart-kit.git", from: "4.7.1"),
+        // `/metrics`: swift-metrics' types, emitted in Prometheus's format.
+        .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
     ],
     targets: [
         // Values, week arithmetic, chart computation, presenters. Foundation only.
@@ -123,6 +126,8 @@ let package = Package(
                 "VinylogueCore", "LastFM", "ListenBrainz", "Stores", "Sync", "Imports", "Artwork",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "MultipartKit", package: "multipart-kit"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
                 // `serve --tls-certificate --tls-key`: HTTPS without a proxy.
                 .product(name: "HummingbirdTLS", package: "hummingbird"),
                 .product(name: "Crypto", package: "swift-crypto"),

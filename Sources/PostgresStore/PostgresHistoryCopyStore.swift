@@ -182,4 +182,13 @@ public struct PostgresHistoryCopyStore: HistoryCopyStore {
                                                    logger: database.logger)
         return try await Self.first(rows)
     }
+
+    public func counts() async throws -> [HistoryCopy.State: Int] {
+        let rows = try await database.client.query("SELECT state, count(*) FROM history_copy GROUP BY state", logger: database.logger)
+        var counts: [HistoryCopy.State: Int] = [:]
+        for try await (state, n) in rows.decode((String, Int64).self) {
+            if let state = HistoryCopy.State(rawValue: state) { counts[state] = Int(n) }
+        }
+        return counts
+    }
 }

@@ -108,4 +108,11 @@ public struct PostgresImportJobStore: ImportJobStore {
             """, logger: database.logger)
         return try await Self.all(rows)
     }
+
+    public func waiting(on machine: String) async throws -> Int {
+        let rows = try await database.client.query(
+            "SELECT count(*) FROM import_job WHERE machine = \(machine) AND state IN ('queued', 'importing')", logger: database.logger)
+        for try await n in rows.decode(Int64.self) { return Int(n) }
+        return 0
+    }
 }

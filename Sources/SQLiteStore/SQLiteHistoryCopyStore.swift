@@ -176,4 +176,14 @@ public struct SQLiteHistoryCopyStore: HistoryCopyStore {
             try Row.fetchOne(db, sql: "SELECT \(Self.columns) FROM history_copy WHERE name_key = ?", arguments: [user.key]).flatMap(Self.copy)
         }
     }
+
+    public func counts() async throws -> [HistoryCopy.State: Int] {
+        try await writer.read { db in
+            var counts: [HistoryCopy.State: Int] = [:]
+            for row in try Row.fetchAll(db, sql: "SELECT state, count(*) AS n FROM history_copy GROUP BY state") {
+                if let state = HistoryCopy.State(rawValue: row["state"]) { counts[state] = row["n"] }
+            }
+            return counts
+        }
+    }
 }

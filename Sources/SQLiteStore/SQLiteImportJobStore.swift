@@ -105,4 +105,11 @@ public struct SQLiteImportJobStore: ImportJobStore {
                              arguments: [owner.id, limit]).compactMap(Self.job)
         }
     }
+
+    public func waiting(on machine: String) async throws -> Int {
+        try await writer.read { db in
+            try Int.fetchOne(db, sql: "SELECT count(*) FROM import_job WHERE machine = ? AND state IN ('queued', 'importing')",
+                             arguments: [machine]) ?? 0
+        }
+    }
 }

@@ -115,6 +115,8 @@ public protocol HistoryCopyStore: Sendable {
     func copy(of user: Username) async throws -> HistoryCopy?
     /// Every copy queued or running, the longest queued first.
     func unfinished() async throws -> [HistoryCopy]
+    /// How many copies are in each state (for the operator's figures).
+    func counts() async throws -> [HistoryCopy.State: Int]
 }
 
 extension HistoryCopyStore {

@@ -67,4 +67,6 @@ public protocol ImportJobStore: Sendable {
     func finish(_ id: Int64, as holder: String, summary: String?, failure reason: String?, at now: Date) async throws -> Bool
     /// `owner`'s uploads, the newest first, at most `limit`.
     func jobs(of owner: ListOwner, limit: Int) async throws -> [ImportJob]
+    /// How many uploads on `machine` wait to be imported or are being imported.
+    func waiting(on machine: String) async throws -> Int
 }

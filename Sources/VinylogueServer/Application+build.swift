@@ -83,6 +83,13 @@ func buildRouter(configuration: ServerConfiguration, parts: WebAppParts, shared:
     let patience = parts.patience
     // HEAD answers every GET route with its headers alone (it was 404).
     let router = Router(options: .autoGenerateHeadEndpoints)
+    let metrics = ServerMetrics(sources: .init(permits: parts.lastFM.permits, copies: stores.historyCopies, outbox: parts.forwarding?.outbox,
+                                               uploads: parts.uploads, clock: clock))
+    router.add(middleware: RequestMetricsMiddleware(metrics: metrics))
+    router.get("/metrics") { _, _ in
+        Response(status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8", .cacheControl: "no-store"],
+                 body: .init(byteBuffer: ByteBuffer(string: await metrics.scrape())))
+    }
     router.add(middleware: SecurityHeadersMiddleware())
     router.add(middleware: AnswerDeadlineMiddleware(patience: patience.lastFM))
     router.add(middleware: ErrorPageMiddleware(pages: pages))

@@ -129,6 +129,7 @@ import Stores
             #expect(try await copies.unfinished().isEmpty)
             #expect(try await copies.queue(Self.rj, at: Self.now.addingTimeInterval(6), evenIfStopped: true).state == .queued)
             #expect(try await copies.unfinished().map(\.user) == [Self.rj])
+            #expect(try await copies.counts() == [.queued: 1])
         }
     }
 
@@ -158,6 +159,7 @@ import Stores
             let again = try #require(try await copies.claimNext(at: Self.now.addingTimeInterval(9), lease: 60))
             #expect(try await copies.finish(again, failure: "Last.fm is down.", at: Self.now.addingTimeInterval(10)))
             #expect(try await copies.copy(of: Self.rj)?.doneAt == Self.now.addingTimeInterval(7))
+            #expect(try await copies.counts() == [.failed: 1, .copying: 1])
         }
     }
 

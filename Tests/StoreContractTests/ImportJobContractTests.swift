@@ -46,6 +46,7 @@ import VinylogueCore
             #expect(listed[0].state == .failed && listed[0].reason == "It is not an export Vinylogue reads.")
             #expect(listed[1].state == .done && listed[1].summary == "Imported 12 scrobbles.")
             #expect(try await jobs.jobs(of: .household, limit: 10).isEmpty)
+            #expect(try await jobs.waiting(on: "here") == 0)
             // A lease that ran out frees the job for the next worker.
             let again = try await jobs.queue(owner: .household, user: Self.rj, fileName: "c.json", path: "/c", bytes: 1, machine: "here",
                                              at: Self.now.addingTimeInterval(8))

@@ -73,8 +73,10 @@ public struct ListeningSources: Sendable {
         if let pinned { return (pinned, nil) }
         // The demo is never copied from anywhere.
         let copy = isDemo(user) ? nil : await copies?.asked(for: user)
-        // Until one copy has finished, the archive may hold only its oldest pages.
-        if let copy, copy.doneAt == nil { return (.lastfm, copy) }
+        // While a first copy runs, the archive may hold only its oldest
+        // pages (one that failed or was stopped leaves what the archive
+        // holds to chart, as an import's would be).
+        if let copy, copy.doneAt == nil, copy.isUnfinished { return (.lastfm, copy) }
         if let archive, (try? await archive.storedName(of: user)) ?? nil != nil {
             // Asked only for the demo's five names, and only with the demo off.
             if demo == nil, DemoHousehold.isMember(user), (try? await archive.generatedThrough(of: user)) ?? nil != nil { return (.lastfm, copy) }

@@ -108,6 +108,13 @@ struct ImportsView {
 }
 
 extension SettingsRoutes {
+    /// "812 bytes", "14 KB", "3.2 MB".
+    static func size(_ bytes: Int64) -> String {
+        if bytes < 1024 { return "\(bytes) byte\(bytes == 1 ? "" : "s")" }
+        if bytes < 1 << 20 { return "\(grouped(Int(bytes >> 10))) KB" }
+        return String(format: "%.1f MB", Double(bytes) / Double(1 << 20))
+    }
+
     func imports(of owner: ListOwner, settings: Settings) async -> ImportsView? {
         guard let uploads else { return nil }
         let formatter = DateFormatter()
@@ -122,7 +129,7 @@ extension SettingsRoutes {
             case .failed: "not imported"
             }
             return ImportsView.Job(fileName: job.fileName, when: formatter.string(from: job.queuedAt),
-                                   state: "\(grouped(Int(job.bytes >> 10))) KB, \(state)", summary: job.summary, reason: job.reason)
+                                   state: "\(Self.size(job.bytes)), \(state)", summary: job.summary, reason: job.reason)
         }
         return ImportsView(action: Paths.exportUpload, maxMegabytes: configuration.maxUploadBytes >> 20,
                            formats: "a Last.fm CSV or JSON export, a ListenBrainz export ZIP, Spotify's my_spotify_data.zip, "

@@ -191,4 +191,17 @@ public struct PostgresHistoryCopyStore: HistoryCopyStore {
         }
         return counts
     }
+
+    public func refreshOwnHistories(doneBefore: Date, at now: Date) async throws -> Int {
+        let time = now.timeIntervalSince1970
+        let rows = try await database.client.query("""
+            UPDATE history_copy SET state = 'queued', reason = NULL, pages_done = 0, pages_total = 0, scrobbles = 0,
+                scrobbles_total = 0, queued_at = \(time), updated_at = \(time), lease_until = NULL, holder = NULL
+            WHERE state = 'done' AND done_at < \(doneBefore.timeIntervalSince1970) AND name_key IN (SELECT key FROM list_entry WHERE is_me)
+            RETURNING 1
+            """, logger: database.logger)
+        var count = 0
+        for try await _ in rows.decode(Int32.self) { count += 1 }
+        return count
+    }
 }

@@ -186,4 +186,16 @@ public struct SQLiteHistoryCopyStore: HistoryCopyStore {
             return counts
         }
     }
+
+    public func refreshOwnHistories(doneBefore: Date, at now: Date) async throws -> Int {
+        try await writer.write { db in
+            let time = now.timeIntervalSince1970
+            try db.execute(sql: """
+                UPDATE history_copy SET state = 'queued', reason = NULL, pages_done = 0, pages_total = 0, scrobbles = 0,
+                    scrobbles_total = 0, queued_at = ?, updated_at = ?, lease_until = NULL, holder = NULL
+                WHERE state = 'done' AND done_at < ? AND name_key IN (SELECT key FROM list_entry WHERE isMe)
+                """, arguments: [time, time, doneBefore.timeIntervalSince1970])
+            return db.changesCount
+        }
+    }
 }

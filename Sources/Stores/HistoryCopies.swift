@@ -117,6 +117,10 @@ public protocol HistoryCopyStore: Sendable {
     func unfinished() async throws -> [HistoryCopy]
     /// How many copies are in each state (for the operator's figures).
     func counts() async throws -> [HistoryCopy.State: Int]
+    /// Queues again, for what is new, the finished copies of people marked
+    /// "me" on a list (an account's own, the household's) that last
+    /// finished before `doneBefore`; returns how many.
+    func refreshOwnHistories(doneBefore: Date, at now: Date) async throws -> Int
 }
 
 extension HistoryCopyStore {

@@ -36,6 +36,9 @@ public final class HistoryCopyWorker: Sendable {
     public let concurrency: Int
     public let freshFor: TimeInterval
     public let retryFailuresAfter: TimeInterval
+    /// How old a person's own finished copy may get before it is refreshed
+    /// without a view (a day).
+    public let refreshOwnAfter: TimeInterval = 86_400
     /// How often `run` looks for copies queued elsewhere.
     let poll: Duration
     /// The Last.fm requests a second copies may make at most (the budget
@@ -184,7 +187,15 @@ public final class HistoryCopyWorker: Sendable {
     /// (or one left by a worker that died) whenever a slot is free, and
     /// looks again when a copy ends, one is queued here, or `poll` passes.
     public func run() async {
+        var lastSweep: Date?
         while !Task.isCancelled {
+            // Once an hour: people's own histories (accounts, the
+            // household's "me") copied more than a day ago are refreshed.
+            let now = clock.now
+            if lastSweep.map({ now.timeIntervalSince($0) >= 3600 }) ?? true {
+                lastSweep = now
+                _ = try? await copies.refreshOwnHistories(doneBefore: now.addingTimeInterval(-refreshOwnAfter), at: now)
+            }
             while !Task.isCancelled, state.withLock({ $0.running.count < concurrency }) {
                 guard let claim = try? await copies.claimNext(as: ClaimedCopy.holderName(), at: clock.now, lease: claimed.lease,
                                                               takingOverFrom: ClaimedCopy.isGone) else { break }

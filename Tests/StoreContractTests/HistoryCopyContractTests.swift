@@ -177,4 +177,26 @@ import Stores
             #expect(next.user == Self.lb && next.holder == "here/42/b")
         }
     }
+
+    /// Once a day, people's own histories are copied again for what is
+    /// new, without a view; friends' only when viewed.
+    @Test(arguments: Backend.allCases)
+    func ownHistoriesFinishedADayAgoAreQueuedAgain(_ backend: Backend) async throws {
+        try await StoreContractTests.withStores(backend) { stores in
+            let copies = stores.historyCopies
+            try await stores.lists.add(Self.rj)
+            try await stores.lists.add(Self.ana)
+            try await stores.lists.setMe(Self.rj)
+            for user in [Self.rj, Self.ana] {
+                let claim = try #require(try await copies.claim(user, at: Self.now, lease: 60))
+                #expect(try await copies.finish(claim, failure: nil, at: Self.now))
+            }
+            #expect(try await copies.refreshOwnHistories(doneBefore: Self.now, at: Self.now.addingTimeInterval(10)) == 0)
+            let later = Self.now.addingTimeInterval(86_401)
+            #expect(try await copies.refreshOwnHistories(doneBefore: later.addingTimeInterval(-86_400), at: later) == 1)
+            #expect(try await copies.copy(of: Self.rj)?.state == .queued)
+            #expect(try await copies.copy(of: Self.rj)?.doneAt == Self.now)
+            #expect(try await copies.copy(of: Self.ana)?.state == .done)
+        }
+    }
 }

@@ -19,10 +19,11 @@ public enum LastFMRequestPriority: Sendable {
 ///   asked, so copies running side by side take turns page by page
 ///   (round-robin: a 300,000-scrobble history cannot starve a newcomer's
 ///   2,000), and only a permit free at that moment.
-/// - While views are waiting, background requests take none; while views
-///   came lately (`viewsLately`), they leave one permit free, so a view
-///   arriving meanwhile finds one at once. Without views, copies use the
-///   whole budget.
+/// - While views are waiting, background requests take none, so a view
+///   waits at most for the next permit the budget gets back; while views
+///   came in the last `viewsLately` (2 s: the rest of a page's requests),
+///   they leave one permit free, so the page's next request finds one at
+///   once. Without views, copies use the whole budget.
 ///
 /// It counts what each side has used, for the operator's figures.
 public final class PrioritisedPermits: LastFMRequestPermits {
@@ -43,7 +44,7 @@ public final class PrioritisedPermits: LastFMRequestPermits {
         var usedByBackground = 0
     }
 
-    public init(_ budget: any LastFMRequestPermits, viewsLately: Duration = .seconds(10)) {
+    public init(_ budget: any LastFMRequestPermits, viewsLately: Duration = .seconds(2)) {
         self.budget = budget
         self.viewsLately = viewsLately
     }

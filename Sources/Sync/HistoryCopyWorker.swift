@@ -32,7 +32,7 @@ public final class HistoryCopyWorker: Sendable {
     /// (the web app's rule), so a stranger's address does not spend the
     /// budget on a whole history.
     let mayCopyOnView: @Sendable (Username) async -> Bool
-    let clock: WallClock
+    public let clock: WallClock
     public let concurrency: Int
     public let freshFor: TimeInterval
     public let retryFailuresAfter: TimeInterval

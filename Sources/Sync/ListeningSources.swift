@@ -1,3 +1,4 @@
+import Foundation
 import Stores
 import VinylogueCore
 
@@ -40,6 +41,11 @@ public struct ListeningSources: Sendable {
     /// History copies started by people's pages (the web app's; nil on
     /// the command line, which runs `sync` itself).
     public let copies: HistoryCopyWorker?
+    /// What "now" is, for whether an archive is up to date (the copies' clock).
+    var clock: WallClock? { copies?.clock }
+    /// An archive holding listens this recent is charted even while a
+    /// first copy runs: it was filled otherwise (an import, a player).
+    public static let recentEnough: TimeInterval = 30 * 86_400
 
     public init(archive: (any ScrobbleArchive)?, demo: DemoChartSource?, lastFM: any ChartSource & UserSource & AlbumSource,
                 listenBrainz: (any UserSource)? = nil, copies: HistoryCopyWorker? = nil) {
@@ -74,15 +80,23 @@ public struct ListeningSources: Sendable {
         // The demo is never copied from anywhere.
         let copy = isDemo(user) ? nil : await copies?.asked(for: user)
         // While a first copy runs, the archive may hold only its oldest
-        // pages (one that failed or was stopped leaves what the archive
-        // holds to chart, as an import's would be).
-        if let copy, copy.doneAt == nil, copy.isUnfinished { return (.lastfm, copy) }
+        // pages (it walks from the oldest): Last.fm charts them, unless the
+        // archive already holds listens of the last 30 days, from an import
+        // or a player, which Last.fm may not have. One that failed or was
+        // stopped leaves what the archive holds to chart.
+        if let copy, copy.doneAt == nil, copy.isUnfinished, await !archiveIsRecent(for: user) { return (.lastfm, copy) }
         if let archive, (try? await archive.storedName(of: user)) ?? nil != nil {
             // Asked only for the demo's five names, and only with the demo off.
             if demo == nil, DemoHousehold.isMember(user), (try? await archive.generatedThrough(of: user)) ?? nil != nil { return (.lastfm, copy) }
             return (.archive, copy)
         }
         return (isDemo(user) ? .demo : .lastfm, copy)
+    }
+
+    /// Whether the archive holds a listen of `user` from the last 30 days.
+    func archiveIsRecent(for user: Username) async -> Bool {
+        guard let archive, let now = clock?.now, let span = (try? await archive.span(for: user)) ?? nil else { return false }
+        return Double(span.upperBound) >= now.timeIntervalSince1970 - Self.recentEnough
     }
 
     /// The source of `user`'s charts, by `source(for:pinned:)`.

@@ -70,9 +70,10 @@ import VinylogueCore
     @Test func signingInCopiesTheAccountsWholeHistoryWithItsProgressOnThePages() async throws {
         try await Harness.run(signIn: true, copies: true) { harness, client in
             await Self.addMika(to: harness)
-            // Last.fm's page 2 (the last but one the copy asks for) is held,
-            // so the copy can be seen under way.
-            await harness.fake.inject(.init(.held, method: "user.getrecenttracks", times: 1, parameters: ["page": "2"]))
+            // Last.fm's page 30 is held (the copy asks for the oldest, 35,
+            // first), so the copy can be seen under way, its archive still
+            // years behind.
+            await harness.fake.inject(.init(.held, method: "user.getrecenttracks", times: 1, parameters: ["page": "30"]))
             let browser = try await SignInTests.signIn(client, harness, as: "mika")
             await harness.fake.untilHolding(1)
             let during = try await SignInTests.page(client, "/u/Mika", browser)
@@ -124,6 +125,34 @@ import VinylogueCore
             #expect(try await SQLiteHistoryCopyStore(harness.database).copy(of: try Username("ybsc")) == nil)
             await harness.fake.inject(.init(.httpStatus(503)))
             #expect(try await client.get("/u/Mika/rediscover").status == .ok)
+        }
+    }
+
+    /// Someone whose archive already holds last week's listens (an import,
+    /// a player) keeps their archive's charts while their first copy runs:
+    /// Last.fm may not have those listens.
+    @Test func anArchiveFilledOtherwiseIsChartedWhileTheFirstCopyRuns() async throws {
+        try await Harness.run(copies: true) { harness, client in
+            await Self.addMika(to: harness)
+            let session = try await client.session()
+            #expect(try await client.post("/users", ["username": "mika"], session: session).status == .seeOther)
+            let lastWeek = Int64(harness.clock.now.timeIntervalSince1970) - 3 * 86_400
+            let imported = (0..<6).map { n in
+                Scrobble(instant: lastWeek + Int64(n) * 300, artist: "Sonic Youth", album: "Daydream Nation", track: "Track \(n)")
+            }
+            _ = try await SQLiteScrobbleStore(database: harness.database).store(imported, of: Self.mika, origin: .spotify)
+            await harness.fake.inject(.init(.held, method: "user.getrecenttracks", times: 1, parameters: ["page": "2"]))
+            _ = try await client.getOnce("/u/Mika?years_ago=2")
+            await harness.fake.untilHolding(1)
+            let day = WeekLabels(timeZone: .current).isoDay(Date(timeIntervalSince1970: TimeInterval(lastWeek)))
+            let page = try await client.getOnce("/u/Mika/week/\(day)")
+            #expect(page.status == .ok)
+            #expect(page.body.contains("Daydream Nation"), "\(page.body)")
+            #expect(page.body.contains("Copying Mika’s Last.fm history"))
+            #expect(page.body.contains("earlier years may be missing"))
+            await harness.fake.releaseHeld()
+            await harness.background.idle()
+            #expect(try await client.get("/u/Mika/week/\(day)").body.contains("Daydream Nation"))
         }
     }
 

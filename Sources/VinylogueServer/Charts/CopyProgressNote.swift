@@ -33,11 +33,12 @@ enum CopyProgressNote {
     }
 
     /// The line a chart page adds: until the copy is done, its charts come
-    /// from the service.
-    static func chartNote(_ copy: HistoryCopy?, user: Username, secondsLeft: TimeInterval?) -> String? {
+    /// from the service (`fromLastFM`), or from what the archive held before.
+    static func chartNote(_ copy: HistoryCopy?, user: Username, secondsLeft: TimeInterval?, fromLastFM: Bool = true) -> String? {
         guard let copy, let sentence = sentence(copy, whose: possessive(user), secondsLeft: secondsLeft) else { return nil }
         guard user.service == .lastFM else { return sentence }
-        return sentence + " Until it is done, these charts come from Last.fm."
+        return sentence + (fromLastFM ? " Until it is done, these charts come from Last.fm."
+            : " Until it is done, earlier years may be missing from these charts.")
     }
 
     /// What rediscover and album life say instead of asking Last.fm for

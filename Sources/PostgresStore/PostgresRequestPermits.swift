@@ -56,10 +56,14 @@ public struct PostgresRequestPermits: LastFMRequestPermits {
                 """, logger: logger)
             for try await slot in taken.decode(Int32.self) { return Int(slot) }
             // None free: sleep until the first released one comes back, or
-            // a window when every one is still held.
+            // a window when every one is still held. A row another instance
+            // is taking this moment can still read as free ('-infinity',
+            // never used): a moment's wait, not an infinite one (subtracting
+            // it failed with "cannot subtract infinite timestamps").
             var wait = windowSeconds
             let next = try await database.client.query("""
-                SELECT EXTRACT(EPOCH FROM (min(available_at) - clock_timestamp()))::float8 FROM lastfm_permit WHERE NOT held
+                SELECT EXTRACT(EPOCH FROM (min(GREATEST(available_at, clock_timestamp())) - clock_timestamp()))::float8
+                FROM lastfm_permit WHERE NOT held
                 """, logger: logger)
             for try await seconds in next.decode(Double?.self) {
                 if let seconds { wait = min(windowSeconds, max(0.005, seconds)) }

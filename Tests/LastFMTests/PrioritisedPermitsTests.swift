@@ -44,8 +44,8 @@ import Testing
     /// After a view, background requests leave a permit spare, so the next
     /// view finds one at once; background work waits for more.
     @Test(.timeLimit(.minutes(1))) func afterAViewCopiesLeaveAPermitForTheNextView() async throws {
-        // Three permits, none back within the test.
-        let permits = PrioritisedPermits(RateLimit(limit: 3, window: .seconds(3600)))
+        // Three permits, none back within the test (it takes milliseconds).
+        let permits = PrioritisedPermits(RateLimit(limit: 3, window: .seconds(10)))
         await permits.release(try await permits.acquire())
         #expect(permits.used.views == 1)
         let copyPage = try await LastFMRequestPriority.$current.withValue(.background) { try await permits.acquire() }

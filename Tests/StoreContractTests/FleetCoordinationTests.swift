@@ -59,7 +59,7 @@ import VinylogueCore
     /// must leave spare are free, on any instance, without waiting.
     @Test func aPermitIsTakenWithoutWaitingOnlyWhenMoreThanTheSpareAreFree() async throws {
         try await Self.withInstances(2) { instances in
-            let permits = instances.map { PostgresRequestPermits($0, limit: 3, window: .seconds(3600)) }
+            let permits = instances.map { PostgresRequestPermits($0, limit: 3, window: .seconds(10)) }
             try await permits[0].prepare()
             let first = try await permits[0].acquireIfFree(leaving: 1)
             #expect(first.permit != nil)

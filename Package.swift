@@ -34,6 +34,11 @@ let package = Package(
         // NIOHTTPTypes: the request parts a channel handler sees (the early 413).
         .package(url: "https://github.com/apple/swift-nio-extras.git", from: "1.35.2"),
         .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
+        // Exports uploaded on Settings, parsed as they stream in.
+        .package(url: "https://github.com/vapor/multipart-kit.git", from: "4.7.1"),
+        // `/metrics`: swift-metrics' types, emitted in Prometheus's format.
+        .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
     ],
     targets: [
         // Values, week arithmetic, chart computation, presenters. Foundation only.
@@ -118,8 +123,11 @@ let package = Package(
             name: "VinylogueServer",
             dependencies: [
                 // No SQLite module: the web app never names a store's backend.
-                "VinylogueCore", "LastFM", "ListenBrainz", "Stores", "Sync", "Artwork",
+                "VinylogueCore", "LastFM", "ListenBrainz", "Stores", "Sync", "Imports", "Artwork",
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "MultipartKit", package: "multipart-kit"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
                 // `serve --tls-certificate --tls-key`: HTTPS without a proxy.
                 .product(name: "HummingbirdTLS", package: "hummingbird"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -247,6 +255,7 @@ let package = Package(
                 "TestSupport",
                 "VinylogueServer", "VinylogueApp", "LastFMTestServer", "ListenBrainzTestServer", "LastFM", "Stores", "SQLiteStore", "Sync", "Artwork", "VinylogueCore", "PostgresStore",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "ZIPFoundation", package: "ZIPFoundation"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ]

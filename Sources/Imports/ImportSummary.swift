@@ -1,3 +1,5 @@
+import VinylogueCore
+
 /// One line (or JSON element) the importer could not use.
 public struct RejectedLine: Sendable, Hashable, CustomStringConvertible {
     /// The archive member or directory entry it is in; `nil` for a single file.
@@ -94,4 +96,44 @@ public struct ImportProgress: Sendable, Hashable {
     public let rejected: Int
     /// The member being read, for a ZIP archive or a directory.
     public let member: String?
+}
+
+extension ImportSummary {
+    /// What the import did, as `vinylogue import` prints it and Settings
+    /// shows an upload's: member by member for an archive, then in all,
+    /// with the first 50 rejected lines. `printable` makes the export's
+    /// own bytes (names, lines) safe to show where they go.
+    public func report(for user: Username, printable: (String) -> String) -> String {
+        let summary = self
+        var out = ""
+        if summary.isCollection {
+            out += "Read \(summary.members.count) \(summary.members.count == 1 ? "file" : "files"):\n"
+            // Names and lines are the export's own bytes: printed visibly.
+            let names = summary.members.map { printable($0.name) }
+            let width = min(60, names.map(\.count).max() ?? 0)
+            for (member, shown) in zip(summary.members, names) {
+                let name = shown.padding(toLength: max(width, shown.count), withPad: " ", startingAt: 0)
+                switch member.outcome {
+                case .read(let format):
+                    out += "  \(name)  \(format.rawValue): \(grouped(member.imported)) imported, "
+                        + "\(grouped(member.duplicates)) duplicates, \(grouped(member.rejectedCount)) rejected\n"
+                case .skipped(let reason): out += "  \(name)  skipped: \(printable(reason))\n"
+                case .refused(let reason): out += "  \(name)  refused: \(printable(reason))\n"
+                }
+            }
+            out += "In all: "
+        } else {
+            out += "Format: \(summary.format?.rawValue ?? "not recognised")\n"
+        }
+        out += "Imported \(grouped(summary.imported)) scrobbles for \(user); \(grouped(summary.duplicates)) duplicates skipped"
+        out += "; \(grouped(summary.rejectedCount)) lines rejected.\n"
+        for (reason, count) in summary.skipped.sorted(by: { $0.key < $1.key }) {
+            out += "Skipped \(grouped(count)) \(reason).\n"
+        }
+        for note in summary.notes { out += "Note: \(printable(note))\n" }
+        let shown = summary.rejected.prefix(50)
+        for rejection in shown { out += "  rejected \(printable("\(rejection)"))\n" }
+        if summary.rejectedCount > shown.count { out += "  … and \(grouped(summary.rejectedCount - shown.count)) more rejected lines.\n" }
+        return out
+    }
 }

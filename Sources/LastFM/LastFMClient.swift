@@ -14,7 +14,8 @@ public final class LastFMClient: ChartSource, UserSource, AlbumSource, Sendable 
     let cache: (any LastFMResponseCache)?
     let clock: WallClock
     let logger: Logger
-    let permits: any LastFMRequestPermits
+    /// The one budget of requests, views first (`PrioritisedPermits`).
+    public let permits: PrioritisedPermits
     let inFlight = InFlightRequests<Data>()
 
     /// `permits` paces requests (default: this process's own `RateLimit` at
@@ -27,7 +28,7 @@ public final class LastFMClient: ChartSource, UserSource, AlbumSource, Sendable 
         self.cache = cache
         self.clock = clock
         self.logger = logger
-        self.permits = permits ?? RateLimit(limit: configuration.requestsPerSecond, window: .seconds(1))
+        self.permits = PrioritisedPermits(permits ?? RateLimit(limit: configuration.requestsPerSecond, window: .seconds(1)))
     }
 
     // MARK: - Methods

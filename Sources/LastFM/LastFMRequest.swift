@@ -150,6 +150,9 @@ public protocol LastFMRequestPermits: Sendable {
     /// Waits for a permit and returns it; throws only if the wait cannot
     /// go on (the task is cancelled, the shared store is unreachable).
     func acquire() async throws -> Int
+    /// Takes a permit at once when more than `spare` are free, without
+    /// waiting; else nil, with how long until one may be free.
+    func acquireIfFree(leaving spare: Int) async throws -> (permit: Int?, retryAfter: Duration)
     /// Gives `permit` back, a window after now.
     func release(_ permit: Int) async
 }

@@ -47,6 +47,18 @@ public final class RateLimit: LastFMRequestPermits {
         }
     }
 
+    public func acquireIfFree(leaving spare: Int) async throws -> (permit: Int?, retryAfter: Duration) {
+        permits.withLock { p in
+            let now = ContinuousClock.now
+            p.returning.removeAll { $0 <= now }
+            if limit - p.inUse - p.returning.count > max(0, spare) {
+                p.inUse += 1
+                return (0, .zero)
+            }
+            return (nil, (p.returning.min() ?? now.advanced(by: window)) - now)
+        }
+    }
+
     /// Gives the permit back, `window` after now.
     public func release(_ permit: Int = 0) {
         permits.withLock { p in

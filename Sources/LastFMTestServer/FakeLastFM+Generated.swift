@@ -49,15 +49,25 @@ extension FakeLastFM {
         let page = max(1, p["page"].flatMap(Int.init) ?? 1)
         let from = p["from"].flatMap(Int64.init) ?? history.firstWeek.from
         let to = min(p["to"].flatMap(Int64.init) ?? now, now)
-        // Newest first, like Last.fm.
-        var all: [Scrobble] = []
-        var week = LastFMWeekCalendar.week(containing: max(from, history.firstWeek.from))
-        while week.from <= to {
-            all += history.scrobbles(in: week).filter { $0.instant >= from && $0.instant <= to }
-            week = ChartWeek(from: week.to, to: week.to + LastFMWeekCalendar.weekLength)
+        // Newest first, like Last.fm; made once for a walk's fixed bounds
+        // (a copy asks for every page of the same listing).
+        let key = "\(name.lowercased())|\(from)|\(to)|\(lateScrobbles[name.lowercased()]?.count ?? 0)"
+        let all: [Scrobble]
+        if let listed = recentListings[key] {
+            all = listed
+        } else {
+            var made: [Scrobble] = []
+            var week = LastFMWeekCalendar.week(containing: max(from, history.firstWeek.from))
+            while week.from <= to {
+                made += history.scrobbles(in: week).filter { $0.instant >= from && $0.instant <= to }
+                week = ChartWeek(from: week.to, to: week.to + LastFMWeekCalendar.weekLength)
+            }
+            made += (lateScrobbles[name.lowercased()] ?? []).filter { $0.instant >= from && $0.instant <= to }
+            made.sort { $0.instant > $1.instant }
+            if recentListings.count >= 16 { recentListings.removeAll() }
+            recentListings[key] = made
+            all = made
         }
-        all += (lateScrobbles[name.lowercased()] ?? []).filter { $0.instant >= from && $0.instant <= to }
-        all.sort { $0.instant > $1.instant }
         let totalPages = (all.count + limit - 1) / limit
         let slice = all.dropFirst((page - 1) * limit).prefix(limit)
         var tracks = slice.map { s in

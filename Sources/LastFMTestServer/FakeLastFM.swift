@@ -136,6 +136,9 @@ public actor FakeLastFM {
     /// Scrobbles submitted after the fact (Last.fm takes them up to two weeks
     /// late), by user key; a generated user's recent tracks include them.
     private(set) var lateScrobbles: [String: [Scrobble]] = [:]
+    /// Generated users' recent tracks for one walk's bounds, newest first
+    /// (the last few asked for).
+    var recentListings: [String: [Scrobble]] = [:]
 
     /// Adds a scrobble to `user`'s history now, whatever its timestamp.
     public func scrobbleLate(_ scrobble: Scrobble, for user: String) {

@@ -20,6 +20,7 @@ public struct PostgresBackend: StoreBackend {
     public var outbox: any ForwardingOutbox { PostgresForwardingOutbox(database) }
     public var albumCovers: any AlbumCoverStore { PostgresAlbumCoverStore(database) }
     public var historyCopies: any HistoryCopyStore { PostgresHistoryCopyStore(database) }
+    public var importJobs: any ImportJobStore { PostgresImportJobStore(database) }
     public var receivedListens: any ReceivedListenStore { PostgresReceivedListenStore(database) }
     public var notices: (any FleetNotices)? { PostgresFleetNotices(database) }
 }

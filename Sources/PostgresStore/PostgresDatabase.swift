@@ -291,6 +291,9 @@ public final class PostgresDatabase: Sendable {
         ]),
         // History copies as durable jobs (`PostgresHistoryCopyStore`).
         Migration(name: "history-copies", statements: PostgresHistoryCopyStore.tables),
+        Migration(name: "history-copy-totals", statements: PostgresHistoryCopyStore.totals),
+        // Uploaded exports as durable jobs (`PostgresImportJobStore`).
+        Migration(name: "import-jobs", statements: PostgresImportJobStore.tables),
     ]
 
     /// Applies the migrations this database has not had, holding an

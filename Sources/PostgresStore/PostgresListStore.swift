@@ -57,6 +57,12 @@ public struct PostgresListStore: ListStore {
         try await users().first { $0.key == name.key }
     }
 
+    public func isListedByAnyone(_ name: Username) async throws -> Bool {
+        let rows = try await database.client.query("SELECT 1 FROM list_entry WHERE key = \(name.key) LIMIT 1", logger: logger)
+        for try await _ in rows.decode(Int32.self) { return true }
+        return false
+    }
+
     @discardableResult
     public func add(_ name: Username) async throws -> Bool {
         try await changing { connection in try await add(name, connection) }

@@ -72,6 +72,21 @@ public struct PostgresRequestPermits: LastFMRequestPermits {
         }
     }
 
+    public func acquireIfFree(leaving spare: Int) async throws -> (permit: Int?, retryAfter: Duration) {
+        let leaseSeconds = Self.seconds(lease)
+        // The free rows are locked while counted, so the count holds.
+        let taken = try await database.client.query("""
+            WITH free AS (
+                SELECT slot, available_at FROM lastfm_permit WHERE available_at <= clock_timestamp() FOR UPDATE SKIP LOCKED),
+            chosen AS (SELECT slot FROM free WHERE (SELECT count(*) FROM free) > \(Int64(max(0, spare))) ORDER BY available_at LIMIT 1)
+            UPDATE lastfm_permit p SET held = true, available_at = clock_timestamp() + make_interval(secs => \(leaseSeconds))
+            FROM chosen WHERE p.slot = chosen.slot RETURNING p.slot
+            """, logger: logger)
+        for try await slot in taken.decode(Int32.self) { return (Int(slot), .zero) }
+        // Asked again soon: a fleet's permits come back at any moment.
+        return (nil, .milliseconds(50))
+    }
+
     public func release(_ permit: Int) async {
         let windowSeconds = Self.seconds(window)
         do {

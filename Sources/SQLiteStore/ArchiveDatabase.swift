@@ -132,6 +132,8 @@ public final class ArchiveDatabase: Sendable {
         SQLiteForwardingOutbox.registerMigrations(in: &migrator)
         SQLiteScrobbleStore.registerEchoMigration(in: &migrator)
         SQLiteHistoryCopyStore.registerMigrations(in: &migrator)
+        SQLiteHistoryCopyStore.registerTotalsMigration(in: &migrator)
+        SQLiteImportJobStore.registerMigrations(in: &migrator)
         return migrator
     }
 

@@ -84,6 +84,10 @@ public struct SQLiteListStore: ListStore {
         try await writer.read { db in try entry(name.key, db) }
     }
 
+    public func isListedByAnyone(_ name: Username) async throws -> Bool {
+        try await writer.read { db in try ListedUser.filter(Column("key") == name.key).fetchCount(db) > 0 }
+    }
+
     /// Adds `name` at the end (as "me" when the list is empty). Returns false
     /// when the user is already listed.
     @discardableResult

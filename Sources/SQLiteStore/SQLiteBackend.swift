@@ -35,6 +35,7 @@ public struct SQLiteBackend: StoreBackend {
     public var outbox: any ForwardingOutbox { SQLiteForwardingOutbox(database) }
     public var albumCovers: any AlbumCoverStore { SQLiteAlbumCoverStore(database) }
     public var historyCopies: any HistoryCopyStore { SQLiteHistoryCopyStore(database) }
+    public var importJobs: any ImportJobStore { SQLiteImportJobStore(database) }
     public var receivedListens: any ReceivedListenStore { SQLiteReceivedListenStore(database) }
     public var notices: (any FleetNotices)? { nil }
 }

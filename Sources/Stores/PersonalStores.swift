@@ -18,6 +18,8 @@ public protocol ListStore: Sendable {
     /// Everyone, in the person's order.
     func users() async throws -> [ListedUser]
     func user(_ name: Username) async throws -> ListedUser?
+    /// Whether `name` is on anyone's list, whoever owns this store.
+    func isListedByAnyone(_ name: Username) async throws -> Bool
     /// Adds `name` at the end (as "me" when the list is empty). Returns
     /// false when the user is already listed.
     @discardableResult func add(_ name: Username) async throws -> Bool

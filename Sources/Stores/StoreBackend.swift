@@ -30,6 +30,8 @@ public protocol StoreBackend: Sendable {
     var albumCovers: any AlbumCoverStore { get }
     /// History copies as durable jobs.
     var historyCopies: any HistoryCopyStore { get }
+    /// Uploaded exports as durable jobs.
+    var importJobs: any ImportJobStore { get }
     /// Listens a player sent, kept and queued in one transaction.
     var receivedListens: any ReceivedListenStore { get }
     /// How instances tell each other what changed; nil with one process

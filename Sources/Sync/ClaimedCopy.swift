@@ -33,33 +33,11 @@ public struct ClaimedCopy: Sendable {
         }
     }
 
-    /// "HOST~PIDNAMESPACE/PID/RANDOM": which machine and process holds a claim.
-    static func holderName() -> String {
-        "\(machine())/\(getpid())/\(CopyClaim.newHolder())"
-    }
-
-    /// This machine and PID namespace: two containers sharing a host name
-    /// have their own process ids, so a pid is only judged where it was
-    /// taken.
-    static func machine() -> String {
-        let namespace = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/ns/pid")) ?? "no-namespace"
-        return hostName() + "~" + namespace.filter { $0.isNumber }
-    }
-
-    /// This machine's name (`gethostname`: Foundation's `hostName` is not
-    /// safe to call from several threads on Linux).
-    static func hostName() -> String {
-        var buffer = [CChar](repeating: 0, count: 256)
-        guard gethostname(&buffer, buffer.count - 1) == 0 else { return "localhost" }
-        return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-    }
+    /// Which machine and process holds a claim (`JobHolder`).
+    static func holderName() -> String { JobHolder.name() }
 
     /// Whether `holder` names a process of this machine that has ended.
-    @Sendable static func isGone(_ holder: String) -> Bool {
-        let parts = holder.split(separator: "/")
-        guard parts.count == 3, parts[0] == machine(), let pid = Int32(parts[1]), pid > 0 else { return false }
-        return kill(pid, 0) != 0 && errno == ESRCH
-    }
+    @Sendable static func isGone(_ holder: String) -> Bool { JobHolder.isGone(holder) }
 
     /// Runs `sync` for the claimed person, telling `progress` as it goes;
     /// the claim ends with the copy. A claim lost meanwhile (the process
@@ -76,8 +54,10 @@ public struct ClaimedCopy: Sendable {
                     return .success(try await sync.sync(claim.user) { step in
                         let renewed: Bool?
                         do {
-                            renewed = try await copies.progress(claim, pagesDone: step.pagesDone, pagesTotal: step.totalPages,
-                                                                scrobbles: step.imported, at: clock.now, lease: lease)
+                            // A resumed copy goes on counting from what its row says.
+                            let walked = claim.copy.scrobbles + step.imported + step.duplicates
+                            renewed = try await copies.progress(claim, pagesDone: step.pagesDone, pagesTotal: step.totalPages, scrobbles: walked,
+                                                                scrobblesTotal: step.expected ?? 0, at: clock.now, lease: lease)
                         } catch {
                             renewed = nil
                         }
@@ -94,8 +74,18 @@ public struct ClaimedCopy: Sendable {
         }
         switch outcome {
         case .failure(let error):
+            if await held.held == false {
+                // Taken over, or stopped by the person: the row says which.
+                if (try? await copies.copy(of: claim.user))?.state == .stopped { throw Self.stopped(claim) }
+                throw Self.takenOver(claim)
+            }
+            if Task.isCancelled {
+                // The worker stops with its server: the copy waits in the
+                // queue, and the next worker resumes it where it stopped.
+                _ = try? await copies.release(claim, at: clock.now)
+                throw error
+            }
             _ = try? await copies.finish(claim, failure: error.message, at: clock.now)
-            if await held.held == false { throw Self.takenOver(claim) }
             throw error
         case .success(let summary):
             let ended: Bool
@@ -108,6 +98,10 @@ public struct ClaimedCopy: Sendable {
     static func takenOver(_ claim: CopyClaim) -> SourceError {
         .storage(detail: "the copy of \(claim.user.value) was taken over by another process while this one was stalled; "
             + "what both stored is kept once")
+    }
+
+    static func stopped(_ claim: CopyClaim) -> SourceError {
+        .storage(detail: "the copy of \(claim.user.value) was stopped at the person's request; what it copied is kept")
     }
 
     static func storage(_ error: any Error) -> SourceError {

@@ -1,15 +1,26 @@
+import Foundation
 import Stores
 import VinylogueCore
 
 /// The one rule for where a person's listening comes from, used by the web
 /// app and the command line alike: the local archive for anyone with
-/// scrobbles in it, the built-in demo for `demo` when the demo is on, and
-/// Last.fm for everyone else. The command line's `--source` pins one.
+/// scrobbles in it, the built-in demo for its people (`DemoHousehold`) when
+/// the demo is on, and Last.fm for everyone else. The command line's
+/// `--source` pins one.
+///
+/// Without the demo its people's names are ordinary Last.fm names: a
+/// generated copy of them an earlier demo left in the archive is not
+/// theirs, and is not used.
+///
+/// In the web app, a person's history is copied into the archive
+/// (`HistoryCopyWorker`): their first view starts the copy. A Last.fm
+/// person is charted from Last.fm until a copy of their whole history has
+/// finished once, so a copy under way never shows a chart with holes.
 ///
 /// ListenBrainz users (`lb:name`) are charted only from the archive: their
 /// listens are copied there by a sync (`vinylogue sync lb:NAME`, or, in the
-/// web app, `ListenBrainzSyncs` on the first view), and until that has
-/// stored something their charts say it is running (or why it failed).
+/// web app, their copy on the first view), and until that has stored
+/// something their charts say it is running (or why it failed).
 /// Their profiles come from ListenBrainz; album details from Last.fm
 /// without a user (so without their play count).
 public struct ListeningSources: Sendable {
@@ -27,31 +38,65 @@ public struct ListeningSources: Sendable {
 
     /// ListenBrainz's profiles, for `lb:` users (nil: they are not confirmed).
     public let listenBrainz: (any UserSource)?
-    /// Syncs of `lb:` users started by their pages (the web app's; nil on
+    /// History copies started by people's pages (the web app's; nil on
     /// the command line, which runs `sync` itself).
-    public let listenBrainzSyncs: ListenBrainzSyncs?
+    public let copies: HistoryCopyWorker?
+    /// What "now" is, for whether an archive is up to date (the copies' clock).
+    var clock: WallClock? { copies?.clock }
+    /// An archive holding listens this recent is charted even while a
+    /// first copy runs: it was filled otherwise (an import, a player).
+    public static let recentEnough: TimeInterval = 30 * 86_400
 
     public init(archive: (any ScrobbleArchive)?, demo: DemoChartSource?, lastFM: any ChartSource & UserSource & AlbumSource,
-                listenBrainz: (any UserSource)? = nil, listenBrainzSyncs: ListenBrainzSyncs? = nil) {
+                listenBrainz: (any UserSource)? = nil, copies: HistoryCopyWorker? = nil) {
         self.archive = archive
         self.demo = demo
         self.lastFM = lastFM
         self.listenBrainz = listenBrainz
-        self.listenBrainzSyncs = listenBrainzSyncs
+        self.copies = copies
     }
 
-    /// Whether `user` is the demo user and the demo is on.
-    public func isDemo(_ user: Username) -> Bool { demo != nil && user == DemoHistory.username }
+    /// Whether `user` is one of the demo's people and the demo is on.
+    public func isDemo(_ user: Username) -> Bool { demo?.isMember(user) ?? false }
+
+    /// The demo's spelling of `user`, when they are one of its people and the demo is on.
+    public func demoName(of user: Username) -> Username? { demo?.household.member(user)?.username }
 
     /// Which source answers `user`'s charts: `pinned` when given, else the
     /// archive when it holds at least one of their scrobbles (an empty user
-    /// row must not hide their Last.fm charts), else the demo or Last.fm.
+    /// row must not hide their Last.fm charts), no first copy of their
+    /// history is under way and, for the demo's people with the demo off,
+    /// it is not the demo's generated copy; else the demo or Last.fm.
     public func source(for user: Username, pinned: Source? = nil) async -> Source {
+        await chosenSource(for: user, pinned: pinned).source
+    }
+
+    /// The source, and the person's history copy as it stands (a view
+    /// starts one when it is due).
+    func chosenSource(for user: Username, pinned: Source?) async -> (source: Source, copy: HistoryCopy?) {
         // Nothing but the archive holds a ListenBrainz user's charts.
-        if user.service == .listenBrainz { return .archive }
-        if let pinned { return pinned }
-        if let archive, (try? await archive.storedName(of: user)) ?? nil != nil { return .archive }
-        return isDemo(user) ? .demo : .lastfm
+        if user.service == .listenBrainz { return (.archive, nil) }
+        if let pinned { return (pinned, nil) }
+        // The demo is never copied from anywhere.
+        let copy = isDemo(user) ? nil : await copies?.asked(for: user)
+        // While a first copy runs, the archive may hold only its oldest
+        // pages (it walks from the oldest): Last.fm charts them, unless the
+        // archive already holds listens of the last 30 days, from an import
+        // or a player, which Last.fm may not have. One that failed or was
+        // stopped leaves what the archive holds to chart.
+        if let copy, copy.doneAt == nil, copy.isUnfinished, await !archiveIsRecent(for: user) { return (.lastfm, copy) }
+        if let archive, (try? await archive.storedName(of: user)) ?? nil != nil {
+            // Asked only for the demo's five names, and only with the demo off.
+            if demo == nil, DemoHousehold.isMember(user), (try? await archive.generatedThrough(of: user)) ?? nil != nil { return (.lastfm, copy) }
+            return (.archive, copy)
+        }
+        return (isDemo(user) ? .demo : .lastfm, copy)
+    }
+
+    /// Whether the archive holds a listen of `user` from the last 30 days.
+    func archiveIsRecent(for user: Username) async -> Bool {
+        guard let archive, let now = clock?.now, let span = (try? await archive.span(for: user)) ?? nil else { return false }
+        return Double(span.upperBound) >= now.timeIntervalSince1970 - Self.recentEnough
     }
 
     /// The source of `user`'s charts, by `source(for:pinned:)`.
@@ -59,40 +104,45 @@ public struct ListeningSources: Sendable {
         await chosenCharts(for: user, pinned: pinned).source
     }
 
-    /// A chart source, and which of the three it is.
+    /// A chart source, which of the three it is, and the person's history
+    /// copy as it stands (for pages that say how far it has come).
     public struct ChosenCharts: Sendable {
         public let source: any ChartSource
         public let origin: Source
+        public var copy: HistoryCopy? = nil
     }
 
     /// The source of `user`'s charts and which it is, so a caller can act
     /// on the choice (warm Last.fm's answers ahead) without asking again.
     public func chosenCharts(for user: Username, pinned: Source? = nil) async -> ChosenCharts {
-        if user.service == .listenBrainz { return ChosenCharts(source: await listenBrainzCharts(for: user), origin: .archive) }
-        let origin = await source(for: user, pinned: pinned)
+        if user.service == .listenBrainz { return await listenBrainzCharts(for: user) }
+        let (origin, copy) = await chosenSource(for: user, pinned: pinned)
         switch origin {
         case .archive:
-            if let archive { return ChosenCharts(source: ArchiveChartSource(store: archive), origin: origin) }
+            if let archive { return ChosenCharts(source: ArchiveChartSource(store: archive), origin: origin, copy: copy) }
             return ChosenCharts(source: UnavailableChartSource(error: .notArchived(user: user.value)), origin: origin)
         case .demo: return ChosenCharts(source: demo ?? UnavailableChartSource(error: .notFound(what: "The built-in demo")), origin: origin)
-        case .lastfm: return ChosenCharts(source: lastFM, origin: origin)
+        case .lastfm: return ChosenCharts(source: lastFM, origin: origin, copy: copy)
         }
     }
 
     /// An `lb:` user's charts: the archive once it holds their listens
     /// (a sync is started when none ran lately, for what is new); until
     /// then, a source that says the copy is running, or why it failed.
-    func listenBrainzCharts(for user: Username) async -> any ChartSource {
-        let status = await listenBrainzSyncs?.refresh(user)
-        if let archive, (try? await archive.storedName(of: user)) ?? nil != nil { return ArchiveChartSource(store: archive) }
-        switch status {
-        case .copying?: return UnavailableChartSource(error: .listenBrainz(.copying(user: user.value)))
-        case .failed(let error, _)?: return UnavailableChartSource(error: error)
-        default: return UnavailableChartSource(error: .notArchived(user: user.value))
+    func listenBrainzCharts(for user: Username) async -> ChosenCharts {
+        let copy = await copies?.asked(for: user)
+        if let archive, (try? await archive.storedName(of: user)) ?? nil != nil {
+            return ChosenCharts(source: ArchiveChartSource(store: archive), origin: .archive, copy: copy)
         }
+        let error: SourceError = switch copy?.state {
+        case .queued?, .copying?: .listenBrainz(.copying(user: user.value))
+        case .failed?: copies?.failure(of: user) ?? .copyFailed(user: user.value, reason: copy?.reason ?? "")
+        default: .notArchived(user: user.value)
+        }
+        return ChosenCharts(source: UnavailableChartSource(error: error), origin: .archive, copy: copy)
     }
 
-    /// Whose profile answers for `user`: the demo's for the demo user,
+    /// Whose profile answers for `user`: the demo's for its people,
     /// ListenBrainz's for `lb:` users, Last.fm's for everyone else (an
     /// archive holds scrobbles, not profiles).
     public func profiles(for user: Username) -> any UserSource {
@@ -103,8 +153,8 @@ public struct ListeningSources: Sendable {
         return lastFM
     }
 
-    /// Album details for `user`'s pages: the demo's catalogue for the demo
-    /// user, Last.fm for everyone else (for `lb:` users without their name,
+    /// Album details for `user`'s pages: the demo's catalogues for its
+    /// people, Last.fm for everyone else (for `lb:` users without their name,
     /// which Last.fm does not know).
     public func albums(for user: Username) -> any AlbumSource {
         if isDemo(user), let demo { return demo }

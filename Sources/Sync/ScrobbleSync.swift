@@ -23,7 +23,7 @@ public struct RecentTracksGateway: SyncUpstream {
         let state = SyncState(fromInstant: from, toInstant: to, nextPage: total, totalPages: total, pageSize: pageSize)
         var last = state
         last.nextPage = 1
-        return SyncOpening(state: state, prefetched: (last, SyncSlice(scrobbles: first.scrobbles, next: nil)))
+        return SyncOpening(state: state, prefetched: (last, SyncSlice(scrobbles: first.scrobbles, next: nil)), expectedScrobbles: first.total)
     }
 
     public func slice(_ user: Username, at state: SyncState) async throws(SourceError) -> SyncSlice {
@@ -67,10 +67,13 @@ public struct SyncOpening: Sendable {
     public var state: SyncState
     /// A slice already fetched while opening, and the state it is the slice of.
     public var prefetched: (at: SyncState, slice: SyncSlice)?
+    /// How many scrobbles the service says the walk holds (nil: it does not say).
+    public var expectedScrobbles: Int?
 
-    public init(state: SyncState, prefetched: (at: SyncState, slice: SyncSlice)?) {
+    public init(state: SyncState, prefetched: (at: SyncState, slice: SyncSlice)?, expectedScrobbles: Int? = nil) {
         self.state = state
         self.prefetched = prefetched
+        self.expectedScrobbles = expectedScrobbles
     }
 }
 
@@ -130,6 +133,9 @@ public struct SyncProgress: Sendable, Hashable {
     /// The oldest instant the walk has reached, for walks that go back in
     /// time (ListenBrainz's); nil for Last.fm's page walks.
     public let reachedBack: Int64?
+    /// How many scrobbles the service said this run's walk holds, when it
+    /// said so as the run began (a resumed run does not ask again).
+    public var expected: Int? = nil
 }
 
 /// What a sync did.
@@ -204,6 +210,7 @@ public struct ScrobbleSync: Sendable {
         let start = try await store.syncStart(of: user)
         var state: SyncState
         var prefetched: (at: SyncState, slice: SyncSlice)?
+        var expected: Int?
         if let saved = start.pending {
             state = saved
             summary.resumed = true
@@ -216,6 +223,7 @@ public struct ScrobbleSync: Sendable {
             let opening = try await upstream.open(user, from: from, to: to, pageSize: pageSize)
             state = opening.state
             prefetched = opening.prefetched
+            expected = opening.expectedScrobbles
             let whole = prefetched.map { $0.at == state && $0.slice.next == nil } ?? false
             if !whole { try await store.beginSync(state, of: user) }
         }
@@ -240,7 +248,9 @@ public struct ScrobbleSync: Sendable {
             summary.imported += counts.inserted
             summary.duplicates += counts.duplicates
             summary.pages += 1
-            await progress(Self.progress(walk: walk, after: slice.next, summary: summary))
+            var step = Self.progress(walk: walk, after: slice.next, summary: summary)
+            step.expected = expected
+            await progress(step)
             current = slice.next
         }
         return summary

@@ -2,6 +2,7 @@ import Stores
 import Sync
 import Artwork
 import Foundation
+import Imports
 import Hummingbird
 import LastFM
 import Logging
@@ -10,8 +11,9 @@ import VinylogueServer
 
 extension Composition {
     /// The web app, built from the configuration: opens (creating when
-    /// missing) the database in the data directory, stores the demo history
-    /// when the demo is on, and wires the cached Last.fm client, the art
+    /// missing) the database in the data directory, readies the demo when
+    /// it is on (and takes its people off a list it made when it is not),
+    /// and wires the cached Last.fm client, the art
     /// store, the sources and the routes. `serve` runs what this returns;
     /// the route tests drive it with `app.test`. `onServing` gets the bound
     /// port once the server listens.
@@ -53,10 +55,9 @@ extension Composition {
         let demoOn = configuration.server.demo
         let demoCovers = DemoCoverCatalogue()
         if demoOn {
-            if try await lists.users().isEmpty { try await lists.add(DemoHistory.username) }
-            // The demo is charted from the archive, like an imported history.
-            try await GeneratedHistory(history: demo.history, store: archive).fill(now: clock.now)
-            for album in demo.history.catalog.albums { demoCovers.register(artist: album.artist, album: album.name) }
+            try await startDemo(lists: lists, archive: archive, covers: demoCovers)
+        } else {
+            try await leaveDemoOut(lists: lists, archive: archive)
         }
         let artwork = ArtworkStore(dataDirectory: directory, upstream: imageUpstream, imageBase: configuration.imageBase,
                                    demoCovers: demoCovers, maxDiskBytes: configuration.artCacheBytes, clock: clock,
@@ -75,10 +76,32 @@ extension Composition {
                                 shareCards: ShareCardStore(dataDirectory: directory, artwork: artwork), background: background)
         parts.demo = demoOn ? demo : nil
         parts.listenBrainz = listenBrainz
-        parts.listenBrainzSyncs = ListenBrainzSyncs(sync: listenBrainzSync(into: archive),
-                                                    copying: ClaimedCopy(copies: stores.historyCopies, clock: clock), clock: clock) { [background] work in
-            _ = await background.start(work)
+        let lastFMPages = RecentTracksGateway { user, from, to, page, limit throws(SourceError) in
+            try await lastFM.recentTracks(of: user, from: from, to: to, page: page, limit: limit)
         }
+        let lbSync = listenBrainzSync(into: archive), clock = self.clock
+        parts.copies = HistoryCopyWorker(
+            copies: stores.historyCopies,
+            syncs: { user in user.service == .listenBrainz ? lbSync : ScrobbleSync(store: archive, gateway: lastFMPages, clock: clock) },
+            clock: clock, concurrency: 8, lastFMPagesPerSecond: Double(configuration.lastFM.requestsPerSecond),
+            // Anyone's view of an lb: user copies them (their own budget);
+            // a Last.fm person's whole history only once they are on a list.
+            mayCopyOnView: { [copiesLastFM = configuration.copiesHistories && configuration.lastFM.apiKey != nil] user in
+                if user.service == .listenBrainz { return true }
+                guard copiesLastFM else { return false }
+                return (try? await lists.isListedByAnyone(user)) ?? false
+            },
+            // A copy started by a page must not inherit the page's deadline:
+            // it waits for Last.fm (and its retries) as long as a sync does.
+            // Its requests use what page views leave of the budget.
+            start: { [background] work in
+                _ = await background.start {
+                    await AnswerDeadline.$current.withValue(nil) { await LastFMRequestPriority.$current.withValue(.background) { await work() } }
+                }
+            })
+        parts.copiesHistories = configuration.copiesHistories && configuration.lastFM.apiKey != nil
+        parts.uploads = UploadedImports(jobs: stores.importJobs, archive: archive, clock: clock,
+                                        directory: directory.appendingPathComponent("uploads", isDirectory: true))
         parts.forwarding = forwarding
         parts.patience = configuration.patience
         parts.signsIn = configuration.lastFM.signsIn

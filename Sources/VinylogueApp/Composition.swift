@@ -119,7 +119,8 @@ public final class Composition: Sendable {
     /// (`ListeningSources`): `pinned` when given (`--source`), else the
     /// archive in the data directory when it holds their scrobbles, else
     /// Last.fm. The demo user is charted from the archive, filled with the
-    /// generated history first.
+    /// generated history first; the demo's friends are charted by the demo
+    /// only with `--source demo`.
     public func chartSource(for user: Username, _ pinned: SourceChoice?, dataDir: String? = nil) async -> any ChartSource {
         let archive: (any ScrobbleArchive)?
         do {
@@ -127,12 +128,20 @@ public final class Composition: Sendable {
         } catch {
             return UnavailableChartSource(error: error as? SourceError ?? .storage(detail: "\(error)"))
         }
-        return await ListeningSources(archive: archive, demo: demo, lastFM: lastFM, listenBrainz: listenBrainz).charts(for: user, pinned: pinned)
+        return await ListeningSources(archive: archive, demo: demoSource(for: user, pinned), lastFM: lastFM, listenBrainz: listenBrainz)
+            .charts(for: user, pinned: pinned)
     }
 
     public func userSource(for user: Username, _ pinned: SourceChoice?) -> any UserSource {
         if pinned == .lastfm { return lastFM }
-        return ListeningSources(archive: nil, demo: demo, lastFM: lastFM, listenBrainz: listenBrainz).profiles(for: user)
+        return ListeningSources(archive: nil, demo: demoSource(for: user, pinned), lastFM: lastFM, listenBrainz: listenBrainz).profiles(for: user)
+    }
+
+    /// The demo, when it answers for `user` on the command line: for `demo`
+    /// unasked, as always; for the demo's friends only with `--source demo`,
+    /// since their names are ordinary Last.fm names.
+    func demoSource(for user: Username, _ pinned: SourceChoice?) -> DemoChartSource? {
+        user == DemoHistory.username || pinned == .demo ? demo : nil
     }
 }
 

@@ -38,6 +38,12 @@ public struct VinylogueConfiguration: Sendable {
     public var artCacheBytes: Int64?
     /// How long pages wait for slow work they can do without.
     public var patience: Patience
+    /// Whether the web app copies Last.fm people's whole histories into
+    /// the archive by itself: an account's at sign-in, and everyone on a
+    /// list at their first view (`VINYLOGUE_COPY_HISTORIES`, on unless
+    /// `off`). `lb:` people are copied on view either way: nothing else
+    /// charts them.
+    public var copiesHistories: Bool
     /// `NO_COLOR` is set (to anything but the empty string).
     public var noColour: Bool
     /// `TERM=dumb`: no colour, no progress bar.
@@ -68,8 +74,23 @@ public struct VinylogueConfiguration: Sendable {
             server.tls = ServerConfiguration.TLSFiles(certificatePath: certificate, keyPath: key)
         }
         if let limit = environment["VINYLOGUE_LISTEN_RATE_LIMIT"].flatMap({ Int($0) }), limit >= 0 { server.listenRateLimit = limit }
+        if let megabytes = environment["VINYLOGUE_MAX_UPLOAD_MB"], !megabytes.isEmpty {
+            if let value = Int(megabytes), (1...65_536).contains(value) {
+                server.maxUploadBytes = value << 20
+            } else {
+                problems.append("VINYLOGUE_MAX_UPLOAD_MB is “\(megabytes)”: give the largest export people may upload, in megabytes "
+                    + "(1 to 65536), or unset it for 512.")
+            }
+        }
         artCacheBytes = ArtworkStore.defaultMaxDiskBytes
         patience = Patience()
+        copiesHistories = true
+        switch environment["VINYLOGUE_COPY_HISTORIES"]?.lowercased() {
+        case nil, "", "on", "1", "true", "yes": break
+        case "off", "0", "false", "no": copiesHistories = false
+        case let other?:
+            problems.append("VINYLOGUE_COPY_HISTORIES is “\(other)”: set it to on (the default) or off, or unset it.")
+        }
         noColour = !(environment["NO_COLOR"] ?? "").isEmpty
         dumbTerminal = environment["TERM"] == "dumb"
         clock = .system

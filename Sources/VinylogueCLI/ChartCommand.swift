@@ -11,7 +11,7 @@ struct UserOptions: ParsableArguments {
     @Argument(help: "A Last.fm username (the user `demo` is built in).")
     var user: String
 
-    @Option(help: "Where to read listening data: \(SourceChoice.allCases.map(\.rawValue).joined(separator: ", ")). Default: the archive for anyone with scrobbles in it (and `demo`), else lastfm.")
+    @Option(help: "Where to read listening data: \(SourceChoice.allCases.map(\.rawValue).joined(separator: ", ")). Default: the archive for anyone with scrobbles in it (and `demo`), else lastfm. `demo` also charts the demo's friends: theo, mara, felix and june.")
     var source: SourceChoice?
 
     @Option(name: .customLong("time-zone"), help: "The time zone whose calendar years are counted (default: the system's).")

@@ -26,7 +26,7 @@ struct HistoryCommand: AsyncParsableCommand {
     @Option(name: .customLong("time-zone"), help: "The time zone whose calendar years are counted (default: the system's).")
     var timeZone: String?
 
-    @Option(help: "Where to read listening data: \(SourceChoice.allCases.map(\.rawValue).joined(separator: ", ")). Default: the archive for anyone with scrobbles in it (and `demo`), else lastfm.")
+    @Option(help: "Where to read listening data: \(SourceChoice.allCases.map(\.rawValue).joined(separator: ", ")). Default: the archive for anyone with scrobbles in it (and `demo`), else lastfm. `demo` also charts the demo's friends: theo, mara, felix and june.")
     var source: SourceChoice?
 
     @Option(name: .customLong("data-dir"), help: "The archive's data directory (default: $XDG_DATA_HOME/vinylogue).")

@@ -121,36 +121,7 @@ struct ImportCommand: AsyncParsableCommand {
     }
 
     static func report(_ summary: ImportSummary, user: Username) -> String {
-        var out = ""
-        if summary.isCollection {
-            out += "Read \(summary.members.count) \(summary.members.count == 1 ? "file" : "files"):\n"
-            // Names and lines are the export's own bytes: printed visibly.
-            let names = summary.members.map { Terminal.printable($0.name) }
-            let width = min(60, names.map(\.count).max() ?? 0)
-            for (member, shown) in zip(summary.members, names) {
-                let name = shown.padding(toLength: max(width, shown.count), withPad: " ", startingAt: 0)
-                switch member.outcome {
-                case .read(let format):
-                    out += "  \(name)  \(format.rawValue): \(grouped(member.imported)) imported, "
-                        + "\(grouped(member.duplicates)) duplicates, \(grouped(member.rejectedCount)) rejected\n"
-                case .skipped(let reason): out += "  \(name)  skipped: \(Terminal.printable(reason))\n"
-                case .refused(let reason): out += "  \(name)  refused: \(Terminal.printable(reason))\n"
-                }
-            }
-            out += "In all: "
-        } else {
-            out += "Format: \(summary.format?.rawValue ?? "not recognised")\n"
-        }
-        out += "Imported \(grouped(summary.imported)) scrobbles for \(user); \(grouped(summary.duplicates)) duplicates skipped"
-        out += "; \(grouped(summary.rejectedCount)) lines rejected.\n"
-        for (reason, count) in summary.skipped.sorted(by: { $0.key < $1.key }) {
-            out += "Skipped \(grouped(count)) \(reason).\n"
-        }
-        for note in summary.notes { out += "Note: \(Terminal.printable(note))\n" }
-        let shown = summary.rejected.prefix(50)
-        for rejection in shown { out += "  rejected \(Terminal.printable("\(rejection)"))\n" }
-        if summary.rejectedCount > shown.count { out += "  … and \(grouped(summary.rejectedCount - shown.count)) more rejected lines.\n" }
-        return out
+        summary.report(for: user, printable: Terminal.printable)
     }
 }
 

@@ -41,13 +41,3 @@ extension String {
     }
 }
 
-/// "1,234,567"
-func grouped(_ n: Int) -> String {
-    let digits = String(abs(n))
-    var out = ""
-    for (i, c) in digits.enumerated() {
-        if i > 0, (digits.count - i) % 3 == 0 { out.append(",") }
-        out.append(c)
-    }
-    return (n < 0 ? "-" : "") + out
-}

@@ -31,7 +31,7 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("database"), help: "A PostgreSQL database for accounts, sessions, lists and settings, as postgres://user:password@host:5432/name (default: $DATABASE_URL, else SQLite in --data-dir).")
     var databaseURL: String?
 
-    @Flag(help: "Serve the built-in demo history for the user `demo`, with no key and no network.")
+    @Flag(help: "Serve the built-in demo: the user `demo` and four generated friends (theo, mara, felix, june), with no key and no network.")
     var demo = false
 
     @Option(name: .customLong("art-cache-mb"), help: "How many megabytes of album art to keep on disk; the least recently shown go first (0: no limit).")

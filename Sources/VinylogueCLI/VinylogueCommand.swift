@@ -62,7 +62,7 @@ public enum ExitStatus: Int32, Sendable {
         switch error {
         case .notFound, .privateProfile: self = .noData
         case .missingAPIKey, .invalidAPIKey: self = .configuration
-        case .rateLimited, .temporarilyUnavailable, .timeout, .stillWaiting, .transport, .malformedResponse, .api: self = .upstream
+        case .rateLimited, .temporarilyUnavailable, .timeout, .stillWaiting, .transport, .malformedResponse, .api, .copyFailed: self = .upstream
         case .storage, .notArchived, .diskFull: self = .noData
         case .unreadableFile: self = .usage
         case .listenBrainz(.userNotFound): self = .noData

@@ -5,7 +5,8 @@
 /// same on every machine and every run. New albums arrive in heavy rotation
 /// for a few weeks and then fade; some old favourites come back now and
 /// then; and every week has a scatter of single plays, so the play-count
-/// filter has something to hide.
+/// filter has something to hide. `DemoListening` varies the listener: their
+/// taste, how much they play, a long gap, an album played for years.
 public struct DemoHistory: Sendable {
     /// The user the built-in demo belongs to.
     public static let username = try! Username("demo")
@@ -14,14 +15,35 @@ public struct DemoHistory: Sendable {
     /// The first week of the history.
     public let firstWeek: ChartWeek
     public let catalog: DemoCatalog
+    /// How this listener listens.
+    public let listening: DemoListening
+    /// The album `listening.heavyRepeat` plays, when there is one: the first
+    /// album found in or after the repeat's first week.
+    public let repeatedAlbum: DemoCatalog.Album?
 
     /// - Parameters:
     ///   - seed: different seeds give different listeners.
     ///   - start: an instant in the first week (default: 2 January 2011).
-    public init(seed: UInt64 = 2013, start: Int64 = 1_293_969_600) {
+    ///   - listening: taste, pace, gap and heavy repeat (default: the demo
+    ///     user's, which none of these change).
+    public init(seed: UInt64 = 2013, start: Int64 = 1_293_969_600, listening: DemoListening = DemoListening()) {
+        let firstWeek = LastFMWeekCalendar.week(containing: start)
         self.seed = seed
-        self.firstWeek = LastFMWeekCalendar.week(containing: start)
-        self.catalog = DemoCatalog(seed: seed, albumCount: 1200, weeks: 16 * 53)
+        self.firstWeek = firstWeek
+        self.listening = listening
+        // A second era of as many albums again, found in the 16 years after
+        // the first 16, so a history keeps finding new music for 32 years;
+        // the first era's albums, and so every week before it ends, are as
+        // they were with one era.
+        let catalog = DemoCatalog(seed: seed, taste: listening.taste, albumCount: 1200, weeks: 16 * 53, eras: 2)
+        self.catalog = catalog
+        repeatedAlbum = listening.heavyRepeat.flatMap { heavy in
+            catalog.firstDiscovered(from: Self.index(of: LastFMWeekCalendar.week(containing: heavy.from).from, after: firstWeek))
+        }
+    }
+
+    static func index(of weekStart: Int64, after firstWeek: ChartWeek) -> Int {
+        Int((weekStart - firstWeek.from) / LastFMWeekCalendar.weekLength)
     }
 
     /// The weeks from the first one to the last that has closed by `now`.
@@ -29,32 +51,41 @@ public struct DemoHistory: Sendable {
         ChartWeekList(LastFMWeekCalendar.weeks(from: firstWeek.from, closedBy: now))
     }
 
-    /// Every scrobble of `week`, in time order. Empty before the history starts.
+    /// Every scrobble of `week`, in time order. Empty before the history
+    /// starts and in its gap.
     public func scrobbles(in week: ChartWeek) -> [Scrobble] {
-        let index = Int((week.from - firstWeek.from) / LastFMWeekCalendar.weekLength)
+        let index = Self.index(of: week.from, after: firstWeek)
         guard week.from >= firstWeek.from, week.from == firstWeek.from + Int64(index) * LastFMWeekCalendar.weekLength else { return [] }
+        if let gap = listening.gap, gap.contains(week.from) { return [] }
         var rng = SplitMix64(seed: seed &* 0x9E37_79B9_7F4A_7C15 &+ UInt64(index))
         var plays: [(album: DemoCatalog.Album, tracks: Int)] = []
+        // Once a heavy repeat is over, its album is left alone for good.
+        let leftAlone: DemoCatalog.Album? = listening.heavyRepeat.flatMap { week.from >= $0.until ? repeatedAlbum : nil }
 
         // Albums in rotation: discovered recently, fading week by week.
         for album in catalog.albums(discoveredBetween: index - 30, and: index) {
             let age = index - album.discoveredWeek
-            let listens = Double(album.intensity) * Self.fade(age: age, halfLife: album.halfLife)
+            let listens = Double(album.intensity) * listening.rotation * Self.fade(age: age, halfLife: album.halfLife)
             let whole = Int(listens)
             let extra = rng.unit() < listens - Double(whole) ? 1 : 0
             for _ in 0..<(whole + extra) { plays.append((album, album.tracks.count - Int(rng.next() % 3))) }
         }
         // Old favourites resurfacing.
         for _ in 0..<Int(rng.next() % 4) {
-            if let album = catalog.randomDiscovered(before: index - 30, using: &rng), album.isFavourite {
+            if let album = catalog.randomDiscovered(before: index - 30, using: &rng), album.isFavourite, album != leftAlone {
                 plays.append((album, album.tracks.count))
             }
         }
         // Single plays from anywhere in the discovered catalog.
-        for _ in 0..<(4 + Int(rng.next() % 12)) {
-            if let album = catalog.randomDiscovered(before: index, using: &rng) {
+        let singles = listening.singles
+        for _ in 0..<(singles.lowerBound + Int(rng.next() % UInt64(max(1, singles.count)))) {
+            if let album = catalog.randomDiscovered(before: index, using: &rng), album != leftAlone {
                 plays.append((album, 1))
             }
+        }
+        // The album played over and over, whole, every week of its years.
+        if let heavy = listening.heavyRepeat, let album = repeatedAlbum, week.from >= heavy.from, week.from < heavy.until {
+            for _ in 0..<heavy.listens(in: week, seed: seed) { plays.append((album, album.tracks.count)) }
         }
 
         var scrobbles: [Scrobble] = []
@@ -105,44 +136,50 @@ public struct DemoCatalog: Sendable {
     /// All albums, ordered by the week they are discovered.
     public let albums: [Album]
 
-    init(seed: UInt64, albumCount: Int, weeks: Int) {
+    /// - Parameters:
+    ///   - albumCount: albums found in each era of `weeks` weeks.
+    ///   - eras: how many such eras follow one another; the albums of the
+    ///     first do not depend on how many follow.
+    init(seed: UInt64, taste: DemoTaste = .indie, albumCount: Int, weeks: Int, eras: Int = 1) {
         var rng = SplitMix64(seed: seed)
         var artists: [String] = []
         var albums: [Album] = []
         var usedNames = Set<String>()
-        for _ in 0..<albumCount {
-            // Some artists release several albums over the years.
-            let artist: String
-            if !artists.isEmpty, rng.unit() < 0.35 {
-                artist = artists[Int(rng.next() % UInt64(artists.count))]
-            } else {
-                artist = DemoNames.artist(using: &rng)
-                artists.append(artist)
+        for era in 0..<eras {
+            for _ in 0..<albumCount {
+                // Some artists release several albums over the years.
+                let artist: String
+                if !artists.isEmpty, rng.unit() < 0.35 {
+                    artist = artists[Int(rng.next() % UInt64(artists.count))]
+                } else {
+                    artist = taste.artist(using: &rng)
+                    artists.append(artist)
+                }
+                var name = taste.album(using: &rng)
+                while usedNames.contains(artist + name) { name = taste.album(using: &rng) }
+                usedNames.insert(artist + name)
+                let trackCount = 7 + Int(rng.next() % 8)
+                var tracks: [String] = []
+                tracks.reserveCapacity(trackCount)
+                for _ in 0..<trackCount { tracks.append(taste.track(using: &rng)) }
+                let roll = rng.unit()
+                albums.append(Album(
+                    artist: artist,
+                    name: name,
+                    tracks: tracks,
+                    discoveredWeek: era * weeks + Int(rng.next() % UInt64(weeks)),
+                    intensity: roll < 0.2 ? 3 + Int(rng.next() % 3) : roll < 0.6 ? 1 + Int(rng.next() % 2) : 0,
+                    halfLife: 1 + Int(rng.next() % 4),
+                    isFavourite: rng.unit() < 0.15
+                ))
             }
-            var name = DemoNames.album(using: &rng)
-            while usedNames.contains(artist + name) { name = DemoNames.album(using: &rng) }
-            usedNames.insert(artist + name)
-            let trackCount = 7 + Int(rng.next() % 8)
-            var tracks: [String] = []
-            tracks.reserveCapacity(trackCount)
-            for _ in 0..<trackCount { tracks.append(DemoNames.track(using: &rng)) }
-            let roll = rng.unit()
-            albums.append(Album(
-                artist: artist,
-                name: name,
-                tracks: tracks,
-                discoveredWeek: Int(rng.next() % UInt64(weeks)),
-                intensity: roll < 0.2 ? 3 + Int(rng.next() % 3) : roll < 0.6 ? 1 + Int(rng.next() % 2) : 0,
-                halfLife: 1 + Int(rng.next() % 4),
-                isFavourite: rng.unit() < 0.15
-            ))
         }
         // By week, then artist, then title (no two albums share both):
         // grouped by week first, so only the few albums of one week are
         // compared. A sort of the whole list, generic and copying albums,
         // was most of the cost of a catalogue in a debug build, and every
         // fake Last.fm and every composition makes one.
-        var byWeek = [[Album]](repeating: [], count: weeks)
+        var byWeek = [[Album]](repeating: [], count: weeks * eras)
         for album in albums { byWeek[album.discoveredWeek].append(album) }
         var ordered: [Album] = []
         ordered.reserveCapacity(albums.count)
@@ -165,6 +202,12 @@ public struct DemoCatalog: Sendable {
 
     func albums(discoveredBetween start: Int, and end: Int) -> ArraySlice<Album> {
         albums[firstIndex(discoveredFrom: start)..<firstIndex(discoveredFrom: end + 1)]
+    }
+
+    /// The first album found in or after `week` (the last one when none is).
+    func firstDiscovered(from week: Int) -> Album? {
+        let index = firstIndex(discoveredFrom: week)
+        return index < albums.count ? albums[index] : albums.last
     }
 
     func randomDiscovered(before week: Int, using rng: inout SplitMix64) -> Album? {

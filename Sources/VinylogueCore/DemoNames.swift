@@ -30,9 +30,14 @@ enum DemoNames {
         case 0, 1: pick(adjectives, &rng) + " " + pick(nouns, &rng)
         case 2: pick(nouns, &rng) + " of " + pick(places, &rng)
         case 3: pick(verbs, &rng) + " Toward " + pick(places, &rng)
-        case 4: pick(nouns, &rng) + "s"
+        case 4: plural(pick(nouns, &rng))
         default: "The " + pick(adjectives, &rng) + " " + pick(nouns, &rng)
         }
+    }
+
+    /// "Atlases", "Echoes", "Comets".
+    static func plural(_ noun: String) -> String {
+        noun.hasSuffix("s") || noun.hasSuffix("o") ? noun + "es" : noun + "s"
     }
 
     static func track(using rng: inout SplitMix64) -> String {

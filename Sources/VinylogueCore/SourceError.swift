@@ -39,6 +39,9 @@ public enum SourceError: Error, Sendable, Hashable, CustomStringConvertible {
     case diskFull(detail: String)
     /// ListenBrainz could not answer (its own sentences: see `ListenBrainzFailure`).
     case listenBrainz(ListenBrainzFailure)
+    /// A copy of `user`'s history into the archive stopped, for `reason`
+    /// (a sentence kept with the copy).
+    case copyFailed(user: String, reason: String)
 
     /// What went wrong, in one sentence.
     public var message: String {
@@ -59,6 +62,7 @@ public enum SourceError: Error, Sendable, Hashable, CustomStringConvertible {
         case .unreadableFile(let path, let reason): "“\(path)” could not be read: \(reason)."
         case .diskFull(let detail): "The disk holding the local archive is full (\(detail))."
         case .listenBrainz(let failure): failure.message
+        case .copyFailed(let user, let reason): "The copy of \(user)'s history stopped: \(reason)"
         }
     }
 
@@ -69,6 +73,7 @@ public enum SourceError: Error, Sendable, Hashable, CustomStringConvertible {
         switch self {
         case .temporarilyUnavailable, .timeout, .stillWaiting, .transport, .rateLimited, .malformedResponse: true
         case .listenBrainz(let failure): failure.isTemporary
+        case .copyFailed: true
         default: false
         }
     }

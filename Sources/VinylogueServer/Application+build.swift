@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import Imports
 import HummingbirdCore
 import Logging
 import NIOCore
@@ -22,7 +23,7 @@ public func buildApplication(configuration: ServerConfiguration, parts: WebAppPa
     // Hummingbird's own connection timer: it closes a connection that
     // has not delivered a whole request head within the timeout.
     // A body announced over its address's limit is refused from the head.
-    let limits = BodyLimits(forms: configuration.maxBodyBytes)
+    let limits = BodyLimits(forms: configuration.maxBodyBytes, uploads: configuration.maxUploadBytes)
     let http1 = HTTPServerBuilder.http1(configuration: .init(additionalChannelHandlers: [EarlyBodyLimit(limits: limits)],
                                                              idleTimeout: TimeAmount(configuration.idleTimeout)))
     return Application(
@@ -30,6 +31,8 @@ public func buildApplication(configuration: ServerConfiguration, parts: WebAppPa
         server: try tls?.server(over: http1) ?? http1,
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "Vinylogue"),
         services: [parts.background] + (parts.forwarding.map { [$0 as any Service] } ?? [])
+            + (parts.copies.map { [HistoryCopyService(worker: $0)] } ?? [])
+            + (parts.uploads.map { [UploadedImportsService(uploads: $0)] } ?? [])
             + (parts.stores.notices.map {
                 [FleetNoticeListener(notices: $0, rendered: shared.rendered, renderedCards: shared.renderedCards, nowPlaying: shared.nowPlaying)]
             } ?? []),
@@ -80,6 +83,13 @@ func buildRouter(configuration: ServerConfiguration, parts: WebAppParts, shared:
     let patience = parts.patience
     // HEAD answers every GET route with its headers alone (it was 404).
     let router = Router(options: .autoGenerateHeadEndpoints)
+    let metrics = ServerMetrics(sources: .init(permits: parts.lastFM.permits, copies: stores.historyCopies, outbox: parts.forwarding?.outbox,
+                                               uploads: parts.uploads, clock: clock))
+    router.add(middleware: RequestMetricsMiddleware(metrics: metrics))
+    router.get("/metrics") { _, _ in
+        Response(status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8", .cacheControl: "no-store"],
+                 body: .init(byteBuffer: ByteBuffer(string: await metrics.scrape())))
+    }
     router.add(middleware: SecurityHeadersMiddleware())
     router.add(middleware: AnswerDeadlineMiddleware(patience: patience.lastFM))
     router.add(middleware: ErrorPageMiddleware(pages: pages))
@@ -107,11 +117,15 @@ func buildRouter(configuration: ServerConfiguration, parts: WebAppParts, shared:
                     kept: shared.renderedCards, clock: clock, address: address).register(on: router)
     covers.register(on: router)
     FeedRoutes(sources: sources, viewers: viewers, clock: clock, address: address).register(on: router)
-    SettingsRoutes(viewers: viewers, lists: lists, listenTokens: shared.listenTokens, forwarding: parts.forwarding, pages: pages, clock: clock,
+    SettingsRoutes(viewers: viewers, lists: lists, listenTokens: shared.listenTokens, forwarding: parts.forwarding,
+                   copies: parts.copiesHistories ? parts.copies : nil, uploads: parts.uploads, pages: pages, clock: clock,
                    apiKeyConfigured: apiKeyConfigured, configuration: configuration, address: address).register(on: router)
+    if let uploads = parts.uploads {
+        ExportUploads(viewers: viewers, lists: lists, uploads: uploads, pages: pages, configuration: configuration).register(on: router)
+    }
     if let sessions = viewers.signIn {
-        SignInRoutes(lastFM: parts.lastFM, lists: lists, pages: pages, clock: clock, sessions: sessions, configuration: configuration,
-                     address: address).register(on: router)
+        SignInRoutes(lastFM: parts.lastFM, lists: lists, pages: pages, clock: clock, sessions: sessions, copies: parts.copies,
+                     configuration: configuration, address: address).register(on: router)
     }
     // One count per credential for both listen APIs.
     let listenLimit = ListenRateLimit(clock: clock, limit: configuration.listenRateLimit)
@@ -130,4 +144,24 @@ func buildRouter(configuration: ServerConfiguration, parts: WebAppParts, shared:
     // Last, so it wraps only the not-found answer (see its doc comment).
     router.add(middleware: MethodNotAllowedMiddleware(routes: router.routes, headFollowsGet: true))
     return router
+}
+
+/// The history copies' worker as a service of the server: it runs until
+/// the server begins to stop, and the copies it started stop with the
+/// background work, back in the queue where they stood.
+struct HistoryCopyService: Service {
+    let worker: HistoryCopyWorker
+
+    func run() async throws {
+        try await cancelWhenGracefulShutdown { await worker.run() }
+    }
+}
+
+/// The uploaded exports' importer as a service of the server.
+struct UploadedImportsService: Service {
+    let uploads: UploadedImports
+
+    func run() async throws {
+        try await cancelWhenGracefulShutdown { await uploads.run() }
+    }
 }

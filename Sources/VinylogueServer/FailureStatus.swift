@@ -14,7 +14,7 @@ extension HTTPResponse.Status {
             self = .notFound
         case .missingAPIKey, .invalidAPIKey, .storage, .diskFull, .unreadableFile, .stillWaiting:
             self = .serviceUnavailable
-        case .rateLimited, .temporarilyUnavailable, .timeout, .transport, .malformedResponse, .api:
+        case .rateLimited, .temporarilyUnavailable, .timeout, .transport, .malformedResponse, .api, .copyFailed:
             self = .badGateway
         case .listenBrainz(.userNotFound):
             self = .notFound

@@ -5,11 +5,14 @@ import Synchronization
 public struct ServerConfiguration: Sendable {
     public var host: String
     public var port: Int
-    /// Serve the built-in demo history for the user `demo`, and list it
-    /// when nobody is listed yet.
+    /// Serve the built-in demo (`demo` and four generated friends,
+    /// `DemoHousehold`), and list its people when nobody else is listed.
     public var demo: Bool
     /// Largest request body accepted, in bytes (forms are small).
     public var maxBodyBytes: Int
+    /// Largest export uploaded on Settings, in bytes (`VINYLOGUE_MAX_UPLOAD_MB`,
+    /// 512 MB by default); a larger body is refused from its head.
+    public var maxUploadBytes: Int = 512 << 20
     /// How long a connection may go without delivering a complete request
     /// head (or a piece of body) before it is closed: when it is new, between
     /// keep-alive requests, or while a request trickles in. Partial bytes do

@@ -35,6 +35,7 @@ extension SourceError {
         case .listenBrainz(.refused): "Try again later."
         case .listenBrainz(.copying): "Reload in a minute."
         case .listenBrainz: "Try again in a few minutes."
+        case .copyFailed: "Vinylogue tries again in a few minutes; reload then."
         }
     }
 

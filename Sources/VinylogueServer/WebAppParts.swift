@@ -1,5 +1,6 @@
 import Artwork
 import Foundation
+import Imports
 import LastFM
 import Stores
 import Sync
@@ -18,8 +19,14 @@ public struct WebAppParts: Sendable {
     public var demo: DemoChartSource?
     /// Profiles of `lb:` users, when ListenBrainz is configured.
     public var listenBrainz: (any UserSource)?
-    /// History copies of `lb:` users on first view.
-    public var listenBrainzSyncs: ListenBrainzSyncs?
+    /// History copies into the archive: at sign-in, on first view, and
+    /// those queued by other instances.
+    public var copies: HistoryCopyWorker?
+    /// Whether Last.fm people's histories are copied (at sign-in, on
+    /// view); Settings then shows one's own copy.
+    public var copiesHistories: Bool
+    /// Exports uploaded on Settings, imported in the background.
+    public var uploads: UploadedImports?
     public var settings: CurrentSettings
     public var pages: PageRenderer
     public var artwork: ArtworkStore
@@ -51,7 +58,9 @@ public struct WebAppParts: Sendable {
         self.background = background
         demo = nil
         listenBrainz = nil
-        listenBrainzSyncs = nil
+        copies = nil
+        copiesHistories = false
+        uploads = nil
         forwarding = nil
         patience = Patience()
         signsIn = false
@@ -61,6 +70,6 @@ public struct WebAppParts: Sendable {
 
     /// Who answers for whom: the archive, the demo, Last.fm or ListenBrainz.
     var sources: ListeningSources {
-        ListeningSources(archive: stores.archive, demo: demo, lastFM: lastFM, listenBrainz: listenBrainz, listenBrainzSyncs: listenBrainzSyncs)
+        ListeningSources(archive: stores.archive, demo: demo, lastFM: lastFM, listenBrainz: listenBrainz, copies: copies)
     }
 }

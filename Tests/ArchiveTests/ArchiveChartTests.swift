@@ -118,6 +118,34 @@ import Sync
         #expect(fromArchive.week == fromDemo.week)
     }
 
+    /// The demo's friends are not archived: `DemoChartSource` computes their
+    /// album lives and rediscoveries. It answers as the archive does for the
+    /// same history (felix's, archived here), his album of seven years and
+    /// every rediscovery included.
+    @Test func theDemoSourceKnowsAnAlbumsLifeAsTheArchiveDoes() async throws {
+        let dir = try TemporaryDirectory()
+        let store = try dir.store()
+        let household = DemoHousehold()
+        let felix = try #require(household.member(try Username("felix")))
+        let clock = WallClock.fixed(Date(timeIntervalSince1970: 1_795_522_320))  // Tue 24 Nov 2026
+        try await GeneratedHistory(history: felix.history, user: felix.username, store: store).fill(now: clock.now)
+        let archive = ArchiveChartSource(store: store)
+        let demo = DemoChartSource(household: household, clock: clock)
+
+        let album = try #require(felix.history.repeatedAlbum)
+        let archived = try #require(try await archive.albumWeeks(of: felix.username, artist: album.artist, album: album.name.uppercased()))
+        let computed = try #require(try await demo.albumWeeks(of: felix.username, artist: album.artist, album: album.name.uppercased()))
+        #expect(archived.count > 300)
+        #expect(computed == archived)
+        let since = Int64(clock.now.timeIntervalSince1970) - 400 * 86_400
+        #expect(try await demo.albumsPlayed(by: felix.username, since: since) == archive.albumsPlayed(by: felix.username, since: since))
+
+        let fromArchive = try await Rediscoveries.load(user: felix.username, now: clock.now, timeZone: .gmt, charts: archive)
+        let fromDemo = try await Rediscoveries.load(user: felix.username, now: clock.now, timeZone: .gmt, charts: demo)
+        #expect(fromDemo == fromArchive)
+        #expect(fromDemo.finds.first.map { [$0.artist, $0.name] } == [album.artist, album.name])
+    }
+
     @Test func unknownUserIsNotFound() async throws {
         let dir = try TemporaryDirectory()
         let source = ArchiveChartSource(store: try dir.store())

@@ -132,11 +132,14 @@ class Stack:
         self.servers.append(server)
         return FakeLastFM(server)
 
-    def app(self, fake: FakeLastFM, *extra_args: str, data_dir: Path | None = None, sign_in: bool = False) -> App:
+    def app(self, fake: FakeLastFM, *extra_args: str, data_dir: Path | None = None, sign_in: bool = False,
+            api_key: bool = True) -> App:
         """Starts `vinylogue serve` with a fresh data directory, or with `data_dir` (to restart on the same data).
 
         With `sign_in`, the key's shared secret is configured, so people sign
-        in with Last.fm (on the fake's approval page) and each has a list."""
+        in with Last.fm (on the fake's approval page) and each has a list.
+        Without `api_key`, no Last.fm API key is set, as on a fresh clone
+        (the server still points at the fake, whose log shows any request)."""
         data_dir = data_dir or Path(tempfile.mkdtemp(prefix="data-", dir=self.workdir))
         env = dict(os.environ)
         env.update({
@@ -148,6 +151,8 @@ class Stack:
             "TZ": "UTC",
         })
         env.pop("LASTFM_API_SECRET", None)
+        if not api_key:
+            env.pop("LASTFM_API_KEY")
         if sign_in:
             env["LASTFM_API_SECRET"] = API_SECRET
             env["LASTFM_AUTH_URL"] = fake.api_url.replace("/2.0/", "/api/auth/")

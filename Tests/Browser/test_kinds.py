@@ -135,20 +135,20 @@ def test_everyone_this_week_side_by_side(pages, stack, fake):
     # Without JavaScript: the page needs none.
     page = pages.new_page(viewport=DESKTOP, java_script_enabled=False)
     page.goto(app("/"))
-    # With --demo the list starts with the demo user.
-    expect(page.locator("li.user[data-user=demo]")).to_have_count(1)
+    # With --demo the list starts with the demo user and its four friends.
+    expect(page.locator("li.user .user-name")).to_have_text(["demo", "theo", "mara", "felix", "june"])
     for name in ["ybsc", "hidden"]:
         page.get_by_label("Add a friend").fill(name)
         page.get_by_role("button", name="Add", exact=True).click()
         page.wait_for_load_state()
-    expect(page.locator("li.user")).to_have_count(3)
+    expect(page.locator("li.user")).to_have_count(7)
 
     page.locator("header.bar").get_by_role("link", name="Everyone").click()
     expect(page).to_have_url(app("/everyone"))
     expect(page.locator(".years-ago")).to_have_text("1 year ago")
     cards = page.locator("li.person")
-    expect(cards).to_have_count(3)
-    expect(cards.locator("h2")).to_have_text(["demo", "ybsc", "hidden"])
+    expect(cards).to_have_count(7)
+    expect(cards.locator("h2")).to_have_text(["demo", "theo", "mara", "felix", "june", "ybsc", "hidden"])
 
     demo = page.locator("li.person[data-user=demo]")
     expect(demo.locator(".covers img")).to_have_count(4)
@@ -177,7 +177,7 @@ def test_everyone_this_week_side_by_side(pages, stack, fake):
     pages.shot(desktop, "everyone-desktop")
     phone = pages.new_page(**PHONE)
     phone.goto(app("/everyone?years_ago=2"))
-    expect(phone.locator("li.person")).to_have_count(3)
+    expect(phone.locator("li.person")).to_have_count(7)
     fits_a_phone(phone)
     covers_loaded(phone)
     pages.shot(phone, "everyone-phone")

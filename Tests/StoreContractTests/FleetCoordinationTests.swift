@@ -55,6 +55,26 @@ import VinylogueCore
         }
     }
 
+    /// A fleet's background work takes a permit only when more than it
+    /// must leave spare are free, on any instance, without waiting.
+    @Test func aPermitIsTakenWithoutWaitingOnlyWhenMoreThanTheSpareAreFree() async throws {
+        try await Self.withInstances(2) { instances in
+            let permits = instances.map { PostgresRequestPermits($0, limit: 3, window: .seconds(10)) }
+            try await permits[0].prepare()
+            let first = try await permits[0].acquireIfFree(leaving: 1)
+            #expect(first.permit != nil)
+            let second = try await permits[1].acquireIfFree(leaving: 1)
+            #expect(second.permit != nil)
+            // One left: kept for views, then taken by one.
+            let refused = try await permits[0].acquireIfFree(leaving: 1)
+            #expect(refused.permit == nil && refused.retryAfter > .zero)
+            let last = try await permits[1].acquireIfFree(leaving: 0)
+            #expect(last.permit != nil)
+            #expect(try await permits[0].acquireIfFree(leaving: 0).permit == nil)
+            #expect(Set([first.permit, second.permit, last.permit].compactMap { $0 }).count == 3)
+        }
+    }
+
     /// The same request from two instances at once is fetched once: the
     /// other waits for the fetcher and finds its answer saved.
     @Test func oneRequestIsFetchedOnceAcrossInstances() async throws {

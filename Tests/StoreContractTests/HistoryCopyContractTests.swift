@@ -110,4 +110,93 @@ import Stores
             #expect(taken == 1)
         }
     }
+
+    /// The person stops their copy: its worker's next renewal fails, a view
+    /// does not start it again, and only their own request does.
+    @Test(arguments: Backend.allCases)
+    func aStoppedCopyStaysStoppedUntilThePersonAsksAgain(_ backend: Backend) async throws {
+        try await StoreContractTests.withStores(backend) { stores in
+            let copies = stores.historyCopies
+            #expect(try await copies.stop(Self.rj, at: Self.now) == false)
+            let claim = try #require(try await copies.claim(Self.rj, at: Self.now, lease: 60))
+            #expect(try await copies.stop(Self.rj, at: Self.now.addingTimeInterval(1)))
+            #expect(try await copies.progress(claim, pagesDone: 1, pagesTotal: 9, scrobbles: 200, at: Self.now.addingTimeInterval(2), lease: 60) == false)
+            #expect(try await copies.finish(claim, failure: nil, at: Self.now.addingTimeInterval(3)) == false)
+            let stopped = try #require(try await copies.copy(of: Self.rj))
+            #expect(stopped.state == .stopped && stopped.doneAt == nil && !stopped.isUnfinished)
+            #expect(try await copies.queue(Self.rj, at: Self.now.addingTimeInterval(4)).state == .stopped)
+            #expect(try await copies.claimNext(at: Self.now.addingTimeInterval(5), lease: 60) == nil)
+            #expect(try await copies.unfinished().isEmpty)
+            #expect(try await copies.queue(Self.rj, at: Self.now.addingTimeInterval(6), evenIfStopped: true).state == .queued)
+            #expect(try await copies.unfinished().map(\.user) == [Self.rj])
+            #expect(try await copies.counts() == [.queued: 1])
+        }
+    }
+
+    /// A worker stopping with its server puts its copy back where it was in
+    /// the queue, with its figures; the total said once is kept by later
+    /// pages that do not say it, and a finished copy remembers when.
+    @Test(arguments: Backend.allCases)
+    func aReleasedCopyKeepsItsPlaceAndAFinishedOneRemembersWhen(_ backend: Backend) async throws {
+        try await StoreContractTests.withStores(backend) { stores in
+            let copies = stores.historyCopies
+            _ = try await copies.queue(Self.rj, at: Self.now)
+            _ = try await copies.queue(Self.ana, at: Self.now.addingTimeInterval(1))
+            let claim = try #require(try await copies.claimNext(at: Self.now.addingTimeInterval(2), lease: 60))
+            #expect(try await copies.progress(claim, pagesDone: 1, pagesTotal: 3, scrobbles: 200, scrobblesTotal: 512,
+                                              at: Self.now.addingTimeInterval(3), lease: 60))
+            #expect(try await copies.progress(claim, pagesDone: 2, pagesTotal: 3, scrobbles: 400, at: Self.now.addingTimeInterval(4), lease: 60))
+            #expect(try await copies.release(claim, at: Self.now.addingTimeInterval(5)))
+            #expect(try await copies.release(claim, at: Self.now.addingTimeInterval(5)) == false)
+            #expect(try await copies.unfinished().map(\.user) == [Self.rj, Self.ana])
+            let resumed = try #require(try await copies.claimNext(at: Self.now.addingTimeInterval(6), lease: 60))
+            #expect(resumed.user == Self.rj && resumed.copy.scrobbles == 400 && resumed.copy.scrobblesTotal == 512 && resumed.copy.doneAt == nil)
+            #expect(try await copies.finish(resumed, failure: nil, at: Self.now.addingTimeInterval(7)))
+            let refreshed = try await copies.queue(Self.rj, at: Self.now.addingTimeInterval(8))
+            #expect(refreshed.doneAt == Self.now.addingTimeInterval(7) && refreshed.scrobblesTotal == 0)
+            let failing = try #require(try await copies.claimNext(at: Self.now.addingTimeInterval(9), lease: 60))
+            #expect(failing.user == Self.ana)
+            let again = try #require(try await copies.claimNext(at: Self.now.addingTimeInterval(9), lease: 60))
+            #expect(try await copies.finish(again, failure: "Last.fm is down.", at: Self.now.addingTimeInterval(10)))
+            #expect(try await copies.copy(of: Self.rj)?.doneAt == Self.now.addingTimeInterval(7))
+            #expect(try await copies.counts() == [.failed: 1, .copying: 1])
+        }
+    }
+
+    /// After a crash the next worker takes over a copy whose holder is gone
+    /// at once, without waiting out the lease.
+    @Test(arguments: Backend.allCases)
+    func theNextWorkerTakesOverACopyWhoseHolderIsGone(_ backend: Backend) async throws {
+        try await StoreContractTests.withStores(backend) { stores in
+            let copies = stores.historyCopies
+            _ = try #require(try await copies.claim(Self.lb, as: "here/41/a", at: Self.now, lease: 600, takingOverFrom: { _ in false }))
+            #expect(try await copies.claimNext(as: "here/42/b", at: Self.now.addingTimeInterval(1), lease: 600,
+                                               takingOverFrom: { $0 == "here/7/z" }) == nil)
+            let next = try #require(try await copies.claimNext(as: "here/42/b", at: Self.now.addingTimeInterval(2), lease: 600,
+                                                               takingOverFrom: { $0 == "here/41/a" }))
+            #expect(next.user == Self.lb && next.holder == "here/42/b")
+        }
+    }
+
+    /// Once a day, people's own histories are copied again for what is
+    /// new, without a view; friends' only when viewed.
+    @Test(arguments: Backend.allCases)
+    func ownHistoriesFinishedADayAgoAreQueuedAgain(_ backend: Backend) async throws {
+        try await StoreContractTests.withStores(backend) { stores in
+            let copies = stores.historyCopies
+            try await stores.lists.add(Self.rj)
+            try await stores.lists.add(Self.ana)
+            try await stores.lists.setMe(Self.rj)
+            for user in [Self.rj, Self.ana] {
+                let claim = try #require(try await copies.claim(user, at: Self.now, lease: 60))
+                #expect(try await copies.finish(claim, failure: nil, at: Self.now))
+            }
+            #expect(try await copies.refreshOwnHistories(doneBefore: Self.now, at: Self.now.addingTimeInterval(10)) == 0)
+            let later = Self.now.addingTimeInterval(86_401)
+            #expect(try await copies.refreshOwnHistories(doneBefore: later.addingTimeInterval(-86_400), at: later) == 1)
+            #expect(try await copies.copy(of: Self.rj)?.state == .queued)
+            #expect(try await copies.copy(of: Self.rj)?.doneAt == Self.now)
+            #expect(try await copies.copy(of: Self.ana)?.state == .done)
+        }
+    }
 }

@@ -25,6 +25,8 @@ import Testing
             "forwarding outbox",
             "scrobble echoes",
             "history copies",
+            "history copy totals",
+            "import jobs",
         ])
     }
 
@@ -43,6 +45,8 @@ import Testing
             "forwarding-outbox",
             "scrobble-echoes",
             "history-copies",
+            "history-copy-totals",
+            "import-jobs",
         ])
     }
 }

@@ -26,6 +26,7 @@ import Sync
         let received: any ReceivedListenStore
         let outbox: any ForwardingOutbox
         let historyCopies: any HistoryCopyStore
+        let importJobs: any ImportJobStore
         /// Makes every insert into the outbox fail from now on.
         let breakOutbox: @Sendable () async throws -> Void
     }
@@ -40,7 +41,8 @@ import Sync
             try await body(Stores(lists: SQLiteListStore(database), accounts: SQLiteAccountStore(database),
                                   scrobbles: SQLiteScrobbleStore(database: database), listenTokens: SQLiteListenTokenStore(database),
                                   mobileSessions: SQLiteMobileSessionStore(database), received: SQLiteReceivedListenStore(database),
-                                  outbox: SQLiteForwardingOutbox(database), historyCopies: SQLiteHistoryCopyStore(database), breakOutbox: {
+                                  outbox: SQLiteForwardingOutbox(database), historyCopies: SQLiteHistoryCopyStore(database),
+                                  importJobs: SQLiteImportJobStore(database), breakOutbox: {
                                       try await database.writer.write { db in
                                           try db.execute(sql: "CREATE TRIGGER broken BEFORE INSERT ON forward_outbox BEGIN SELECT RAISE(FAIL, 'the outbox is broken'); END")
                                       }
@@ -52,6 +54,7 @@ import Sync
                                       scrobbles: PostgresScrobbleStore(database), listenTokens: PostgresListenTokenStore(database),
                                       mobileSessions: PostgresMobileSessionStore(database), received: PostgresReceivedListenStore(database),
                                       outbox: PostgresForwardingOutbox(database), historyCopies: PostgresHistoryCopyStore(database),
+                                      importJobs: PostgresImportJobStore(database),
                                       breakOutbox: {
                                           try await database.client.query("ALTER TABLE forward_outbox ADD CONSTRAINT broken CHECK (false) NOT VALID")
                                       }))

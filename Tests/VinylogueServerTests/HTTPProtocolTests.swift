@@ -179,6 +179,20 @@ import Glibc
             #expect(try #require(limits.limit(for: request)).bytes == 1 << 20, "\(path)")
         }
         #expect(try #require(limits.limit(for: HTTPRequest(method: .post, scheme: nil, authority: nil, path: "/settings/"))).bytes == 16_384)
+        // An uploaded export may be as large as the upload limit, and no larger.
+        let upload = try #require(limits.limit(for: HTTPRequest(method: .post, scheme: nil, authority: nil, path: "/settings/import")))
+        #expect(upload.bytes == 512 << 20 && upload.refusal.body.contains("at most 512 MB"))
+    }
+
+    /// A 2 GB upload is refused from its head, before a byte of it is read.
+    @Test func aTwoGigabyteUploadIsRefusedBeforeItIsRead() async throws {
+        try await Harness.run(server: ServerConfiguration(port: 0, idleTimeout: .seconds(10)), testing: .live) { _, client in
+            let socket = try RawSocket(port: try #require(client.port))
+            defer { socket.close() }
+            #expect(socket.send(Self.head("/settings/import", length: 2 << 30)))
+            let answer = await socket.receive(until: "at most 512 MB")
+            #expect(answer.hasPrefix("HTTP/1.1 413"), "\(answer)")
+        }
     }
 
     /// Pipelined behind a request still being answered, a refusal waits its

@@ -40,6 +40,8 @@ struct Harness: Sendable {
     let clock: TestClock
     let lists: SQLiteListStore
     let database: ArchiveDatabase
+    /// The app's data directory.
+    let dataDirectory: URL
     /// The work pages started and did not wait for; `idle()` waits for it.
     let background: BackgroundWork
     /// The PostgreSQL database the app keeps personal data in, if any.
@@ -78,15 +80,22 @@ struct Harness: Sendable {
     ///   about the whole way over HTTP.
     /// - Parameter signIn: configure the key's shared secret, so people sign
     ///   in with Last.fm (through the fake's approval page).
+    /// - Parameter copies: copy listed Last.fm people's histories into
+    ///   the archive on view and at sign-in, as `serve` does by default.
     /// - Parameter postgres: keep accounts, sessions, lists and settings in
     ///   a fresh PostgreSQL database in the test cluster (its URL is then in
     ///   `databaseURL`).
-    static func run(demo: Bool = false, signIn: Bool = false, secret: String = "test-secret", postgres: Bool = false, server: ServerConfiguration = ServerConfiguration(), testing: TestingSetup = .router,
-                    fakes: Fakes = .inProcess,
+    /// - Parameter directory: the data directory, for a test that starts the
+    ///   app again on the data of an earlier run (the caller removes it);
+    ///   nil: a fresh one, removed at the end.
+    static func run(demo: Bool = false, signIn: Bool = false, secret: String = "test-secret", postgres: Bool = false, copies: Bool = false,
+                    server: ServerConfiguration = ServerConfiguration(), testing: TestingSetup = .router,
+                    fakes: Fakes = .inProcess, directory: URL? = nil,
                     patience: Patience = .init(nameLookup: .seconds(10), albumColours: .seconds(10), lastFM: .seconds(10),
                                                                   database: .seconds(10)),
                     _ body: @Sendable (Harness, any TestClientProtocol) async throws -> Void) async throws {
-        let setup = Setup(demo: demo, signIn: signIn, secret: secret, server: server, testing: testing, fakes: fakes, patience: patience)
+        let setup = Setup(demo: demo, signIn: signIn, secret: secret, copies: copies, server: server, testing: testing, fakes: fakes,
+                          directory: directory, patience: patience)
         guard postgres else {
             return try await run(setup, databaseURL: nil, body)
         }
@@ -98,16 +107,16 @@ struct Harness: Sendable {
 
     /// What a test asked `run` for.
     private struct Setup: Sendable {
-        var demo: Bool, signIn: Bool, secret: String
-        var server: ServerConfiguration, testing: TestingSetup, fakes: Fakes, patience: Patience
+        var demo: Bool, signIn: Bool, secret: String, copies: Bool
+        var server: ServerConfiguration, testing: TestingSetup, fakes: Fakes, directory: URL?, patience: Patience
     }
 
     private static func run(_ setup: Setup, databaseURL: String?, _ body: @Sendable (Harness, any TestClientProtocol) async throws -> Void) async throws {
         let clock = TestClock(july2023)
         let fake = try FakeLastFM(clock: clock.wallClock)
         let listenBrainz = FakeListenBrainz(clock: clock.wallClock)
-        let directory = Self.scratch.appendingPathComponent("vinylogue-routes-\(UUID().uuidString)")
-        defer { try? FileManager.default.removeItem(at: directory) }
+        let directory = setup.directory ?? Self.scratch.appendingPathComponent("vinylogue-routes-\(UUID().uuidString)")
+        defer { if setup.directory == nil { try? FileManager.default.removeItem(at: directory) } }
 
         // The configuration `serve` would read, pointed at the fakes and a
         // fresh data directory; the app built by the same root.
@@ -125,10 +134,14 @@ struct Harness: Sendable {
             configuration.server = setup.server
             configuration.server.demo = setup.demo
             configuration.patience = setup.patience
+            // Copies of Last.fm histories make requests of their own in
+            // the background: only the tests about them turn them on.
+            configuration.copiesHistories = setup.copies
             try await Composition.with(configuration, clock: clock.wallClock, transports: transports) { composition in
                 let app = try await composition.buildApplication()
                 let database = try ArchiveDatabase(directory: directory)
                 let harness = Harness(fake: fake, listenBrainz: listenBrainz, clock: clock, lists: SQLiteListStore(database), database: database,
+                                      dataDirectory: directory,
                                       background: composition.background, databaseURL: databaseURL)
                 try await app.test(setup.testing) { client in try await body(harness, client) }
             }

@@ -41,3 +41,29 @@ import VinylogueServer
         }
     }
 }
+
+/// `/metrics`: what an operator watches, in Prometheus's text format.
+@Suite struct MetricsTests {
+    @Test func requestsTheBudgetCopiesAndTheOutboxAreFigures() async throws {
+        try await Harness.run(demo: true) { _, client in
+            _ = try await client.get("/u/demo")
+            _ = try await client.get("/u/demo")
+            _ = try await client.getOnce("/u/demo/week/not-a-date")
+            let metrics = try await client.getOnce("/metrics")
+            #expect(metrics.status == .ok)
+            #expect(metrics.headers[.contentType]?.hasPrefix("text/plain; version=0.0.4") == true)
+            let body = metrics.body
+            // By the route's pattern, never the name asked for.
+            #expect(body.contains(#"vinylogue_http_requests_total{route="/u/{user}",method="GET"} 2"#), "\(body)")
+            #expect(body.contains(#"vinylogue_http_requests_total{route="/u/{user}/week/{day}",method="GET"} 1"#))
+            #expect(body.contains("vinylogue_http_request_duration_seconds_bucket"))
+            #expect(body.contains(#"vinylogue_lastfm_requests{for="views"}"#) && body.contains(#"vinylogue_lastfm_requests{for="copies"} 0"#))
+            for state in ["queued", "copying", "done", "failed", "stopped"] {
+                #expect(body.contains(#"vinylogue_history_copies{state="\#(state)"} 0"#), "\(state)")
+            }
+            #expect(body.contains("vinylogue_outbox_lag_seconds 0"))
+            #expect(body.contains("vinylogue_uploads_waiting 0"))
+            #expect(!body.contains("/u/demo"))
+        }
+    }
+}

@@ -48,7 +48,7 @@ struct AlbumLifeView {
         firstURL = url(life.firstWeek)
         last = labels.label(for: life.lastWeek)
         lastURL = url(life.lastWeek)
-        total = WeekLabels.plays(life.totalPlays)
+        total = AlbumPageView.playsGrouped(life.totalPlays)
         weeksInChart = life.weeksInChart == 1 ? "1 week" : "\(life.weeksInChart) weeks"
         bestRank = life.bestRank
         bestLabel = labels.label(for: life.bestWeek)

@@ -55,7 +55,7 @@ struct AlbumPageView {
         weekPlays = page.weekPlays.map(WeekLabels.plays)
         errorText = page.failure.map { "Album details are unavailable: \($0.forVisitors)" }
         weekPlaysNote = page.weekPlaysFailure.map { "That week’s plays are missing: \($0.forVisitors)" }
-        userPlays = detail?.userPlayCount.map(WeekLabels.plays)
+        userPlays = detail?.userPlayCount.map(Self.playsGrouped)
         listeners = detail.flatMap { $0.listeners > 0 ? Self.grouped($0.listeners) : nil }
         totalPlays = detail.flatMap { $0.playCount > 0 ? Self.grouped($0.playCount) : nil }
         paragraphs = (detail?.summary?.paragraphs ?? []).map { runs in
@@ -82,14 +82,9 @@ struct AlbumPageView {
             + failure.forVisitors
     }
 
+    /// All-time counts run into thousands: "14,657 plays" (and "1 play").
+    static func playsGrouped(_ n: Int) -> String { n == 1 ? "1 play" : "\(grouped(n)) plays" }
+
     /// 511055 → "511,055"
-    static func grouped(_ n: Int) -> String {
-        var digits = Array(String(n))
-        var out = ""
-        while digits.count > 3 {
-            out = "," + String(digits.suffix(3)) + out
-            digits.removeLast(3)
-        }
-        return String(digits) + out
-    }
+    static func grouped(_ n: Int) -> String { VinylogueCore.grouped(n) }
 }

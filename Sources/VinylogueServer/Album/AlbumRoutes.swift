@@ -33,7 +33,7 @@ struct AlbumRoutes: Sendable {
         let labels = WeekLabels(timeZone: settings.timeZone)
         let asked = try RouteParameters.album(request, context, timeZone: settings.timeZone)
         let (user, artist, name, mbid, day) = (asked.user, asked.artist, asked.name, asked.mbid, asked.day)
-        let albums = sources.albums(for: user), charts = await sources.charts(for: user)
+        let albums = sources.albums(for: user), chosen = await sources.chosenCharts(for: user), charts = chosen.source
         let (page, savedCopies) = await SavedCopies.noted { await AlbumPage.load(asked, albums: albums, charts: charts) }
         let backURL = if let day, page.week != nil { Paths.week(user, day: labels.isoDay(day)) } else { Paths.chart(user) }
         if case .missing(let message) = page.state {
@@ -56,6 +56,9 @@ struct AlbumRoutes: Sendable {
             } catch {
                 view.lifeNote = "This album’s history in \(user.value)’s archive is missing: \(error.forVisitors)"
             }
+        } else if chosen.origin == .lastfm, let copy = chosen.copy, copy.isUnfinished {
+            view.lifeNote = CopyProgressNote.waitNote(copy, user: user, secondsLeft: sources.copies?.secondsLeft(copy),
+                                                      what: "This album’s life in \(user.value)’s listening")
         }
         view.layout.share = ShareCardContent.links(page, labels: labels, base: self.address.base)
         var status = HTTPResponse.Status(failure: page.failure)

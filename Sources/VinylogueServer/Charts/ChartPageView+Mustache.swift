@@ -11,6 +11,7 @@ extension ChartPageView: MustacheParent {
         switch name {
         case "layout": layout
         case "user": user
+        case "profileURL": profileURL
         case "yearsAgoLabel": yearsAgoLabel
         case "weekLabel": weekLabel
         case "historyURL": historyURL
@@ -28,6 +29,7 @@ extension ChartPageView: MustacheParent {
         case "retryURL": retryURL
         case "staleNote": staleNote
         case "nowPlaying": nowPlaying
+        case "copyNote": copyNote
         case "wayOn": wayOn
         case "filterAction": filterAction
         case "filterLabel": filterLabel

@@ -72,6 +72,9 @@ struct ChartPageView {
     var layout: LayoutFields
 
     let user: String
+    /// The person's profile on their own service, which the name links to;
+    /// nil for the demo's people, whom no service knows.
+    var profileURL: String?
     let yearsAgoLabel: String
     let weekLabel: String
     /// This user's every-year page, of the same kind.
@@ -92,6 +95,9 @@ struct ChartPageView {
     /// What the person's player says is playing now ("Now playing: …"),
     /// while it lasts; such a page is never kept.
     var nowPlaying: String?
+    /// How far the copy of the person's history has come, while it runs;
+    /// such a page is never kept.
+    var copyNote: String?
     /// Outside the user's history: the nearest year with charts, as a way on.
     let wayOn: YearLink?
     /// The filter form: a GET to this page's own address.
@@ -123,6 +129,7 @@ struct ChartPageView {
                               feedURL: Paths.feed(user) + (page.yearsAgo > 1 && !byDate ? "?years_ago=\(page.yearsAgo)" : ""),
                               prefetchURL: previousURL.isEmpty ? nil : previousURL)
         self.user = user.value
+        profileURL = user.service == .listenBrainz ? "https://listenbrainz.org/user/\(user.serviceName)/" : "https://www.last.fm/user/\(user.value)"
         yearsAgoLabel = page.yearsAgoLabel
         weekLabel = page.weekLabel
         historyURL = Paths.history(user, kind: page.kind)

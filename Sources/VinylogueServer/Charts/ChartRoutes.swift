@@ -74,8 +74,9 @@ struct ChartRoutes: Sendable {
                      options: ChartQuery(kind: kind, minPlays: minPlays))
     }
 
-    /// Loads the page, noting any saved copies used.
-    func load(_ asked: Asked) async -> (WeeklyChartPage, SavedCopies) {
+    /// Loads the page, noting any saved copies used, with the person's
+    /// history copy as it stands.
+    func load(_ asked: Asked) async -> (WeeklyChartPage, SavedCopies, ListeningSources.ChosenCharts) {
         let chosen = await sources.chosenCharts(for: asked.request.user)
         let source = chosen.source, now = clock.now
         let (page, savedCopies) = await SavedCopies.noted { await WeeklyChartPage.load(asked.request, from: source, now: now) }
@@ -86,7 +87,7 @@ struct ChartRoutes: Sendable {
             let request = asked.request
             _ = await background.start { _ = try? await source.chart(for: request.user, kind: request.kind, week: week) }
         }
-        return (page, savedCopies)
+        return (page, savedCopies, chosen)
     }
 
     func page(_ request: Request, _ context: Context, day: String?) async throws -> Response {
@@ -100,16 +101,22 @@ struct ChartRoutes: Sendable {
         // never kept: it is out of date when the track ends.
         let playing = nowPlaying.track(of: asked.request.user)
         if playing == nil, let kept = rendered.response(key, to: request) { return kept }
-        let (page, savedCopies) = await load(asked)
+        let (page, savedCopies, chosen) = await load(asked)
+        let copy = chosen.copy
         let labels = WeekLabels(timeZone: settings.timeZone)
         var view = ChartPageView(page, byDate: asked.byDate, options: asked.options, selfURL: request.uri.description, labels: labels)
         view.staleNote = savedCopies.note
+        if sources.isDemo(asked.request.user) { view.profileURL = nil }
         view.nowPlaying = playing.map(Self.nowPlayingSentence)
+        // Said with figures while the copy runs: such a page is not kept,
+        // so each reload shows how far it has come.
+        view.copyNote = CopyProgressNote.chartNote(copy, user: asked.request.user, secondsLeft: copy.flatMap { sources.copies?.secondsLeft($0) },
+                                                   fromLastFM: chosen.origin == .lastfm)
         view.layout.share = ShareCardContent.links(page, byDate: asked.byDate, labels: labels, base: address.base)
         let status = HTTPResponse.Status(failure: page.failure)
         let html = ByteBuffer(string: pages.html("chart", view))
         let response = RenderedPages.response(status: status, body: html, contentType: RenderedPages.html)
-        if status == .ok && savedCopies.failures.isEmpty && playing == nil {
+        if status == .ok && savedCopies.failures.isEmpty && playing == nil && view.copyNote == nil {
             rendered.keep(key, status: status, body: html, etag: response.headers[.eTag])
         }
         return response
@@ -144,7 +151,7 @@ struct ChartRoutes: Sendable {
         // freshness): a warm answer costs a dictionary lookup.
         let key = "api|" + Self.renderedKey(asked, settings: settings)
         if let kept = rendered.response(key, to: request) { return kept }
-        let (page, savedCopies) = await load(asked)
+        let (page, savedCopies, _) = await load(asked)
         switch page.state {
         case .failed(let error):
             return APIResponse.error(status: HTTPResponse.Status(for: error), message: error.forVisitors)

@@ -219,48 +219,6 @@ public final class ListenForwarding: Service, Sendable {
     private func waitForWork() async {
         var wait: TimeInterval = 60
         if let due = try? await outbox.nextDue() { wait = min(wait, max(0.05, due.timeIntervalSince(clock.now))) }
-        let wakeup = self.wakeup
-        let timer = Task {
-            try await Task.sleep(for: .milliseconds(Int(wait * 1000)))
-            wakeup.signal()
-        }
-        await withTaskCancellationHandler {
-            await wakeup.wait()
-        } onCancel: {
-            wakeup.signal()
-        }
-        timer.cancel()
-    }
-}
-
-/// A one-slot signal: `wait()` returns at the next `signal()`, or at once
-/// when one came since the last wait.
-final class Wakeup: Sendable {
-    private let state = Mutex<(signalled: Bool, waiter: CheckedContinuation<Void, Never>?)>((false, nil))
-
-    func signal() {
-        let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
-            guard let waiter = state.waiter else {
-                state.signalled = true
-                return nil
-            }
-            state.waiter = nil
-            return waiter
-        }
-        waiter?.resume()
-    }
-
-    func wait() async {
-        await withCheckedContinuation { continuation in
-            let now = state.withLock { state -> Bool in
-                if state.signalled {
-                    state.signalled = false
-                    return true
-                }
-                state.waiter = continuation
-                return false
-            }
-            if now { continuation.resume() }
-        }
+        await wakeup.wait(atMost: .milliseconds(Int(wait * 1000)))
     }
 }

@@ -17,6 +17,10 @@ enum Paths {
     /// Forwarding of received listens: Last.fm on or off, the ListenBrainz
     /// token, trying failed listens again.
     static let forwarding = "/settings/forwarding"
+    /// Starting and stopping the copy of one's own history.
+    static let historyCopy = "/settings/history"
+    /// Uploading an export.
+    static let exportUpload = "/settings/import"
     static let users = "/users"
     static let usersReorder = "/users/reorder"
     static let friendsImport = "/friends/import"

@@ -35,6 +35,9 @@ struct RediscoverRoutes: Sendable {
         let finds: [Find]
         let emptyText: String?
         let errorText: String?
+        /// Instead of the finds while a copy of the history runs: when
+        /// they will be ready.
+        var copyNote: String?
 
         init(user: Username, found: Rediscoveries?, failure: SourceError?, labels: WeekLabels) {
             layout = LayoutFields(title: "\(user.value) · rediscover", csrf: "")
@@ -67,11 +70,19 @@ struct RediscoverRoutes: Sendable {
     func page(_ request: Request, _ context: Context) async throws -> Response {
         let user = try RouteParameters.user(context)
         let settings = await viewers.settings(for: request)
-        let source = await sources.charts(for: user), now = clock.now
+        let chosen = await sources.chosenCharts(for: user), now = clock.now
+        // Years of weekly charts from Last.fm (about 127 requests) for one
+        // page, while the archive is about to hold them all: said instead.
+        if chosen.origin == .lastfm, let copy = chosen.copy, copy.isUnfinished {
+            var view = View(user: user, found: nil, failure: nil, labels: WeekLabels(timeZone: settings.timeZone))
+            view.copyNote = CopyProgressNote.waitNote(copy, user: user, secondsLeft: sources.copies?.secondsLeft(copy),
+                                                      what: "Rediscover looks through every year of \(user.value)’s listening: it")
+            return pages.response("rediscover", view)
+        }
         var found: Rediscoveries?
         var failure: SourceError?
         do {
-            found = try await Rediscoveries.load(user: user, now: now, timeZone: settings.timeZone, charts: source)
+            found = try await Rediscoveries.load(user: user, now: now, timeZone: settings.timeZone, charts: chosen.source)
         } catch {
             failure = error
         }

@@ -15,6 +15,8 @@ struct BodyLimits: Sendable {
 
     /// The limit of every form (settings, the users list, sign-in).
     let forms: Int
+    /// The limit of an uploaded export.
+    var uploads: Int = 512 << 20
 
     /// The most `request` may send and what to say when it announces more;
     /// nil when the address takes no body worth limiting here.
@@ -40,6 +42,11 @@ struct BodyLimits: Sendable {
             return (limit, Refusal(contentType: "text/xml; charset=utf-8",
                                    body: #"<?xml version="1.0" encoding="utf-8"?>"# + "\n"
                                        + #"<lfm status="failed"><error code="6">\#(sentence)</error></lfm>"#))
+        case "/settings/import":
+            let megabytes = uploads >> 20
+            return (uploads, Refusal(contentType: "text/plain; charset=utf-8",
+                                     body: "The export is too large: this Vinylogue takes uploads of at most \(megabytes) MB. "
+                                         + "Upload the export's files one at a time, or ask whoever runs it to import it.\n"))
         default:
             return (forms, Refusal(contentType: "text/plain; charset=utf-8",
                                    body: "The form was too large: a form here takes at most \(forms) bytes. Go back and send less.\n"))

@@ -2,6 +2,7 @@ import Stores
 import Sync
 import Foundation
 import Hummingbird
+import Imports
 import VinylogueCore
 
 /// `/settings`: the play-count filter, the time zone, whether a Last.fm
@@ -14,6 +15,10 @@ struct SettingsRoutes: Sendable {
     let lists: any ListStore
     let listenTokens: ListenTokens?
     let forwarding: ListenForwarding?
+    /// Copies of people's own histories, when the server makes them.
+    let copies: HistoryCopyWorker?
+    /// Exports uploaded here and imported in the background.
+    let uploads: UploadedImports?
     let pages: PageRenderer
     let clock: WallClock
     /// Whether a Last.fm API key is set (people can be added from Last.fm).
@@ -38,6 +43,8 @@ struct SettingsRoutes: Sendable {
         var formError: String?
         var listens: ListenAPIView?
         var forwarding: ForwardingView?
+        var history: HistoryCopyView?
+        var imports: ImportsView?
     }
 
     /// The listen-submission section: where to point a player, and the
@@ -62,6 +69,9 @@ struct SettingsRoutes: Sendable {
         }
         if forwarding != nil {
             router.post(RouterPath(Paths.forwarding)) { request, _ in try await self.changeForwarding(request) }
+        }
+        if copies != nil {
+            router.post(RouterPath(Paths.historyCopy)) { request, _ in try await self.changeHistoryCopy(request) }
         }
     }
 
@@ -104,6 +114,8 @@ struct SettingsRoutes: Sendable {
     func addSections(to view: inout View, owner: ListOwner, settings: Settings, request: Request) async {
         view.listens = await listens(of: owner, settings: settings, request: request)
         view.forwarding = await forwarding(of: owner, request: request, settings: settings)
+        view.history = await historyCopy(for: request, settings: settings)
+        view.imports = await imports(of: owner, settings: settings)
     }
 
     func show(_ request: Request) async throws -> Response {
@@ -114,6 +126,10 @@ struct SettingsRoutes: Sendable {
         await addSections(to: &view, owner: owner, settings: settings, request: request)
         if request.uri.queryParameters.get("saved") != nil { view.notice = "Settings saved." }
         if let changed = request.uri.queryParameters.get("forwarding") { view.forwarding?.changed = ForwardingView.notice(changed) }
+        if let changed = request.uri.queryParameters.get("history") { view.history?.changed = Self.historyNotice(changed) }
+        if request.uri.queryParameters.get("import") == "queued" {
+            view.imports?.uploadNotice = "Your export is stored and will be imported in a moment; this page shows what came of it."
+        }
         var response = pages.response("settings", view)
         response.attach(csrf: csrf)
         return response

@@ -59,7 +59,7 @@ struct ShareCardRoutes: Sendable {
         let asked = try charts.asked(request, context, day: day, settings: settings)
         let key = "card|" + ChartRoutes.renderedKey(asked, settings: settings)
         if let warm = kept.page(key) { return Self.png(warm.body, status: warm.status) }
-        let (page, savedCopies) = await charts.load(asked)
+        let (page, savedCopies, _) = await charts.load(asked)
         let user = asked.request.user
         let rows = page.kind == .album ? Array(page.rows.prefix(9)) : []
         let covers = await addresses(user: user, albums: rows.map { ($0.artist, $0.name, $0.entry.mbid) })

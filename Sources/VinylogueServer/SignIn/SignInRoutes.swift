@@ -28,6 +28,8 @@ struct SignInRoutes: Sendable {
     let pages: PageRenderer
     let clock: WallClock
     let sessions: SignInSessions
+    /// History copies, when the server makes them.
+    let copies: HistoryCopyWorker?
     let configuration: ServerConfiguration
     /// Where Last.fm sends people back to.
     let address: PublicAddress
@@ -80,6 +82,10 @@ struct SignInRoutes: Sendable {
         let now = clock.now
         let (account, isNew) = try await sessions.accounts.signedIn(lastFMSession.name, lastFMSessionKey: lastFMSession.key, at: now)
         if isNew { await startList(for: account) }
+        // The account's own history, copied into the archive so that every
+        // page works at once and without Last.fm (Settings says so, and
+        // can stop it); a later sign-in refreshes it when it is due.
+        if let copies { await copies.asked(for: account.name) }
         let sessionToken = SignInSessions.newToken()
         try await sessions.accounts.startSession(digest: SignInSessions.digest(sessionToken), for: account, at: now,
                                                  expires: now.addingTimeInterval(sessions.lifetime),

@@ -87,8 +87,8 @@ struct CanonicalNameLookup: Sendable {
         if let known = names.remembered(user) { return known }
         if names.failedRecently(user, at: clock.now) { return nil }
         var found: Username?
-        if sources.isDemo(user) {
-            found = DemoHistory.username
+        if let name = sources.demoName(of: user) {
+            found = name
         } else if let listed = try? await lists.user(user), let name = Username(validating: listed.name) {
             found = name
         } else if let stored = try? await archive.storedName(of: user) {

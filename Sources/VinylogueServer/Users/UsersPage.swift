@@ -26,6 +26,9 @@ struct UsersPage {
     var notice: String?
     /// The account's name when the viewer signed in (offers signing out).
     var signedInAs: String?
+    /// Whether the built-in demo is on: its people need no API key, which
+    /// the note about adding Last.fm users then says.
+    var demoOn = false
 
     init(users listed: [ListedUser], csrf: String, apiKeyConfigured: Bool) {
         layout = LayoutFields(title: listed.isEmpty ? "Welcome" : "Users", csrf: csrf)

@@ -40,6 +40,7 @@ struct UsersRoutes: Sendable {
 
     func page(for viewer: Viewer, csrf: String) async throws -> UsersPage {
         var page = UsersPage(users: try await list(for: viewer).users(), csrf: csrf, apiKeyConfigured: apiKeyConfigured)
+        page.demoOn = sources.demo != nil
         if case .account(let account) = viewer { page.signedInAs = account.name.value }
         return page
     }

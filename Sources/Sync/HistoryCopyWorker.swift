@@ -1,0 +1,223 @@
+import Foundation
+import Stores
+import Synchronization
+import VinylogueCore
+
+/// Brings people's whole histories into the archive without a terminal:
+/// runs the history copies queued in the database (`HistoryCopyStore`),
+/// for Last.fm people and `lb:` people alike, and queues them when they
+/// are due.
+///
+/// When copies start: at sign-in, for the account's own history
+/// (`start`); at a person's first view, and again for what is new at most
+/// once per `freshFor` (`asked(for:)`); a copy that failed is tried again
+/// after `retryFailuresAfter`; one the person stopped waits for them.
+///
+/// Each copy is claimed with a lease (`ClaimedCopy`), so no one is copied
+/// twice at once anywhere in a fleet. A copy asked for here is claimed and
+/// started at once when a slot is free; the rest wait in the queue, where
+/// `run` finds them (also those queued by other instances, or left by a
+/// process that died, whose claims it takes over). At most `concurrency`
+/// copies run at once in this process; their requests share the
+/// service's budget, which serves page views first.
+///
+/// Stopping the server puts the running copies back in the queue where
+/// they stand; they resume page by page from the archive's sync state.
+public final class HistoryCopyWorker: Sendable {
+    public let copies: any HistoryCopyStore
+    let claimed: ClaimedCopy
+    /// The sync of a person from their own service.
+    let syncs: @Sendable (Username) -> ScrobbleSync
+    /// Whether views may start a copy of this person: everyone on a list
+    /// (the web app's rule), so a stranger's address does not spend the
+    /// budget on a whole history.
+    let mayCopyOnView: @Sendable (Username) async -> Bool
+    public let clock: WallClock
+    public let concurrency: Int
+    public let freshFor: TimeInterval
+    public let retryFailuresAfter: TimeInterval
+    /// How old a person's own finished copy may get before it is refreshed
+    /// without a view (a day).
+    public let refreshOwnAfter: TimeInterval = 86_400
+    /// How often `run` looks for copies queued elsewhere.
+    let poll: Duration
+    /// The Last.fm requests a second copies may make at most (the budget
+    /// views leave them), for the time a copy has left.
+    public let lastFMPagesPerSecond: Double
+    /// Starts a copy in the background (the web app's `BackgroundWork`,
+    /// which bounds and stops them); runs it in a task of its own by default.
+    let start: @Sendable (@escaping @Sendable () async -> Void) async -> Void
+    private let wakeup = Wakeup()
+    private let state = Mutex(State())
+
+    private struct State {
+        /// Copies running in this process, by name key.
+        var running: Set<String> = []
+        /// How each person's last copy here failed: the kind of failure,
+        /// which the row keeps only as a sentence.
+        var failures: [String: SourceError] = [:]
+        /// Callers of `settled`, woken whenever a copy here ends.
+        var waiters: [Wakeup] = []
+    }
+
+    public init(copies: any HistoryCopyStore, syncs: @escaping @Sendable (Username) -> ScrobbleSync, clock: WallClock,
+                concurrency: Int = 4, lease: TimeInterval = 300, freshFor: TimeInterval = 3600, retryFailuresAfter: TimeInterval = 300,
+                poll: Duration = .seconds(30), lastFMPagesPerSecond: Double = 5, mayCopyOnView: @escaping @Sendable (Username) async -> Bool = { _ in true },
+                start: (@Sendable (@escaping @Sendable () async -> Void) async -> Void)? = nil) {
+        self.copies = copies
+        self.claimed = ClaimedCopy(copies: copies, clock: clock, lease: lease)
+        self.syncs = syncs
+        self.clock = clock
+        self.concurrency = max(1, concurrency)
+        self.freshFor = freshFor
+        self.retryFailuresAfter = retryFailuresAfter
+        self.poll = poll
+        self.lastFMPagesPerSecond = max(0.01, lastFMPagesPerSecond)
+        self.mayCopyOnView = mayCopyOnView
+        self.start = start ?? { work in _ = Task { await work() } }
+    }
+
+    /// `user`'s copy as it stands (nil: none, or the table could not be read).
+    public func copy(of user: Username) async -> HistoryCopy? {
+        try? await copies.copy(of: user)
+    }
+
+    /// About how long `copy` has left: its pages to go, at the budget's
+    /// pace shared with the other copies running here (nil when its length
+    /// is not known, as for ListenBrainz's).
+    public func secondsLeft(_ copy: HistoryCopy) -> TimeInterval? {
+        guard copy.isUnfinished, copy.pagesTotal > 0, copy.user.service == .lastFM else { return nil }
+        let sharing = max(1, state.withLock { $0.running.count })
+        return Double(max(0, copy.pagesTotal - copy.pagesDone)) * Double(sharing) / lastFMPagesPerSecond
+    }
+
+    /// How `user`'s last copy in this process failed, when it did.
+    public func failure(of user: Username) -> SourceError? {
+        state.withLock { $0.failures[user.key] }
+    }
+
+    /// A view of `user`'s pages: starts their first copy, a refresh when
+    /// the last finished `freshFor` ago, or a new try when the last failed
+    /// `retryFailuresAfter` ago (never one the person stopped); returns the
+    /// copy as it stands then.
+    @discardableResult
+    public func asked(for user: Username) async -> HistoryCopy? {
+        let current = await copy(of: user)
+        let now = clock.now
+        if let current {
+            switch current.state {
+            case .queued, .copying, .stopped: return current
+            case .done where now.timeIntervalSince(current.doneAt ?? current.updatedAt) < freshFor: return current
+            case .failed where now.timeIntervalSince(current.updatedAt) < retryFailuresAfter: return current
+            case .done, .failed: break
+            }
+        }
+        guard await mayCopyOnView(user) else { return current }
+        return await begin(user, evenIfStopped: false) ?? current
+    }
+
+    /// Starts a copy of `user` at their own request (at sign-in, or from
+    /// Settings), even one they stopped; returns it as it stands then.
+    @discardableResult
+    public func start(_ user: Username) async throws(SourceError) -> HistoryCopy {
+        guard let copy = await begin(user, evenIfStopped: true) else {
+            throw .storage(detail: "the copy of \(user.value) could not be queued")
+        }
+        return copy
+    }
+
+    /// Stops `user`'s copy at their request: its worker stops at its next
+    /// page; what was copied stays. False when none was queued or running.
+    public func stop(_ user: Username) async throws(SourceError) -> Bool {
+        do { return try await copies.stop(user, at: clock.now) } catch { throw ClaimedCopy.storage(error) }
+    }
+
+    /// Queues `user`, and claims and starts the copy here when a slot is
+    /// free (else `run` finds it in the queue).
+    private func begin(_ user: Username, evenIfStopped: Bool) async -> HistoryCopy? {
+        do {
+            let queued = try await copies.queue(user, at: clock.now, evenIfStopped: evenIfStopped)
+            guard queued.state == .queued, takeSlot(for: user.key) else {
+                wakeup.signal()
+                return queued
+            }
+            guard let claim = try await claimed.claim(user) else {
+                freeSlot(user.key)
+                return queued
+            }
+            await launch(claim)
+            return claim.copy
+        } catch {
+            return nil
+        }
+    }
+
+    /// Reserves one of the `concurrency` slots for `key`; false when all
+    /// are taken or `key` is copying here already.
+    private func takeSlot(for key: String) -> Bool {
+        state.withLock { state in
+            guard state.running.count < concurrency, !state.running.contains(key) else { return false }
+            state.running.insert(key)
+            return true
+        }
+    }
+
+    private func freeSlot(_ key: String) {
+        let waiters = state.withLock { state in
+            state.running.remove(key)
+            defer { state.waiters.removeAll() }
+            return state.waiters
+        }
+        waiters.forEach { $0.signal() }
+        wakeup.signal()
+    }
+
+    /// Runs a claimed copy in the background; its slot is taken.
+    private func launch(_ claim: CopyClaim) async {
+        let claimed = self.claimed, sync = syncs(claim.user)
+        await start {
+            var failure: SourceError?
+            do throws(SourceError) { _ = try await claimed.run(claim, sync) } catch { failure = error }
+            self.state.withLock { $0.failures[claim.user.key] = failure }
+            self.freeSlot(claim.user.key)
+        }
+    }
+
+    /// Copies what is queued until cancelled: claims the longest waiting
+    /// (or one left by a worker that died) whenever a slot is free, and
+    /// looks again when a copy ends, one is queued here, or `poll` passes.
+    public func run() async {
+        var lastSweep: Date?
+        while !Task.isCancelled {
+            // Once an hour: people's own histories (accounts, the
+            // household's "me") copied more than a day ago are refreshed.
+            let now = clock.now
+            if lastSweep.map({ now.timeIntervalSince($0) >= 3600 }) ?? true {
+                lastSweep = now
+                _ = try? await copies.refreshOwnHistories(doneBefore: now.addingTimeInterval(-refreshOwnAfter), at: now)
+            }
+            while !Task.isCancelled, state.withLock({ $0.running.count < concurrency }) {
+                guard let claim = try? await copies.claimNext(as: ClaimedCopy.holderName(), at: clock.now, lease: claimed.lease,
+                                                              takingOverFrom: ClaimedCopy.isGone) else { break }
+                guard takeSlot(for: claim.user.key) else {
+                    // Copying here already under another claim: give it back.
+                    _ = try? await copies.release(claim, at: clock.now)
+                    break
+                }
+                await launch(claim)
+            }
+            await wakeup.wait(atMost: poll)
+        }
+    }
+
+    /// Returns once no copy of `user` is queued or running (for tests and
+    /// the command line): wakes whenever a copy here ends, and looks at the
+    /// row again then (and every `recheck`, for copies run elsewhere).
+    public func settled(_ user: Username, recheck: Duration = .milliseconds(200)) async {
+        while !Task.isCancelled, let copy = await copy(of: user), copy.isUnfinished {
+            let ended = Wakeup()
+            state.withLock { $0.waiters.append(ended) }
+            await ended.wait(atMost: recheck)
+        }
+    }
+}

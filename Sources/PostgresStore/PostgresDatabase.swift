@@ -12,6 +12,8 @@ import PostgresNIO
 public final class PostgresDatabase: Sendable {
     public let client: PostgresClient
     let logger: Logger
+    /// Where the listens players send wait to be kept together.
+    let listenGroups: PostgresListenGroups
 
     /// `url` is `postgres://user:password@host:port/database`, optionally
     /// with `?sslmode=disable|prefer|require` (default: prefer).
@@ -20,6 +22,7 @@ public final class PostgresDatabase: Sendable {
         configuration.options.maximumConnections = maximumConnections
         self.client = PostgresClient(configuration: configuration, backgroundLogger: logger)
         self.logger = logger
+        self.listenGroups = PostgresListenGroups(client: client, logger: logger)
     }
 
     /// Whether the database answers a trivial query now.

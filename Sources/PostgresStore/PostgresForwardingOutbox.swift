@@ -58,20 +58,26 @@ public struct PostgresForwardingOutbox: ForwardingOutbox {
     /// `owner`'s forwarding choice, read on `connection` (in the caller's
     /// transaction, when it has one).
     static func choice(of owner: ListOwner, _ connection: PostgresConnection, _ logger: Logger) async throws -> ForwardingChoice {
-        var choice = ForwardingChoice()
+        try await choices(of: [owner], connection, logger)[owner] ?? ForwardingChoice()
+    }
+
+    /// The forwarding choices of `owners`, with each account's Last.fm
+    /// session: one query.
+    static func choices(of owners: Set<ListOwner>, _ connection: PostgresConnection, _ logger: Logger) async throws -> [ListOwner: ForwardingChoice] {
+        var choices: [ListOwner: ForwardingChoice] = [:]
+        guard !owners.isEmpty else { return choices }
         let rows = try await connection.query("""
-            SELECT to_lastfm, listenbrainz_token, listenbrainz_user FROM forwarding WHERE owner = \(owner.id)
+            SELECT o.id, f.to_lastfm, f.listenbrainz_token, f.listenbrainz_user, a.name, a.lastfm_session_key
+            FROM unnest(\(owners.map(\.id))::bigint[]) AS o(id)
+            LEFT JOIN forwarding f ON f.owner = o.id
+            LEFT JOIN account a ON a.id = o.id AND o.id <> \(ListOwner.household.id)
             """, logger: logger)
-        for try await (toLastFM, token, user) in rows.decode((Bool, String?, String?).self) {
-            choice.toLastFM = toLastFM
-            choice.listenBrainzToken = token
-            choice.listenBrainzUser = user
+        for try await (id, toLastFM, token, user, name, key) in rows.decode((Int64, Bool?, String?, String?, String?, String?).self) {
+            var choice = ForwardingChoice(toLastFM: toLastFM ?? false, listenBrainzToken: token, listenBrainzUser: user)
+            if let name, let key { choice.lastFMSession = (name, key) }
+            choices[ListOwner(id: id)] = choice
         }
-        if owner != .household {
-            let accounts = try await connection.query("SELECT name, lastfm_session_key FROM account WHERE id = \(owner.id)", logger: logger)
-            for try await (name, key) in accounts.decode((String, String).self) { choice.lastFMSession = (name, key) }
-        }
-        return choice
+        return choices
     }
 
     public func setForwardsToLastFM(_ on: Bool, for owner: ListOwner, at now: Date) async throws {
@@ -101,31 +107,59 @@ public struct PostgresForwardingOutbox: ForwardingOutbox {
     /// it has one); returns how many rows were added.
     static func enqueue(_ listens: [ListenToForward], of owner: ListOwner, to targets: Set<ForwardingTarget>, at now: Date,
                         _ connection: PostgresConnection, _ logger: Logger) async throws -> Int {
-        guard !listens.isEmpty, !targets.isEmpty else { return 0 }
-        var added = 0
-        for target in targets.sorted(by: { $0.rawValue < $1.rawValue }) {
-            // Arrays bound whole; a missing id or length travels as "" or -1.
-            let instants = listens.map(\.scrobble.instant)
-            let artists = listens.map(\.scrobble.artist)
-            let tracks = listens.map(\.scrobble.track)
-            let albums = listens.map(\.scrobble.album)
-            let artistIDs = listens.map { $0.scrobble.artistMBID ?? "" }
-            let albumIDs = listens.map { $0.scrobble.albumMBID ?? "" }
-            let trackIDs = listens.map { $0.scrobble.trackMBID ?? "" }
-            let durations = listens.map { $0.duration ?? -1 }
-            let code = Int16(target.rawValue)
-            let rows = try await connection.query("""
-                WITH inserted AS (
-                    INSERT INTO forward_outbox(owner, target, instant, artist, track, album, artist_mbid, album_mbid, track_mbid,
-                        duration, due_at, received_at)
-                    SELECT \(owner.id), \(code), i, a, t, al, NULLIF(ai, ''), NULLIF(ali, ''), NULLIF(ti, ''), NULLIF(d, -1), \(now), \(now)
-                    FROM unnest(\(instants)::bigint[], \(artists)::text[], \(tracks)::text[], \(albums)::text[],
-                                \(artistIDs)::text[], \(albumIDs)::text[], \(trackIDs)::text[], \(durations)::bigint[])
-                        AS l(i, a, t, al, ai, ali, ti, d)
-                    ON CONFLICT DO NOTHING RETURNING 1)
-                SELECT count(*) FROM inserted
-                """, logger: logger)
-            for try await count in rows.decode(Int64.self) { added += Int(count) }
+        try await enqueue([(listens, owner, targets)], at: now, connection, logger)[0]
+    }
+
+    /// Queues each entry's listens for its owner and targets, all in one
+    /// statement; returns how many rows each entry added (a row two entries
+    /// of one owner both sent counts for the first).
+    static func enqueue(_ entries: [(listens: [ListenToForward], owner: ListOwner, targets: Set<ForwardingTarget>)], at now: Date,
+                        _ connection: PostgresConnection, _ logger: Logger) async throws -> [Int] {
+        var added = [Int](repeating: 0, count: entries.count)
+        // Arrays bound whole; a missing id or length travels as "" or -1.
+        var owners: [Int64] = [], codes: [Int16] = [], instants: [Int64] = [], artists: [String] = [], tracks: [String] = []
+        var albums: [String] = [], artistIDs: [String] = [], albumIDs: [String] = [], trackIDs: [String] = [], durations: [Int64] = []
+        for entry in entries {
+            for target in entry.targets.sorted(by: { $0.rawValue < $1.rawValue }) {
+                for listen in entry.listens {
+                    owners.append(entry.owner.id)
+                    codes.append(Int16(target.rawValue))
+                    instants.append(listen.scrobble.instant)
+                    artists.append(listen.scrobble.artist)
+                    tracks.append(listen.scrobble.track)
+                    albums.append(listen.scrobble.album)
+                    artistIDs.append(listen.scrobble.artistMBID ?? "")
+                    albumIDs.append(listen.scrobble.albumMBID ?? "")
+                    trackIDs.append(listen.scrobble.trackMBID ?? "")
+                    durations.append(listen.duration ?? -1)
+                }
+            }
+        }
+        guard !owners.isEmpty else { return added }
+        let rows = try await connection.query("""
+            INSERT INTO forward_outbox(owner, target, instant, artist, track, album, artist_mbid, album_mbid, track_mbid,
+                duration, due_at, received_at)
+            SELECT o, c, i, a, t, al, NULLIF(ai, ''), NULLIF(ali, ''), NULLIF(ti, ''), NULLIF(d, -1), \(now), \(now)
+            FROM unnest(\(owners)::bigint[], \(codes)::smallint[], \(instants)::bigint[], \(artists)::text[], \(tracks)::text[],
+                        \(albums)::text[], \(artistIDs)::text[], \(albumIDs)::text[], \(trackIDs)::text[], \(durations)::bigint[])
+                AS l(o, c, i, a, t, al, ai, ali, ti, d)
+            ON CONFLICT DO NOTHING RETURNING owner, target, instant, artist, track
+            """, logger: logger)
+        struct Key: Hashable { let owner: Int64, target: Int16, instant: Int64, artist: String, track: String }
+        var inserted = Set<Key>()
+        for try await (owner, target, instant, artist, track) in rows.decode((Int64, Int16, Int64, String, String).self) {
+            inserted.insert(Key(owner: owner, target: target, instant: instant, artist: artist, track: track))
+        }
+        for (n, entry) in entries.enumerated() {
+            for target in entry.targets {
+                let keys = Set(entry.listens.map {
+                    Key(owner: entry.owner.id, target: Int16(target.rawValue), instant: $0.scrobble.instant, artist: $0.scrobble.artist,
+                        track: $0.scrobble.track)
+                })
+                let theirs = keys.intersection(inserted)
+                inserted.subtract(theirs)
+                added[n] += theirs.count
+            }
         }
         return added
     }

@@ -33,14 +33,24 @@ public struct PostgresListenTokenStore: ListenTokenStore {
     /// The holder of the token with `digest`, read on `connection` (in the
     /// caller's transaction, when it has one).
     static func holder(ofToken digest: String, _ connection: PostgresConnection, _ logger: Logger) async throws -> ListenTokenHolder? {
+        try await holders(ofTokens: [digest], connection, logger)[digest]
+    }
+
+    /// The holders of the tokens with these digests (those that have one):
+    /// one query.
+    static func holders(ofTokens digests: Set<String>, _ connection: PostgresConnection,
+                        _ logger: Logger) async throws -> [String: ListenTokenHolder] {
+        var holders: [String: ListenTokenHolder] = [:]
+        guard !digests.isEmpty else { return holders }
         let rows = try await connection.query("""
-            SELECT listen_token.owner, account.name FROM listen_token LEFT JOIN account ON account.id = listen_token.owner
-            WHERE listen_token.token_digest = \(digest)
+            SELECT listen_token.token_digest, listen_token.owner, account.name
+            FROM listen_token LEFT JOIN account ON account.id = listen_token.owner
+            WHERE listen_token.token_digest = ANY(\(Array(digests)))
             """, logger: logger)
-        for try await (owner, name) in rows.decode((Int64, String?).self) {
-            return ListenTokenHolder(ownerID: owner, accountName: name)
+        for try await (digest, owner, name) in rows.decode((String, Int64, String?).self) {
+            holders[digest] = ListenTokenHolder(ownerID: owner, accountName: name)
         }
-        return nil
+        return holders
     }
 
     public func mobileVerifier(of owner: ListOwner) async throws -> MobileVerifier? {

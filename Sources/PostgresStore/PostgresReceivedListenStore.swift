@@ -9,8 +9,8 @@ import VinylogueCore
 /// duplicate rule with their kept weekly charts, the forwarding choice
 /// read and the outbox rows written, so a listen is kept and queued
 /// together or not at all, as on SQLite (`SQLiteReceivedListenStore`).
-/// Before, these were separate transactions: a failure between keeping
-/// and queuing told the player to send again listens that were stored.
+/// Keeps that arrive together share that transaction, each step one
+/// statement for all of them (`PostgresListenGroups`).
 public struct PostgresReceivedListenStore: ReceivedListenStore {
     let database: PostgresDatabase
 
@@ -19,38 +19,22 @@ public struct PostgresReceivedListenStore: ReceivedListenStore {
     public func keep(_ listens: [ListenToForward], of user: Username, owner: ListOwner,
                      forwardingAmong available: Set<ForwardingTarget>, at now: Date) async throws(ReceivedListenFailure) -> Int {
         guard !listens.isEmpty else { return 0 }
-        return try await transaction { connection, logger in
-            try await Self.keep(listens, of: ListenSender(user: user, owner: owner), forwardingAmong: available, at: now, connection, logger)
-        }
+        return try await mapped {
+            try await database.listenGroups.keep(listens, from: .known(ListenSender(user: user, owner: owner)), forwardingAmong: available, at: now)
+        }?.queued ?? 0
     }
 
     public func keep(_ listens: [ListenToForward], sentWithToken digest: String, sender: @escaping @Sendable (ListenTokenHolder?) -> ListenSender?,
                      forwardingAmong available: Set<ForwardingTarget>, at now: Date) async throws(ReceivedListenFailure) -> KeptListens? {
-        try await transaction { connection, logger in
-            // Read in the transaction that keeps the listens: a token
-            // replaced before it commits stores nothing.
-            guard let who = sender(try await PostgresListenTokenStore.holder(ofToken: digest, connection, logger)) else { return nil }
-            let queued = listens.isEmpty ? 0 : try await Self.keep(listens, of: who, forwardingAmong: available, at: now, connection, logger)
-            return KeptListens(sender: who, queued: queued)
+        try await mapped {
+            try await database.listenGroups.keep(listens, from: .token(digest: digest, sender: sender), forwardingAmong: available, at: now)
         }
     }
 
-    /// Keeps and queues in the caller's transaction; returns how many outbox rows were added.
-    static func keep(_ listens: [ListenToForward], of who: ListenSender, forwardingAmong available: Set<ForwardingTarget>, at now: Date,
-                     _ connection: PostgresConnection, _ logger: Logger) async throws -> Int {
-        let id = try await PostgresScrobbleStore.lockedUserID(of: who.user, connection, logger)
-        _ = try await PostgresScrobbleStore.storeByRule(listens.map { ($0.scrobble, ScrobbleOrigin.received) }, userID: id, connection, logger)
-        guard !available.isEmpty else { return 0 }
-        let targets = try await PostgresForwardingOutbox.choice(of: who.owner, connection, logger).targets.intersection(available)
-        return try await PostgresForwardingOutbox.enqueue(listens, of: who.owner, to: targets, at: now, connection, logger)
-    }
-
-    /// Runs `body` in one transaction; any failure is "nothing was kept".
-    private func transaction<T: Sendable>(_ body: @escaping @Sendable (PostgresConnection, Logger) async throws -> T)
-        async throws(ReceivedListenFailure) -> T {
-        let logger = database.logger
+    /// Any failure is "nothing was kept".
+    private func mapped<T: Sendable>(_ body: () async throws -> T) async throws(ReceivedListenFailure) -> T {
         do {
-            return try await database.client.withTransaction(logger: logger) { connection in try await body(connection, logger) }
+            return try await body()
         } catch let error as SourceError {
             throw .notKept(error)
         } catch let error as PSQLError {

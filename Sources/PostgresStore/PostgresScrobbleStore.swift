@@ -54,14 +54,31 @@ public struct PostgresScrobbleStore: ScrobbleArchive {
     /// (the row is created first when missing): one round trip when they
     /// have one, as almost every write finds.
     static func lockedUserID(of user: Username, _ connection: PostgresConnection, _ logger: Logger) async throws -> Int64 {
+        try await lockedUserIDs(of: [user], connection, logger)[user.key]!
+    }
+
+    /// The ids of `users` by name key, each with its write lock held until
+    /// the transaction ends (rows created first when missing): one round
+    /// trip when they all have one. The locks are taken in the order of
+    /// the ids, so two transactions locking several people (groups of
+    /// listens on two instances) take the ones they share in the same order.
+    static func lockedUserIDs(of users: [Username], _ connection: PostgresConnection, _ logger: Logger) async throws -> [String: Int64] {
+        var ids: [String: Int64] = [:]
+        let keys = Array(Set(users.map(\.key)))
+        guard !keys.isEmpty else { return ids }
         let rows = try await connection.query("""
-            SELECT u.id FROM archive_user u CROSS JOIN LATERAL (SELECT pg_advisory_xact_lock(\(lockBase) # u.id)) AS l
-            WHERE u.name_key = \(user.key)
+            SELECT u.name_key, u.id FROM (SELECT id, name_key FROM archive_user WHERE name_key = ANY(\(keys)) ORDER BY id OFFSET 0) AS u
+            CROSS JOIN LATERAL (SELECT pg_advisory_xact_lock(\(lockBase) # u.id)) AS l
             """, logger: logger)
-        for try await id in rows.decode(Int64.self) { return id }
-        let id = try await ensureUserID(of: user, connection, logger)
-        try await connection.query("SELECT pg_advisory_xact_lock(\(lockKey(id)))", logger: logger)
-        return id
+        for try await (key, id) in rows.decode((String, Int64).self) { ids[key] = id }
+        var missing = users.filter { ids[$0.key] == nil }
+        missing.sort { $0.key < $1.key }
+        for user in missing where ids[user.key] == nil {
+            let id = try await ensureUserID(of: user, connection, logger)
+            try await connection.query("SELECT pg_advisory_xact_lock(\(lockKey(id)))", logger: logger)
+            ids[user.key] = id
+        }
+        return ids
     }
 
     /// Runs `body` in a transaction holding `user`'s write lock (the user
@@ -256,91 +273,144 @@ public struct PostgresScrobbleStore: ScrobbleArchive {
 
     static func storeByRule(_ batch: [(Scrobble, ScrobbleOrigin)], userID: Int64,
                             _ connection: PostgresConnection, _ logger: Logger) async throws -> InsertCounts {
-        var planning = SameListenPlanning(batch)
-        while let ranges = planning.rangesToRead {
-            let concerns = planning.concerns
-            planning.answer(held: try await held(in: ranges, userID: userID, connection, logger).filter { concerns($0.scrobble.artist, $0.scrobble.track) })
-        }
-        let plan = planning.plan!
-        try await execute(plan, userID: userID, connection, logger)
-        return plan.counts
+        try await storeByRule([(userID, batch)], connection, logger)[0]
     }
 
-    /// Every listen of `userID` held with an instant in `ranges`, counting
-    /// and set aside: one query, one range of each table's key per range.
-    /// `OFFSET 0` keeps the planner from turning the join around: until
-    /// autovacuum has analysed a table an import is filling, it believes
-    /// the user has a few rows and scans them all once per range (100,000
-    /// scrobbles an hour apart, each its own range, took 136 s to import;
-    /// 1.5 s with the fence).
-    static func held(in ranges: [ClosedRange<Int64>], userID: Int64, _ connection: PostgresConnection,
-                     _ logger: Logger) async throws -> [HeldListen] {
-        guard !ranges.isEmpty else { return [] }
-        let lows = ranges.map(\.lowerBound), highs = ranges.map(\.upperBound)
+    /// Stores each batch for its user (different users, each locked by the
+    /// caller's transaction) by the duplicate rule, the batches' plans made
+    /// side by side: each round of the rule's reads is one query for them
+    /// all, their new rows one statement and their weeks one recount.
+    /// A lone batch costs what it did before; 64 people's single listens
+    /// cost what one person's did.
+    static func storeByRule(_ batches: [(userID: Int64, batch: [(Scrobble, ScrobbleOrigin)])],
+                            _ connection: PostgresConnection, _ logger: Logger) async throws -> [InsertCounts] {
+        var plannings = batches.map { SameListenPlanning($0.batch) }
+        while true {
+            let asking = plannings.indices.filter { plannings[$0].rangesToRead != nil }
+            guard !asking.isEmpty else { break }
+            let held = try await held(asking.map { (batches[$0].userID, plannings[$0].rangesToRead!) }, connection, logger)
+            for (n, index) in asking.enumerated() {
+                let concerns = plannings[index].concerns
+                plannings[index].answer(held: held[n].filter { concerns($0.scrobble.artist, $0.scrobble.track) })
+            }
+        }
+        let plans = plannings.map { $0.plan! }
+        try await execute(zip(batches, plans).map { ($0.userID, $1) }, connection, logger)
+        return plans.map(\.counts)
+    }
+
+    /// Every listen held with an instant in each entry's ranges, of each
+    /// entry's user, counting and set aside: one query for all entries, one
+    /// range of each table's key per range, the listens found returned per
+    /// entry. `OFFSET 0` keeps the planner from turning the join around:
+    /// until autovacuum has analysed a table an import is filling, it
+    /// believes the user has a few rows and scans them all once per range
+    /// (100,000 scrobbles an hour apart, each its own range, took 136 s to
+    /// import; 1.5 s with the fence).
+    static func held(_ asked: [(userID: Int64, ranges: [ClosedRange<Int64>])], _ connection: PostgresConnection,
+                     _ logger: Logger) async throws -> [[HeldListen]] {
+        var found = [[HeldListen]](repeating: [], count: asked.count)
+        var entries: [Int64] = [], users: [Int64] = [], lows: [Int64] = [], highs: [Int64] = []
+        for (n, entry) in asked.enumerated() {
+            for range in entry.ranges {
+                entries.append(Int64(n)); users.append(entry.userID); lows.append(range.lowerBound); highs.append(range.upperBound)
+            }
+        }
+        guard !entries.isEmpty else { return found }
         let rows = try await connection.query("""
-            SELECT true, s.instant, s.artist, s.track, s.album, s.artist_mbid, s.album_mbid, s.track_mbid, s.source
-            FROM unnest(\(lows)::bigint[], \(highs)::bigint[]) AS r(low, high)
-            CROSS JOIN LATERAL (SELECT * FROM scrobble WHERE user_id = \(userID) AND instant >= r.low AND instant <= r.high OFFSET 0) AS s
+            SELECT r.n, true, s.instant, s.artist, s.track, s.album, s.artist_mbid, s.album_mbid, s.track_mbid, s.source
+            FROM unnest(\(entries)::bigint[], \(users)::bigint[], \(lows)::bigint[], \(highs)::bigint[]) AS r(n, user_id, low, high)
+            CROSS JOIN LATERAL (SELECT * FROM scrobble WHERE user_id = r.user_id AND instant >= r.low AND instant <= r.high OFFSET 0) AS s
             UNION ALL
-            SELECT false, e.instant, e.artist, e.track, e.album, e.artist_mbid, e.album_mbid, e.track_mbid, e.source
-            FROM unnest(\(lows)::bigint[], \(highs)::bigint[]) AS r(low, high)
-            CROSS JOIN LATERAL (SELECT * FROM scrobble_echo WHERE user_id = \(userID) AND instant >= r.low AND instant <= r.high OFFSET 0) AS e
+            SELECT r.n, false, e.instant, e.artist, e.track, e.album, e.artist_mbid, e.album_mbid, e.track_mbid, e.source
+            FROM unnest(\(entries)::bigint[], \(users)::bigint[], \(lows)::bigint[], \(highs)::bigint[]) AS r(n, user_id, low, high)
+            CROSS JOIN LATERAL (SELECT * FROM scrobble_echo WHERE user_id = r.user_id AND instant >= r.low AND instant <= r.high OFFSET 0) AS e
             """, logger: logger)
-        var found: [HeldListen] = []
-        for try await (counts, instant, artist, track, album, artistMBID, albumMBID, trackMBID, source)
-            in rows.decode((Bool, Int64, String, String, String, String?, String?, String?, Int16).self) {
+        for try await (n, counts, instant, artist, track, album, artistMBID, albumMBID, trackMBID, source)
+            in rows.decode((Int64, Bool, Int64, String, String, String, String?, String?, String?, Int16).self) {
             let scrobble = Scrobble(instant: instant, artist: artist, album: album, track: track,
                                     artistMBID: artistMBID, albumMBID: albumMBID, trackMBID: trackMBID)
-            found.append(HeldListen(scrobble, origin: ScrobbleOrigin(rawValue: Int(source)) ?? .lastFMExport, counts: counts))
+            found[Int(n)].append(HeldListen(scrobble, origin: ScrobbleOrigin(rawValue: Int(source)) ?? .lastFMExport, counts: counts))
         }
         return found
     }
 
-    /// Carries out `plan` in the caller's transaction: deletes by key, then
-    /// `COPY` of what is set aside and of what counts, then the weeks
-    /// touched counted again.
-    static func execute(_ plan: SameListenPlan, userID: Int64, _ connection: PostgresConnection, _ logger: Logger) async throws {
-        var touched = TouchedWeeks()
-        if !plan.uncount.isEmpty {
-            try await connection.query("""
-                DELETE FROM scrobble s USING unnest(\(plan.uncount.map(\.instant))::bigint[], \(plan.uncount.map(\.artist))::text[],
-                    \(plan.uncount.map(\.track))::text[]) AS k(instant, artist, track)
-                WHERE s.user_id = \(userID) AND s.instant = k.instant AND s.artist = k.artist AND s.track = k.track
-                """, logger: logger)
-            for s in plan.uncount { touched.add(perhapsInserted: s) }
-        }
-        if !plan.unsetAside.isEmpty {
-            let rows = plan.unsetAside
-            try await connection.query("""
-                DELETE FROM scrobble_echo e USING unnest(\(rows.map(\.instant))::bigint[], \(rows.map(\.artist))::text[],
-                    \(rows.map(\.track))::text[], \(rows.map(\.album))::text[], \(rows.map { $0.artistMBID ?? "" })::text[],
-                    \(rows.map { $0.albumMBID ?? "" })::text[], \(rows.map { $0.trackMBID ?? "" })::text[])
-                    AS k(instant, artist, track, album, artist_mbid, album_mbid, track_mbid)
-                WHERE e.user_id = \(userID) AND e.instant = k.instant AND e.artist = k.artist AND e.track = k.track AND e.album = k.album
-                    AND e.artist_mbid = k.artist_mbid AND e.album_mbid = k.album_mbid AND e.track_mbid = k.track_mbid
-                """, logger: logger)
-        }
-        if !plan.setAside.isEmpty {
-            // Ids as '' when unknown, as the echo table's key wants them.
-            let rows = plan.setAside.map { s, origin in
-                (Scrobble(instant: s.instant, artist: s.artist, album: s.album, track: s.track), origin, s)
+    /// Carries out each plan for its user in the caller's transaction:
+    /// deletes by key, then `COPY` of what is set aside, then what counts
+    /// (a few rows of every plan in one statement, many with `COPY`), then
+    /// the weeks touched counted again, all users' together.
+    static func execute(_ plans: [(userID: Int64, plan: SameListenPlan)], _ connection: PostgresConnection, _ logger: Logger) async throws {
+        var touched = [TouchedWeeks](repeating: TouchedWeeks(), count: plans.count)
+        var few: [(userID: Int64, scrobble: Scrobble, origin: ScrobbleOrigin)] = []
+        for (n, (userID, plan)) in plans.enumerated() {
+            if !plan.uncount.isEmpty {
+                try await connection.query("""
+                    DELETE FROM scrobble s USING unnest(\(plan.uncount.map(\.instant))::bigint[], \(plan.uncount.map(\.artist))::text[],
+                        \(plan.uncount.map(\.track))::text[]) AS k(instant, artist, track)
+                    WHERE s.user_id = \(userID) AND s.instant = k.instant AND s.artist = k.artist AND s.track = k.track
+                    """, logger: logger)
+                for s in plan.uncount { touched[n].add(perhapsInserted: s) }
             }
-            try await CopyText.stream(rows, into: "scrobble_echo", columns: ["user_id", "instant", "artist", "track", "album", "artist_mbid",
-                                                                            "album_mbid", "track_mbid", "source"], connection, logger) { row, buffer in
-                let (_, origin, s) = row
-                buffer.writeString("\(userID)\t\(s.instant)\t")
-                CopyText.write(s.artist, to: &buffer)
-                CopyText.write(s.track, to: &buffer)
-                CopyText.write(s.album, to: &buffer)
-                CopyText.write(s.artistMBID ?? "", to: &buffer)
-                CopyText.write(s.albumMBID ?? "", to: &buffer)
-                CopyText.write(s.trackMBID ?? "", to: &buffer)
-                buffer.writeString(String(origin.rawValue))
+            if !plan.unsetAside.isEmpty {
+                let rows = plan.unsetAside
+                try await connection.query("""
+                    DELETE FROM scrobble_echo e USING unnest(\(rows.map(\.instant))::bigint[], \(rows.map(\.artist))::text[],
+                        \(rows.map(\.track))::text[], \(rows.map(\.album))::text[], \(rows.map { $0.artistMBID ?? "" })::text[],
+                        \(rows.map { $0.albumMBID ?? "" })::text[], \(rows.map { $0.trackMBID ?? "" })::text[])
+                        AS k(instant, artist, track, album, artist_mbid, album_mbid, track_mbid)
+                    WHERE e.user_id = \(userID) AND e.instant = k.instant AND e.artist = k.artist AND e.track = k.track AND e.album = k.album
+                        AND e.artist_mbid = k.artist_mbid AND e.album_mbid = k.album_mbid AND e.track_mbid = k.track_mbid
+                    """, logger: logger)
             }
+            if !plan.setAside.isEmpty {
+                // Ids as '' when unknown, as the echo table's key wants them.
+                let rows = plan.setAside.map { s, origin in
+                    (Scrobble(instant: s.instant, artist: s.artist, album: s.album, track: s.track), origin, s)
+                }
+                try await CopyText.stream(rows, into: "scrobble_echo", columns: ["user_id", "instant", "artist", "track", "album", "artist_mbid",
+                                                                                "album_mbid", "track_mbid", "source"], connection, logger) { row, buffer in
+                    let (_, origin, s) = row
+                    buffer.writeString("\(userID)\t\(s.instant)\t")
+                    CopyText.write(s.artist, to: &buffer)
+                    CopyText.write(s.track, to: &buffer)
+                    CopyText.write(s.album, to: &buffer)
+                    CopyText.write(s.artistMBID ?? "", to: &buffer)
+                    CopyText.write(s.albumMBID ?? "", to: &buffer)
+                    CopyText.write(s.trackMBID ?? "", to: &buffer)
+                    buffer.writeString(String(origin.rawValue))
+                }
+            }
+            if plan.count.count > smallWrite {
+                try await copy(plan.count, userID: userID, into: "scrobble", connection, logger)
+            } else {
+                few += plan.count.map { (userID, $0.0, $0.1) }
+            }
+            for (s, _) in plan.count { touched[n].add(inserted: s) }
         }
-        try await copy(plan.count, userID: userID, into: "scrobble", connection, logger)
-        for (s, _) in plan.count { touched.add(inserted: s) }
-        try await recount(touched, userID: userID, connection, logger)
+        try await insert(few, connection, logger)
+        try await recount(zip(plans, touched).map { ($0.userID, $1) }, connection, logger)
+    }
+
+    /// Inserts a few rows, of any users, with one statement, where `COPY`
+    /// takes a round trip more. NULs are dropped, as COPY's text drops them
+    /// (PostgreSQL's text holds none).
+    static func insert(_ rows: [(userID: Int64, scrobble: Scrobble, origin: ScrobbleOrigin)],
+                       _ connection: PostgresConnection, _ logger: Logger) async throws {
+        guard !rows.isEmpty else { return }
+        let s = rows.map { CopyText.withoutNUL($0.scrobble) }
+        try await connection.query("""
+            INSERT INTO scrobble(user_id, instant, artist, track, album, artist_mbid, album_mbid, track_mbid, source)
+            SELECT k.user_id, k.instant, k.artist, k.track, k.album,
+                CASE WHEN k.has_artist THEN k.artist_mbid END, CASE WHEN k.has_album THEN k.album_mbid END,
+                CASE WHEN k.has_track THEN k.track_mbid END, k.source
+            FROM unnest(\(rows.map(\.userID))::bigint[], \(s.map(\.instant))::bigint[], \(s.map(\.artist))::text[], \(s.map(\.track))::text[],
+                \(s.map(\.album))::text[],
+                \(s.map { $0.artistMBID ?? "" })::text[], \(s.map { $0.artistMBID != nil })::bool[],
+                \(s.map { $0.albumMBID ?? "" })::text[], \(s.map { $0.albumMBID != nil })::bool[],
+                \(s.map { $0.trackMBID ?? "" })::text[], \(s.map { $0.trackMBID != nil })::bool[],
+                \(rows.map { Int16($0.origin.rawValue) })::smallint[])
+                AS k(user_id, instant, artist, track, album, artist_mbid, has_artist, album_mbid, has_album, track_mbid, has_track, source)
+            """, logger: logger)
     }
 
     /// Streams `rows` into `table` with `COPY … FROM STDIN` (text format),
@@ -348,25 +418,6 @@ public struct PostgresScrobbleStore: ScrobbleArchive {
     static func copy(_ rows: some Collection<(Scrobble, ScrobbleOrigin)>, userID: Int64, into table: String,
                      _ connection: PostgresConnection, _ logger: Logger) async throws {
         guard !rows.isEmpty else { return }
-        if rows.count <= smallWrite, table == "scrobble" {
-            // A player's few listens: one statement, where COPY takes a
-            // round trip more.
-            // NULs dropped, as COPY's text drops them (PostgreSQL's text holds none).
-            let s = rows.map { CopyText.withoutNUL($0.0) }
-            try await connection.query("""
-                INSERT INTO scrobble(user_id, instant, artist, track, album, artist_mbid, album_mbid, track_mbid, source)
-                SELECT \(userID), k.instant, k.artist, k.track, k.album,
-                    CASE WHEN k.has_artist THEN k.artist_mbid END, CASE WHEN k.has_album THEN k.album_mbid END,
-                    CASE WHEN k.has_track THEN k.track_mbid END, k.source
-                FROM unnest(\(s.map(\.instant))::bigint[], \(s.map(\.artist))::text[], \(s.map(\.track))::text[], \(s.map(\.album))::text[],
-                    \(s.map { $0.artistMBID ?? "" })::text[], \(s.map { $0.artistMBID != nil })::bool[],
-                    \(s.map { $0.albumMBID ?? "" })::text[], \(s.map { $0.albumMBID != nil })::bool[],
-                    \(s.map { $0.trackMBID ?? "" })::text[], \(s.map { $0.trackMBID != nil })::bool[],
-                    \(rows.map { Int16($0.1.rawValue) })::smallint[])
-                    AS k(instant, artist, track, album, artist_mbid, has_artist, album_mbid, has_album, track_mbid, has_track, source)
-                """, logger: logger)
-            return
-        }
         try await CopyText.stream(rows, into: table, columns: ["user_id", "instant", "artist", "track", "album", "artist_mbid",
                                                             "album_mbid", "track_mbid", "source"], connection, logger) { row, buffer in
             let (s, origin) = row

@@ -15,78 +15,144 @@ import VinylogueCore
 /// counted again, from the rows it inserted when they are all the week
 /// holds, else from the week's stored scrobbles.
 extension PostgresScrobbleStore {
-    /// Counts again each week `touched`, replacing its rows: `RollupPlanning`
-    /// decides, each of its questions is one query whatever the number of
-    /// weeks, and the changed weeks are rewritten whole with COPY.
+    /// Counts again each week `touched`, replacing its rows.
     static func recount(_ touched: TouchedWeeks, userID: Int64, _ connection: PostgresConnection, _ logger: Logger) async throws {
-        var planning = RollupPlanning(touched: touched, countsTogether: true)
-        while let question = planning.question {
-            switch question {
-            case .counts(let ranges):
-                var counts: [Int] = []
-                let rows = try await connection.query("""
-                    SELECT (SELECT count(*) FROM scrobble WHERE user_id = \(userID) AND instant >= w.f AND instant < w.t)
-                    FROM unnest(\(ranges.map(\.lowerBound))::bigint[], \(ranges.map(\.upperBound))::bigint[]) WITH ORDINALITY AS w(f, t, n)
-                    ORDER BY w.n
-                    """, logger: logger)
-                for try await count in rows.decode(Int64.self) { counts.append(Int(count)) }
-                planning.answer(counts: counts)
-            case .keptRows(let weeks):
-                var kept: [Int64: [ChartKind: [ChartEntry]]] = [:]
-                let rows = try await connection.query("""
-                    SELECT week, kind, rank, artist, name, plays, mbid FROM weekly_chart
-                    WHERE user_id = \(userID) AND week = ANY(\(weeks)) ORDER BY week, kind, rank
-                    """, logger: logger)
-                for try await (week, code, rank, artist, name, plays, mbid) in rows.decode((Int64, Int16, Int32, String, String, Int32, String?).self) {
-                    guard let kind = WeeklyRollup.kinds.first(where: { WeeklyRollup.code($0) == code }) else { continue }
-                    kept[week, default: [:]][kind, default: []].append(ChartEntry(rank: Int(rank), artist: artist, name: name, plays: Int(plays), mbid: mbid))
-                }
-                planning.answer(kept: kept)
-            case .scrobbles(let weeks):
-                planning.answer(scrobbles: try await storedScrobbles(of: userID, weeks: weeks, connection, logger))
-            }
-        }
-        var replaced: [Int64] = [], rows: [WeeklyRollup.ChartRow] = [], changed: [WeeklyRollup.ChartRow] = []
-        for change in planning.plan.changes {
-            switch change {
-            case .replace(let week, let new):
-                replaced.append(week)
-                rows += new
-            case .adjust(_, let new, let ranks):
-                for kind in WeeklyRollup.kinds {
-                    let ofKind = new.filter { $0.kind == kind }
-                    changed += (ranks[kind] ?? []).map { ofKind[$0] }
-                }
-            }
-        }
-        if !replaced.isEmpty {
-            try await connection.query("DELETE FROM weekly_chart WHERE user_id = \(userID) AND week = ANY(\(replaced))", logger: logger)
-            if rows.count <= smallWrite { try await upsertCharts(rows, userID: userID, connection, logger) } else {
-                try await copyCharts(rows, userID: userID, connection, logger)
-            }
-        }
-        // Adjusted weeks only gain plays and groups: their changed ranks
-        // are written over, in one statement.
-        try await upsertCharts(changed, userID: userID, connection, logger)
+        try await recount([(userID, touched)], connection, logger)
     }
 
-    /// Writes `rows` over the kept rows at the same ranks (adding those
-    /// past the last), in one statement.
-    static func upsertCharts(_ given: [WeeklyRollup.ChartRow], userID: Int64, _ connection: PostgresConnection, _ logger: Logger) async throws {
+    /// Counts again each user's weeks `touched`, replacing their rows:
+    /// `RollupPlanning` decides for each user, and each round of questions
+    /// is one query for every user that asks it, whatever the number of
+    /// weeks (a whole week's scrobbles, which few writes need, are read
+    /// per user); the changed weeks of them all are then rewritten with one
+    /// statement, or with COPY when they are many.
+    static func recount(_ users: [(userID: Int64, touched: TouchedWeeks)], _ connection: PostgresConnection, _ logger: Logger) async throws {
+        var plannings = users.map { RollupPlanning(touched: $0.touched, countsTogether: true) }
+        while true {
+            var counting: [(index: Int, ranges: [Range<Int64>])] = [], reading: [(index: Int, weeks: [Int64])] = []
+            for (index, planning) in plannings.enumerated() {
+                switch planning.question {
+                case .counts(let ranges): counting.append((index, ranges))
+                case .keptRows(let weeks): reading.append((index, weeks))
+                case .scrobbles(let weeks):
+                    plannings[index].answer(scrobbles: try await storedScrobbles(of: users[index].userID, weeks: weeks, connection, logger))
+                case nil: break
+                }
+            }
+            if counting.isEmpty, reading.isEmpty {
+                guard plannings.contains(where: { $0.question != nil }) else { break }
+                continue
+            }
+            if !counting.isEmpty {
+                let counts = try await self.counts(counting.map { (users[$0.index].userID, $0.ranges) }, connection, logger)
+                for (n, asked) in counting.enumerated() { plannings[asked.index].answer(counts: counts[n]) }
+            }
+            if !reading.isEmpty {
+                let kept = try await keptRows(reading.map { (users[$0.index].userID, $0.weeks) }, connection, logger)
+                for (n, asked) in reading.enumerated() { plannings[asked.index].answer(kept: kept[n]) }
+            }
+        }
+        var replaced: [(userID: Int64, week: Int64)] = [], rows: [(userID: Int64, row: WeeklyRollup.ChartRow)] = []
+        var many: [(userID: Int64, rows: [WeeklyRollup.ChartRow])] = []
+        for (planning, user) in zip(plannings, users) {
+            var new: [WeeklyRollup.ChartRow] = []
+            for change in planning.plan.changes {
+                switch change {
+                case .replace(let week, let weekRows):
+                    replaced.append((user.userID, week))
+                    new += weekRows
+                case .adjust(_, let weekRows, let ranks):
+                    // Adjusted weeks only gain plays and groups: their
+                    // changed ranks are written over.
+                    for kind in WeeklyRollup.kinds {
+                        let ofKind = weekRows.filter { $0.kind == kind }
+                        new += (ranks[kind] ?? []).map { ofKind[$0] }
+                    }
+                }
+            }
+            if new.count > smallWrite { many.append((user.userID, new)) } else { rows += new.map { (user.userID, $0) } }
+        }
+        if !replaced.isEmpty {
+            try await connection.query("""
+                DELETE FROM weekly_chart c USING unnest(\(replaced.map(\.userID))::bigint[], \(replaced.map(\.week))::bigint[]) AS r(user_id, week)
+                WHERE c.user_id = r.user_id AND c.week = r.week
+                """, logger: logger)
+        }
+        try await upsertCharts(rows, connection, logger)
+        for (userID, rows) in many {
+            // What a replaced week had is gone; ranks past an adjusted
+            // week's kept ones are new: both go in by COPY, and ranks kept
+            // are written over by the statement.
+            let isNew = Set(replaced.filter { $0.userID == userID }.map(\.week))
+            try await copyCharts(rows.filter { isNew.contains($0.week) }, userID: userID, connection, logger)
+            try await upsertCharts(rows.filter { !isNew.contains($0.week) }.map { (userID, $0) }, connection, logger)
+        }
+    }
+
+    /// How many scrobbles each entry's user has stored in each of its
+    /// ranges `[lowerBound, upperBound)`, in the order given: one query.
+    static func counts(_ asked: [(userID: Int64, ranges: [Range<Int64>])], _ connection: PostgresConnection,
+                       _ logger: Logger) async throws -> [[Int]] {
+        var entries: [Int64] = [], users: [Int64] = [], froms: [Int64] = [], tos: [Int64] = []
+        for (n, entry) in asked.enumerated() {
+            for range in entry.ranges {
+                entries.append(Int64(n)); users.append(entry.userID); froms.append(range.lowerBound); tos.append(range.upperBound)
+            }
+        }
+        var counts = [[Int]](repeating: [], count: asked.count)
+        guard !entries.isEmpty else { return counts }
+        let rows = try await connection.query("""
+            SELECT w.n, (SELECT count(*) FROM scrobble WHERE user_id = w.u AND instant >= w.f AND instant < w.t)
+            FROM unnest(\(entries)::bigint[], \(users)::bigint[], \(froms)::bigint[], \(tos)::bigint[]) WITH ORDINALITY AS w(n, u, f, t, o)
+            ORDER BY w.o
+            """, logger: logger)
+        for try await (n, count) in rows.decode((Int64, Int64).self) { counts[Int(n)].append(Int(count)) }
+        return counts
+    }
+
+    /// The kept album and artist rows of each entry's user in each of its
+    /// weeks, by kind, in rank order: one query.
+    static func keptRows(_ asked: [(userID: Int64, weeks: [Int64])], _ connection: PostgresConnection,
+                         _ logger: Logger) async throws -> [[Int64: [ChartKind: [ChartEntry]]]] {
+        var entries: [Int64] = [], users: [Int64] = [], weeks: [Int64] = []
+        for (n, entry) in asked.enumerated() {
+            for week in entry.weeks { entries.append(Int64(n)); users.append(entry.userID); weeks.append(week) }
+        }
+        var kept = [[Int64: [ChartKind: [ChartEntry]]]](repeating: [:], count: asked.count)
+        guard !entries.isEmpty else { return kept }
+        let rows = try await connection.query("""
+            SELECT w.n, c.week, c.kind, c.rank, c.artist, c.name, c.plays, c.mbid
+            FROM unnest(\(entries)::bigint[], \(users)::bigint[], \(weeks)::bigint[]) AS w(n, u, week)
+            CROSS JOIN LATERAL (SELECT week, kind, rank, artist, name, plays, mbid FROM weekly_chart
+                                WHERE user_id = w.u AND week = w.week OFFSET 0) AS c
+            ORDER BY w.n, c.week, c.kind, c.rank
+            """, logger: logger)
+        for try await (n, week, code, rank, artist, name, plays, mbid) in rows.decode((Int64, Int64, Int16, Int32, String, String, Int32, String?).self) {
+            guard let kind = WeeklyRollup.kinds.first(where: { WeeklyRollup.code($0) == code }) else { continue }
+            kept[Int(n)][week, default: [:]][kind, default: []].append(ChartEntry(rank: Int(rank), artist: artist, name: name, plays: Int(plays), mbid: mbid))
+        }
+        return kept
+    }
+
+    /// Writes `rows` (of any users) over the kept rows at the same ranks
+    /// (adding those past the last), in one statement.
+    static func upsertCharts(_ given: [(userID: Int64, row: WeeklyRollup.ChartRow)], _ connection: PostgresConnection,
+                             _ logger: Logger) async throws {
         guard !given.isEmpty else { return }
         // NULs dropped, as COPY's text drops them.
-        let rows = given.map { row in
+        let rows = given.map(\.row).map { row in
             WeeklyRollup.ChartRow(week: row.week, kind: row.kind, entry: ChartEntry(rank: row.entry.rank, artist: CopyText.withoutNUL(row.entry.artist),
                                   name: CopyText.withoutNUL(row.entry.name), plays: row.entry.plays, mbid: CopyText.withoutNUL(row.entry.mbid)))
         }
         try await connection.query("""
             INSERT INTO weekly_chart(user_id, week, kind, rank, artist, name, plays, mbid, album_key)
-            SELECT \(userID), r.week, r.kind, r.rank, r.artist, r.name, r.plays, CASE WHEN r.has_mbid THEN r.mbid END,
+            SELECT r.user_id, r.week, r.kind, r.rank, r.artist, r.name, r.plays, CASE WHEN r.has_mbid THEN r.mbid END,
                 CASE WHEN r.kind = 0 THEN r.album_key END
-            FROM unnest(\(rows.map(\.week))::bigint[], \(rows.map { WeeklyRollup.code($0.kind) })::smallint[], \(rows.map { Int32($0.entry.rank) })::int[],
+            FROM unnest(\(given.map(\.userID))::bigint[], \(rows.map(\.week))::bigint[], \(rows.map { WeeklyRollup.code($0.kind) })::smallint[],
+                \(rows.map { Int32($0.entry.rank) })::int[],
                 \(rows.map(\.entry.artist))::text[], \(rows.map(\.entry.name))::text[], \(rows.map { Int32($0.entry.plays) })::int[],
                 \(rows.map { $0.entry.mbid ?? "" })::text[], \(rows.map { $0.entry.mbid != nil })::bool[], \(rows.map { $0.albumKey ?? "" })::text[])
-                AS r(week, kind, rank, artist, name, plays, mbid, has_mbid, album_key)
+                AS r(user_id, week, kind, rank, artist, name, plays, mbid, has_mbid, album_key)
             ON CONFLICT (user_id, week, kind, rank) DO UPDATE SET artist = excluded.artist, name = excluded.name, plays = excluded.plays,
                 mbid = excluded.mbid, album_key = excluded.album_key
             """, logger: logger)

@@ -75,4 +75,38 @@ import Sync
             #expect(try await stores.scrobbles.scrobbleCount(of: user) == 2)
         }
     }
+
+    /// 30 people each send two requests at once, the second repeating one
+    /// listen of the first: every listen is kept once and queued once, the
+    /// weekly charts count each once, and the queued counts the callers
+    /// hear add up to the rows queued. (On PostgreSQL such requests are
+    /// kept in shared groups, `PostgresListenGroups`.)
+    @Test(arguments: Backend.allCases)
+    func manyPeoplesListensSentAtOnceAreEachKeptAndQueuedOnce(_ backend: Backend) async throws {
+        try await StoreContractTests.withStores(backend) { stores in
+            try await stores.outbox.setListenBrainz(token: "lb-token", user: "lb-listener", for: .household, at: Self.at)
+            let people = try (0..<30).map { try Username("listener\($0)") }
+            let queued = try await withThrowingTaskGroup(of: Int.self) { group in
+                for (n, person) in people.enumerated() {
+                    let first = Self.listens(2, from: 1_699_990_000 + Int64(n))
+                    let second = [first[1]] + Self.listens(3, from: 1_699_990_000 + Int64(n)).suffix(1)
+                    for listens in [first, second] {
+                        group.addTask {
+                            try await stores.received.keep(listens, of: person, owner: .household, forwardingAmong: [.listenBrainz], at: Self.at)
+                        }
+                    }
+                }
+                return try await group.reduce(0, +)
+            }
+            #expect(queued == 90)
+            #expect(try await stores.outbox.states(of: .household)[.listenBrainz]?.waiting == 90)
+            let week = LastFMWeekCalendar.week(containing: 1_699_990_000)
+            for person in people {
+                #expect(try await stores.scrobbles.scrobbleCount(of: person) == 3)
+                let chart = try await stores.scrobbles.charts(.track, of: person, weeks: [week])?.first
+                #expect(chart?.entries.map(\.plays) == [1, 1, 1], "\(person.value)")
+                #expect(try await stores.scrobbles.charts(.album, of: person, weeks: [week])?.first?.entries.first?.plays == 3)
+            }
+        }
+    }
 }

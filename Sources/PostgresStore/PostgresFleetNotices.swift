@@ -25,12 +25,24 @@ public struct PostgresFleetNotices: FleetNotices {
 
     public func announce(_ notice: FleetNotice) async {
         do {
-            // Names are at most a few hundred bytes: far below NOTIFY's 8,000.
-            let payload = String(decoding: try JSONEncoder().encode(notice), as: UTF8.self)
-            try await database.client.query("SELECT pg_notify(\(Self.channel), \(payload))", logger: logger)
+            try await database.client.query("SELECT pg_notify(\(Self.channel), \(try Self.payload(notice)))", logger: logger)
         } catch {
             logger.warning("could not tell the other instances: \(String(reflecting: error))")
         }
+    }
+
+    /// A notice as its payload: names are at most a few hundred bytes, far
+    /// below NOTIFY's 8,000.
+    static func payload(_ notice: FleetNotice) throws -> String {
+        String(decoding: try JSONEncoder().encode(notice), as: UTF8.self)
+    }
+
+    /// Announces `notices` in the caller's transaction, with one statement:
+    /// the instances hear them when it commits, and not if it fails.
+    static func announce(_ notices: [FleetNotice], _ connection: PostgresConnection, _ logger: Logger) async throws {
+        guard !notices.isEmpty else { return }
+        let payloads = try notices.map(payload)
+        try await connection.query("SELECT pg_notify(\(channel), p) FROM unnest(\(payloads)::text[]) AS n(p)", logger: logger)
     }
 
     public func follow(_ heard: @escaping @Sendable (FleetNotice) -> Void) async {

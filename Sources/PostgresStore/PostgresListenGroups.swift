@@ -10,7 +10,7 @@ import VinylogueCore
 /// next group, one transaction in which each step is one statement for all
 /// of them (the tokens' holders, the people's ids and locks, each round of
 /// the duplicate rule's reads, the new rows, the kept charts' counts, reads
-/// and rows, the forwarding choices, the outbox).
+/// and rows, the fleet's notices, the forwarding choices, the outbox).
 ///
 /// What a keep alone cost (about a dozen round trips and a commit), 64
 /// people's keeps now cost together. Each caller hears back once the
@@ -185,6 +185,11 @@ final class PostgresListenGroups: Sendable {
             }, connection, logger)
             left = later
         }
+
+        // The fleet's other instances drop the pages they kept of these
+        // people when this commits (this instance drops its own as it answers).
+        let people = Set(storing.map { senders[$0]!.user.value }).sorted()
+        try await PostgresFleetNotices.announce(people.map { FleetNotice.listensChanged(user: $0) }, connection, logger)
 
         let forwarding = storing.filter { !group[$0].available.isEmpty }
         let choices = try await PostgresForwardingOutbox.choices(of: Set(forwarding.map { senders[$0]!.owner }), connection, logger)

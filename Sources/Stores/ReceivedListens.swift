@@ -3,7 +3,10 @@ import VinylogueCore
 
 /// Where the listens players send (`/1/`, `/2.0/`) are kept: in their
 /// person's archive as `ScrobbleOrigin.received`, and in the forwarding
-/// outbox once for each service that person forwards to.
+/// outbox once for each service that person forwards to. A store a fleet
+/// shares also announces `FleetNotice.listensChanged` for each person whose
+/// listens it kept, in the same transaction: every instance hears it when
+/// they are stored, and none if they are not.
 public protocol ReceivedListenStore: Sendable {
     /// Keeps `listens` in `user`'s archive (the duplicate rule applies, the
     /// kept weekly charts follow) and queues them for each service among

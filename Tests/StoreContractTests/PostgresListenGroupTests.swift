@@ -141,4 +141,25 @@ import VinylogueCore
             #expect(try await PostgresScrobbleStore(database).scrobbleCount(of: user) == 1)
         }
     }
+
+    /// The fleet's instances hear whose listens were kept from the keep's
+    /// own transaction (before, each listen was announced afterwards in a
+    /// transaction of its own, lost if the process died in between).
+    @Test(.timeLimit(.minutes(1))) func keptListensAreAnnouncedToTheFleetAsTheyCommit() async throws {
+        try await StoreContractTests.withFreshPostgres { url in
+            try await PostgresStore.PostgresDatabase.with(url: url) { database in
+                try await database.client.withConnection { connection in
+                    let notifications = try await connection.listen(PostgresFleetNotices.channel)
+                    let user = try Username("Announced")
+                    _ = try await PostgresReceivedListenStore(database).keep([Self.listen(1_699_990_000)], of: user, owner: .household,
+                                                                             forwardingAmong: [], at: Self.at)
+                    for try await notification in notifications {
+                        let notice = try JSONDecoder().decode(FleetNotice.self, from: Data(notification.payload.utf8))
+                        #expect(notice == .listensChanged(user: "Announced"))
+                        break
+                    }
+                }
+            }
+        }
+    }
 }

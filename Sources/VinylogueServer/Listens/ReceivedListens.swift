@@ -10,8 +10,9 @@ enum ReceivedListensFailure: Error {
 }
 
 /// Listens players send through `/1/` and `/2.0/`: kept and queued in one
-/// transaction (`ReceivedListenStore`), then made known to the pages kept
-/// here and on every instance of a fleet, and to the forwarding sender.
+/// transaction (`ReceivedListenStore`, which tells the other instances of
+/// a fleet as it commits), then made known to the pages kept here and to
+/// the forwarding sender.
 struct ReceivedListens: Sendable {
     let store: any ReceivedListenStore
     let forwarding: ListenForwarding?
@@ -62,13 +63,12 @@ struct ReceivedListens: Sendable {
     }
 
     /// After listens are kept: the user's pages and cards kept in memory
-    /// (here, and in a fleet on every instance) were made without them; the
-    /// sender wakes for what was queued.
+    /// here were made without them (the other instances of a fleet heard
+    /// so from the store's transaction); the sender wakes for what was queued.
     private func kept(for user: Username, queued: Int) async {
         rendered.removePages(of: user)
         renderedCards.removePages(of: user)
         if queued > 0 { forwarding?.wake() }
-        await notices?.announce(.listensChanged(user: user.value))
     }
 
     /// A player says `user` (whose token `owner` holds) plays `scrobble`

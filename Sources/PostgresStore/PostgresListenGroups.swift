@@ -91,7 +91,7 @@ final class PostgresListenGroups: Sendable {
     /// The most keeps one group has taken so far.
     var largestGroup: Int { state.withLock { $0.largestGroup } }
 
-    init(client: PostgresClient, logger: Logger, keepsPerGroup: Int = 128, groupsAtOnce: Int = 2) {
+    init(client: PostgresClient, logger: Logger, keepsPerGroup: Int = 128, groupsAtOnce: Int = 4) {
         self.client = client
         self.logger = logger
         self.keepsPerGroup = max(1, keepsPerGroup)

@@ -50,7 +50,7 @@ def binary(name: str, patience: float = PATIENCE) -> Path:
     deadline = time.monotonic() + patience
     while not (path.is_file() and os.access(path, os.X_OK)):
         if time.monotonic() > deadline:
-            pytest.fail(f"{path} is missing: run `swift build` first (or set VINYLOGUE_BUILD_DIR to where the debug "
+            pytest.fail(f"{path} is missing: run `swift build` first (or set VINYLOGUE_BUILD_DIR to where the built "
                         "binaries are)", pytrace=False)
         time.sleep(0.1)
     return path

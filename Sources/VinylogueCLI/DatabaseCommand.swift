@@ -11,8 +11,55 @@ import VinylogueCore
 struct DatabaseCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "db",
-        abstract: "Move a home installation's data between databases.",
-        subcommands: [CopyCommand.self])
+        abstract: "Back up a data directory, or move a home installation's data between databases.",
+        subcommands: [BackupCommand.self, CopyCommand.self])
+}
+
+/// `vinylogue db backup PATH`: a consistent copy of a SQLite data directory,
+/// made while `serve` uses it (`DataDirectoryBackup`).
+struct BackupCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "backup",
+        abstract: "Copy a data directory while it is in use: the database as it stood at one instant, and its other files.",
+        discussion: """
+            PATH must not exist yet, or be empty. To restore, stop serve and start it with --data-dir PATH \
+            (or move PATH where the old directory was). A PostgreSQL database is backed up with pg_dump: see docs/DEPLOY.md.
+            """)
+
+    @Argument(help: "The new directory to write the copy into.")
+    var path: String
+
+    @Option(name: .customLong("data-dir"), help: "The data directory to back up (default: $XDG_DATA_HOME/vinylogue).")
+    var dataDir: String?
+
+    func run() async throws {
+        let source = dataDir.map { URL(fileURLWithPath: $0, isDirectory: true).standardizedFileURL }
+            ?? ArchiveDatabase.defaultDirectory(environment: ProcessInfo.processInfo.environment)
+        let destination = URL(fileURLWithPath: path, isDirectory: true).standardizedFileURL
+        guard ArchiveDatabase.exists(in: source) else {
+            throw CommandFailure("There is no Vinylogue data in \(source.path). Give the directory serve uses with --data-dir.",
+                                 exitCode: .configuration)
+        }
+        let summary: DataDirectoryBackup.Summary
+        do {
+            summary = try await DedicatedThread.run(named: "backup") { try DataDirectoryBackup.backUp(source, to: destination) }
+        } catch let error as SourceError {
+            let reason: String
+            switch error {
+            case .storage(let detail): reason = detail + "."
+            case .diskFull(let detail): reason = "the disk is full (\(detail)). Free some space or back up onto another disk."
+            default: reason = error.forTerminal
+            }
+            throw CommandFailure("The backup stopped: \(reason) Nothing in \(source.path) was changed; "
+                                 + "remove \(destination.path) if it was made, and run the command again.", exitCode: .noData)
+        }
+        let out = Terminal.standardOutput
+        out.write("Backed up \(source.path) into \(destination.path):\n")
+        out.write("  the database (\(grouped(Int(summary.databaseBytes / 1024))) KiB): \(grouped(summary.scrobbles)) \(summary.scrobbles == 1 ? "scrobble" : "scrobbles") of "
+                  + "\(summary.people) \(summary.people == 1 ? "person" : "people"), checked by SQLite\n")
+        out.write("  other files (keys, album art, uploads): \(grouped(summary.files)), \(grouped(Int(summary.fileBytes / 1024))) KiB\n")
+        out.write("To restore: stop serve, then start it with --data-dir \(destination.path).\n")
+    }
 }
 
 /// `vinylogue db copy --from DIR --to postgres://…`: copies what a SQLite

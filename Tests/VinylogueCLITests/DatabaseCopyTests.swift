@@ -126,3 +126,27 @@ import VinylogueCore
         #expect(run.stderr.contains("There is no Vinylogue data in /nonexistent/vinylogue. Give the directory serve uses (its --data-dir) with --from."))
     }
 }
+
+/// `vinylogue db backup PATH` copies a data directory and says how to
+/// restore it; it refuses a destination that holds something.
+@Suite struct DatabaseBackupCommandTests {
+    @Test func aDataDirectoryIsBackedUpAndTheCopyServesCharts() async throws {
+        let dir = try TemporaryDirectory()
+        let data = dir.url.appendingPathComponent("data"), copy = dir.url.appendingPathComponent("copy")
+        let store = SQLiteScrobbleStore(database: try ArchiveDatabase(directory: data))
+        let rj = try Username("RJ")
+        _ = try await store.store([Scrobble(instant: 1_688_800_000, artist: "Low", album: "HEY WHAT", track: "White Horses")], of: rj, origin: .received)
+        let run = try await vinylogue(["db", "backup", copy.path, "--data-dir", data.path])
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(run.stdout.contains("1 scrobble of 1 person"), "\(run.stdout)")
+        #expect(run.stdout.contains("To restore: stop serve, then start it with --data-dir \(copy.path)."))
+        #expect(try SQLiteScrobbleStore(database: try ArchiveDatabase(directory: copy)).count(for: rj) == 1)
+
+        let again = try await vinylogue(["db", "backup", copy.path, "--data-dir", data.path])
+        #expect(again.status == 2)
+        #expect(again.stderr.contains("\(copy.path) is not empty; a backup goes into a new directory."), "\(again.stderr)")
+        let nothing = try await vinylogue(["db", "backup", dir.url.appendingPathComponent("other").path, "--data-dir", dir.url.appendingPathComponent("none").path])
+        #expect(nothing.status == 4)
+        #expect(nothing.stderr.contains("There is no Vinylogue data in"), "\(nothing.stderr)")
+    }
+}

@@ -1,0 +1,104 @@
+import Foundation
+import Synchronization
+import Testing
+import TestSupport
+import VinylogueCore
+@testable import SQLiteStore
+import Sync
+@testable import Stores
+
+/// `DataDirectoryBackup` copies a data directory while it is written to:
+/// the copy is the database as it stood at one instant.
+@Suite struct DataDirectoryBackupTests {
+    static let alice = Username(validating: "alice")!
+    static let bob = Username(validating: "bob")!
+
+    /// An import and a stream of received listens go on while the backup
+    /// is made. The copy opens, passes SQLite's check, holds every listen
+    /// acknowledged before the backup started, and its kept weekly charts
+    /// are a count of its own rows in every week: no half-written batch.
+    @Test func aBackupMadeDuringAnImportAndListensIsConsistentAndHoldsEveryAcknowledgedListen() async throws {
+        let dir = try TemporaryDirectory()
+        let data = dir.url.appendingPathComponent("data"), copy = dir.url.appendingPathComponent("backup")
+        let database = try ArchiveDatabase(directory: data)
+        let store = SQLiteScrobbleStore(database: database)
+        let received = SQLiteReceivedListenStore(database)
+        try Data("a key".utf8).write(to: data.appendingPathComponent("mobile-sign-in.key"))
+        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: data.appendingPathComponent("mobile-sign-in.key").path)
+
+        let history = DemoHistory(seed: 21, start: 1_300_000_000)
+        let weeks = LastFMWeekCalendar.weeks(from: history.firstWeek.from, closedBy: history.firstWeek.from + 104 * LastFMWeekCalendar.weekLength)
+        let batches = weeks.map { history.scrobbles(in: $0) }.filter { !$0.isEmpty }
+        // Some of the import and some listens are in before anything starts.
+        for batch in batches.prefix(10) { _ = try await store.store(batch, of: Self.alice, origin: .lastFMExport) }
+        let acknowledged = Mutex<[Int64]>([])
+        func listen(_ n: Int64) -> ListenToForward {
+            ListenToForward(scrobble: Scrobble(instant: 1_700_000_000 + n * 300, artist: "Low", album: "C'mon", track: "Try to Sleep \(n)"), duration: 200)
+        }
+        for n in 0..<20 as Range<Int64> {
+            _ = try await received.keep([listen(n)], of: Self.bob, owner: .household, forwardingAmong: [], at: .now)
+            acknowledged.withLock { $0.append(listen(n).scrobble.instant) }
+        }
+
+        // The stream ends two listens after the backup: the second of them
+        // was sent after the backup had returned.
+        let stopAt = Mutex<Int?>(nil)
+        let importing = Task {
+            for batch in batches.dropFirst(10) { _ = try await store.store(batch, of: Self.alice, origin: .lastFMExport) }
+        }
+        let listening = Task {
+            var n: Int64 = 20
+            while stopAt.withLock({ $0 }).map({ limit in acknowledged.withLock { $0.count } < limit }) ?? true {
+                _ = try await received.keep([listen(n)], of: Self.bob, owner: .household, forwardingAmong: [], at: .now)
+                acknowledged.withLock { $0.append(listen(n).scrobble.instant) }
+                n += 1
+            }
+        }
+        let before = acknowledged.withLock { $0 }
+        let summary = try await DedicatedThread.run(named: "backup") { try DataDirectoryBackup.backUp(data, to: copy) }
+        let afterBackup = acknowledged.withLock { $0.count }
+        stopAt.withLock { $0 = afterBackup + 2 }
+        try await listening.value
+        try await importing.value
+
+        let restored = SQLiteScrobbleStore(database: try ArchiveDatabase(directory: copy))
+        let listens = Set(try restored.scrobbles(for: Self.bob, from: 0, to: .max).map(\.instant))
+        #expect(before.allSatisfy(listens.contains), "\(before.count) acknowledged before, \(listens.count) in the copy")
+        // The server went on writing: what it stored after is not in the copy.
+        let late = acknowledged.withLock { $0[afterBackup + 1] }
+        #expect(!listens.contains(late))
+        #expect(try store.scrobbles(for: Self.bob, from: late, to: late + 1).count == 1)
+        #expect(summary.scrobbles == (try restored.count(for: Self.alice)) + listens.count)
+        #expect(summary.people == 2)
+        #expect(summary.files == 1)
+        #expect(try Data(contentsOf: copy.appendingPathComponent("mobile-sign-in.key")) == Data("a key".utf8))
+        let permissions = try FileManager.default.attributesOfItem(atPath: copy.appendingPathComponent("mobile-sign-in.key").path)[.posixPermissions]
+        #expect((permissions as? NSNumber)?.intValue == 0o600)
+        #expect(!FileManager.default.fileExists(atPath: copy.appendingPathComponent(".vinylogue.sqlite.partial").path))
+        let source = ArchiveChartSource(store: restored)
+        for week in weeks {
+            let rows = try restored.scrobbles(for: Self.alice, from: week.from, to: week.to)
+            for kind in [ChartKind.album, .artist] {
+                let chart = try await source.chart(for: Self.alice, kind: kind, week: week)
+                #expect(chart == ScrobbleTally.chart(kind, user: Self.alice, week: week, scrobbles: rows), "\(kind) chart of \(week)")
+            }
+        }
+    }
+
+    /// A backup never goes over what is there, and needs a database to copy.
+    @Test func aBackupNeedsADatabaseAndAnEmptyDestination() async throws {
+        let dir = try TemporaryDirectory()
+        let data = dir.url.appendingPathComponent("data"), used = dir.url.appendingPathComponent("used")
+        #expect(throws: SourceError.self) { try DataDirectoryBackup.backUp(data, to: used) }
+        _ = try ArchiveDatabase(directory: data)
+        try FileManager.default.createDirectory(at: used, withIntermediateDirectories: true)
+        try Data("keep me".utf8).write(to: used.appendingPathComponent("notes.txt"))
+        #expect(throws: SourceError.storage(detail: "\(used.path) is not empty; a backup goes into a new directory")) {
+            try DataDirectoryBackup.backUp(data, to: used)
+        }
+        #expect(try String(contentsOf: used.appendingPathComponent("notes.txt"), encoding: .utf8) == "keep me")
+        // A directory no server has open (no -wal or -shm file) backs up too.
+        let summary = try DataDirectoryBackup.backUp(data, to: dir.url.appendingPathComponent("fresh"))
+        #expect(summary.scrobbles == 0)
+    }
+}

@@ -21,4 +21,38 @@ public enum TestCluster {
     struct Missing: Error, CustomStringConvertible {
         var description: String { "VINYLOGUE_TEST_DATABASE_URL is not set" }
     }
+
+    /// Runs one of PostgreSQL's client programs (`pg_dump`, `pg_restore`),
+    /// the cluster's own version when it is there (Debian keeps them in
+    /// /usr/lib/postgresql/N/bin), and returns its standard error; a
+    /// failure throws with what it said.
+    public static func run(_ program: String, _ arguments: [String]) async throws -> String {
+        let fm = FileManager.default
+        let versions = ((try? fm.contentsOfDirectory(atPath: "/usr/lib/postgresql")) ?? []).sorted { $0.compare($1, options: .numeric) == .orderedAscending }
+        let candidates = versions.reversed().map { "/usr/lib/postgresql/\($0)/bin/\(program)" } + ["/usr/bin/\(program)"]
+        guard let path = candidates.first(where: fm.isExecutableFile(atPath:)) else { throw ToolMissing(program: program) }
+        let process = ChildProcess()
+        process.executableURL = URL(fileURLWithPath: path)
+        process.arguments = arguments
+        let errors = Pipe()
+        process.standardError = errors
+        process.standardOutput = FileHandle.nullDevice
+        let status: Int32 = try await withCheckedThrowingContinuation { continuation in
+            process.terminationHandler = { continuation.resume(returning: $0.terminationStatus) }
+            do { try process.run() } catch { continuation.resume(throwing: error) }
+        }
+        let said = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        guard status == 0 else { throw ToolFailed(program: program, status: status, said: said) }
+        return said
+    }
+
+    struct ToolMissing: Error, CustomStringConvertible {
+        let program: String
+        var description: String { "\(program) is missing: install Debian's postgresql-client" }
+    }
+
+    struct ToolFailed: Error, CustomStringConvertible {
+        let program: String, status: Int32, said: String
+        var description: String { "\(program) exited \(status): \(said)" }
+    }
 }

@@ -103,6 +103,14 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // zlib's deflate and CRC-32, for the ZIPs Vinylogue writes.
+        .target(
+            name: "CDeflate",
+            linkerSettings: [.linkedLibrary("z")]
+        ),
+        // What a person takes with them: their archive, list and settings
+        // as a ZIP in ListenBrainz's export layout, streamed as it is made.
+        .target(name: "Exports", dependencies: ["VinylogueCore", "Stores", "CDeflate"]),
         // libjpeg / libpng behind a small C layer: libjpeg reports errors by
         // exit() or longjmp, which Swift cannot catch, so C turns them into codes.
         .target(
@@ -123,7 +131,7 @@ let package = Package(
             name: "VinylogueServer",
             dependencies: [
                 // No SQLite module: the web app never names a store's backend.
-                "VinylogueCore", "LastFM", "ListenBrainz", "Stores", "Sync", "Imports", "Artwork",
+                "VinylogueCore", "LastFM", "ListenBrainz", "Stores", "Sync", "Imports", "Exports", "Artwork",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "MultipartKit", package: "multipart-kit"),
                 .product(name: "Metrics", package: "swift-metrics"),
@@ -219,7 +227,8 @@ let package = Package(
         .target(
             name: "VinylogueCLI",
             dependencies: [
-                "VinylogueCore", "LastFM", "ListenBrainz", "Stores", "SQLiteStore", "Sync", "Imports", "Artwork", "VinylogueServer", "VinylogueApp", "PostgresStore",
+                "VinylogueCore", "LastFM", "ListenBrainz", "Stores", "SQLiteStore", "Sync", "Imports", "Exports", "Artwork", "VinylogueServer", "VinylogueApp",
+                "PostgresStore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Logging", package: "swift-log"),
@@ -282,7 +291,7 @@ let package = Package(
             name: "ArchiveTests",
             dependencies: [
                 "TestSupport",
-                "Stores", "SQLiteStore", "Sync", "Imports", "Artwork", "VinylogueCore", "LastFM", "LastFMTestServer", "PostgresStore",
+                "Stores", "SQLiteStore", "Sync", "Imports", "Exports", "Artwork", "VinylogueCore", "LastFM", "LastFMTestServer", "PostgresStore",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "GRDB", package: "GRDB.swift"),

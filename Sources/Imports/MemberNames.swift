@@ -12,6 +12,7 @@ enum MemberNames {
             return "macOS file metadata, not listening history"
         }
         if lowered == "user.json" { return "ListenBrainz account details, not listening history" }
+        if path.lowercased().hasPrefix("vinylogue/") { return "Vinylogue's list and settings, not listening history" }
         if lowered == "feedback.jsonl" || lowered == "feedback.json" {
             return "ListenBrainz loved and hated tracks, not listening history"
         }

@@ -21,6 +21,7 @@ enum Paths {
     static let historyCopy = "/settings/history"
     /// Uploading an export.
     static let exportUpload = "/settings/import"
+    static let personalExport = "/settings/export"
     static let users = "/users"
     static let usersReorder = "/users/reorder"
     static let friendsImport = "/friends/import"

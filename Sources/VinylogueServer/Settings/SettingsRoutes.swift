@@ -45,6 +45,7 @@ struct SettingsRoutes: Sendable {
         var forwarding: ForwardingView?
         var history: HistoryCopyView?
         var imports: ImportsView?
+        var download: DownloadView?
     }
 
     /// The listen-submission section: where to point a player, and the
@@ -116,6 +117,7 @@ struct SettingsRoutes: Sendable {
         view.forwarding = await forwarding(of: owner, request: request, settings: settings)
         view.history = await historyCopy(for: request, settings: settings)
         view.imports = await imports(of: owner, settings: settings)
+        view.download = await download(for: request)
     }
 
     func show(_ request: Request) async throws -> Response {

@@ -1,0 +1,76 @@
+import Exports
+import Foundation
+import Hummingbird
+import Stores
+import VinylogueCore
+
+/// `GET /settings/export`: everything the viewer keeps here as one ZIP
+/// (`PersonalExport`): their archived listens in ListenBrainz's export
+/// layout, their list, settings and forwarding, no secret. Streamed as it
+/// is made, a month of listens at a time, never whole in memory. An
+/// account downloads its own; on a household server, the household's
+/// with "me"'s listens.
+struct PersonalDownload: Sendable {
+    let viewers: Viewers
+    let lists: any ListStore
+    let archive: any ScrobbleArchive
+    let outbox: (any ForwardingOutbox)?
+    let clock: WallClock
+
+    func register(on router: Router<BasicRequestContext>) {
+        router.get(RouterPath(Paths.personalExport)) { request, _ in try await self.download(request) }
+    }
+
+    /// Whose export `request`'s viewer may download: theirs.
+    func export(for request: Request) async throws -> PersonalExport {
+        let owner: ListOwner, person: Username?
+        switch await viewers.viewer(of: request) {
+        case .account(let account):
+            (owner, person) = (account.owner, account.name)
+        case .household:
+            let me = (try? await lists.owned(by: .household).users())?.first(where: \.isMe)
+            (owner, person) = (.household, me.flatMap { try? Username($0.name) })
+        case .visitor:
+            throw SignInRequired(message: "Sign in with Last.fm to download your listening.")
+        }
+        return PersonalExport(person: person, owner: owner, archive: archive, list: lists, forwarding: outbox, clock: clock)
+    }
+
+    func download(_ request: Request) async throws -> Response {
+        let export = try await export(for: request)
+        // Its first piece is read before the answer starts, so that a
+        // database that cannot be read is a page saying so, not a broken file.
+        if let person = export.person { _ = try await archive.span(for: person) }
+        let body = ResponseBody { writer in
+            try await export.write { bytes in try await writer.write(ByteBuffer(bytes: bytes)) }
+            try await writer.finish(nil)
+        }
+        return Response(status: .ok, headers: [
+            .contentType: "application/zip",
+            .contentDisposition: "attachment; filename=\"\(export.fileName)\"",
+            .cacheControl: "no-store",
+        ], body: body)
+    }
+}
+
+/// The Settings section that offers the download.
+struct DownloadView {
+    let downloadURL: String
+    let downloadAbout: String
+}
+
+extension SettingsRoutes {
+    func download(for request: Request) async -> DownloadView? {
+        let person: String?
+        switch await viewers.viewer(of: request) {
+        case .account(let account): person = account.name.value
+        case .household: person = (try? await lists.owned(by: .household).users())?.first(where: \.isMe)?.name
+        case .visitor: return nil
+        }
+        let listens = person.map { "\($0)’s listens archived here (in ListenBrainz’s export layout, which ListenBrainz and Vinylogue read back), " }
+            ?? "Nobody on the list is marked as you, so there are no listens to include; "
+        return DownloadView(downloadURL: Paths.personalExport,
+                            downloadAbout: "One ZIP file with " + listens + "your list, your settings and where your listens are forwarded. "
+                                + "Tokens and keys are left out.")
+    }
+}

@@ -22,5 +22,6 @@ public struct PostgresBackend: StoreBackend {
     public var historyCopies: any HistoryCopyStore { PostgresHistoryCopyStore(database) }
     public var importJobs: any ImportJobStore { PostgresImportJobStore(database) }
     public var receivedListens: any ReceivedListenStore { PostgresReceivedListenStore(database) }
+    public var eraser: any AccountEraser { PostgresAccountEraser(database) }
     public var notices: (any FleetNotices)? { PostgresFleetNotices(database) }
 }

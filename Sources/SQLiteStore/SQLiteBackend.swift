@@ -37,5 +37,6 @@ public struct SQLiteBackend: StoreBackend {
     public var historyCopies: any HistoryCopyStore { SQLiteHistoryCopyStore(database) }
     public var importJobs: any ImportJobStore { SQLiteImportJobStore(database) }
     public var receivedListens: any ReceivedListenStore { SQLiteReceivedListenStore(database) }
+    public var eraser: any AccountEraser { SQLiteAccountEraser(database) }
     public var notices: (any FleetNotices)? { nil }
 }

@@ -34,6 +34,8 @@ public protocol StoreBackend: Sendable {
     var importJobs: any ImportJobStore { get }
     /// Listens a player sent, kept and queued in one transaction.
     var receivedListens: any ReceivedListenStore { get }
+    /// Deletes an account and everything of it, in one transaction.
+    var eraser: any AccountEraser { get }
     /// How instances tell each other what changed; nil with one process
     /// per data directory.
     var notices: (any FleetNotices)? { get }

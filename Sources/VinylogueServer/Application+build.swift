@@ -120,6 +120,10 @@ func buildRouter(configuration: ServerConfiguration, parts: WebAppParts, shared:
     SettingsRoutes(viewers: viewers, lists: lists, listenTokens: shared.listenTokens, forwarding: parts.forwarding,
                    copies: parts.copiesHistories ? parts.copies : nil, uploads: parts.uploads, pages: pages, clock: clock,
                    apiKeyConfigured: apiKeyConfigured, configuration: configuration, address: address).register(on: router)
+    if viewers.signIn != nil {
+        AccountDeletion(viewers: viewers, eraser: stores.eraser, copies: parts.copies, notices: stores.notices, rendered: rendered,
+                        renderedCards: shared.renderedCards, pages: pages, configuration: configuration).register(on: router)
+    }
     PersonalDownload(viewers: viewers, lists: lists, archive: stores.archive, outbox: parts.forwarding?.outbox, clock: clock).register(on: router)
     if let uploads = parts.uploads {
         ExportUploads(viewers: viewers, lists: lists, uploads: uploads, pages: pages, configuration: configuration).register(on: router)

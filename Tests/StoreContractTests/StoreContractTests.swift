@@ -29,6 +29,9 @@ import Sync
         let importJobs: any ImportJobStore
         /// Makes every insert into the outbox fail from now on.
         let breakOutbox: @Sendable () async throws -> Void
+        /// The database behind them, for tests that look at its tables.
+        var sqlite: ArchiveDatabase? = nil
+        var postgres: PostgresStore.PostgresDatabase? = nil
     }
 
     /// Fresh, empty stores on `backend` for the duration of `body`.
@@ -46,7 +49,7 @@ import Sync
                                       try await database.writer.write { db in
                                           try db.execute(sql: "CREATE TRIGGER broken BEFORE INSERT ON forward_outbox BEGIN SELECT RAISE(FAIL, 'the outbox is broken'); END")
                                       }
-                                  }))
+                                  }, sqlite: database))
         case .postgres:
             try await withFreshPostgres { url in
                 try await PostgresDatabase.with(url: url) { database in
@@ -57,7 +60,7 @@ import Sync
                                       importJobs: PostgresImportJobStore(database),
                                       breakOutbox: {
                                           try await database.client.query("ALTER TABLE forward_outbox ADD CONSTRAINT broken CHECK (false) NOT VALID")
-                                      }))
+                                      }, postgres: database))
                 }
             }
         }

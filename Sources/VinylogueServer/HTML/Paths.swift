@@ -22,6 +22,7 @@ enum Paths {
     /// Uploading an export.
     static let exportUpload = "/settings/import"
     static let personalExport = "/settings/export"
+    static let deleteAccount = "/settings/delete-account"
     static let users = "/users"
     static let usersReorder = "/users/reorder"
     static let friendsImport = "/friends/import"

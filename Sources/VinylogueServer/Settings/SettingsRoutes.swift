@@ -46,6 +46,7 @@ struct SettingsRoutes: Sendable {
         var history: HistoryCopyView?
         var imports: ImportsView?
         var download: DownloadView?
+        var deletion: DeleteAccountView?
     }
 
     /// The listen-submission section: where to point a player, and the
@@ -118,6 +119,7 @@ struct SettingsRoutes: Sendable {
         view.history = await historyCopy(for: request, settings: settings)
         view.imports = await imports(of: owner, settings: settings)
         view.download = await download(for: request)
+        view.deletion = await deletion(for: request)
     }
 
     func show(_ request: Request) async throws -> Response {

@@ -3,6 +3,8 @@ import Foundation
 import NIOCore
 import NIOHTTP1
 import PostgresStore
+import Stores
+import Synchronization
 import Testing
 import TestSupport
 import VinylogueCore
@@ -62,7 +64,12 @@ import VinylogueCore
         try await PostgresDatabase.withTemporaryDatabase(server: cluster + "?sslmode=disable") { databaseURL in
             let dir = try TemporaryDirectory()
             // 8 July 2023, as the other process-level tests.
-            let fake = try Child(try KillTests.executable("fake-lastfm"), ["--port", "0", "--now", "1688800000"],
+            // Mika and Noor: generated Last.fm users with four weeks each
+            // (a few pages of recent tracks), who sign in during the views.
+            let now: Int64 = 1_688_800_000, start = now - 4 * LastFMWeekCalendar.weekLength
+            let people = [("Mika", UInt64(11)), ("Noor", UInt64(12))]
+            let fake = try Child(try KillTests.executable("fake-lastfm"),
+                                 ["--port", "0", "--now", String(now)] + people.flatMap { ["--user", "\($0.0)=\($0.1)@\(start)"] },
                                  marker: "fake Last.fm listening at ", output: \.standardOutput)
             let lastFMAPI = try await fake.serving()
             let lastFM = String(lastFMAPI.dropLast("/2.0/".count))
@@ -74,14 +81,15 @@ import VinylogueCore
             environment["LASTFM_REQUESTS_PER_SECOND"] = nil
             environment["DATABASE_URL"] = databaseURL
             var instances: [Child] = []
-            var bases: [String] = []
+            var serving: [String] = []
             for n in 1...3 {
                 let instance = try Child(try KillTests.executable(),
                                          ["serve", "--port", "0", "--data-dir", dir.url.appendingPathComponent("instance\(n)").path],
                                          environment: environment, marker: "Vinylogue is serving at ", output: \.standardError)
-                bases.append(String(try await instance.serving().dropLast()))
+                serving.append(String(try await instance.serving().dropLast()))
                 instances.append(instance)
             }
+            let bases = serving
             defer { _ = fake; _ = instances }
 
             var clientConfiguration = HTTPClient.Configuration()
@@ -89,23 +97,21 @@ import VinylogueCore
             clientConfiguration.redirectConfiguration = .disallow
             let http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: clientConfiguration)
             do {
-                // Signed in on the first instance, seen on the third.
-                let session = try await Self.signIn(http, bases[0], lastFM: lastFM, as: "RJ")
-                let (_, home) = try await Self.send(http, bases[2] + "/", cookie: session)
-                #expect(home.contains("Signed in with Last.fm as <strong>RJ</strong>"))
-                #expect(home.contains("data-user=\"ybsc\""))
-
                 var clear = HTTPClientRequest(url: lastFM + "/_fake/requests")
                 clear.method = .DELETE
                 _ = try await ConcurrentServeTests.execute(http, clear)
 
                 // 50 (user, week) pairs, each viewed 4 times, across the instances.
                 let pairs = (0..<25).flatMap { n in ["RJ", "demo"].map { "/u/\($0)/week/\(2010 + n / 12)-\(String(format: "%02d", n % 12 + 1))-10" } }
+                let latencies = Timings()
                 func view(_ base: String, _ path: String) async throws -> Int {
+                    let started = ContinuousClock.now
                     var page = try await ConcurrentServeTests.page(http, base + path)
                     // A page that waited 7 s for Last.fm says so; reloading
                     // joins the fetch still under way.
                     while page.status == 503 && page.waiting { page = try await ConcurrentServeTests.page(http, base + path) }
+                    let took = ContinuousClock.now - started
+                    latencies.values.withLock { $0.append(Double(took.components.seconds) + Double(took.components.attoseconds) / 1e18) }
                     return page.status
                 }
                 func batch(_ views: [(String, String)]) async throws -> [Int] {
@@ -114,8 +120,17 @@ import VinylogueCore
                         return try await group.reduce(into: [Int]()) { $0.append($1) }
                     }
                 }
+                // Two people sign in at once, on two instances, while the
+                // first 100 views are served: each sign-in starts a copy.
+                async let mikaSignsIn = Self.signIn(http, bases[0], lastFM: lastFM, as: "Mika")
+                async let noorSignsIn = Self.signIn(http, bases[2], lastFM: lastFM, as: "Noor")
                 let first = try await batch((0..<100).map { (bases[$0 % 3], pairs[$0 % 50]) })
                 #expect(first.allSatisfy { $0 == 200 }, "\(first.filter { $0 != 200 })")
+                let session = try await mikaSignsIn
+                _ = try await noorSignsIn
+                // Signed in on the first instance, seen on the third.
+                let (_, home) = try await Self.send(http, bases[2] + "/", cookie: session)
+                #expect(home.contains("Signed in with Last.fm as <strong>Mika</strong>"), "\(home.prefix(2000))")
 
                 // SIGKILL the second instance midway; the others take its views.
                 kill(instances[1].process.processIdentifier, SIGKILL)
@@ -131,7 +146,24 @@ import VinylogueCore
                 // Nothing was lost: the session still works on both.
                 for base in [bases[0], bases[2]] {
                     let (_, list) = try await Self.send(http, base + "/", cookie: session)
-                    #expect(list.contains("as <strong>RJ</strong>"), "\(base)")
+                    #expect(list.contains("as <strong>Mika</strong>"), "\(base)")
+                }
+
+                // Both copies finish (an event the database records; 10 s at
+                // most once the views are done), each page of each asked once.
+                try await PostgresDatabase.with(url: databaseURL) { database in
+                    let copies = PostgresHistoryCopyStore(database), archive = PostgresScrobbleStore(database)
+                    for (name, seed) in people {
+                        let user = try Username(name)
+                        let deadline = ContinuousClock.now + .seconds(10)
+                        var copy = try await copies.copy(of: user)
+                        while copy?.state != .done, ContinuousClock.now < deadline {
+                            try await Task.sleep(for: .milliseconds(100))
+                            copy = try await copies.copy(of: user)
+                        }
+                        #expect(copy?.state == .done, "\(name)'s copy: \(String(describing: copy))")
+                        #expect(try await archive.scrobbleCount(of: user) == Self.expectedListens(seed: seed, start: start, now: now), "\(name)")
+                    }
                 }
 
                 let upstream = try await ConcurrentServeTests.upstreamRequests(http, lastFM)
@@ -147,12 +179,45 @@ import VinylogueCore
                     let tightest = (5..<arrivals.count).map { arrivals[$0] - arrivals[$0 - 5] }.min() ?? 1
                     #expect(tightest >= 0.99, "6 requests within \(tightest) s")
                 }
-                print("FleetProcessTests: \(upstream.count) requests to Last.fm for 200 views; \(Set(asked).count) distinct")
+                for (name, _) in people {
+                    let pages = upstream.filter { $0.method == "user.getrecenttracks" && $0.parameters["user"]?.lowercased() == name.lowercased() }
+                    #expect(!pages.isEmpty, "\(name) was not copied")
+                    let asked = pages.map { "\($0.parameters.filter { $0.key != "api_key" }.sorted { $0.key < $1.key })" }
+                    #expect(Set(asked).count == asked.count, "\(name)'s pages asked twice")
+                }
+                let sorted = latencies.values.withLock { $0 }.sorted()
+                let p50 = sorted[sorted.count / 2], p99 = sorted[min(sorted.count - 1, sorted.count * 99 / 100)]
+                print("FleetProcessTests: \(upstream.count) requests to Last.fm for 200 views and two copies; \(Set(asked).count) distinct; "
+                      + "views p50 \(Int(p50 * 1000)) ms, p99 \(Int(p99 * 1000)) ms")
             } catch {
                 try? await http.shutdown()
                 throw error
             }
             try await http.shutdown()
         }
+    }
+
+    /// The listens of a generated history from `start` to `now`, counted
+    /// independently of the archive: two plays of one track under a minute
+    /// apart are one listen (the archive's documented rule).
+    static func expectedListens(seed: UInt64, start: Int64, now: Int64) -> Int {
+        let history = DemoHistory(seed: seed, start: start)
+        var week = history.firstWeek, counted = 0
+        var lastCounted: [String: Int64] = [:]
+        while week.from <= now {
+            for scrobble in history.scrobbles(in: week).filter({ $0.instant <= now }).sorted(by: { $0.instant < $1.instant }) {
+                let track = scrobble.artist.lowercased() + "\u{1F}" + scrobble.track.lowercased()
+                if let last = lastCounted[track], scrobble.instant - last < 60 { continue }
+                lastCounted[track] = scrobble.instant
+                counted += 1
+            }
+            week = ChartWeek(from: week.to, to: week.to + LastFMWeekCalendar.weekLength)
+        }
+        return counted
+    }
+
+    /// How long each view took, from every task that serves one.
+    final class Timings: Sendable {
+        let values = Mutex<[Double]>([])
     }
 }

@@ -162,6 +162,14 @@ public struct PostgresHistoryCopyStore: HistoryCopyStore {
         return try await Self.changed(rows)
     }
 
+    public func clear(_ user: Username, at now: Date) async throws {
+        try await database.client.query("""
+            UPDATE history_copy SET state = 'stopped', reason = NULL, lease_until = NULL, holder = NULL, pages_done = 0, pages_total = 0,
+                scrobbles = 0, scrobbles_total = 0, done_at = NULL, updated_at = \(now.timeIntervalSince1970)
+            WHERE name_key = \(user.key)
+            """, logger: database.logger)
+    }
+
     /// Whether an `UPDATE … RETURNING 1` changed a row.
     static func changed(_ rows: PostgresRowSequence) async throws -> Bool {
         for try await _ in rows.decode(Int32.self) { return true }

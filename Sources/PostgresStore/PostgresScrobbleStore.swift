@@ -118,6 +118,40 @@ public struct PostgresScrobbleStore: ScrobbleArchive {
         }
     }
 
+    public func forgetCopy(of user: Username) async throws(SourceError) -> Int {
+        let source = Int16(ScrobbleOrigin.sync(of: user).rawValue)
+        return try await writing(user) { id, connection, logger in
+            func scrobbles(_ rows: PostgresRowSequence) async throws -> [(Scrobble, ScrobbleOrigin)] {
+                var found: [(Scrobble, ScrobbleOrigin)] = []
+                for try await (instant, artist, track, album, artistMBID, albumMBID, trackMBID, origin)
+                    in rows.decode((Int64, String, String, String, String?, String?, String?, Int16).self) {
+                    // The echo table keeps unknown ids as ''.
+                    func known(_ id: String?) -> String? { id.flatMap { $0.isEmpty ? nil : $0 } }
+                    found.append((Scrobble(instant: instant, artist: artist, album: album, track: track, artistMBID: known(artistMBID),
+                                           albumMBID: known(albumMBID), trackMBID: known(trackMBID)),
+                                  ScrobbleOrigin(rawValue: Int(origin)) ?? .lastFMExport))
+                }
+                return found
+            }
+            let copied = try await scrobbles(try await connection.query("""
+                DELETE FROM scrobble WHERE user_id = \(id) AND source = \(source)
+                RETURNING instant, artist, track, album, artist_mbid, album_mbid, track_mbid, source
+                """, logger: logger))
+            try await connection.query("DELETE FROM scrobble_echo WHERE user_id = \(id) AND source = \(source)", logger: logger)
+            try await connection.query("DELETE FROM sync_state WHERE user_id = \(id)", logger: logger)
+            var touched = TouchedWeeks()
+            for (s, _) in copied { touched.add(perhapsInserted: s) }
+            try await Self.recount(touched, userID: id, connection, logger)
+            // What was set aside is decided again, now the copies are gone.
+            let setAside = try await scrobbles(try await connection.query("""
+                DELETE FROM scrobble_echo WHERE user_id = \(id)
+                RETURNING instant, artist, track, album, artist_mbid, album_mbid, track_mbid, source
+                """, logger: logger))
+            _ = try await Self.storeByRule(setAside, userID: id, connection, logger)
+            return copied.count
+        }
+    }
+
     /// Deletes everything archived for `user`: scrobbles (set-aside ones too), rollups, sync
     /// state, the generation mark and the user's row.
     public func forget(_ user: Username) async throws(SourceError) {

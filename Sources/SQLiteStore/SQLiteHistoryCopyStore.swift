@@ -163,6 +163,16 @@ public struct SQLiteHistoryCopyStore: HistoryCopyStore {
         }
     }
 
+    public func clear(_ user: Username, at now: Date) async throws {
+        try await writer.write { db in
+            try db.execute(sql: """
+                UPDATE history_copy SET state = 'stopped', reason = NULL, lease_until = NULL, holder = NULL, pages_done = 0, pages_total = 0,
+                    scrobbles = 0, scrobbles_total = 0, done_at = NULL, updated_at = ?
+                WHERE name_key = ?
+                """, arguments: [now.timeIntervalSince1970, user.key])
+        }
+    }
+
     public func unfinished() async throws -> [HistoryCopy] {
         try await writer.read { db in
             try Row.fetchAll(db, sql: """

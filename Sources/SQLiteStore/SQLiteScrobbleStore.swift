@@ -552,6 +552,32 @@ extension SQLiteScrobbleStore: ScrobbleArchive, BlockingScrobbleWriter {
     /// index) and need no statistics: nothing to do.
     public func importFinished(inserted: Int) async throws(SourceError) {}
 
+    public func forgetCopy(of user: Username) async throws(SourceError) -> Int {
+        try await writeAsync { db in
+            guard let id = try Self.userID(of: user, in: db) else { return 0 }
+            let source = ScrobbleOrigin.sync(of: user).rawValue
+            let columns = "instant, artist, track, album, artist_mbid, album_mbid, track_mbid"
+            func scrobble(_ row: Row) -> Scrobble {
+                // The echo table keeps unknown ids as ''.
+                func id(_ column: String) -> String? { (row[column] as String?).flatMap { $0.isEmpty ? nil : $0 } }
+                return Scrobble(instant: row["instant"], artist: row["artist"], album: row["album"], track: row["track"],
+                                artistMBID: id("artist_mbid"), albumMBID: id("album_mbid"), trackMBID: id("track_mbid"))
+            }
+            let copied = try Row.fetchAll(db, sql: "SELECT \(columns) FROM scrobble WHERE user_id = ? AND source = ?", arguments: [id, source])
+            try db.execute(sql: "DELETE FROM scrobble WHERE user_id = ? AND source = ?", arguments: [id, source])
+            try db.execute(sql: "DELETE FROM scrobble_echo WHERE user_id = ? AND source = ?", arguments: [id, source])
+            try db.execute(sql: "DELETE FROM sync_state WHERE user_id = ?", arguments: [id])
+            var touched = TouchedWeeks()
+            for row in copied { touched.add(perhapsInserted: scrobble(row)) }
+            try WeeklyRollup.recount(touched, userID: id, in: db)
+            // What was set aside is decided again, now the copies are gone.
+            let setAside = try Row.fetchAll(db, sql: "SELECT \(columns), source FROM scrobble_echo WHERE user_id = ?", arguments: [id])
+            try db.execute(sql: "DELETE FROM scrobble_echo WHERE user_id = ?", arguments: [id])
+            _ = try Self.storeByRule(setAside.map { (scrobble($0), ScrobbleOrigin(rawValue: $0["source"]) ?? .lastFMExport) }, userID: id, in: db)
+            return copied.count
+        }
+    }
+
     public func generatedThrough(of user: Username) async throws(SourceError) -> Int64? {
         try await readAsync { db in
             guard let id = try Self.userID(of: user, in: db) else { return nil }

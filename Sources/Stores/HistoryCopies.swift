@@ -111,6 +111,9 @@ public protocol HistoryCopyStore: Sendable {
     /// Stops `user`'s copy at the person's request: its worker stops at
     /// its next page. False when none was queued or running.
     func stop(_ user: Username, at now: Date) async throws -> Bool
+    /// Marks `user`'s copy stopped with nothing copied (what it stored was
+    /// deleted), so that no view or daily refresh starts it again by itself.
+    func clear(_ user: Username, at now: Date) async throws
     /// `user`'s copy as it stands, nil when none was ever queued.
     func copy(of user: Username) async throws -> HistoryCopy?
     /// Every copy queued or running, the longest queued first.

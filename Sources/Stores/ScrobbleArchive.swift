@@ -48,6 +48,14 @@ public protocol ScrobbleArchive: Sendable {
     /// finished), in one transaction.
     func storeSyncPage(_ scrobbles: [Scrobble], of user: Username, next: SyncState?) async throws(SourceError) -> InsertCounts
 
+    /// Deletes what copies of `user`'s own service stored
+    /// (`ScrobbleOrigin.sync(of:)` rows, counting or set aside) and where
+    /// the next copy would resume, in one transaction: listens from other
+    /// sources that were set aside as the same plays count again where the
+    /// duplicate rule says so, and the kept charts follow. Returns how many
+    /// counting listens went.
+    func forgetCopy(of user: Username) async throws(SourceError) -> Int
+
     /// The end of the last generated week stored for `user` (the demo).
     func generatedThrough(of user: Username) async throws(SourceError) -> Int64?
     /// Stores generated scrobbles (the demo's, exactly as generated: no

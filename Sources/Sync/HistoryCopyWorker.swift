@@ -132,6 +132,18 @@ public final class HistoryCopyWorker: Sendable {
         do { return try await copies.stop(user, at: clock.now) } catch { throw ClaimedCopy.storage(error) }
     }
 
+    /// Deletes what copies of `user`'s history stored in `archive` (at
+    /// their request): the copy is stopped first, then its listens go
+    /// (`ScrobbleArchive.forgetCopy(of:)`), and the copy is left stopped with
+    /// nothing copied, so nothing starts it again by itself. Returns how
+    /// many listens went.
+    public func forget(_ user: Username, from archive: any ScrobbleArchive) async throws(SourceError) -> Int {
+        _ = try await stop(user)
+        let forgotten = try await archive.forgetCopy(of: user)
+        do { try await copies.clear(user, at: clock.now) } catch { throw ClaimedCopy.storage(error) }
+        return forgotten
+    }
+
     /// Queues `user`, and claims and starts the copy here when a slot is
     /// free (else `run` finds it in the queue).
     private func begin(_ user: Username, evenIfStopped: Bool) async -> HistoryCopy? {

@@ -118,7 +118,7 @@ func buildRouter(configuration: ServerConfiguration, parts: WebAppParts, shared:
     covers.register(on: router)
     FeedRoutes(sources: sources, viewers: viewers, clock: clock, address: address).register(on: router)
     SettingsRoutes(viewers: viewers, lists: lists, listenTokens: shared.listenTokens, forwarding: parts.forwarding,
-                   copies: parts.copiesHistories ? parts.copies : nil, uploads: parts.uploads, pages: pages, clock: clock,
+                   copies: parts.copiesHistories ? parts.copies : nil, uploads: parts.uploads, archive: stores.archive, pages: pages, clock: clock,
                    apiKeyConfigured: apiKeyConfigured, configuration: configuration, address: address).register(on: router)
     if viewers.signIn != nil {
         AccountDeletion(viewers: viewers, eraser: stores.eraser, copies: parts.copies, notices: stores.notices, rendered: rendered,

@@ -186,6 +186,38 @@ import VinylogueCore
             #expect(forged.status == .forbidden)
         }
     }
+
+    /// "Delete what was copied": the copy's listens go, a player's stay,
+    /// and nothing starts the copy again until the person does.
+    @Test func aPersonDeletesWhatWasCopiedAndKeepsWhatTheirPlayerSent() async throws {
+        try await Harness.run(signIn: true, copies: true) { harness, client in
+            await Self.addMika(to: harness)
+            let browser = try await SignInTests.signIn(client, harness, as: "mika")
+            await harness.background.idle()
+            try await Self.expectArchiveHoldsMika(harness)
+            let archive = SQLiteScrobbleStore(database: harness.database)
+            let sent = Scrobble(instant: 1_688_700_000, artist: "Players Own", album: "Sent Here", track: "Not From Last.fm")
+            _ = try await archive.store([sent], of: Self.mika, origin: .received)
+            let settings = try await SignInTests.page(client, "/settings", browser)
+            #expect(settings.body.contains("Delete what was copied from Last.fm"), "\(settings.body)")
+
+            let delete = try await client.post("/settings/history", ["copy": "delete"], session: browser.form)
+            #expect(delete.status == .seeOther)
+            let location = try #require(delete.headers[.location])
+            #expect(location.hasPrefix("/settings?history=deleted-"))
+            #expect(try await archive.scrobbles(of: Self.mika, from: 0, to: .max) == [sent])
+            let told = try await SignInTests.page(client, location, browser)
+            #expect(told.body.contains("What was copied is deleted ("), "\(told.body)")
+            #expect(told.body.contains("Nothing of your Last.fm history is copied here"))
+            #expect(!told.body.contains("Delete what was copied"))
+            // A view does not start it again.
+            _ = try await SignInTests.page(client, "/u/Mika", browser)
+            await harness.background.idle()
+            let copy = try await SQLiteHistoryCopyStore(harness.database).copy(of: Self.mika)
+            #expect(copy?.state == .stopped && copy?.scrobbles == 0)
+            #expect(try await archive.scrobbleCount(of: Self.mika) == 1)
+        }
+    }
 }
 
 /// The sentences a copy's progress is said in.

@@ -19,6 +19,8 @@ struct HistoryCopyView {
     let commandLabel: String
     /// After a start or a stop: what was done.
     var changed: String?
+    /// "Delete what was copied", when anything may have been.
+    var deleteCopiedLabel: String? = nil
 }
 
 extension SettingsRoutes {
@@ -57,6 +59,9 @@ extension SettingsRoutes {
             let when = (copy?.doneAt).map { " on \(formatter.string(from: $0))" } ?? ""
             (status, command, label) = ("Your \(service) history was copied\(when). \(why) What is new is copied when you visit, "
                 + "at most once an hour.", "start", "Copy what is new now")
+        case .stopped? where copy?.scrobbles == 0 && copy?.pagesDone == 0:
+            (status, command, label) = ("Nothing of your \(service) history is copied here: you stopped the copy, or deleted what it "
+                + "copied. \(why)", "start", "Copy my \(service) history")
         case .stopped?:
             (status, command, label) = ("You stopped the copy of your \(service) history; what was copied is kept. \(why)", "start",
                                         "Go on copying")
@@ -64,8 +69,12 @@ extension SettingsRoutes {
             problem = copy?.reason.map { "The last copy stopped: \($0)" }
             (status, command, label) = ("\(why) It goes on by itself in a few minutes when you visit, where it stopped.", "start", "Try again now")
         }
-        return HistoryCopyView(action: Paths.historyCopy, user: user.value, status: status, problem: problem, command: command,
-                               commandLabel: label)
+        var view = HistoryCopyView(action: Paths.historyCopy, user: user.value, status: status, problem: problem, command: command,
+                                   commandLabel: label)
+        if archive != nil, let copy, copy.scrobbles > 0 || copy.pagesDone > 0 || copy.state == .copying {
+            view.deleteCopiedLabel = "Delete what was copied from \(service)"
+        }
+        return view
     }
 
     /// `POST /settings/history`: `copy=start|stop` for the viewer's own history.
@@ -83,6 +92,10 @@ extension SettingsRoutes {
             changed = "started"
         case "stop":
             changed = try await copies.stop(user) ? "stopped" : "none"
+        case "delete":
+            guard let archive else { throw HTTPError(.badRequest, message: "Choose to start or to stop the copy.") }
+            let forgotten = try await copies.forget(user, from: archive)
+            changed = "deleted-\(forgotten)"
         default:
             throw HTTPError(.badRequest, message: "Choose to start or to stop the copy.")
         }
@@ -94,6 +107,9 @@ extension SettingsRoutes {
         case "started": "The copy has started; this page shows how far it has come."
         case "stopped": "The copy is stopped. What was copied is kept."
         case "none": "No copy was running."
+        case let deleted where deleted.hasPrefix("deleted-"):
+            "What was copied is deleted (\(grouped(Int(deleted.dropFirst("deleted-".count)) ?? 0)) listens); the copy stays stopped until "
+                + "you start it. Listens imported or sent by your players are kept, and your charts come from them and from Last.fm again."
         default: nil
         }
     }

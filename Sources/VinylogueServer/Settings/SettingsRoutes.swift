@@ -19,6 +19,8 @@ struct SettingsRoutes: Sendable {
     let copies: HistoryCopyWorker?
     /// Exports uploaded here and imported in the background.
     let uploads: UploadedImports?
+    /// The archive, for deleting what a copy stored.
+    let archive: (any ScrobbleArchive)?
     let pages: PageRenderer
     let clock: WallClock
     /// Whether a Last.fm API key is set (people can be added from Last.fm).

@@ -91,6 +91,13 @@ func buildRouter(configuration: ServerConfiguration, parts: WebAppParts, shared:
                  body: .init(byteBuffer: ByteBuffer(string: await metrics.scrape())))
     }
     router.add(middleware: SecurityHeadersMiddleware())
+    // One count per credential for every listen API.
+    let listenLimit = ListenRateLimit(clock: clock, limit: configuration.listenRateLimit)
+    // Audioscrobbler 1.2's handshake comes to the root address, before the users page.
+    let audioscrobbler = shared.mobileSignIn.map {
+        AudioscrobblerRoutes(received: shared.received, signIn: $0, limit: listenLimit, clock: clock, address: address)
+    }
+    if let audioscrobbler { router.add(middleware: AudioscrobblerHandshakeMiddleware(routes: audioscrobbler)) }
     router.add(middleware: AnswerDeadlineMiddleware(patience: patience.lastFM))
     router.add(middleware: ErrorPageMiddleware(pages: pages))
     router.add(middleware: CanonicalUserPathMiddleware(lookup: CanonicalNameLookup(
@@ -132,14 +139,13 @@ func buildRouter(configuration: ServerConfiguration, parts: WebAppParts, shared:
         SignInRoutes(lastFM: parts.lastFM, lists: lists, pages: pages, clock: clock, sessions: sessions, copies: parts.copies,
                      configuration: configuration, address: address).register(on: router)
     }
-    // One count per credential for both listen APIs.
-    let listenLimit = ListenRateLimit(clock: clock, limit: configuration.listenRateLimit)
     if let tokens = shared.listenTokens {
         ListenBrainzRoutes(received: shared.received, clock: clock, tokens: tokens, limit: listenLimit).register(on: router)
     }
     if let signIn = shared.mobileSignIn {
         LastFMScrobbleRoutes(received: shared.received, clock: clock, signIn: signIn, limit: listenLimit).register(on: router)
     }
+    audioscrobbler?.register(on: router)
     router.get("/api/users") { request, _ in
         guard let owner = await viewers.viewer(of: request).owner else {
             throw SignInRequired(message: "Sign in with Last.fm to see your list.")

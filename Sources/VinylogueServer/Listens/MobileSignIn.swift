@@ -77,8 +77,10 @@ struct MobileSignIn: Sendable {
 
     /// Signs `username` in with `authToken` (`md5(username + md5(token))`,
     /// as pylast sends it) or with `password` (the token itself, as
-    /// Last.fm's current getMobileSession takes it).
-    func signIn(username: String, authToken: String?, password: String?) async throws -> Outcome {
+    /// Last.fm's current getMobileSession takes it), or with an
+    /// Audioscrobbler 1.2 `handshake`: its time and `md5(md5(token) + time)`.
+    func signIn(username: String, authToken: String?, password: String?,
+                handshake: (time: String, auth: String)? = nil) async throws -> Outcome {
         guard let name = Username(validating: username) else { return .refused }
         let verifier: MobileVerifier?
         if tokens.accountsOn {
@@ -96,6 +98,9 @@ struct MobileSignIn: Sendable {
             guard let sealed = verifier.sealed, let passwordMD5 = tokens.seal.open(sealed) else { return .unverifiable }
             // The name as the player sent it: it is what the player hashed.
             matches = Self.sameText(Self.md5(username + passwordMD5), authToken.lowercased())
+        } else if let handshake {
+            guard let sealed = verifier.sealed, let passwordMD5 = tokens.seal.open(sealed) else { return .unverifiable }
+            matches = Self.sameText(Self.md5(passwordMD5 + handshake.time), handshake.auth.lowercased())
         } else {
             matches = false
         }

@@ -21,7 +21,7 @@ public enum LastFMRequestPriority: Sendable {
 ///   2,000), and only a permit free at that moment.
 /// - While views are waiting, background requests take none, so a view
 ///   waits at most for the next permit the budget gets back; while views
-///   came in the last `viewsLately` (2 s: the rest of a page's requests),
+///   came in the last `viewsLately` (1 s: the rest of a page's requests),
 ///   they leave one permit free, so the page's next request finds one at
 ///   once. Without views, copies use the whole budget.
 ///
@@ -44,7 +44,7 @@ public final class PrioritisedPermits: LastFMRequestPermits {
         var usedByBackground = 0
     }
 
-    public init(_ budget: any LastFMRequestPermits, viewsLately: Duration = .seconds(2)) {
+    public init(_ budget: any LastFMRequestPermits, viewsLately: Duration = .seconds(1)) {
         self.budget = budget
         self.viewsLately = viewsLately
     }

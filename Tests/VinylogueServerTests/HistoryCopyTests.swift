@@ -22,43 +22,79 @@ import VinylogueCore
         await harness.fake.add(user: "Mika", .generated(mikaHistory))
     }
 
-    /// Every week of Mika's history up to `now`, counted independently of
+    /// Nadia: over 50,000 generated scrobbles from November 2012 (about
+    /// 270 pages of recent tracks), for the copy checked whole.
+    static let nadiaHistory = DemoHistory(seed: 13, start: 1_352_073_600)
+    static let nadia = try! Username("Nadia")
+
+    /// Every week of `history` up to `now`, counted independently of
     /// the archive from the generated scrobbles: two plays of one track
     /// under a minute apart are one listen (the archive's documented rule).
-    static func expectedWeeks(now: Date) -> [(ChartWeek, WeeklyChart)] {
+    static func expectedWeeks(now: Date, history: DemoHistory = mikaHistory, user: Username = mika) -> [(ChartWeek, WeeklyChart)] {
         let end = Int64(now.timeIntervalSince1970)
         var weeks: [(ChartWeek, WeeklyChart)] = []
-        var week = mikaHistory.firstWeek
+        var week = history.firstWeek
         var lastCounted: [String: Int64] = [:]
         while week.to <= end {
             var counted: [Scrobble] = []
-            for scrobble in mikaHistory.scrobbles(in: week).filter({ $0.instant <= end }).sorted(by: { $0.instant < $1.instant }) {
+            for scrobble in history.scrobbles(in: week).filter({ $0.instant <= end }).sorted(by: { $0.instant < $1.instant }) {
                 let track = scrobble.artist.lowercased() + "\u{1F}" + scrobble.track.lowercased()
                 if let last = lastCounted[track], scrobble.instant - last < 60 { continue }
                 lastCounted[track] = scrobble.instant
                 counted.append(scrobble)
             }
-            weeks.append((week, ScrobbleTally.chart(.album, user: mika, week: week, scrobbles: counted)))
+            weeks.append((week, ScrobbleTally.chart(.album, user: user, week: week, scrobbles: counted)))
             week = ChartWeek(from: week.to, to: week.to + LastFMWeekCalendar.weekLength)
         }
         return weeks
     }
 
+    /// The scrobbles of `history` up to `now`.
+    static func generated(_ history: DemoHistory, now: Date) -> Int {
+        let end = Int64(now.timeIntervalSince1970)
+        var kept = 0, week = history.firstWeek
+        while week.from <= end {
+            kept += history.scrobbles(in: week).filter { $0.instant <= end }.count
+            week = ChartWeek(from: week.to, to: week.to + LastFMWeekCalendar.weekLength)
+        }
+        return kept
+    }
+
+    /// The listens of `history` up to `now` that count: two plays of one
+    /// track under a minute apart are one listen.
+    static func counted(_ history: DemoHistory, now: Date) -> Int {
+        let end = Int64(now.timeIntervalSince1970)
+        var count = 0, week = history.firstWeek
+        var lastCounted: [String: Int64] = [:]
+        while week.from <= end {
+            for scrobble in history.scrobbles(in: week).filter({ $0.instant <= end }).sorted(by: { $0.instant < $1.instant }) {
+                let track = scrobble.artist.lowercased() + "\u{1F}" + scrobble.track.lowercased()
+                if let last = lastCounted[track], scrobble.instant - last < 60 { continue }
+                lastCounted[track] = scrobble.instant
+                count += 1
+            }
+            week = ChartWeek(from: week.to, to: week.to + LastFMWeekCalendar.weekLength)
+        }
+        return count
+    }
+
     /// Checks that the archive holds exactly Mika's generated history:
     /// every week's album chart equals the independent count.
     static func expectArchiveHoldsMika(_ harness: Harness) async throws {
+        try await expectArchiveHolds(mikaHistory, of: mika, harness, atLeast: 2_000)
+    }
+
+    /// Checks that the archive holds exactly `history` for `user`, at least
+    /// `atLeast` scrobbles: every week's album chart equals the independent count.
+    static func expectArchiveHolds(_ history: DemoHistory, of user: Username, _ harness: Harness, atLeast: Int) async throws {
         let archive = SQLiteScrobbleStore(database: harness.database)
-        let expected = expectedWeeks(now: harness.clock.now)
-        // Every generated scrobble is kept (the rule decides what counts).
-        let end = Int64(harness.clock.now.timeIntervalSince1970)
-        var kept = 0, week = mikaHistory.firstWeek
-        while week.from <= end {
-            kept += mikaHistory.scrobbles(in: week).filter { $0.instant <= end }.count
-            week = ChartWeek(from: week.to, to: week.to + LastFMWeekCalendar.weekLength)
-        }
-        #expect(try await archive.scrobbleCount(of: mika) == kept)
-        #expect(kept > 2_000, "a history of thousands of scrobbles: \(kept)")
-        let charts = try #require(try await archive.charts(.album, of: mika, weeks: expected.map(\.0)))
+        let expected = expectedWeeks(now: harness.clock.now, history: history, user: user)
+        // Every generated scrobble counts but a repeat within a minute
+        // (the rule's), which is set aside.
+        let kept = counted(history, now: harness.clock.now)
+        #expect(try await archive.scrobbleCount(of: user) == kept)
+        #expect(kept > atLeast, "a history of at least \(atLeast) scrobbles: \(kept)")
+        let charts = try #require(try await archive.charts(.album, of: user, weeks: expected.map(\.0)))
         var mismatched: [ChartWeek] = []
         for ((week, want), got) in zip(expected, charts) where want.entries.map(\.plays) != got.entries.map(\.plays)
             || Set(want.entries.map { "\($0.artist)\u{1F}\($0.name)" }) != Set(got.entries.map { "\($0.artist)\u{1F}\($0.name)" }) {
@@ -69,17 +105,18 @@ import VinylogueCore
 
     @Test func signingInCopiesTheAccountsWholeHistoryWithItsProgressOnThePages() async throws {
         try await Harness.run(signIn: true, copies: true) { harness, client in
-            await Self.addMika(to: harness)
-            // Last.fm's page 30 is held (the copy asks for the oldest, 35,
-            // first), so the copy can be seen under way, its archive still
-            // years behind.
-            await harness.fake.inject(.init(.held, method: "user.getrecenttracks", times: 1, parameters: ["page": "30"]))
-            let browser = try await SignInTests.signIn(client, harness, as: "mika")
+            await harness.fake.add(user: "Nadia", .generated(Self.nadiaHistory))
+            // A page five from the oldest is held (the copy asks for the
+            // oldest first), so the copy can be seen under way, its archive
+            // still years behind.
+            let pages = (Self.generated(Self.nadiaHistory, now: harness.clock.now) + 199) / 200
+            await harness.fake.inject(.init(.held, method: "user.getrecenttracks", times: 1, parameters: ["page": String(pages - 5)]))
+            let browser = try await SignInTests.signIn(client, harness, as: "nadia")
             await harness.fake.untilHolding(1)
-            let during = try await SignInTests.page(client, "/u/Mika", browser)
+            let during = try await SignInTests.page(client, "/u/Nadia", browser)
             #expect(during.status == .ok)
-            let row = try await SQLiteHistoryCopyStore(harness.database).copy(of: Self.mika)
-            #expect(during.body.contains("Copying Mika’s Last.fm history"), "\(String(describing: row))")
+            let row = try await SQLiteHistoryCopyStore(harness.database).copy(of: Self.nadia)
+            #expect(during.body.contains("Copying Nadia’s Last.fm history"), "\(String(describing: row))")
             #expect(during.body.contains("Until it is done, these charts come from Last.fm."))
             let settings = try await SignInTests.page(client, "/settings", browser)
             #expect(settings.body.contains("Your listening history"))
@@ -88,22 +125,22 @@ import VinylogueCore
             // Rediscover does not spend years of weekly charts on one page
             // (the chart page's warming of the year before may add one).
             await harness.fake.clearLog()
-            let rediscover = try await SignInTests.page(client, "/u/Mika/rediscover", browser)
+            let rediscover = try await SignInTests.page(client, "/u/Nadia/rediscover", browser)
             #expect(rediscover.status == .ok)
-            #expect(rediscover.body.contains("will be ready when the copy of Mika’s history is done"), "\(rediscover.body)")
+            #expect(rediscover.body.contains("will be ready when the copy of Nadia’s history is done"), "\(rediscover.body)")
             #expect(await harness.fake.requests().filter { $0.method == "user.getweeklyalbumchart" }.count <= 1)
             await harness.fake.releaseHeld()
             await harness.background.idle()
 
-            try await Self.expectArchiveHoldsMika(harness)
-            let copy = try #require(try await SQLiteHistoryCopyStore(harness.database).copy(of: Self.mika))
+            try await Self.expectArchiveHolds(Self.nadiaHistory, of: Self.nadia, harness, atLeast: 50_000)
+            let copy = try #require(try await SQLiteHistoryCopyStore(harness.database).copy(of: Self.nadia))
             #expect(copy.state == .done && copy.doneAt != nil && copy.scrobbles == copy.scrobblesTotal && copy.pagesDone == copy.pagesTotal)
             // Afterwards every page is the archive's, with Last.fm unreachable.
             await harness.fake.inject(.init(.httpStatus(503)))
-            for path in ["/u/Mika", "/u/Mika?years_ago=3", "/u/Mika/history", "/u/Mika/rediscover"] {
+            for path in ["/u/Nadia", "/u/Nadia?years_ago=3", "/u/Nadia/history", "/u/Nadia/rediscover"] {
                 let page = try await SignInTests.page(client, path, browser)
                 #expect(page.status == .ok, "\(path): \(page.body)")
-                #expect(!page.body.contains("Copying Mika’s"), "\(path)")
+                #expect(!page.body.contains("Copying Nadia’s"), "\(path)")
             }
             let after = try await SignInTests.page(client, "/settings", browser)
             #expect(after.body.contains("Your Last.fm history was copied on"), "\(after.body)")

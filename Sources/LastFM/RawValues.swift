@@ -50,14 +50,19 @@ struct TextNode: Decodable, Sendable {
     let mbid: String?
     enum CodingKeys: String, CodingKey { case text = "#text", mbid, name }
     init(from decoder: any Decoder) throws {
-        if let plain = try? LenientString(from: decoder) {
-            text = plain.value; mbid = nil; return
+        // Almost always an object, so that is tried first: a failed try is
+        // a thrown error, and a page of recent tracks holds two such nodes
+        // per scrobble (trying the plain forms first threw ten errors a
+        // scrobble, half a million for a 50,000-scrobble copy).
+        if let c = try? decoder.container(keyedBy: CodingKeys.self) {
+            let text = try c.decodeIfPresent(LenientString.self, forKey: .text)?.value
+            let name = try c.decodeIfPresent(LenientString.self, forKey: .name)?.value
+            self.text = text ?? name ?? ""
+            mbid = try c.decodeIfPresent(LenientString.self, forKey: .mbid)?.value
+            return
         }
-        let c = try decoder.container(keyedBy: CodingKeys.self)
-        let text = try c.decodeIfPresent(LenientString.self, forKey: .text)?.value
-        let name = try c.decodeIfPresent(LenientString.self, forKey: .name)?.value
-        self.text = text ?? name ?? ""
-        mbid = try c.decodeIfPresent(LenientString.self, forKey: .mbid)?.value
+        text = try LenientString(from: decoder).value
+        mbid = nil
     }
 }
 

@@ -165,10 +165,12 @@ case "$1" in
 esac
 STUB
 mkdir -p "$work/build"
-for stub in "$work/bin/openssl" "$work/bin/strace" "$work/chromium" "$work/build/vinylogue" "$work/build/fake-lastfm"; do
+for stub in "$work/bin/openssl" "$work/bin/strace" "$work/bin/mpd" "$work/bin/mpdscribble" "$work/bin/sox" "$work/chromium" \
+            "$work/build/vinylogue" "$work/build/fake-lastfm"; do
   printf '#!/usr/bin/env bash\nexit 0\n' > "$stub"
 done
-chmod +x "$work/bin/python3" "$work/bin/openssl" "$work/bin/strace" "$work/chromium" "$work/build/vinylogue" "$work/build/fake-lastfm"
+chmod +x "$work/bin/python3" "$work/bin/openssl" "$work/bin/strace" "$work/bin/mpd" "$work/bin/mpdscribble" "$work/bin/sox" "$work/chromium" \
+  "$work/build/vinylogue" "$work/build/fake-lastfm"
 
 # A fresh tree holding copies of this tree's Python suites' scripts.
 python_tree() {

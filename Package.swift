@@ -237,7 +237,7 @@ let package = Package(
         ),
         .executableTarget(name: "vinylogue", dependencies: ["VinylogueCLI"]),
         // What several test targets share: the PostgreSQL cluster's address.
-        .target(name: "TestSupport", path: "Tests/TestSupport"),
+        .target(name: "TestSupport", dependencies: ["VinylogueCore"], path: "Tests/TestSupport"),
         .testTarget(
             name: "VinylogueCoreTests",
             dependencies: [

@@ -162,7 +162,7 @@ import VinylogueCore
                             copy = try await copies.copy(of: user)
                         }
                         #expect(copy?.state == .done, "\(name)'s copy: \(String(describing: copy))")
-                        #expect(try await archive.scrobbleCount(of: user) == Self.expectedListens(seed: seed, start: start, now: now), "\(name)")
+                        #expect(try await archive.scrobbleCount(of: user) == DemoHistory(seed: seed, start: start).listensThatCount(upTo: now), "\(name)")
                     }
                 }
 
@@ -195,25 +195,6 @@ import VinylogueCore
             }
             try await http.shutdown()
         }
-    }
-
-    /// The listens of a generated history from `start` to `now`, counted
-    /// independently of the archive: two plays of one track under a minute
-    /// apart are one listen (the archive's documented rule).
-    static func expectedListens(seed: UInt64, start: Int64, now: Int64) -> Int {
-        let history = DemoHistory(seed: seed, start: start)
-        var week = history.firstWeek, counted = 0
-        var lastCounted: [String: Int64] = [:]
-        while week.from <= now {
-            for scrobble in history.scrobbles(in: week).filter({ $0.instant <= now }).sorted(by: { $0.instant < $1.instant }) {
-                let track = scrobble.artist.lowercased() + "\u{1F}" + scrobble.track.lowercased()
-                if let last = lastCounted[track], scrobble.instant - last < 60 { continue }
-                lastCounted[track] = scrobble.instant
-                counted += 1
-            }
-            week = ChartWeek(from: week.to, to: week.to + LastFMWeekCalendar.weekLength)
-        }
-        return counted
     }
 
     /// How long each view took, from every task that serves one.

@@ -4,6 +4,7 @@ import LastFMTestServer
 import SQLiteStore
 import Stores
 import Testing
+import TestSupport
 import VinylogueCore
 @testable import VinylogueServer
 
@@ -60,24 +61,6 @@ import VinylogueCore
         return kept
     }
 
-    /// The listens of `history` up to `now` that count: two plays of one
-    /// track under a minute apart are one listen.
-    static func counted(_ history: DemoHistory, now: Date) -> Int {
-        let end = Int64(now.timeIntervalSince1970)
-        var count = 0, week = history.firstWeek
-        var lastCounted: [String: Int64] = [:]
-        while week.from <= end {
-            for scrobble in history.scrobbles(in: week).filter({ $0.instant <= end }).sorted(by: { $0.instant < $1.instant }) {
-                let track = scrobble.artist.lowercased() + "\u{1F}" + scrobble.track.lowercased()
-                if let last = lastCounted[track], scrobble.instant - last < 60 { continue }
-                lastCounted[track] = scrobble.instant
-                count += 1
-            }
-            week = ChartWeek(from: week.to, to: week.to + LastFMWeekCalendar.weekLength)
-        }
-        return count
-    }
-
     /// Checks that the archive holds exactly Mika's generated history:
     /// every week's album chart equals the independent count.
     static func expectArchiveHoldsMika(_ harness: Harness) async throws {
@@ -91,7 +74,7 @@ import VinylogueCore
         let expected = expectedWeeks(now: harness.clock.now, history: history, user: user)
         // Every generated scrobble counts but a repeat within a minute
         // (the rule's), which is set aside.
-        let kept = counted(history, now: harness.clock.now)
+        let kept = history.listensThatCount(upTo: Int64(harness.clock.now.timeIntervalSince1970))
         #expect(try await archive.scrobbleCount(of: user) == kept)
         #expect(kept > atLeast, "a history of at least \(atLeast) scrobbles: \(kept)")
         let charts = try #require(try await archive.charts(.album, of: user, weeks: expected.map(\.0)))

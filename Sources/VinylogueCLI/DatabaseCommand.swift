@@ -40,6 +40,9 @@ struct BackupCommand: AsyncParsableCommand {
             throw CommandFailure("There is no Vinylogue data in \(source.path). Give the directory serve uses with --data-dir.",
                                  exitCode: .configuration)
         }
+        // Whether the destination was there before: a failed backup's
+        // advice never suggests removing a directory the person had.
+        let existed = FileManager.default.fileExists(atPath: destination.path)
         let summary: DataDirectoryBackup.Summary
         do {
             summary = try await DedicatedThread.run(named: "backup") { try DataDirectoryBackup.backUp(source, to: destination) }
@@ -50,8 +53,9 @@ struct BackupCommand: AsyncParsableCommand {
             case .diskFull(let detail): reason = "the disk is full (\(detail)). Free some space or back up onto another disk."
             default: reason = error.forTerminal
             }
-            throw CommandFailure("The backup stopped: \(reason) Nothing in \(source.path) was changed; "
-                                 + "remove \(destination.path) if it was made, and run the command again.", exitCode: .noData)
+            let next = existed ? "Give a new directory and run the command again."
+                : "Remove \(destination.path), which it made, and run the command again."
+            throw CommandFailure("The backup stopped: \(reason) Nothing in \(source.path) was changed. " + next, exitCode: .noData)
         }
         let out = Terminal.standardOutput
         out.write("Backed up \(source.path) into \(destination.path):\n")

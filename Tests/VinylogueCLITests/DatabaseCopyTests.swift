@@ -145,6 +145,8 @@ import VinylogueCore
         let again = try await vinylogue(["db", "backup", copy.path, "--data-dir", data.path])
         #expect(again.status == 2)
         #expect(again.stderr.contains("\(copy.path) is not empty; a backup goes into a new directory."), "\(again.stderr)")
+        // A directory that was there before is never one to remove.
+        #expect(again.stderr.contains("Give a new directory") && !again.stderr.contains("Remove "), "\(again.stderr)")
         let nothing = try await vinylogue(["db", "backup", dir.url.appendingPathComponent("other").path, "--data-dir", dir.url.appendingPathComponent("none").path])
         #expect(nothing.status == 4)
         #expect(nothing.stderr.contains("There is no Vinylogue data in"), "\(nothing.stderr)")

@@ -74,7 +74,7 @@ struct LastFMRequest: Sendable {
         switch code {
         case 6:
             switch subject {
-            case .user(let user): .notFound(what: "The user “\(user)”")
+            case .user(let user): .unknownUser(user)
             case .album(let artist, let name): .notFound(what: "The album “\(name)” by \(artist)")
             case .signIn: .notFound(what: "The Last.fm account")
             }

@@ -58,6 +58,27 @@ public struct PostgresAccountStore: AccountStore {
 
     public func accountCount() async throws -> Int { try await count("account") }
 
+    // MARK: Visibility
+
+    public func visibility(of account: Account) async throws -> Visibility {
+        let rows = try await database.client.query("SELECT visibility FROM account WHERE id = \(account.id)", logger: logger)
+        for try await raw in rows.decode(String.self) { return Visibility(rawValue: raw) ?? .onlyMe }
+        return .everyone
+    }
+
+    public func setVisibility(_ visibility: Visibility, of account: Account) async throws {
+        try await database.client.query("UPDATE account SET visibility = \(visibility.rawValue) WHERE id = \(account.id)", logger: logger)
+    }
+
+    public func restrictions() async throws -> [Restriction] {
+        let rows = try await database.client.query(PostgresQuery(unsafeSQL: Restriction.query), logger: logger)
+        var all: [(id: Int64, name: String, visibility: String, friend: Int64?)] = []
+        for try await (id, name, visibility, friend) in rows.decode((Int64, String, String, Int64?).self) {
+            all.append((id, name, visibility, friend))
+        }
+        return Restriction.folding(all)
+    }
+
     private func count(_ table: String) async throws -> Int {
         let rows = try await database.client.query(PostgresQuery(unsafeSQL: "SELECT count(*) FROM \(table)"), logger: logger)
         for try await n in rows.decode(Int64.self) { return Int(n) }

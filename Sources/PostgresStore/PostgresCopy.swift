@@ -21,10 +21,11 @@ public struct PostgresCopy: Sendable {
         try await database.client.withTransaction(logger: logger) { connection in
             for a in accounts {
                 try await connection.query("""
-                    INSERT INTO account(id, name_key, name, lastfm_session_key, created_at, signed_in_at) OVERRIDING SYSTEM VALUE
-                    VALUES (\(a.id), \(a.nameKey), \(a.name), \(a.lastFMSessionKey), \(a.createdAt), \(a.signedInAt))
+                    INSERT INTO account(id, name_key, name, lastfm_session_key, created_at, signed_in_at, visibility) OVERRIDING SYSTEM VALUE
+                    VALUES (\(a.id), \(a.nameKey), \(a.name), \(a.lastFMSessionKey), \(a.createdAt), \(a.signedInAt), \(a.visibility))
                     ON CONFLICT (id) DO UPDATE SET name_key = EXCLUDED.name_key, name = EXCLUDED.name,
-                        lastfm_session_key = EXCLUDED.lastfm_session_key, signed_in_at = EXCLUDED.signed_in_at
+                        lastfm_session_key = EXCLUDED.lastfm_session_key, signed_in_at = EXCLUDED.signed_in_at,
+                        visibility = EXCLUDED.visibility
                     """, logger: logger)
             }
             try await connection.query("""

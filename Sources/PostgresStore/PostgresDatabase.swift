@@ -297,6 +297,8 @@ public final class PostgresDatabase: Sendable {
         Migration(name: "history-copy-totals", statements: PostgresHistoryCopyStore.totals),
         // Uploaded exports as durable jobs (`PostgresImportJobStore`).
         Migration(name: "import-jobs", statements: PostgresImportJobStore.tables),
+        // Who may see each account's listening (`Visibility`).
+        Migration(name: "account-visibility", statements: ["ALTER TABLE account ADD COLUMN visibility TEXT NOT NULL DEFAULT 'everyone'"]),
     ]
 
     /// Applies the migrations this database has not had, holding an

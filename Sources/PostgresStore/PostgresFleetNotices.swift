@@ -50,6 +50,8 @@ public struct PostgresFleetNotices: FleetNotices {
             do {
                 try await database.client.withConnection { connection in
                     try await connection.listen(on: Self.channel) { notifications in
+                        // Listening now: what was announced before is missed.
+                        heard(.listeningAgain)
                         for try await notification in notifications {
                             if let notice = try? JSONDecoder().decode(FleetNotice.self, from: Data(notification.payload.utf8)) { heard(notice) }
                         }

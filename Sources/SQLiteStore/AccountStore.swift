@@ -35,6 +35,13 @@ public struct SQLiteAccountStore: AccountStore {
         }
     }
 
+    /// Each account's choice of who may see its listening (`Visibility`).
+    static func registerVisibilityMigration(in migrator: inout DatabaseMigrator) {
+        migrator.registerMigration("account-visibility") { db in
+            try db.execute(sql: "ALTER TABLE account ADD COLUMN visibility TEXT NOT NULL DEFAULT 'everyone'")
+        }
+    }
+
     /// Records a completed Last.fm sign-in for `name`: creates the account
     /// on the first one, else updates its spelling and Last.fm session key.
     /// Returns the account and whether it is new.
@@ -93,5 +100,26 @@ public struct SQLiteAccountStore: AccountStore {
     /// How many accounts exist.
     public func accountCount() async throws -> Int {
         try await writer.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM account") ?? 0 }
+    }
+
+    // MARK: Visibility
+
+    public func visibility(of account: Account) async throws -> Visibility {
+        try await writer.read { db in
+            let raw = try String.fetchOne(db, sql: "SELECT visibility FROM account WHERE id = ?", arguments: [account.id])
+            return raw.map { Visibility(rawValue: $0) ?? .onlyMe } ?? .everyone
+        }
+    }
+
+    public func setVisibility(_ visibility: Visibility, of account: Account) async throws {
+        try await writer.write { db in
+            try db.execute(sql: "UPDATE account SET visibility = ? WHERE id = ?", arguments: [visibility.rawValue, account.id])
+        }
+    }
+
+    public func restrictions() async throws -> [Restriction] {
+        try await writer.read { db in
+            Restriction.folding(try Row.fetchAll(db, sql: Restriction.query).map { (id: $0[0], name: $0[1], visibility: $0[2], friend: $0[3]) })
+        }
     }
 }

@@ -134,6 +134,7 @@ public final class ArchiveDatabase: Sendable {
         SQLiteHistoryCopyStore.registerMigrations(in: &migrator)
         SQLiteHistoryCopyStore.registerTotalsMigration(in: &migrator)
         SQLiteImportJobStore.registerMigrations(in: &migrator)
+        SQLiteAccountStore.registerVisibilityMigration(in: &migrator)
         return migrator
     }
 

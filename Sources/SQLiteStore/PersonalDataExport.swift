@@ -24,9 +24,9 @@ public struct PersonalDataExport: Sendable {
 
     public func accounts() async throws -> [PersonalData.AccountRow] {
         try await writer.read { db in
-            try Row.fetchAll(db, sql: "SELECT id, name_key, name, lastfm_session_key, created_at, signed_in_at FROM account ORDER BY id").map {
+            try Row.fetchAll(db, sql: "SELECT id, name_key, name, lastfm_session_key, created_at, signed_in_at, visibility FROM account ORDER BY id").map {
                 PersonalData.AccountRow(id: $0[0], nameKey: $0[1], name: $0[2], lastFMSessionKey: $0[3],
-                           createdAt: Date(timeIntervalSince1970: $0[4]), signedInAt: Date(timeIntervalSince1970: $0[5]))
+                           createdAt: Date(timeIntervalSince1970: $0[4]), signedInAt: Date(timeIntervalSince1970: $0[5]), visibility: $0[6])
             }
         }
     }

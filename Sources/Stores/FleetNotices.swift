@@ -8,6 +8,14 @@ public enum FleetNotice: Sendable, Hashable, Codable {
     case listensChanged(user: String)
     /// `user`'s player is playing this now, until `until` (seconds since 1970).
     case playingNow(user: String, artist: String, track: String, album: String, until: Int64)
+    /// Who may see `user`'s listening may have changed (their choice, a
+    /// list naming them, their account deleted): read the rules again and
+    /// drop the pages kept of them.
+    case audienceChanged(user: String)
+    /// Said to this instance alone, never announced: the notices are heard
+    /// again after a lost connection (or for the first time), so any
+    /// announced meanwhile were missed.
+    case listeningAgain
 }
 
 /// How the instances of a fleet tell each other `FleetNotice`s. A single

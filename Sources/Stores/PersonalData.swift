@@ -12,14 +12,18 @@ public enum PersonalData {
         public let lastFMSessionKey: String
         public let createdAt: Date
         public let signedInAt: Date
+        /// Who may see the account's listening (`Visibility`'s raw value).
+        public let visibility: String
 
-        public init(id: Int64, nameKey: String, name: String, lastFMSessionKey: String, createdAt: Date, signedInAt: Date) {
+        public init(id: Int64, nameKey: String, name: String, lastFMSessionKey: String, createdAt: Date, signedInAt: Date,
+                    visibility: String = Visibility.everyone.rawValue) {
             self.id = id
             self.nameKey = nameKey
             self.name = name
             self.lastFMSessionKey = lastFMSessionKey
             self.createdAt = createdAt
             self.signedInAt = signedInAt
+            self.visibility = visibility
         }
     }
 

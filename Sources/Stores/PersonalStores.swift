@@ -49,7 +49,7 @@ public protocol ListStore: Sendable {
 /// Sessions are found by the SHA-256 digest of the browser's token, never
 /// by the token itself; Last.fm's session key for an account is stored
 /// here and never leaves the server.
-public protocol AccountStore: Sendable {
+public protocol AccountStore: VisibilityStore {
     /// Records a completed Last.fm sign-in for `name`: creates the account
     /// on the first one, else updates its spelling and Last.fm session key.
     /// Returns the account and whether it is new.

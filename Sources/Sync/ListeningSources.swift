@@ -23,6 +23,10 @@ import VinylogueCore
 /// something their charts say it is running (or why it failed).
 /// Their profiles come from ListenBrainz; album details from Last.fm
 /// without a user (so without their play count).
+///
+/// A person the request conceals (`Concealment`) is answered for as a name
+/// Last.fm does not know: nothing of theirs is read, copied or asked of
+/// Last.fm under their name.
 public struct ListeningSources: Sendable {
     /// Where a user's charts are read from.
     public enum Source: String, Sendable, CaseIterable {
@@ -57,7 +61,7 @@ public struct ListeningSources: Sendable {
     }
 
     /// Whether `user` is one of the demo's people and the demo is on.
-    public func isDemo(_ user: Username) -> Bool { demo?.isMember(user) ?? false }
+    public func isDemo(_ user: Username) -> Bool { !Concealment.conceals(user) && demo?.isMember(user) ?? false }
 
     /// The demo's spelling of `user`, when they are one of its people and the demo is on.
     public func demoName(of user: Username) -> Username? { demo?.household.member(user)?.username }
@@ -74,6 +78,7 @@ public struct ListeningSources: Sendable {
     /// The source, and the person's history copy as it stands (a view
     /// starts one when it is due).
     func chosenSource(for user: Username, pinned: Source?) async -> (source: Source, copy: HistoryCopy?) {
+        if Concealment.conceals(user) { return (.lastfm, nil) }
         // Nothing but the archive holds a ListenBrainz user's charts.
         if user.service == .listenBrainz { return (.archive, nil) }
         if let pinned { return (pinned, nil) }
@@ -115,6 +120,7 @@ public struct ListeningSources: Sendable {
     /// The source of `user`'s charts and which it is, so a caller can act
     /// on the choice (warm Last.fm's answers ahead) without asking again.
     public func chosenCharts(for user: Username, pinned: Source? = nil) async -> ChosenCharts {
+        if Concealment.conceals(user) { return ChosenCharts(source: UnavailableChartSource(error: .unknownUser(user)), origin: .lastfm) }
         if user.service == .listenBrainz { return await listenBrainzCharts(for: user) }
         let (origin, copy) = await chosenSource(for: user, pinned: pinned)
         switch origin {
@@ -146,6 +152,7 @@ public struct ListeningSources: Sendable {
     /// ListenBrainz's for `lb:` users, Last.fm's for everyone else (an
     /// archive holds scrobbles, not profiles).
     public func profiles(for user: Username) -> any UserSource {
+        if Concealment.conceals(user) { return UnavailableUserSource(error: .unknownUser(user)) }
         if isDemo(user), let demo { return demo }
         if user.service == .listenBrainz {
             return listenBrainz ?? UnavailableUserSource(error: .notFound(what: "“\(user.value)”"))
@@ -157,6 +164,7 @@ public struct ListeningSources: Sendable {
     /// people, Last.fm for everyone else (for `lb:` users without their name,
     /// which Last.fm does not know).
     public func albums(for user: Username) -> any AlbumSource {
+        if Concealment.conceals(user) { return AlbumsForNobody(albums: lastFM) }
         if isDemo(user), let demo { return demo }
         if user.service == .listenBrainz { return AlbumsForNobody(albums: lastFM) }
         return lastFM

@@ -72,6 +72,7 @@ extension Composition {
         forwardingLogger.logLevel = logLevel(default: .info)
         let forwarding = ListenForwarding(outbox: outbox, upstreams: upstreams, clock: clock, logger: forwardingLogger)
         var parts = WebAppParts(clock: clock, stores: stores, lastFM: lastFM, settings: try await CurrentSettings(store: lists, clock: clock),
+                                audiences: try await Audiences(store: stores.accounts),
                                 pages: try await PageRenderer.bundled(), artwork: artwork, demoCovers: demoCovers,
                                 shareCards: ShareCardStore(dataDirectory: directory, artwork: artwork), background: background)
         parts.demo = demoOn ? demo : nil

@@ -23,7 +23,7 @@ public struct DemoChartSource: ChartSource, UserSource, AlbumSource {
     public func isMember(_ user: Username) -> Bool { household.member(user) != nil }
 
     func member(_ user: Username) throws(SourceError) -> DemoHousehold.Member {
-        guard let member = household.member(user) else { throw .notFound(what: "The user “\(user)”") }
+        guard let member = household.member(user) else { throw .unknownUser(user) }
         return member
     }
 

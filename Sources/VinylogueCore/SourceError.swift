@@ -43,6 +43,12 @@ public enum SourceError: Error, Sendable, Hashable, CustomStringConvertible {
     /// (a sentence kept with the copy).
     case copyFailed(user: String, reason: String)
 
+    /// What a name Last.fm does not know answers (and so a person whose
+    /// listening is hidden from the viewer, who must answer the same).
+    public static func unknownUser(_ user: Username) -> SourceError {
+        .notFound(what: "The user “\(user.value)”")
+    }
+
     /// What went wrong, in one sentence.
     public var message: String {
         switch self {

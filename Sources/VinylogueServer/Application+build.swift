@@ -34,7 +34,8 @@ public func buildApplication(configuration: ServerConfiguration, parts: WebAppPa
             + (parts.copies.map { [HistoryCopyService(worker: $0)] } ?? [])
             + (parts.uploads.map { [UploadedImportsService(uploads: $0)] } ?? [])
             + (parts.stores.notices.map {
-                [FleetNoticeListener(notices: $0, rendered: shared.rendered, renderedCards: shared.renderedCards, nowPlaying: shared.nowPlaying)]
+                [FleetNoticeListener(notices: $0, rendered: shared.rendered, renderedCards: shared.renderedCards, nowPlaying: shared.nowPlaying,
+                                     audiences: parts.audiences)]
             } ?? []),
         onServerRunning: { channel in
             let port = channel.localAddress?.port ?? configuration.port
@@ -100,6 +101,8 @@ func buildRouter(configuration: ServerConfiguration, parts: WebAppParts, shared:
     if let audioscrobbler { router.add(middleware: AudioscrobblerHandshakeMiddleware(routes: audioscrobbler)) }
     router.add(middleware: AnswerDeadlineMiddleware(patience: patience.lastFM))
     router.add(middleware: ErrorPageMiddleware(pages: pages))
+    // Who may see the person an address names, decided before anything of theirs is read.
+    router.add(middleware: VisibilityMiddleware(audiences: parts.audiences, viewers: viewers))
     router.add(middleware: CanonicalUserPathMiddleware(lookup: CanonicalNameLookup(
         names: CanonicalNames(), sources: sources, lists: lists, archive: stores.archive, background: parts.background,
         patience: patience.nameLookup, clock: clock)))
@@ -113,10 +116,11 @@ func buildRouter(configuration: ServerConfiguration, parts: WebAppParts, shared:
     let charts = ChartRoutes(sources: sources, viewers: viewers, pages: pages, rendered: rendered, nowPlaying: shared.nowPlaying,
                              background: parts.background, clock: clock, address: address)
     UsersRoutes(sources: sources, viewers: viewers, lists: lists, pages: pages, apiKeyConfigured: apiKeyConfigured,
-                configuration: configuration).register(on: router)
+                configuration: configuration, audiences: parts.audiences, notices: stores.notices).register(on: router)
     charts.register(on: router)
     HistoryRoutes(sources: sources, viewers: viewers, pages: pages, rendered: rendered, clock: clock, address: address).register(on: router)
-    EveryoneRoutes(sources: sources, viewers: viewers, lists: lists, pages: pages, rendered: rendered, clock: clock).register(on: router)
+    EveryoneRoutes(sources: sources, viewers: viewers, lists: lists, pages: pages, rendered: rendered, audiences: parts.audiences,
+                   clock: clock).register(on: router)
     AlbumRoutes(sources: sources, viewers: viewers, pages: pages, artwork: parts.artwork, covers: covers, background: parts.background,
                 albumColourPatience: patience.albumColours, clock: clock, address: address).register(on: router)
     RediscoverRoutes(sources: sources, viewers: viewers, pages: pages, clock: clock).register(on: router)
@@ -126,10 +130,13 @@ func buildRouter(configuration: ServerConfiguration, parts: WebAppParts, shared:
     FeedRoutes(sources: sources, viewers: viewers, clock: clock, address: address).register(on: router)
     SettingsRoutes(viewers: viewers, lists: lists, listenTokens: shared.listenTokens, forwarding: parts.forwarding,
                    copies: parts.copiesHistories ? parts.copies : nil, uploads: parts.uploads, archive: stores.archive, pages: pages, clock: clock,
-                   apiKeyConfigured: apiKeyConfigured, configuration: configuration, address: address).register(on: router)
+                   apiKeyConfigured: apiKeyConfigured, configuration: configuration, address: address,
+                   audiences: viewers.signIn != nil ? parts.audiences : nil).register(on: router)
     if viewers.signIn != nil {
         AccountDeletion(viewers: viewers, eraser: stores.eraser, copies: parts.copies, notices: stores.notices, rendered: rendered,
-                        renderedCards: shared.renderedCards, pages: pages, configuration: configuration).register(on: router)
+                        renderedCards: shared.renderedCards, audiences: parts.audiences, pages: pages, configuration: configuration).register(on: router)
+        VisibilitySettings(viewers: viewers, store: stores.accounts, audiences: parts.audiences, notices: stores.notices, rendered: rendered,
+                           renderedCards: shared.renderedCards, pages: pages, configuration: configuration).register(on: router)
     }
     PersonalDownload(viewers: viewers, lists: lists, archive: stores.archive, outbox: parts.forwarding?.outbox, clock: clock).register(on: router)
     if let uploads = parts.uploads {

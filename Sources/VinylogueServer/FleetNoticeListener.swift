@@ -7,13 +7,17 @@ import VinylogueCore
 /// In a fleet, applies what any instance announces (`FleetNotices`): drops
 /// the pages, cards and JSON answers this instance kept of a person whose
 /// listens changed, and shows what a person's player is playing now, so a
-/// listen sent to one instance shows on the next page any instance makes.
+/// listen sent to one instance shows on the next page any instance makes;
+/// reads who may see whom again when a person's choice or a list changed
+/// elsewhere, or when notices may have been missed.
 /// A service of the server, following the notices until it stops.
 struct FleetNoticeListener: Service {
     let notices: any FleetNotices
     let rendered: RenderedPages
     let renderedCards: RenderedPages
     let nowPlaying: NowPlaying
+    /// Who may see whom, read again when it changed elsewhere.
+    var audiences: Audiences?
 
     func run() async throws {
         try await cancelWhenGracefulShutdown {
@@ -30,6 +34,18 @@ struct FleetNoticeListener: Service {
         case .playingNow(let name, let artist, let track, let album, let until):
             guard let user = Username(validating: name) else { return }
             nowPlaying.heard(NowPlaying.Track(artist: artist, track: track, album: album, until: Date(timeIntervalSince1970: TimeInterval(until))), for: user)
+        case .audienceChanged(let name):
+            if let user = Username(validating: name) {
+                rendered.removePages(of: user)
+                renderedCards.removePages(of: user)
+            }
+            if let audiences { Task { await audiences.reloadLogged() } }
+        case .listeningAgain:
+            // Notices may have been missed while not listening: what was
+            // kept may be out of date, and so may who sees whom.
+            rendered.removeAll()
+            renderedCards.removeAll()
+            if let audiences { Task { await audiences.reloadLogged() } }
         }
     }
 }

@@ -28,6 +28,8 @@ public struct WebAppParts: Sendable {
     /// Exports uploaded on Settings, imported in the background.
     public var uploads: UploadedImports?
     public var settings: CurrentSettings
+    /// Who may see whose listening, read at start.
+    public var audiences: Audiences
     public var pages: PageRenderer
     public var artwork: ArtworkStore
     public var demoCovers: DemoCoverCatalogue
@@ -45,12 +47,13 @@ public struct WebAppParts: Sendable {
     /// they last as long as the process.
     public var mobileVerifierSecret: Data?
 
-    public init(clock: WallClock, stores: any StoreBackend, lastFM: LastFMClient, settings: CurrentSettings, pages: PageRenderer,
-                artwork: ArtworkStore, demoCovers: DemoCoverCatalogue, shareCards: ShareCardStore, background: BackgroundWork) {
+    public init(clock: WallClock, stores: any StoreBackend, lastFM: LastFMClient, settings: CurrentSettings, audiences: Audiences,
+                pages: PageRenderer, artwork: ArtworkStore, demoCovers: DemoCoverCatalogue, shareCards: ShareCardStore, background: BackgroundWork) {
         self.clock = clock
         self.stores = stores
         self.lastFM = lastFM
         self.settings = settings
+        self.audiences = audiences
         self.pages = pages
         self.artwork = artwork
         self.demoCovers = demoCovers

@@ -27,6 +27,7 @@ import Testing
             "history copies",
             "history copy totals",
             "import jobs",
+            "account-visibility",
         ])
     }
 
@@ -47,6 +48,7 @@ import Testing
             "history-copies",
             "history-copy-totals",
             "import-jobs",
+            "account-visibility",
         ])
     }
 }

@@ -22,6 +22,9 @@ struct EveryoneRoutes: Sendable {
     let lists: any ListStore
     let pages: PageRenderer
     let rendered: RenderedPages
+    /// Who may see whom: a person hidden from the viewer is a card saying
+    /// there is no such user, as for a name Last.fm does not know.
+    let audiences: Audiences
     let clock: WallClock
 
     /// Charts loaded at the same time, at most: enough to hide Last.fm's
@@ -45,6 +48,13 @@ struct EveryoneRoutes: Sendable {
             throw SignInRequired(message: "Sign in with Last.fm to see everyone on your list.")
         }
         let users = try await lists.owned(by: owner).users().map(\.username)
+        let concealed = await audiences.concealed(users, from: viewer)
+        return try await Concealment.$people.withValue(concealed) {
+            try await page(request, owner: owner, users: users, yearsAgo: yearsAgo)
+        }
+    }
+
+    func page(_ request: Request, owner: ListOwner, users: [Username], yearsAgo: Int) async throws -> Response {
         let settings = await viewers.settings.current(for: owner)
         let key = Self.renderedKey(owner: owner, users: users, yearsAgo: yearsAgo, settings: settings)
         if let kept = rendered.response(key, to: request) { return kept }

@@ -23,6 +23,7 @@ enum Paths {
     static let exportUpload = "/settings/import"
     static let personalExport = "/settings/export"
     static let deleteAccount = "/settings/delete-account"
+    static let visibility = "/settings/visibility"
     static let users = "/users"
     static let usersReorder = "/users/reorder"
     static let friendsImport = "/friends/import"

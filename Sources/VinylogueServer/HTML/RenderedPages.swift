@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import Synchronization
+import Sync
 import VinylogueCore
 
 /// Recently rendered pages (and the JSON API's answers), kept in memory for
@@ -100,7 +101,9 @@ final class RenderedPages: Sendable {
     /// How many bytes of pages are kept now.
     var keptBytes: Int { kept.withLock { $0.bytes } }
 
+    /// The kept answer for `key`; none for a request that conceals someone.
     func page(_ key: String) -> Entry? {
+        if Concealment.concealsAnyone { return nil }
         let now = clock.now
         return kept.withLock { kept in
             guard let entry = kept.entries[key] else {
@@ -120,6 +123,10 @@ final class RenderedPages: Sendable {
     /// The kept answer for `key` as a response to `request`, when there is
     /// one: 304 Not Modified, with no body, when the browser holds it
     /// already (its `If-None-Match` names the answer's `ETag`).
+    ///
+    /// A request that conceals someone (`Concealment`) is never answered
+    /// from here: what is kept was made for viewers who may see everyone in
+    /// it.
     func response(_ key: String, to request: Request) -> Response? {
         guard let entry = page(key) else { return nil }
         if entry.status == .ok, let etag = entry.etag, Self.holds(request, etag) {
@@ -172,7 +179,9 @@ final class RenderedPages: Sendable {
     /// Keeps an answer for `key`; `etag` is the one it was sent with
     /// (`response(status:body:contentType:)` makes it), so a kept answer
     /// is hashed once, and a kept card, never sent by this type, not at all.
+    /// Nothing made for a request that conceals someone is kept.
     func keep(_ key: String, status: HTTPResponse.Status, body: ByteBuffer, contentType: String = RenderedPages.html, etag: String? = nil) {
+        if Concealment.concealsAnyone { return }
         let expires = clock.now.addingTimeInterval(lifetime)
         guard body.readableBytes <= maxBytes / 4 else { return }
         let now = clock.now

@@ -1,3 +1,4 @@
+import Sync
 import Foundation
 import Synchronization
 import VinylogueCore
@@ -41,8 +42,10 @@ final class NowPlaying: Sendable {
         }
     }
 
-    /// What `user` is playing now, if anything.
+    /// What `user` is playing now, if anything (nothing for a person the
+    /// request conceals).
     func track(of user: Username) -> Track? {
+        if Concealment.conceals(user) { return nil }
         let now = clock.now
         return playing.withLock { playing in
             guard let track = playing[user.key] else { return nil }

@@ -18,6 +18,8 @@ struct AccountDeletion: Sendable {
     let notices: (any FleetNotices)?
     let rendered: RenderedPages
     let renderedCards: RenderedPages
+    /// Who may see whom: the account's choice and friendships go with it.
+    let audiences: Audiences
     let pages: PageRenderer
     let configuration: ServerConfiguration
     let logger = Logger(label: "vinylogue.accounts")
@@ -51,6 +53,8 @@ struct AccountDeletion: Sendable {
         rendered.removePages(of: account.name)
         renderedCards.removePages(of: account.name)
         await notices?.announce(.listensChanged(user: account.name.value))
+        await audiences.reloadLogged()
+        await notices?.announce(.audienceChanged(user: account.name.value))
         var page = MessagePage(title: "Account deleted", heading: "Your account is deleted",
                                csrf: "", message: "Everything of \(account.name.value) is gone from this Vinylogue: your listening archive, "
                                    + "your list and settings, your tokens and sessions, and your place on other people’s lists. "

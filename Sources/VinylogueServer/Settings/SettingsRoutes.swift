@@ -28,6 +28,8 @@ struct SettingsRoutes: Sendable {
     let configuration: ServerConfiguration
     /// The public address, which players are pointed at.
     let address: PublicAddress
+    /// Who may see whom (with sign-in: each account chooses).
+    let audiences: Audiences?
 
     struct Option {
         let value: Int
@@ -49,6 +51,7 @@ struct SettingsRoutes: Sendable {
         var imports: ImportsView?
         var download: DownloadView?
         var deletion: DeleteAccountView?
+        var visibility: VisibilityView?
     }
 
     /// The listen-submission section: where to point a player, and the
@@ -122,6 +125,7 @@ struct SettingsRoutes: Sendable {
         view.imports = await imports(of: owner, settings: settings)
         view.download = await download(for: request)
         view.deletion = await deletion(for: request)
+        view.visibility = await visibility(for: request)
     }
 
     func show(_ request: Request) async throws -> Response {

@@ -137,6 +137,8 @@ struct CanonicalUserPathMiddleware<Context: RequestContext>: RouterMiddleware {
               let (raw, rest) = Self.userSegment(of: request.uri.path),
               !lookup.names.isCanonical(raw),
               let user = Username(validating: String(raw)),
+              // A person the viewer may not see is answered as an unknown name is: never sent to their spelling.
+              !Concealment.conceals(user),
               let canonical = await lookup.canonicalName(of: user),
               canonical.value != raw
         else { return try await next(request, context) }

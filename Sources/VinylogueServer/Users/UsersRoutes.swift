@@ -15,6 +15,9 @@ struct UsersRoutes: Sendable {
     /// Whether a Last.fm API key is set (people can be added from Last.fm).
     let apiKeyConfigured: Bool
     let configuration: ServerConfiguration
+    /// Who may see whom: a list change can make or end a friendship.
+    let audiences: Audiences
+    let notices: (any FleetNotices)?
 
     func register(on router: Router<Context>) {
         router.get(RouterPath(Paths.home)) { request, _ in try await self.list(request) }
@@ -93,6 +96,7 @@ struct UsersRoutes: Sendable {
             return try await rerender(request, form: form, problem: problem.message)
         case .success(let name):
             try await list(for: request).0.add(name)
+            await audiences.listsChanged(notices: notices, user: name)
             return .redirect(to: Paths.home, type: .normal)
         }
     }
@@ -118,6 +122,7 @@ struct UsersRoutes: Sendable {
         default:
             throw HTTPError(.notFound)
         }
+        await audiences.listsChanged(notices: notices, user: user)
         return .redirect(to: Paths.home, type: .normal)
     }
 
@@ -139,6 +144,7 @@ struct UsersRoutes: Sendable {
         do {
             let friends = try await sources.profiles(for: me).friends(of: me)
             let added = try await lists.addAll(friends.map(\.name))
+            if !added.isEmpty { await audiences.listsChanged(notices: notices, user: me) }
             return .redirect(to: Paths.home + "?imported=\(added.count)", type: .normal)
         } catch let error as SourceError {
             return try await rerender(request, form: FormFields(values: ["csrf": form["csrf"] ?? ""]),

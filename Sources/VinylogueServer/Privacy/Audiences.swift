@@ -1,0 +1,135 @@
+import Foundation
+import Hummingbird
+import Logging
+import Stores
+import Sync
+import Synchronization
+import VinylogueCore
+
+/// Who may see whose listening, answered from memory on every request:
+/// every account's `Visibility` as one `VisibilityRules`, read from the
+/// database at start, and again after each change here (a choice saved,
+/// a list changed, an account deleted) and each one another instance of
+/// a fleet announces (`FleetNotice.audienceChanged`), or whenever the
+/// fleet's notices are heard again after a lost connection (some may have
+/// been missed).
+///
+/// A request for a person's page asks `concealed(_:from:)` before anything
+/// of theirs is read: with nobody restricted that is one atomic load; for
+/// a restricted person it costs the viewer's session lookup. A person the
+/// viewer may not see is bound in `Concealment` for the request, which
+/// then answers exactly as for a name Last.fm does not know.
+public final class Audiences: Sendable {
+    private let rules: Mutex<VisibilityRules>
+    /// Whether anyone is restricted: the fast path of every request.
+    private let anyRestricted: Atomic<Bool>
+    /// Reads since start, each a new version of the rules (for tests,
+    /// which wait for one).
+    private let reloads = Atomic<Int>(0)
+    let store: any VisibilityStore
+    private let logger = Logger(label: "vinylogue.visibility")
+
+    /// Reads every account's choice; a database that cannot be read stops
+    /// the start (the server never serves without knowing who is hidden).
+    public init(store: any VisibilityStore) async throws {
+        self.store = store
+        let rules = VisibilityRules(try await store.restrictions())
+        self.rules = Mutex(rules)
+        anyRestricted = Atomic(!rules.isEmpty)
+    }
+
+    /// The rules as they stand.
+    public var current: VisibilityRules { rules.withLock { $0 } }
+
+    /// Whether anyone is restricted at all.
+    var restrictsAnyone: Bool { anyRestricted.load(ordering: .acquiring) }
+
+    /// How many times the rules were read again since start.
+    var version: Int { reloads.load(ordering: .acquiring) }
+
+    /// Reads the rules again. A failed read keeps the old ones and is
+    /// thrown (the caller says so); the next change or notice reads again.
+    public func reload() async throws {
+        let fresh = VisibilityRules(try await store.restrictions())
+        rules.withLock { $0 = fresh }
+        anyRestricted.store(!fresh.isEmpty, ordering: .releasing)
+        reloads.add(1, ordering: .releasing)
+    }
+
+    /// Applies `account`'s new choice here at once (a read that fails then
+    /// cannot leave the old choice in force), then reads every rule again
+    /// for its friends.
+    func apply(_ visibility: Visibility, of account: Account) async {
+        let changed = rules.withLock { rules in
+            rules = rules.applying(visibility, of: account)
+            return rules
+        }
+        anyRestricted.store(!changed.isEmpty, ordering: .releasing)
+        await reloadLogged()
+    }
+
+    /// Reads the rules again after lists changed, when anyone is
+    /// restricted (only their friends can have changed), and tells the
+    /// other instances to.
+    func listsChanged(notices: (any FleetNotices)?, user: Username) async {
+        guard restrictsAnyone else { return }
+        await reloadLogged()
+        await notices?.announce(.audienceChanged(user: user.value))
+    }
+
+    /// Reads the rules again, logging a failure (for notices, which have
+    /// no one to answer).
+    func reloadLogged() async {
+        do { try await reload() } catch {
+            logger.error("could not read who may see whom again; the rules read before stay: \(String(reflecting: error))")
+        }
+    }
+
+    /// Whether `user` restricts who sees them (their pages are then sent
+    /// as private to the viewer, never to a shared cache).
+    func isRestricted(_ user: Username) -> Bool {
+        restrictsAnyone && rules.withLock { $0.isRestricted(user) }
+    }
+
+    /// The name keys among `users` that `viewer` may not see (for the
+    /// everyone page, one check for the whole list).
+    func concealed(_ users: [Username], from viewer: @autoclosure () async -> Viewer) async -> Set<String> {
+        guard restrictsAnyone else { return [] }
+        let rules = current
+        let restricted = users.filter(rules.isRestricted)
+        guard !restricted.isEmpty else { return [] }
+        let account: Account? = if case .account(let account) = await viewer() { account } else { nil }
+        return Set(restricted.filter { !rules.allows(account, toSee: $0) }.map(\.key))
+    }
+}
+
+/// Decides, before anything else reads a person's listening, whether the
+/// viewer may see the person a `/u/{user}…` or `/api/u/{user}/…` address
+/// names; one they may not is bound in `Concealment` for the rest of the
+/// request, and a restricted person's pages are marked private.
+struct VisibilityMiddleware<Context: RequestContext>: RouterMiddleware {
+    let audiences: Audiences
+    let viewers: Viewers
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        guard audiences.restrictsAnyone, let user = Self.person(in: request.uri.path), audiences.isRestricted(user) else {
+            return try await next(request, context)
+        }
+        let concealed = await audiences.concealed([user], from: await viewers.viewer(of: request))
+        var response = try await Concealment.$people.withValue(concealed) { try await next(request, context) }
+        // The answer depends on who asks: no shared cache may keep it.
+        response.headers[.cacheControl] = "private, no-cache"
+        response.headers[.vary] = "Cookie"
+        return response
+    }
+
+    /// The person a path names: "/u/RJ/week/…" and "/api/u/RJ/chart" → RJ.
+    static func person(in path: String) -> Username? {
+        let rest: Substring
+        if path.hasPrefix("/u/") { rest = path.dropFirst(3) } else if path.hasPrefix("/api/u/") { rest = path.dropFirst(7) } else { return nil }
+        let segment = rest.prefix { $0 != "/" }
+        guard !segment.isEmpty else { return nil }
+        let raw = String(segment)
+        return Username(validating: raw.removingPercentEncoding ?? raw)
+    }
+}

@@ -1,0 +1,112 @@
+import Foundation
+import Hummingbird
+import Logging
+import Stores
+import VinylogueCore
+
+/// `POST /settings/visibility`: the signed-in person chooses who sees their
+/// listening (`Visibility`). The choice is stored, applied here at once,
+/// announced to the other instances of a fleet, and the pages kept of the
+/// person are dropped everywhere.
+struct VisibilitySettings: Sendable {
+    let viewers: Viewers
+    let store: any VisibilityStore
+    let audiences: Audiences
+    let notices: (any FleetNotices)?
+    let rendered: RenderedPages
+    let renderedCards: RenderedPages
+    let pages: PageRenderer
+    let configuration: ServerConfiguration
+    let logger = Logger(label: "vinylogue.visibility")
+
+    func register(on router: Router<BasicRequestContext>) {
+        router.post(RouterPath(Paths.visibility)) { request, _ in try await self.change(request) }
+    }
+
+    func change(_ request: Request) async throws -> Response {
+        let form = try await FormFields.read(request, limit: configuration.maxBodyBytes)
+        try CSRFProtection.verify(request, form: form)
+        guard case .account(let account) = await viewers.viewer(of: request) else {
+            throw SignInRequired(message: "Sign in with Last.fm to choose who sees your listening.")
+        }
+        guard let chosen = form["visibility"].flatMap(Visibility.init(rawValue:)) else {
+            return .redirect(to: Paths.settings + "?visibility=unknown#visibility", type: .normal)
+        }
+        do {
+            try await store.setVisibility(chosen, of: account)
+        } catch {
+            logger.error("could not save who may see an account: \(String(reflecting: error))")
+            var page = MessagePage(title: "Not changed", heading: "Who sees your listening was not changed",
+                                   csrf: "", message: "The database could not be changed, so your listening is shown as before. Try again in a moment.")
+            page.linkURL = Paths.settings + "#visibility"
+            page.linkLabel = "Back to Settings"
+            return pages.response("message", page, status: .serviceUnavailable)
+        }
+        await audiences.apply(chosen, of: account)
+        rendered.removePages(of: account.name)
+        renderedCards.removePages(of: account.name)
+        await notices?.announce(.audienceChanged(user: account.name.value))
+        return .redirect(to: Paths.settings + "?visibility=saved#visibility", type: .normal)
+    }
+}
+
+/// The Settings section that chooses who sees one's listening.
+struct VisibilityView {
+    struct Choice {
+        let choiceValue: String
+        let choiceLabel: String
+        let choiceAbout: String
+        let choiceChecked: Bool
+    }
+
+    let visibilityAction: String
+    let visibilityPath: String
+    let visibilityChoices: [Choice]
+    var visibilityChanged: String?
+
+    init(current: Visibility, person: Username) {
+        visibilityAction = Paths.visibility
+        visibilityPath = Paths.chart(person)
+        visibilityChoices = Visibility.allCases.map { choice in
+            Choice(choiceValue: choice.rawValue, choiceLabel: Self.label(choice), choiceAbout: Self.about(choice), choiceChecked: choice == current)
+        }
+    }
+
+    static func label(_ choice: Visibility) -> String {
+        switch choice {
+        case .everyone: "Everyone"
+        case .friends: "Friends"
+        case .onlyMe: "Only me"
+        }
+    }
+
+    static func about(_ choice: Visibility) -> String {
+        switch choice {
+        case .everyone: "anyone with the address, as Last.fm shows your scrobbles."
+        case .friends: "people signed in here who have you on their list and whom you have on yours."
+        case .onlyMe: "you alone, when you are signed in."
+        }
+    }
+}
+
+extension SettingsRoutes {
+    func visibility(for request: Request) async -> VisibilityView? {
+        guard case .account(let account) = await viewers.viewer(of: request), let audiences else { return nil }
+        let current = (try? await audiences.store.visibility(of: account)) ?? audiences.current.visibility(of: account)
+        var view = VisibilityView(current: current, person: account.name)
+        switch request.uri.queryParameters.get("visibility") {
+        case "saved"?: view.visibilityChanged = "Saved: your listening is shown to " + Self.audienceSentence(current) + "."
+        case "unknown"?: view.visibilityChanged = "Choose one of the three."
+        default: break
+        }
+        return view
+    }
+
+    static func audienceSentence(_ visibility: Visibility) -> String {
+        switch visibility {
+        case .everyone: "everyone"
+        case .friends: "your friends here"
+        case .onlyMe: "you alone"
+        }
+    }
+}

@@ -106,7 +106,8 @@ public final class Audiences: Sendable {
 /// Decides, before anything else reads a person's listening, whether the
 /// viewer may see the person a `/u/{user}…` or `/api/u/{user}/…` address
 /// names; one they may not is bound in `Concealment` for the rest of the
-/// request, and a restricted person's pages are marked private.
+/// request (whose answer is then the unknown name's, headers and all), and
+/// a restricted person's pages, to those they chose, are marked private.
 struct VisibilityMiddleware<Context: RequestContext>: RouterMiddleware {
     let audiences: Audiences
     let viewers: Viewers
@@ -116,8 +117,12 @@ struct VisibilityMiddleware<Context: RequestContext>: RouterMiddleware {
             return try await next(request, context)
         }
         let concealed = await audiences.concealed([user], from: await viewers.viewer(of: request))
-        var response = try await Concealment.$people.withValue(concealed) { try await next(request, context) }
-        // The answer depends on who asks: no shared cache may keep it.
+        if !concealed.isEmpty {
+            // Answered as for an unknown name, headers and all.
+            return try await Concealment.$people.withValue(concealed) { try await next(request, context) }
+        }
+        // The person's own page, for a viewer they chose: no shared cache may keep it.
+        var response = try await next(request, context)
         response.headers[.cacheControl] = "private, no-cache"
         response.headers[.vary] = "Cookie"
         return response
@@ -130,6 +135,7 @@ struct VisibilityMiddleware<Context: RequestContext>: RouterMiddleware {
         let segment = rest.prefix { $0 != "/" }
         guard !segment.isEmpty else { return nil }
         let raw = String(segment)
-        return Username(validating: raw.removingPercentEncoding ?? raw)
+        // As `RouteParameters.user` reads it: as written, else decoded.
+        return Username(validating: raw) ?? raw.removingPercentEncoding.flatMap(Username.init(validating:))
     }
 }

@@ -1,0 +1,156 @@
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+import LastFMTestServer
+import Stores
+import Testing
+import TestSupport
+import VinylogueCore
+
+/// Who sees a person's listening: every route that shows a person, asked
+/// by an anonymous visitor, a signed-in stranger, a friend (each has the
+/// other on their list) and the owner, on SQLite and on PostgreSQL. A
+/// person hidden from a viewer answers exactly as a name Last.fm does not
+/// know: same status, same headers, same bytes.
+@Suite struct VisibilityTests {
+    /// Every route that shows a person, as Vera's.
+    static let routes = [
+        "/u/Vera", "/u/Vera/week/2022-07-08", "/u/Vera?years_ago=2", "/u/Vera/history", "/u/Vera/rediscover",
+        "/u/Vera/album/Hidden%20Artist/Hidden%20Album", "/u/Vera/card.png", "/u/Vera/history/card.png",
+        "/u/Vera/week/2022-07-08/card.png", "/u/Vera/album/Hidden%20Artist/Hidden%20Album/card.png",
+        "/u/Vera/feed.atom", "/u/Vera/cover/Hidden%20Artist/Hidden%20Album", "/u/vera",
+        "/api/u/Vera/chart", "/api/u/Vera/chart?week=2022-07-08", "/api/u/Vera/history",
+    ]
+
+    /// An answer as a viewer sees it, less what differs by the moment.
+    struct Answer: Equatable, CustomStringConvertible {
+        let status: HTTPResponse.Status
+        let headers: [String]
+        let body: ByteBuffer
+
+        init(_ response: TestResponse) {
+            status = response.status
+            headers = response.headers.filter { ![.date, .setCookie].contains($0.name) }.map { "\($0.name): \($0.value)" }.sorted()
+            body = response.body
+        }
+
+        var description: String { "\(status) \(headers) \(String(buffer: body).prefix(300))" }
+    }
+
+    /// A viewer: the cookies its browser sends.
+    struct Viewer {
+        let name: String
+        let cookie: String
+    }
+
+    static func answer(_ client: some TestClientProtocol, _ uri: String, as viewer: Viewer) async throws -> Answer {
+        Answer(try await client.execute(uri: uri, method: .get, headers: [.cookie: viewer.cookie], body: nil))
+    }
+
+    static func answers(_ client: some TestClientProtocol, as viewer: Viewer) async throws -> [String: Answer] {
+        var all: [String: Answer] = [:]
+        for route in routes { all[route] = try await answer(client, route, as: viewer) }
+        return all
+    }
+
+    static func choose(_ client: some TestClientProtocol, _ visibility: Visibility, _ browser: SignInTests.Browser) async throws {
+        let saved = try await client.post("/settings/visibility", ["visibility": visibility.rawValue], session: browser.form)
+        #expect(saved.status == .seeOther)
+        #expect(saved.headers[.location] == "/settings?visibility=saved#visibility")
+    }
+
+    @Test(arguments: [false, true]) func everyRouteAnswersOnlyThoseThePersonChose(postgres: Bool) async throws {
+        try await Harness.run(signIn: true, postgres: postgres) { harness, client in
+            for name in ["Mika", "Noor"] { await harness.fake.add(user: name, .generated(DemoHistory(seed: 40 + UInt64(name.count), start: 1_136_073_600))) }
+            // Vera is not on Last.fm yet: what every viewer gets for a name nobody knows.
+            let anonymous = Viewer(name: "anonymous", cookie: try await client.session(from: "/").cookie)
+            let noorBrowser = try await SignInTests.signIn(client, harness, as: "Noor")
+            let mikaBrowser = try await SignInTests.signIn(client, harness, as: "Mika")
+            let noor = Viewer(name: "stranger", cookie: noorBrowser.cookie), mika = Viewer(name: "friend", cookie: mikaBrowser.cookie)
+            var unknown: [String: [String: Answer]] = [:]
+            for viewer in [anonymous, noor, mika] { unknown[viewer.name] = try await Self.answers(client, as: viewer) }
+            #expect(unknown["anonymous"]?["/u/Vera"]?.status == .notFound, "\(unknown["anonymous"]?["/u/Vera"].map(String.init(describing:)) ?? "")")
+            #expect(unknown["stranger"]?["/api/u/Vera/chart"]?.status == .notFound)
+
+            // Vera joins Last.fm and signs in here; a player sends her listens a year ago.
+            await harness.fake.add(user: "Vera", .generated(DemoHistory(seed: 31, start: 1_136_073_600)))
+            let veraBrowser = try await SignInTests.signIn(client, harness, as: "Vera")
+            let vera = Viewer(name: "owner", cookie: veraBrowser.cookie)
+            let token = try await ListenSubmissionTests.newToken(client, session: veraBrowser.form)
+            let yearAgo = ListenSubmissionTests.now - 365 * 86_400
+            let listens = (0..<3).map { ListenSubmissionTests.listen(at: yearAgo + Int64($0) * 300, artist: "Hidden Artist", track: "T\($0)",
+                                                                     album: "Hidden Album") }
+            #expect(try await ListenSubmissionTests.submit(client, token: token, ListenSubmissionTests.payload("import", listens)).status == .ok)
+            // Friends both ways: Mika and Vera list each other; Noor lists Vera, who does not list Noor
+            // (her sign-in listed her Last.fm friends, Noor among them).
+            #expect(try await client.post("/users/Noor/remove", [:], session: veraBrowser.form).status == .seeOther)
+            for (browser, name) in [(mikaBrowser, "Vera"), (veraBrowser, "Mika"), (noorBrowser, "Vera")] {
+                let added = try await client.post("/users", ["username": name], session: browser.form)
+                #expect(added.status == .seeOther, "\(added.body)")
+            }
+
+            // Public: everyone sees her archive, and the pages are kept.
+            for viewer in [anonymous, noor, mika, vera] {
+                let page = try await Self.answer(client, "/u/Vera", as: viewer)
+                #expect(page.status == .ok && String(buffer: page.body).contains("Hidden Album"), "\(viewer.name): \(page)")
+                #expect(try await Self.answer(client, "/api/u/Vera/chart", as: viewer).status == .ok)
+            }
+
+            // Friends: Mika and Vera see everything; Noor and the anonymous visitor get the unknown name's answers.
+            try await Self.choose(client, .friends, veraBrowser)
+            for viewer in [mika, vera] {
+                let page = try await Self.answer(client, "/u/Vera", as: viewer)
+                #expect(page.status == .ok && String(buffer: page.body).contains("Hidden Album"), "\(viewer.name): \(page)")
+                #expect(page.headers.contains("Cache-Control: private, no-cache"))
+                #expect(try await Self.answer(client, "/api/u/Vera/history", as: viewer).status == .ok)
+            }
+            for viewer in [anonymous, noor] {
+                for (route, answer) in try await Self.answers(client, as: viewer) {
+                    #expect(answer == unknown[viewer.name]?[route], "\(viewer.name) \(route): \(answer) ≠ \(unknown[viewer.name]?[route].map(String.init(describing:)) ?? "nothing")")
+                }
+            }
+            // On Noor's everyone page Vera is a name Last.fm does not know; on Mika's, her chart.
+            let noorsEveryone = String(buffer: try await Self.answer(client, "/everyone", as: noor).body)
+            #expect(noorsEveryone.contains("The user “Vera” was not found") && !noorsEveryone.contains("Hidden Album"), "\(noorsEveryone)")
+            let mikasEveryone = String(buffer: try await Self.answer(client, "/everyone", as: mika).body)
+            #expect(mikasEveryone.contains("Hidden Album"))
+
+            // Only me: Mika too gets the unknown name's answers; Vera still sees hers.
+            try await Self.choose(client, .onlyMe, veraBrowser)
+            for (route, answer) in try await Self.answers(client, as: mika) {
+                #expect(answer == unknown["friend"]?[route], "friend \(route): \(answer)")
+            }
+            let own = try await Self.answer(client, "/u/Vera", as: vera)
+            #expect(own.status == .ok && String(buffer: own.body).contains("Hidden Album"))
+            let settings = try await SignInTests.page(client, "/settings", veraBrowser)
+            #expect(settings.body.contains("value=\"only-me\" checked"))
+
+            // Mika removing Vera from the list ends the friendship the moment Vera chooses friends again.
+            try await Self.choose(client, .friends, veraBrowser)
+            #expect(try await Self.answer(client, "/u/Vera", as: mika).status == .ok)
+            #expect(try await client.post("/users/Vera/remove", [:], session: mikaBrowser.form).status == .seeOther)
+            #expect(try await Self.answer(client, "/u/Vera", as: mika) == unknown["friend"]?["/u/Vera"])
+
+            // Everyone again: the stranger sees her at once.
+            try await Self.choose(client, .everyone, veraBrowser)
+            #expect(try await Self.answer(client, "/u/Vera", as: noor).status == .ok)
+            #expect(try await Self.answer(client, "/u/Vera", as: anonymous).status == .ok)
+        }
+    }
+
+    @Test func aChoiceNeedsAnAccountAndTheFormsToken() async throws {
+        try await Harness.run(signIn: true) { harness, client in
+            let visitor = try await client.session(from: "/")
+            let refused = try await client.post("/settings/visibility", ["visibility": "only-me"], session: visitor)
+            #expect(refused.status == .unauthorized || refused.status == .forbidden, "\(refused.status)")
+            let rj = try await SignInTests.signIn(client, harness, as: "RJ")
+            let forged = try await client.execute(uri: "/settings/visibility", method: .post,
+                                                  headers: [.cookie: rj.cookie, .contentType: "application/x-www-form-urlencoded"],
+                                                  body: ByteBuffer(string: "visibility=only-me"))
+            #expect(forged.status == .forbidden)
+            let odd = try await client.post("/settings/visibility", ["visibility": "nobody"], session: rj.form)
+            #expect(odd.headers[.location] == "/settings?visibility=unknown#visibility")
+            #expect(try await client.get("/u/RJ").status == .ok)
+        }
+    }
+}

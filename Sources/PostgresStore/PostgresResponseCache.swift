@@ -58,10 +58,14 @@ public struct PostgresResponseCache: LastFMResponseCache {
 
     public func exclusively<T: Sendable>(_ key: String, _ work: @Sendable () async throws -> T) async throws -> T {
         let lock = Self.lockKey(key), logger = self.logger
-        return try await coordination.client.withTransaction(logger: logger) { connection in
+        // The work's own failure (Last.fm's "user not found", say) comes back
+        // as it was: `withTransaction` would wrap it in a transaction error,
+        // which the client could only call a network failure.
+        let outcome: Result<T, any Error> = try await coordination.client.withTransaction(logger: logger) { connection in
             try await connection.query("SELECT pg_advisory_xact_lock(\(lock))", logger: logger)
-            return try await work()
+            do { return .success(try await work()) } catch { return .failure(error) }
         }
+        return try outcome.get()
     }
 
     /// A stable 64-bit advisory-lock key for a cache key (the first 8 bytes

@@ -1,7 +1,11 @@
 import Foundation
 import Hummingbird
 import HummingbirdTesting
+import LastFM
 import LastFMTestServer
+import ListenBrainzTestServer
+import PostgresStore
+import VinylogueApp
 import Stores
 import Testing
 import TestSupport
@@ -51,6 +55,18 @@ import VinylogueCore
         var all: [String: Answer] = [:]
         for route in routes { all[route] = try await answer(client, route, as: viewer) }
         return all
+    }
+
+    /// Signs `user` in through the fake's approval, as `SignInTests.signIn` does.
+    static func signIn(_ client: some TestClientProtocol, _ fake: FakeLastFM, as user: String) async throws -> SignInTests.Browser {
+        let (nonce, state) = try await SignInTests.startSignIn(client)
+        let back = try await SignInTests.callback(client, nonce: nonce, token: await fake.approvedToken(for: user), cookie: state)
+        let session = try #require(SignInTests.value(SignInTests.setCookies(back.headers)["vinylogue_session"]))
+        var browser = SignInTests.Browser(sessionCookie: "vinylogue_session=\(session)")
+        let home = try await client.execute(uri: "/", method: .get, headers: [.cookie: browser.sessionCookie], body: nil)
+        let csrf = try #require(SignInTests.value(SignInTests.setCookies(home.headers)["vinylogue_csrf"]))
+        browser.csrf = Harness.Session(cookie: "vinylogue_csrf=\(csrf)", token: csrf)
+        return browser
     }
 
     static func choose(_ client: some TestClientProtocol, _ visibility: Visibility, _ browser: SignInTests.Browser) async throws {
@@ -151,6 +167,71 @@ import VinylogueCore
             let odd = try await client.post("/settings/visibility", ["visibility": "nobody"], session: rj.form)
             #expect(odd.headers[.location] == "/settings?visibility=unknown#visibility")
             #expect(try await client.get("/u/RJ").status == .ok)
+        }
+    }
+}
+
+/// A choice made on one instance of a fleet holds on every other at once:
+/// the other instance's kept page of the person is never served past it.
+@Suite(.timeLimit(.minutes(1))) struct FleetVisibilityTests {
+    @Test func aChoiceOnOneInstanceHidesThePersonOnTheOther() async throws {
+        let cluster = try TestCluster.url()
+        let clock = TestClock(july2023)
+        let fake = try FakeLastFM(clock: clock.wallClock)
+        await fake.add(user: "Vera", .generated(DemoHistory(seed: 31, start: 1_136_073_600)))
+        try await PostgresDatabase.withTemporaryDatabase(server: cluster + "?sslmode=disable") { databaseURL in
+            func configuration(_ name: String) -> VinylogueConfiguration {
+                var configuration = VinylogueConfiguration(environment: [:])
+                configuration.dataDirectory = Harness.scratch.appendingPathComponent("vinylogue-fleet-visibility-\(name)-\(UUID().uuidString)")
+                configuration.databaseURL = databaseURL
+                configuration.lastFM = LastFMConfiguration(apiKey: "test-key", baseURL: "http://fake-lastfm.invalid/2.0/", requestsPerSecond: 200,
+                                                           maxAttempts: 1, timeout: .seconds(10))
+                configuration.lastFM.apiSecret = "test-secret"
+                configuration.lastFM.authURL = "http://fake-lastfm.invalid/api/auth/"
+                configuration.imageBase = "http://fake-lastfm.invalid/i/u/"
+                configuration.copiesHistories = false
+                return configuration
+            }
+            let first = configuration("a"), second = configuration("b")
+            defer {
+                try? FileManager.default.removeItem(at: first.dataDirectory)
+                try? FileManager.default.removeItem(at: second.dataDirectory)
+            }
+            let transports = Transports(lastFM: .inProcess(fake), images: .inProcess(fake), listenBrainz: .inProcess(FakeListenBrainz(clock: clock.wallClock)))
+            try await Composition.with(first, clock: clock.wallClock, transports: transports) { one in
+                try await Composition.with(second, clock: clock.wallClock, transports: transports) { two in
+                    let appOne = try await one.buildApplication(), appTwo = try await two.buildApplication()
+                    try await appOne.test(.router) { a in
+                        try await appTwo.test(.router) { b in
+                            let vera = try await VisibilityTests.signIn(a, fake, as: "Vera")
+                            let token = try await ListenSubmissionTests.newToken(a, session: vera.form)
+                            let listen = ListenSubmissionTests.listen(at: ListenSubmissionTests.now - 365 * 86_400, artist: "Hidden Artist",
+                                                                      album: "Hidden Album")
+                            #expect(try await ListenSubmissionTests.submit(a, token: token, ListenSubmissionTests.payload("single", [listen])).status == .ok)
+                            // Instance B keeps Vera's page for anyone.
+                            for _ in 0..<2 {
+                                let page = try await b.get("/u/Vera")
+                                #expect(page.status == .ok && page.body.contains("Hidden Album"), "\(page.body.prefix(300))")
+                            }
+                            let kept = try await b.getOnce("/api/u/Vera/chart")
+                            #expect(kept.status == .ok)
+
+                            // Vera keeps it to herself on instance A; B hears it and never serves its kept page again.
+                            try await VisibilityTests.choose(a, .onlyMe, vera)
+                            while try await b.getOnce("/u/Vera").status != .notFound { try await Task.sleep(for: .milliseconds(20)) }
+                            let hidden = try await b.getOnce("/u/Vera")
+                            #expect(hidden.body.contains("The user “Vera” was not found") && !hidden.body.contains("Hidden Album"))
+                            #expect(try await b.getOnce("/api/u/Vera/chart").status == .notFound)
+                            // Her session works on B, where she sees her own page.
+                            let own = try await b.execute(uri: "/u/Vera", method: .get, headers: [.cookie: vera.cookie], body: nil)
+                            #expect(own.status == .ok && String(buffer: own.body).contains("Hidden Album"))
+
+                            try await VisibilityTests.choose(a, .everyone, vera)
+                            while try await b.getOnce("/u/Vera").status != .ok { try await Task.sleep(for: .milliseconds(20)) }
+                        }
+                    }
+                }
+            }
         }
     }
 }

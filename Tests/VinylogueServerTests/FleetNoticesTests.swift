@@ -37,6 +37,14 @@ import VinylogueCore
                             await announcer.announce(.listensChanged(user: "rj"))
                             try await Task.sleep(for: .milliseconds(20))
                         }
+                        // Listening now (on listening, everything kept was
+                        // dropped: notices may have been missed before):
+                        // RJ's notice drops RJ's pages and cards alone.
+                        pages.keep("chart|RJ|y1|album", status: .ok, body: body)
+                        pages.keep("api|chart|ybsc|y1|album", status: .ok, body: body)
+                        cards.keep("card|RJ|y1", status: .ok, body: body)
+                        await announcer.announce(.listensChanged(user: "rj"))
+                        while pages.page("chart|RJ|y1|album") != nil { try await Task.sleep(for: .milliseconds(20)) }
                         let until = Int64(july2023.timeIntervalSince1970) + 200
                         await announcer.announce(.playingNow(user: "RJ", artist: "Low", track: "Lullaby", album: "I Could Live in Hope", until: until))
                         while nowPlaying.track(of: rj) == nil { try await Task.sleep(for: .milliseconds(20)) }

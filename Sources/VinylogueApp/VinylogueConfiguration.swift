@@ -73,6 +73,7 @@ public struct VinylogueConfiguration: Sendable {
            let key = environment["VINYLOGUE_TLS_KEY"], !key.isEmpty {
             server.tls = ServerConfiguration.TLSFiles(certificatePath: certificate, keyPath: key)
         }
+        server.sitePassword = environment["VINYLOGUE_SITE_PASSWORD"].flatMap { $0.isEmpty ? nil : $0 }
         if let limit = environment["VINYLOGUE_LISTEN_RATE_LIMIT"].flatMap({ Int($0) }), limit >= 0 { server.listenRateLimit = limit }
         if let megabytes = environment["VINYLOGUE_MAX_UPLOAD_MB"], !megabytes.isEmpty {
             if let value = Int(megabytes), (1...65_536).contains(value) {

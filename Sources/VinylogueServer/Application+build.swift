@@ -99,6 +99,7 @@ func buildRouter(configuration: ServerConfiguration, parts: WebAppParts, shared:
         AudioscrobblerRoutes(received: shared.received, signIn: $0, limit: listenLimit, clock: clock, address: address)
     }
     if let audioscrobbler { router.add(middleware: AudioscrobblerHandshakeMiddleware(routes: audioscrobbler)) }
+    if let password = configuration.sitePassword { router.add(middleware: SitePasswordMiddleware(password: password)) }
     router.add(middleware: AnswerDeadlineMiddleware(patience: patience.lastFM))
     router.add(middleware: ErrorPageMiddleware(pages: pages))
     // Who may see the person an address names, decided before anything of theirs is read.

@@ -32,6 +32,11 @@ public struct ServerConfiguration: Sendable {
     /// `serve --tls-certificate --tls-key`, `VINYLOGUE_TLS_CERTIFICATE`,
     /// `VINYLOGUE_TLS_KEY`); nil serves plain HTTP.
     public var tls: TLSFiles?
+    /// One password for the whole site (`VINYLOGUE_SITE_PASSWORD`): every
+    /// page asks for it (HTTP Basic, any user name), for a household that
+    /// keeps its instance to itself. The listen APIs keep their own tokens,
+    /// and `/healthz` and `/metrics` stay open. Nil: no password.
+    public var sitePassword: String?
 
     /// Where a PEM certificate chain and its private key are.
     public struct TLSFiles: Sendable, Equatable {

@@ -10,6 +10,7 @@ import Stores
 import Testing
 import TestSupport
 import VinylogueCore
+import VinylogueServer
 
 /// Who sees a person's listening: every route that shows a person, asked
 /// by an anonymous visitor, a signed-in stranger, a friend (each has the
@@ -232,6 +233,41 @@ import VinylogueCore
                     }
                 }
             }
+        }
+    }
+}
+
+/// A household's instance kept to itself with one password: every page asks
+/// for it; players and the operator's health checks are not asked.
+@Suite struct SitePasswordTests {
+    static func basic(_ user: String, _ password: String) -> String {
+        "Basic " + Data("\(user):\(password)".utf8).base64EncodedString()
+    }
+
+    @Test func everyPageAsksForThePasswordAndPlayersAreNotAsked() async throws {
+        var server = ServerConfiguration()
+        server.sitePassword = "kitchen radio"
+        try await Harness.run(demo: true, server: server) { _, client in
+            for uri in ["/", "/u/demo", "/api/u/demo/chart", "/u/demo/feed.atom", "/settings", "/everyone", "/u/demo/card.png"] {
+                let refused = try await client.execute(uri: uri, method: .get, headers: [:], body: nil)
+                #expect(refused.status == .unauthorized, "\(uri)")
+                #expect(refused.headers[.wwwAuthenticate] == "Basic realm=\"Vinylogue\", charset=\"UTF-8\"")
+                #expect(String(buffer: refused.body).contains("This Vinylogue is private"))
+                #expect(!String(buffer: refused.body).contains("demo’s"))
+                let wrong = try await client.execute(uri: uri, method: .get, headers: [.authorization: Self.basic("me", "kitchen")], body: nil)
+                #expect(wrong.status == .unauthorized, "\(uri)")
+            }
+            for user in ["", "anyone"] {
+                let page = try await client.execute(uri: "/u/demo", method: .get, headers: [.authorization: Self.basic(user, "kitchen radio")], body: nil)
+                #expect(page.status == .ok)
+            }
+            #expect(try await client.execute(uri: "/healthz", method: .get, headers: [:], body: nil).status == .ok)
+            // A player's token is its own credential.
+            let validate = try await client.execute(uri: "/1/validate-token", method: .get, headers: [.authorization: "Token 0123"], body: nil)
+            #expect(validate.status != .unauthorized || validate.headers[.wwwAuthenticate] == nil)
+            #expect(String(buffer: validate.body).contains("valid"))
+            let garbage = try await client.execute(uri: "/", method: .get, headers: [.authorization: "Basic %%%"], body: nil)
+            #expect(garbage.status == .unauthorized)
         }
     }
 }

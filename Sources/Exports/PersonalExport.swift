@@ -26,6 +26,9 @@ public struct PersonalExport: Sendable {
     public let list: any ListStore
     public let forwarding: (any ForwardingOutbox)?
     public let clock: WallClock
+    /// Who may see the account's listening, written with the settings
+    /// (nil: not an account's export).
+    public var visibility: Visibility?
 
     public init(person: Username?, owner: ListOwner, archive: any ScrobbleArchive, list: any ListStore,
                 forwarding: (any ForwardingOutbox)?, clock: WallClock) {
@@ -84,7 +87,8 @@ public struct PersonalExport: Sendable {
         let settings = try await list.settings()
         try await send(try zip.begin("vinylogue/settings.json"))
         try await send(try zip.add("{\"play_count_filter\":\(settings.filter.threshold),\"time_zone\":"
-                                   + "\(settings.timeZoneIdentifier.map(JSONText.string) ?? "null")}\n"))
+                                   + "\(settings.timeZoneIdentifier.map(JSONText.string) ?? "null")"
+                                   + (visibility.map { ",\"visibility\":\(JSONText.string($0.rawValue))" } ?? "") + "}\n"))
         if let forwarding {
             let choice = try await forwarding.choice(of: owner)
             try await send(try zip.begin("vinylogue/forwarding.json"))

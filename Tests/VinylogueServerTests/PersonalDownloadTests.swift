@@ -17,6 +17,7 @@ import ZIPFoundation
             _ = try await archive.store([Scrobble(instant: 1_688_000_000, artist: "Low", album: "HEY WHAT", track: "White Horses")], of: rj, origin: .received)
             _ = try await archive.store([Scrobble(instant: 1_688_000_000, artist: "Not", album: "Mine", track: "Theirs")], of: other, origin: .received)
             let browser = try await SignInTests.signIn(client, harness, as: "rj")
+            try await VisibilityTests.choose(client, .friends, browser)
             let settings = try await SignInTests.page(client, "/settings", browser)
             #expect(settings.body.contains("Take it all with you") && settings.body.contains("href=\"/settings/export\""), "\(settings.body)")
 
@@ -38,6 +39,7 @@ import ZIPFoundation
             #expect(members["listens/2023/6.jsonl"]?.contains("White Horses") == true, "\(members.keys.sorted())")
             #expect(!members.values.joined().contains("Theirs"))
             #expect(members["vinylogue/list.json"]?.contains("\"name\":\"RJ\"") == true, "\(members["vinylogue/list.json"] ?? "")")
+            #expect(members["vinylogue/settings.json"]?.contains("\"visibility\":\"friends\"") == true, "\(members["vinylogue/settings.json"] ?? "")")
         }
     }
 

@@ -24,16 +24,20 @@ struct PersonalDownload: Sendable {
     /// Whose export `request`'s viewer may download: theirs.
     func export(for request: Request) async throws -> PersonalExport {
         let owner: ListOwner, person: Username?
+        var visibility: Visibility?
         switch await viewers.viewer(of: request) {
         case .account(let account):
             (owner, person) = (account.owner, account.name)
+            visibility = try await viewers.signIn?.accounts.visibility(of: account)
         case .household:
             let me = (try? await lists.owned(by: .household).users())?.first(where: \.isMe)
             (owner, person) = (.household, me.flatMap { try? Username($0.name) })
         case .visitor:
             throw SignInRequired(message: "Sign in with Last.fm to download your listening.")
         }
-        return PersonalExport(person: person, owner: owner, archive: archive, list: lists, forwarding: outbox, clock: clock)
+        var export = PersonalExport(person: person, owner: owner, archive: archive, list: lists, forwarding: outbox, clock: clock)
+        export.visibility = visibility
+        return export
     }
 
     func download(_ request: Request) async throws -> Response {

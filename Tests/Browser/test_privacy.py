@@ -1,4 +1,5 @@
-"""Taking one's listening away: on Settings, "Download everything" gives a
+"""Keeping one's listening: on Settings, "Who sees your listening" hides it
+from everyone else, "Download everything" gives a
 ZIP of one's archive, list and settings, and "Delete my account" (confirmed
 by typing one's name) leaves nothing and signs one out."""
 
@@ -49,6 +50,25 @@ def test_download_everything_then_delete_the_account(pages, signin_app, tmp_path
         assert lines[0]["listened_at"] == 1_626_000_000 and lines[0]["track_metadata"]["release_name"] == "Homogenic"
         people = [person["name"] for person in json.loads(archive.read("vinylogue/list.json"))]
         assert people[0] == "ybsc", people
+
+    # Only me: another browser gets the page of a name Last.fm does not know; the owner still sees hers.
+    section = page.locator("#visibility")
+    section.get_by_label("Only me").check()
+    section.get_by_role("button", name="Save who sees it").click()
+    expect(page.locator("#visibility").get_by_role("status")).to_have_text("Saved: your listening is shown to you alone.")
+    expect(page.locator("#visibility").get_by_label("Only me")).to_be_checked()
+    shot(page, "only-me")
+    stranger = pages.new_page()
+    answer = stranger.goto(app("/u/ybsc/week/2021-07-11"))
+    assert answer.status == 404
+    expect(stranger.get_by_text("The user “ybsc” was not found on Last.fm.")).to_be_visible()
+    expect(stranger.get_by_text("Homogenic")).to_have_count(0)
+    shot(stranger, "hidden-from-a-stranger")
+    stranger.close()
+    own = page.goto(app("/u/ybsc/week/2021-07-11"))
+    assert own.status == 200
+    expect(page.get_by_text("Homogenic").first).to_be_visible()
+    page.goto(app("/settings"))
 
     # A wrong name deletes nothing and says so.
     section = page.locator("#delete")

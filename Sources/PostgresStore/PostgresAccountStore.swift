@@ -58,6 +58,14 @@ public struct PostgresAccountStore: AccountStore {
 
     public func accountCount() async throws -> Int { try await count("account") }
 
+    public func account(named name: Username) async throws -> Account? {
+        let rows = try await database.client.query("SELECT id, name FROM account WHERE name_key = \(name.key)", logger: logger)
+        for try await (id, spelled) in rows.decode((Int64, String).self) {
+            return Username(validating: spelled).map { Account(id: id, name: $0) }
+        }
+        return nil
+    }
+
     // MARK: Visibility
 
     public func visibility(of account: Account) async throws -> Visibility {

@@ -232,6 +232,29 @@ public struct PostgresScrobbleStore: ScrobbleArchive {
         }
     }
 
+    public func recentScrobbles(of user: Username, from: Int64, to: Int64, limit: Int, offset: Int) async throws(SourceError) -> RecentScrobbles {
+        try await reading(user) { id, connection, logger in
+            guard let id else { return RecentScrobbles(total: 0, scrobbles: []) }
+            var total = 0
+            for try await count in try await connection.query("""
+                SELECT count(*) FROM scrobble WHERE user_id = \(id) AND instant >= \(from) AND instant < \(to)
+                """, logger: logger).decode(Int64.self) { total = Int(count) }
+            let rows = try await connection.query("""
+                SELECT instant, artist, track, album, artist_mbid, album_mbid, track_mbid FROM scrobble
+                WHERE user_id = \(id) AND instant >= \(from) AND instant < \(to)
+                ORDER BY instant DESC, artist COLLATE "C" DESC, track COLLATE "C" DESC
+                LIMIT \(Int64(max(0, limit))) OFFSET \(Int64(max(0, offset)))
+                """, logger: logger)
+            var found: [Scrobble] = []
+            for try await (instant, artist, track, album, artistMBID, albumMBID, trackMBID)
+                in rows.decode((Int64, String, String, String, String?, String?, String?).self) {
+                found.append(Scrobble(instant: instant, artist: artist, album: album, track: track,
+                                      artistMBID: artistMBID, albumMBID: albumMBID, trackMBID: trackMBID))
+            }
+            return RecentScrobbles(total: total, scrobbles: found)
+        }
+    }
+
     public func albumsPlayed(by user: Username, since from: Int64) async throws(SourceError) -> Set<String>? {
         try await reading(user) { id, connection, logger in
             guard let id else { return nil }

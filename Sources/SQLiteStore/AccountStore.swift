@@ -102,6 +102,14 @@ public struct SQLiteAccountStore: AccountStore {
         try await writer.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM account") ?? 0 }
     }
 
+    public func account(named name: Username) async throws -> Account? {
+        try await writer.read { db in
+            guard let row = try Row.fetchOne(db, sql: "SELECT id, name FROM account WHERE name_key = ?", arguments: [name.key]),
+                  let spelled = Username(validating: row["name"]) else { return nil }
+            return Account(id: row["id"], name: spelled)
+        }
+    }
+
     // MARK: Visibility
 
     public func visibility(of account: Account) async throws -> Visibility {

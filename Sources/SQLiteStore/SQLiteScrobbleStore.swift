@@ -441,6 +441,19 @@ extension SQLiteScrobbleStore: ScrobbleArchive, BlockingScrobbleWriter {
         try await readAsync { db in try Self.scrobbles(of: user, from: from, to: to, in: db) }
     }
 
+    public func recentScrobbles(of user: Username, from: Int64, to: Int64, limit: Int, offset: Int) async throws(SourceError) -> RecentScrobbles {
+        try await readAsync { db in
+            guard let id = try Self.userID(of: user, in: db) else { return RecentScrobbles(total: 0, scrobbles: []) }
+            let range = "user_id = ? AND instant >= ? AND instant < ?"
+            let total = try ArchivedScrobble.filter(sql: range, arguments: [id, from, to]).fetchCount(db)
+            let page = try ArchivedScrobble.filter(sql: range, arguments: [id, from, to])
+                .order(sql: "instant DESC, artist DESC, track DESC")
+                .limit(max(0, limit), offset: max(0, offset))
+                .fetchAll(db).map(\.scrobble)
+            return RecentScrobbles(total: total, scrobbles: page)
+        }
+    }
+
     public func charts(_ kind: ChartKind, of user: Username, weeks: [ChartWeek]) async throws(SourceError) -> [WeeklyChart]? {
         // One week is one statement, which reads a consistent snapshot on
         // its own (it saves a BEGIN/COMMIT per chart); several share one.

@@ -67,4 +67,6 @@ public protocol AccountStore: VisibilityStore {
     func sessionCount() async throws -> Int
     /// How many accounts exist.
     func accountCount() async throws -> Int
+    /// The account of `name` (any case), if one signed in here.
+    func account(named name: Username) async throws -> Account?
 }

@@ -23,6 +23,10 @@ public protocol ScrobbleArchive: Sendable {
     func scrobbleCount(of user: Username) async throws(SourceError) -> Int
     /// Every archived scrobble of `user` in `[from, to)`, in time order.
     func scrobbles(of user: Username, from: Int64, to: Int64) async throws(SourceError) -> [Scrobble]
+    /// One page of `user`'s scrobbles in [`from`, `to`), newest first
+    /// (`limit` of them after the `offset` newer ones), and how many the
+    /// range holds in all: Last.fm's `user.getRecentTracks` over the archive.
+    func recentScrobbles(of user: Username, from: Int64, to: Int64, limit: Int, offset: Int) async throws(SourceError) -> RecentScrobbles
     /// The charts of `kind` for `weeks`, in their order, with Last.fm's
     /// semantics (`ScrobbleTally`); `nil` when nothing was ever stored for `user`.
     func charts(_ kind: ChartKind, of user: Username, weeks: [ChartWeek]) async throws(SourceError) -> [WeeklyChart]?
@@ -212,4 +216,16 @@ public struct SpellingCounts: Sendable {
 public protocol BlockingScrobbleWriter: Sendable {
     /// Stores `batch` as `ScrobbleArchive.store(_:of:)` does, blocking.
     func storeBlocking(_ batch: [(Scrobble, ScrobbleOrigin)], of user: Username) throws(SourceError) -> InsertCounts
+}
+
+/// A page of a person's scrobbles, newest first, and how many there are in
+/// the range it was cut from.
+public struct RecentScrobbles: Sendable, Equatable {
+    public let total: Int
+    public let scrobbles: [Scrobble]
+
+    public init(total: Int, scrobbles: [Scrobble]) {
+        self.total = total
+        self.scrobbles = scrobbles
+    }
 }

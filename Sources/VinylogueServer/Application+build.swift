@@ -151,7 +151,9 @@ func buildRouter(configuration: ServerConfiguration, parts: WebAppParts, shared:
         ListenBrainzRoutes(received: shared.received, clock: clock, tokens: tokens, limit: listenLimit).register(on: router)
     }
     if let signIn = shared.mobileSignIn {
-        LastFMScrobbleRoutes(received: shared.received, clock: clock, signIn: signIn, limit: listenLimit).register(on: router)
+        let reads = LastFMReadAPI(archive: stores.archive, lists: lists, accounts: viewers.signIn?.accounts, audiences: parts.audiences,
+                                  nowPlaying: shared.nowPlaying, signIn: signIn, albums: parts.lastFM, clock: clock)
+        LastFMScrobbleRoutes(received: shared.received, clock: clock, signIn: signIn, limit: listenLimit, reads: reads).register(on: router)
     }
     audioscrobbler?.register(on: router)
     router.get("/api/users") { request, _ in

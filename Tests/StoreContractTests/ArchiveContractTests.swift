@@ -15,6 +15,23 @@ import Sync
     static let t: Int64 = 1_600_000_000
 
     @Test(arguments: Backend.allCases)
+    func recentScrobblesArePagedNewestFirstWithTheRangesTotal(_ backend: Backend) async throws {
+        try await StoreContractTests.withStores(backend) { stores in
+            let archive = stores.scrobbles
+            #expect(try await archive.recentScrobbles(of: Self.alice, from: 0, to: .max, limit: 10, offset: 0) == RecentScrobbles(total: 0, scrobbles: []))
+            let all = (0..<25).map { Scrobble(instant: Self.t + Int64($0) * 600, artist: "A", album: "B", track: "T\($0)") }
+            _ = try await archive.store(all.shuffled(), of: Self.alice, origin: .received)
+            let first = try await archive.recentScrobbles(of: Self.alice, from: 0, to: .max, limit: 10, offset: 0)
+            #expect(first.total == 25 && first.scrobbles == Array(all.reversed().prefix(10)))
+            let last = try await archive.recentScrobbles(of: Username("alice"), from: 0, to: .max, limit: 10, offset: 20)
+            #expect(last.total == 25 && last.scrobbles == Array(all.reversed().suffix(5)))
+            // A range: [from, to), its own total.
+            let range = try await archive.recentScrobbles(of: Self.alice, from: Self.t + 600, to: Self.t + 3_000, limit: 2, offset: 1)
+            #expect(range.total == 4 && range.scrobbles.map(\.track) == ["T3", "T2"])
+        }
+    }
+
+    @Test(arguments: Backend.allCases)
     func theDuplicateRuleCountsRepeatsAndNearRepeatsOnce(_ backend: Backend) async throws {
         try await StoreContractTests.withStores(backend) { stores in try await Self.theDuplicateRuleCountsRepeatsAndNearRepeatsOnce(stores.scrobbles) }
     }

@@ -188,7 +188,7 @@ import VinylogueServer
             fiftyFirst["artist[50]"] = "A"
             let cases: [([String: String], HTTPResponse.Status, Int, String)] = [
                 ([:], .badRequest, 3, "method"),
-                (["method": "user.getInfo"], .badRequest, 3, "auth.getMobileSession"),
+                (["method": "user.getLovedTracks"], .badRequest, 3, "auth.getMobileSession"),
                 (["method": "auth.getMobileSession", "username": "listener"], .badRequest, 6, "authToken"),
                 (["method": "auth.getMobileSession", "authToken": Self.md5("listener" + Self.md5(token))], .badRequest, 6, "username"),
                 (["method": "auth.getMobileSession", "username": "listener", "authToken": Self.md5("listener" + Self.md5("wrong"))], .forbidden, 4, "password"),

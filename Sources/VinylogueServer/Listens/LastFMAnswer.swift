@@ -14,6 +14,7 @@ struct LastFMAnswer: Sendable {
         case invalidMethod = 3
         case authenticationFailed = 4
         case invalidParameters = 6
+        case invalidAPIKey = 10
         case invalidSessionKey = 9
         case serviceOffline = 11
         case temporary = 16
@@ -25,6 +26,7 @@ struct LastFMAnswer: Sendable {
             case .invalidMethod: "Invalid Method - No method with that name in this package"
             case .authenticationFailed: "Authentication Failed - You do not have permissions to access the service"
             case .invalidParameters: "Invalid parameters - Your request is missing a required parameter"
+            case .invalidAPIKey: "Invalid API key - You must be granted a valid key by last.fm"
             case .invalidSessionKey: "Invalid session key - Please re-authenticate"
             case .serviceOffline: "Service Offline - This service is temporarily offline. Try again later."
             case .temporary: "There was a temporary error processing your request. Please try again"
@@ -35,7 +37,7 @@ struct LastFMAnswer: Sendable {
         var status: HTTPResponse.Status {
             switch self {
             case .invalidMethod, .invalidParameters: .badRequest
-            case .authenticationFailed, .invalidSessionKey: .forbidden
+            case .authenticationFailed, .invalidSessionKey, .invalidAPIKey: .forbidden
             case .serviceOffline, .temporary: .serviceUnavailable
             case .rateLimitExceeded: .tooManyRequests
             }
@@ -51,6 +53,24 @@ struct LastFMAnswer: Sendable {
             return Self.xml(#"<lfm status="failed"><error code="\#(code.rawValue)">\#(Self.escaped(message))</error></lfm>"#, status: code.status)
         case .json:
             return Self.json(["error": code.rawValue, "message": message], status: code.status)
+        }
+    }
+
+    /// Last.fm's "not found" (error 6, HTTP 404) in its own words alone:
+    /// "User not found", "Album not found".
+    func notFound(_ message: String) -> Response {
+        switch format {
+        case .xml: Self.xml(#"<lfm status="failed"><error code="6">\#(Self.escaped(message))</error></lfm>"#, status: .notFound)
+        case .json: Self.json(["error": 6, "message": message], status: .notFound)
+        }
+    }
+
+    /// A read method's answer: `root` inside `<lfm status="ok">`, or as
+    /// the one key of a JSON object.
+    func ok(_ root: LastFMNode) -> Response {
+        switch format {
+        case .xml: Self.xml("<lfm status=\"ok\">" + root.xml + "</lfm>")
+        case .json: Self.json([root.name: root.json])
         }
     }
 

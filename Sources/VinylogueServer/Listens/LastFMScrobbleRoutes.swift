@@ -32,6 +32,8 @@ struct LastFMScrobbleRoutes: Sendable {
     let clock: WallClock
     let signIn: MobileSignIn
     let limit: ListenRateLimit
+    /// Last.fm's read methods over the archive.
+    let reads: LastFMReadAPI
 
     /// 50 scrobbles of long names, percent-encoded, fit well within this.
     static let maxBodyBytes = 1 << 20
@@ -65,10 +67,18 @@ struct LastFMScrobbleRoutes: Sendable {
         case "auth.getmobilesession": return await mobileSession(fields, answer)
         case "track.scrobble": return await authorised(fields, answer) { user, owner in await scrobble(fields, user, owner, answer) }
         case "track.updatenowplaying": return await authorised(fields, answer) { user, owner in await nowPlaying(fields, user, owner, answer) }
-        case nil: return answer.error(.invalidMethod, "Say which method with `method`: auth.getMobileSession, track.scrobble or track.updateNowPlaying.")
-        default: return answer.error(.invalidMethod, "This server answers auth.getMobileSession, track.scrobble and track.updateNowPlaying.")
+        case let method? where LastFMReadAPI.methods.contains(method):
+            guard limit.take("2.0 read:" + ListenTokens.digest(fields["api_key"] ?? "")).allowed else {
+                return answer.error(.rateLimitExceeded, "More than \(limit.limit) requests in \(Int(limit.window)) seconds with this api_key; wait and ask again.")
+            }
+            return await reads.answer(method, fields, answer)
+        case nil: return answer.error(.invalidMethod, "Say which method with `method`: \(Self.methodList).")
+        default: return answer.error(.invalidMethod, "This server answers \(Self.methodList).")
         }
     }
+
+    static let methodList = "auth.getMobileSession, track.scrobble, track.updateNowPlaying, user.getInfo, user.getWeeklyChartList, "
+        + "user.getWeeklyAlbumChart, user.getWeeklyArtistChart, user.getWeeklyTrackChart, user.getRecentTracks, user.getFriends and album.getInfo"
 
     func mobileSession(_ fields: [String: String], _ answer: LastFMAnswer) async -> Response {
         guard let username = fields["username"], !username.isEmpty, fields["authToken"] != nil || fields["password"] != nil else {

@@ -156,12 +156,15 @@ import Glibc
             let small = try RawSocket(port: port)
             defer { small.close() }
             #expect(small.send(Self.head("/1/submit-listens", length: body.utf8.count, expectContinue: true)))
-            let proceed = await small.receive(until: "\r\n\r\n")
-            #expect(proceed.hasPrefix("HTTP/1.1 100 Continue"), "\(proceed)")
+            var received = await small.receive(until: "\r\n\r\n")
+            #expect(received.hasPrefix("HTTP/1.1 100 Continue"), "\(received)")
             #expect(small.send(body))
-            let answer = await small.receive(until: "}")
-            // No token: the route itself answered, having read the body.
-            #expect(answer.hasPrefix("HTTP/1.1 401"), "\(answer)")
+            // No token: the route answers without needing the body, so its
+            // answer may come in the same read as the 100 (it did once, on a
+            // loaded machine, and the test waited for more that never came).
+            if !received.contains("}") { received += await small.receive(until: "}") }
+            let answer = received.range(of: "\r\n\r\n").map { String(received[$0.upperBound...]) } ?? ""
+            #expect(answer.hasPrefix("HTTP/1.1 401"), "\(received)")
         }
     }
 

@@ -108,6 +108,7 @@ func buildRouter(configuration: ServerConfiguration, parts: WebAppParts, shared:
         names: CanonicalNames(), sources: sources, lists: lists, archive: stores.archive, background: parts.background,
         patience: patience.nameLookup, clock: clock)))
     router.get("/healthz") { _, _ in try await HealthReport.response(database, rendered: rendered, patience: patience.database) }
+    router.get("/openapi.json") { _, _ in StaticAssets.apiDescriptionResponse() }
     router.get("/static/:file") { _, context in
         if context.parameters.get("file") == "placeholder.svg" { return CoverRoutes.placeholder() }
         return StaticAssets.response(context.parameters.get("file") ?? "")

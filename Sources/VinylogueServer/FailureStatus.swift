@@ -6,7 +6,8 @@ extension HTTPResponse.Status {
     /// API) answers a source failure with: 404 when there is nothing to
     /// show for that name (unknown, private, not archived), 503 when the
     /// trouble is this Vinylogue's own (no or a bad API key, its storage or
-    /// files, a wait it gave up on), 502 when Last.fm failed. Every case is
+    /// files, a wait it gave up on), 502 when Last.fm failed, 202 while a
+    /// ListenBrainz person's history is being copied. Every case is
     /// listed, so a new one has to be placed here.
     init(for failure: SourceError) {
         switch failure {
@@ -18,7 +19,10 @@ extension HTTPResponse.Status {
             self = .badGateway
         case .listenBrainz(.userNotFound):
             self = .notFound
-        case .listenBrainz(.invalidToken), .listenBrainz(.copying):
+        case .listenBrainz(.copying):
+            // Not a failure: the history is on its way; ask again.
+            self = .accepted
+        case .listenBrainz(.invalidToken):
             self = .serviceUnavailable
         case .listenBrainz:
             self = .badGateway

@@ -97,8 +97,11 @@ def serve(tmp_path: Path, tls: bool):
         fake = ServerProcess([binary("fake-lastfm"), "--port", "0", "--host", "127.0.0.1"], "fake Last.fm listening at ",
                              tmp_path)
         started.append(fake)
+        listenbrainz = ServerProcess([binary("fake-listenbrainz"), "--port", "0", "--host", "127.0.0.1"], "fake ListenBrainz listening at ",
+                                     tmp_path)
+        started.append(listenbrainz)
         env = dict(os.environ)
-        env.update({"LASTFM_API_URL": fake.url + "/2.0/", "LASTFM_IMAGE_URL": fake.url + "/i/u/", "LASTFM_API_KEY": "test-key",
+        env.update({"LISTENBRAINZ_API_URL": listenbrainz.url, "LASTFM_API_URL": fake.url + "/2.0/", "LASTFM_IMAGE_URL": fake.url + "/i/u/", "LASTFM_API_KEY": "test-key",
                     "TZ": "UTC", "NO_PROXY": "127.0.0.1,localhost", "no_proxy": "127.0.0.1,localhost"})
         for name in ("LASTFM_API_SECRET", "VINYLOGUE_TLS_CERTIFICATE", "VINYLOGUE_TLS_KEY", "VINYLOGUE_PUBLIC_URL"):
             env.pop(name, None)
@@ -115,6 +118,12 @@ def serve(tmp_path: Path, tls: bool):
     finally:
         for process in reversed(started):
             process.stop()
+
+
+@pytest.fixture(scope="module")
+def module_server(tmp_path_factory):
+    """One `vinylogue serve --demo` over plain HTTP for a whole module (the fuzzing's many calls)."""
+    yield from serve(tmp_path_factory.mktemp("module-server"), tls=False)
 
 
 @pytest.fixture

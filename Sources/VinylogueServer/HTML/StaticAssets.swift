@@ -17,6 +17,19 @@ enum StaticAssets {
         return files
     }()
 
+    /// The OpenAPI 3.1 description of the JSON API, `/1/` and `/2.0/`
+    /// (`Public/openapi.json`, written by hand), served at `/openapi.json`.
+    static let apiDescription: ByteBuffer? = {
+        guard let url = Bundle.module.url(forResource: "Public/openapi.json", withExtension: nil),
+              let data = try? Data(contentsOf: url) else { return nil }
+        return ByteBuffer(bytes: data)
+    }()
+
+    static func apiDescriptionResponse() -> Response {
+        guard let body = apiDescription else { return Response(status: .notFound) }
+        return Response(status: .ok, headers: [.contentType: "application/json; charset=utf-8", .cacheControl: "no-cache"], body: .init(byteBuffer: body))
+    }
+
     /// A short fingerprint of the assets' contents.
     static let version: String = {
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325

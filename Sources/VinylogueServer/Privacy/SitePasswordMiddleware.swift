@@ -20,7 +20,7 @@ struct SitePasswordMiddleware<Context: RequestContext>: RouterMiddleware {
     /// credentials or none that matter.
     static func isOpen(_ path: String) -> Bool {
         path == "/healthz" || path == "/metrics" || path.hasPrefix("/1/") || path == "/2.0" || path.hasPrefix("/2.0/")
-            || path == "/audioscrobbler" || path.hasPrefix("/audioscrobbler/") || path.hasPrefix("/static/")
+            || path == "/audioscrobbler" || path.hasPrefix("/audioscrobbler/") || path.hasPrefix("/static/") || path == "/openapi.json"
     }
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {

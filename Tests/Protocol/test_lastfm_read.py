@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import urllib.error
+from datetime import datetime, timezone
 import urllib.request
 
 import pylast
@@ -34,6 +35,15 @@ def test_pylast_reads_the_archive_as_it_reads_lastfm(tls_server, monkeypatch):
     assert albums, "a week of the demo's history has albums"
     assert all(isinstance(item.item, pylast.Album) and item.weight > 0 for item in albums)
     assert [item.weight for item in albums] == sorted((item.weight for item in albums), reverse=True)
+    # Equal to the archive's own chart of that week, as the chart JSON gives it.
+    day = datetime.fromtimestamp(int(week_from) + 86400, timezone.utc).strftime("%Y-%m-%d")
+    own = tls_server.chart(day)
+    assert own["week"] == {"from": int(week_from), "to": int(week_to)}
+    assert [(item.item.artist.name, item.item.title, int(item.weight)) for item in albums] \
+        == [(entry["artist"], entry["name"], entry["plays"]) for entry in own["entries"]]
+    # The chart list runs in whole weeks, Sunday noon to Sunday noon, to the week of the last listen.
+    assert all(int(to) - int(start) == 7 * 86400 and int(start) % 604800 == 302400 for start, to in weeks)
+    assert all(int(weeks[i][1]) == int(weeks[i + 1][0]) for i in range(len(weeks) - 1))
     artists = demo.get_weekly_artist_charts(week_from, week_to)
     assert {item.item.name for item in artists} >= {item.item.artist.name for item in albums}
     tracks = demo.get_weekly_track_charts(week_from, week_to)

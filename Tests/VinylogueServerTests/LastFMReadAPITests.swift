@@ -8,6 +8,7 @@ import Stores
 import Sync
 import Testing
 import TestSupport
+import VinylogueApp
 import VinylogueCore
 
 /// Last.fm's read methods over the archive at `/2.0/`: Vinylogue's own
@@ -18,14 +19,59 @@ import VinylogueCore
     /// Vinylogue's Last.fm client, asking the app under test (in this
     /// process) instead of Last.fm.
     static func client(for app: some TestClientProtocol, clock: TestClock) -> LastFMClient {
-        let transport = LastFMTransport.inProcess { url, form in
-            let path = url.replacingOccurrences(of: "http://vinylogue.invalid", with: "")
-            let response = try? await app.execute(uri: form.map { path + "?" + $0 } ?? path, method: .get, headers: [:], body: nil)
+        LastFMClient(configuration: LastFMConfiguration(apiKey: "any-key", baseURL: "http://vinylogue.invalid/2.0/", requestsPerSecond: 1000,
+                                                               maxAttempts: 1),
+                            transport: transport(to: app), clock: clock.wallClock)
+    }
+
+    /// Last.fm's API as the app under test answers it at `/2.0/`, in this process.
+    static func transport(to app: some TestClientProtocol) -> LastFMTransport {
+        LastFMTransport.inProcess { url, form in
+            let path = String(url[(url.range(of: "/2.0/")?.lowerBound ?? url.startIndex)...])
+            let response = try? await app.execute(uri: form.map { path + (path.contains("?") ? "&" : "?") + $0 } ?? path, method: .get,
+                                                  headers: [:], body: nil)
             return HTTPReply(status: Int(response?.status.code ?? 599), body: Data(buffer: response?.body ?? ByteBuffer()))
         }
-        return LastFMClient(configuration: LastFMConfiguration(apiKey: "any-key", baseURL: "http://vinylogue.invalid/2.0/", requestsPerSecond: 1000,
-                                                               maxAttempts: 1),
-                            transport: transport, clock: clock.wallClock)
+    }
+
+    @Test func anotherVinylogueChartsAPersonArchivedHereAsThisOneDoes() async throws {
+        try await Harness.run { harness, here in
+            let vera = try Username("Vera")
+            var listens: [Scrobble] = []
+            for i in 0..<12 {
+                let album = ["HEY WHAT", "Homogenic", "Blue"][i % 3]
+                listens.append(Scrobble(instant: Self.week.from + 3600 + Int64(i) * 900, artist: album == "Blue" ? "Joni Mitchell" : "Low",
+                                        album: album, track: "Track \(i % 4)"))
+            }
+            _ = try await SQLiteScrobbleStore(database: harness.database).store(listens + listens.prefix(5).map {
+                Scrobble(instant: $0.instant + 86_400, artist: $0.artist, album: $0.album, track: $0.track)
+            }, of: vera, origin: .received)
+            // The other instance: LASTFM_API_URL is this one's /2.0/.
+            var configuration = VinylogueConfiguration(environment: [:])
+            configuration.dataDirectory = Harness.scratch.appendingPathComponent("vinylogue-reader-\(UUID().uuidString)")
+            defer { try? FileManager.default.removeItem(at: configuration.dataDirectory) }
+            configuration.lastFM = LastFMConfiguration(apiKey: "any-key", baseURL: "http://vinylogue-here.invalid/2.0/", requestsPerSecond: 1000,
+                                                       maxAttempts: 1, timeout: .seconds(10))
+            configuration.copiesHistories = false
+            let transports = Transports(lastFM: Self.transport(to: here), images: .inProcess(harness.fake),
+                                        listenBrainz: .inProcess(harness.listenBrainz))
+            try await Composition.with(configuration, clock: harness.clock.wallClock, transports: transports) { composition in
+                try await composition.buildApplication().test(.router) { there in
+                    for kind in ChartKind.allCases {
+                        let uri = "/api/u/Vera/chart?week=2022-07-12&kind=\(kind.rawValue)"
+                        let own = try JSONSerialization.jsonObject(with: Data(buffer: try await here.execute(uri: uri, method: .get, headers: [:], body: nil).body)) as? [String: Any]
+                        let read = try JSONSerialization.jsonObject(with: Data(buffer: try await there.execute(uri: uri, method: .get, headers: [:], body: nil).body)) as? [String: Any]
+                        func rows(_ json: [String: Any]?) -> [String] {
+                            ((json?["entries"] as? [[String: Any]]) ?? []).map { "\($0["rank"] ?? "") \($0["artist"] ?? "") – \($0["name"] ?? "") ×\($0["plays"] ?? "")" }
+                        }
+                        #expect(!rows(own).isEmpty && rows(read) == rows(own), "\(kind): \(rows(read)) ≠ \(rows(own))")
+                        #expect((read?["week"] as? [String: Any])?["from"] as? Int == Int(Self.week.from))
+                    }
+                    let page = try await there.get("/u/Vera/week/2022-07-12")
+                    #expect(page.status == .ok && page.body.containsInOrder(["HEY WHAT", "Homogenic", "Blue"]), "\(page.body.prefix(400))")
+                }
+            }
+        }
     }
 
     static let week = ChartWeek(from: 1_657_454_400, to: 1_658_059_200)  // 10–17 July 2022, Sunday noon to Sunday noon

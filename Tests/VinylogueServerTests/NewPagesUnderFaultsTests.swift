@@ -148,8 +148,16 @@ import VinylogueServer
             #expect(waitingAnswered.count == 0, "a page that waits for Last.fm answered before /healthz")
             await harness.fake.clearFaults()
             await harness.fake.releaseHeld()
-            let answered = try await pages.value
+            var answered = try await pages.value
             #expect(answered.count == Self.copies * 3)
+            // A page whose 10 s ran out before the release (a loaded run:
+            // the release waits for the held requests and /healthz) said
+            // Last.fm was slow, as it should; reloaded, it joins what
+            // arrived and is complete.
+            for (index, page) in answered.enumerated() where page.body.contains(Self.slow) {
+                let again = try await client.get(page.path)
+                answered[index] = Answer(path: page.path, status: again.status, body: again.body)
+            }
             for page in answered {
                 #expect(page.status == .ok, "\(page.path): \(page.status)")
                 #expect(!page.body.contains(Self.slow), "\(page.path)")

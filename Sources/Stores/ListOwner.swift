@@ -44,14 +44,20 @@ public struct ListedUser: Sendable, Hashable, Codable {
 public struct Settings: Sendable, Hashable {
     public var filter: PlayCountFilter
     /// An IANA time zone name; `nil` means the server's own zone.
-    public var timeZoneIdentifier: String?
+    public var timeZoneIdentifier: String? {
+        didSet { timeZone = Self.zone(timeZoneIdentifier) }
+    }
+    /// The zone `timeZoneIdentifier` names, made once (every page asks for
+    /// it, and making a `TimeZone` showed in the warm page's profile).
+    public private(set) var timeZone: TimeZone
 
     public init(filter: PlayCountFilter = .off, timeZoneIdentifier: String? = nil) {
         self.filter = filter
         self.timeZoneIdentifier = timeZoneIdentifier
+        timeZone = Self.zone(timeZoneIdentifier)
     }
 
-    public var timeZone: TimeZone {
-        timeZoneIdentifier.flatMap(TimeZone.init(identifier:)) ?? .current
+    static func zone(_ identifier: String?) -> TimeZone {
+        identifier.flatMap(TimeZone.init(identifier:)) ?? .current
     }
 }

@@ -256,7 +256,7 @@ def test_filter_setting_hides_rows(page, app, shot):
     values = page.locator("#filter option").evaluate_all("os => os.map(o => o.value)")
     assert values == ["0", "1", "2", "4", "8", "16", "32"]
     page.locator("#filter").select_option("8")
-    page.get_by_role("button", name="Save").click()
+    page.get_by_role("button", name="Save", exact=True).click()
     expect(page).to_have_url(app("/settings?saved=1"))
     expect(page.get_by_role("status")).to_have_text("Settings saved.")
     expect(page.locator("#filter")).to_have_value("8")
@@ -407,7 +407,7 @@ def test_without_javascript(pages, app):
 
     page.get_by_role("link", name="Settings").click()
     page.locator("#filter").select_option("4")
-    page.get_by_role("button", name="Save").click()
+    page.get_by_role("button", name="Save", exact=True).click()
     expect(page).to_have_url(app("/settings?saved=1"))
     expect(page.locator("#filter")).to_have_value("4")
     page.goto(app(YBSC_WEEK))

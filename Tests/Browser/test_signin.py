@@ -38,7 +38,7 @@ def test_sign_in_keep_your_own_list_and_sign_out(pages, signin_app, shot):
     # Their own filter.
     page.get_by_role("link", name="Settings").click()
     page.locator("#filter").select_option("4")
-    page.get_by_role("button", name="Save").click()
+    page.get_by_role("button", name="Save", exact=True).click()
     expect(page.get_by_role("status")).to_have_text("Settings saved.")
     page.goto(app("/u/ybsc/week/2020-07-08"))
     expect(page.locator(".hidden-note")).to_be_visible()

@@ -60,7 +60,7 @@ struct ChartRoutes: Sendable {
             }
             selection = .yearsAgo(years)
         }
-        let kind = try RouteParameters.kind(request)
+        let kind = try RouteParameters.kind(query)
         var filter = settings.filter
         var minPlays: Int?
         if let min = query.get("min_plays") {

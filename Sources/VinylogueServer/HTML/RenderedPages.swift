@@ -22,6 +22,20 @@ final class RenderedPages: Sendable {
         let contentType: String
         /// The answer's `ETag` (complete pages only).
         var etag: String? = nil
+        /// The headers it is sent with, made once when it is kept (the
+        /// security headers too): a warm answer builds none.
+        let headers: HTTPFields
+
+        init(status: HTTPResponse.Status, body: ByteBuffer, expires: Date, contentType: String, etag: String? = nil) {
+            self.status = status
+            self.body = body
+            self.expires = expires
+            self.contentType = contentType
+            self.etag = etag
+            var headers = RenderedPages.headers(contentType, etag: etag)
+            headers.append(contentsOf: SecurityHeaderFields.all)
+            self.headers = headers
+        }
     }
 
     /// The content types of what is kept.
@@ -137,7 +151,7 @@ final class RenderedPages: Sendable {
 
     /// `entry` as a response: the same headers as when it was first sent.
     static func response(_ entry: Entry) -> Response {
-        Response(status: entry.status, headers: headers(entry.contentType, etag: entry.etag), body: .init(byteBuffer: entry.body))
+        Response(status: entry.status, headers: entry.headers, body: .init(byteBuffer: entry.body))
     }
 
     /// The response a kept answer is sent as, the first time and after: a
@@ -146,7 +160,7 @@ final class RenderedPages: Sendable {
         Response(status: status, headers: headers(contentType, etag: status == .ok ? etag(of: body) : nil), body: .init(byteBuffer: body))
     }
 
-    private static func headers(_ contentType: String, etag: String?) -> HTTPFields {
+    static func headers(_ contentType: String, etag: String?) -> HTTPFields {
         var headers: HTTPFields = [.contentType: contentType, .cacheControl: "no-cache"]
         if let etag { headers[.eTag] = etag }
         return headers

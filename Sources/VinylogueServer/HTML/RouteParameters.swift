@@ -22,7 +22,12 @@ enum RouteParameters {
     /// the kinds are when it asks for one that does not exist (a typo
     /// should not quietly show albums under an "artists" link).
     static func kind(_ request: Request) throws -> ChartKind {
-        guard let raw = request.uri.queryParameters.get("kind"), !raw.isEmpty else { return .album }
+        try kind(request.uri.queryParameters)
+    }
+
+    /// The same, from a query already read.
+    static func kind(_ query: Parameters) throws -> ChartKind {
+        guard let raw = query.get("kind"), !raw.isEmpty else { return .album }
         guard let kind = ChartKind(rawValue: raw.lowercased()) else {
             let shown = raw.count > 40 ? raw.prefix(39) + "…" : raw[...]
             throw PageError.badRequest("“\(shown)” is not a kind of chart. Use kind=album, kind=artist or kind=track.")

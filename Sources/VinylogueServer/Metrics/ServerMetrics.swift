@@ -19,7 +19,13 @@ final class ServerMetrics: Sendable {
     let registry = PrometheusCollectorRegistry()
     private let factory: PrometheusMetricsFactory
     /// Each route's counters and timer, made once.
-    private let routes = Mutex<[String: RouteMetrics]>([:])
+    private let routes = Mutex<[RouteKey: RouteMetrics]>([:])
+
+    /// A route pattern and a method: hashed as they are, with no string made per request.
+    struct RouteKey: Hashable, Sendable {
+        let route: String
+        let method: String
+    }
 
     /// What the figures read at each scrape.
     struct Sources: Sendable {
@@ -52,7 +58,7 @@ final class ServerMetrics: Sendable {
 
     /// Records one request to `route`.
     func record(route: String, method: String, status: Int, duration: Duration) {
-        let key = method + " " + route
+        let key = RouteKey(route: route, method: method)
         let metrics = routes.withLock { routes in
             if let known = routes[key] { return known }
             let made = RouteMetrics(route: route, method: method, factory: factory)

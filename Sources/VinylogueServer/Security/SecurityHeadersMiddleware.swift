@@ -3,6 +3,8 @@ import Hummingbird
 
 /// Adds a strict Content-Security-Policy and related headers to every
 /// response: scripts, styles and images only from this origin, no framing.
+/// A header the response already has is left as it is (a kept page carries
+/// them already; a route that may be framed says so itself).
 struct SecurityHeadersMiddleware<Context: RequestContext>: RouterMiddleware {
     static var policy: String {
         "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; object-src 'none'; "
@@ -11,8 +13,8 @@ struct SecurityHeadersMiddleware<Context: RequestContext>: RouterMiddleware {
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         var response = try await next(request, context)
-        for field in SecurityHeaderFields.all {
-            response.headers[fields: field.name] = [field]
+        for field in SecurityHeaderFields.all where !response.headers.contains(field.name) {
+            response.headers.append(field)
         }
         return response
     }

@@ -86,6 +86,11 @@ func buildRouter(configuration: ServerConfiguration, parts: WebAppParts, shared:
     let router = Router(options: .autoGenerateHeadEndpoints)
     let metrics = ServerMetrics(sources: .init(permits: parts.lastFM.permits, copies: stores.historyCopies, outbox: parts.forwarding?.outbox,
                                                uploads: parts.uploads, clock: clock))
+    // A kept page asked exactly as before is answered here, before everything else.
+    if configuration.sitePassword == nil {
+        router.add(middleware: KeptPageMiddleware(rendered: rendered, viewers: viewers, audiences: parts.audiences,
+                                                  nowPlaying: shared.nowPlaying, metrics: metrics))
+    }
     router.add(middleware: RequestMetricsMiddleware(metrics: metrics))
     router.get("/metrics") { _, _ in
         Response(status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8", .cacheControl: "no-store"],

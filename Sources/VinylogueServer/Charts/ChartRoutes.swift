@@ -100,7 +100,11 @@ struct ChartRoutes: Sendable {
         // A page that says what is playing now is made fresh each time and
         // never kept: it is out of date when the track ends.
         let playing = nowPlaying.track(of: asked.request.user)
-        if playing == nil, let kept = rendered.response(key, to: request) { return kept }
+        if playing == nil, let kept = rendered.response(key, to: request) {
+            rendered.remember(request.uri.description, settings: settings.fingerprint, as: key, user: asked.request.user,
+                              route: context.endpointPath ?? "", showsNowPlaying: true)
+            return kept
+        }
         let (page, savedCopies, chosen) = await load(asked)
         let copy = chosen.copy
         let labels = WeekLabels(timeZone: settings.timeZone)
@@ -118,6 +122,8 @@ struct ChartRoutes: Sendable {
         let response = RenderedPages.response(status: status, body: html, contentType: RenderedPages.html)
         if status == .ok && savedCopies.failures.isEmpty && playing == nil && view.copyNote == nil {
             rendered.keep(key, status: status, body: html, etag: response.headers[.eTag])
+            rendered.remember(request.uri.description, settings: settings.fingerprint, as: key, user: asked.request.user,
+                              route: context.endpointPath ?? "", showsNowPlaying: true)
         }
         return response
     }
@@ -150,7 +156,11 @@ struct ChartRoutes: Sendable {
         // Kept as the page is, under the page's key (so with the same
         // freshness): a warm answer costs a dictionary lookup.
         let key = "api|" + Self.renderedKey(asked, settings: settings)
-        if let kept = rendered.response(key, to: request) { return kept }
+        if let kept = rendered.response(key, to: request) {
+            rendered.remember(request.uri.description, settings: settings.fingerprint, as: key, user: asked.request.user,
+                              route: context.endpointPath ?? "", showsNowPlaying: false)
+            return kept
+        }
         let (page, savedCopies, _) = await load(asked)
         switch page.state {
         case .failed(let error):

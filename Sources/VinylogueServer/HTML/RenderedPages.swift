@@ -91,6 +91,28 @@ final class RenderedPages: Sendable {
     }
 
     private let kept = Mutex(Kept())
+
+    /// An address a kept answer was asked by, exactly as written (path and
+    /// query), with the settings it was made for.
+    struct Address: Hashable, Sendable {
+        let target: String
+        let settings: String
+    }
+
+    /// What a known address is: the answer's key, whose it is, the route
+    /// (for the request metrics), and whether its page shows "now playing".
+    struct Alias: Sendable {
+        let key: String
+        let user: Username
+        let route: String
+        let showsNowPlaying: Bool
+    }
+
+    /// Addresses of kept answers, for `KeptPageMiddleware`: a request asked
+    /// exactly as an earlier one finds its answer without the router. At
+    /// most `capacity` of them (then they start over); one whose answer has
+    /// gone leads nowhere and is passed by.
+    private let aliases = Mutex([Address: Alias]())
     private let clock: WallClock
     private let lifetime: TimeInterval
     private let capacity: Int
@@ -230,5 +252,22 @@ final class RenderedPages: Sendable {
 
     func removeAll() {
         kept.withLock { $0.empty() }
+        aliases.withLock { $0.removeAll() }
+    }
+
+    /// Notes that `target` with `settings` is answered by the kept `key`
+    /// (nothing for a request that conceals someone).
+    func remember(_ target: String, settings: String, as key: String, user: Username, route: String, showsNowPlaying: Bool) {
+        if Concealment.concealsAnyone { return }
+        let capacity = self.capacity * 2
+        aliases.withLock { aliases in
+            if aliases.count >= capacity { aliases.removeAll(keepingCapacity: true) }
+            aliases[Address(target: target, settings: settings)] = Alias(key: key, user: user, route: route, showsNowPlaying: showsNowPlaying)
+        }
+    }
+
+    /// What `target` asked with `settings` was last answered by.
+    func alias(_ target: String, settings: String) -> Alias? {
+        aliases.withLock { $0[Address(target: target, settings: settings)] }
     }
 }

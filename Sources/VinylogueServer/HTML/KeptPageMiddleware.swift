@@ -1,0 +1,54 @@
+import Foundation
+import Hummingbird
+import Stores
+import Sync
+import VinylogueCore
+
+/// Answers a request for a kept chart page (or its JSON) before the router
+/// and the rest of the middleware, when it is asked exactly as an earlier
+/// request asked it (`RenderedPages.alias`): the warm page costs a lookup
+/// and the headers it was kept with, security headers included.
+///
+/// Only what the route itself would answer from the same kept entry is
+/// answered here; anything else goes on to the route:
+/// - GET only, and only for viewers whose settings are known without the
+///   database: everyone in a household, a visitor with no session cookie
+///   on a server with accounts (a signed-in viewer goes to the route);
+/// - the settings the page was kept under are the viewer's settings now;
+/// - the person is not restricted (`Audiences`): who may see them is the
+///   route's to decide, with the viewer;
+/// - a chart page is not answered while the person's player says what it
+///   plays (the route makes that page fresh);
+/// - the kept entry is still there and fresh (else the route makes it).
+///
+/// Not used with a site password (`SitePasswordMiddleware` must see every
+/// request first). The request metrics are recorded here under the route's
+/// pattern, as `RequestMetricsMiddleware` would.
+struct KeptPageMiddleware<Context: RequestContext>: RouterMiddleware {
+    let rendered: RenderedPages
+    let viewers: Viewers
+    let audiences: Audiences
+    let nowPlaying: NowPlaying
+    /// Where requests are counted (nil: not counted, in a test of this alone).
+    let metrics: ServerMetrics?
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        guard request.method == .get, let settings = await settingsWithoutDatabase(request),
+              let alias = rendered.alias(request.uri.description, settings: settings.fingerprint),
+              !audiences.isRestricted(alias.user),
+              !alias.showsNowPlaying || nowPlaying.track(of: alias.user) == nil else {
+            return try await next(request, context)
+        }
+        let start = ContinuousClock.now
+        guard let response = rendered.response(alias.key, to: request) else { return try await next(request, context) }
+        metrics?.record(route: alias.route, method: "GET", status: response.status.code, duration: .now - start)
+        return response
+    }
+
+    /// The viewer's settings when they can be known from memory: the
+    /// household's, or a visitor's defaults; nil for a signed-in viewer.
+    func settingsWithoutDatabase(_ request: Request) async -> Settings? {
+        guard viewers.signIn != nil else { return await viewers.settings.current(for: .household) }
+        return SignInSessions.token(in: request) == nil ? Settings() : nil
+    }
+}

@@ -42,11 +42,19 @@ public struct ListedUser: Sendable, Hashable, Codable {
 
 /// The app's settings.
 public struct Settings: Sendable, Hashable {
-    public var filter: PlayCountFilter
+    public var filter: PlayCountFilter {
+        didSet { fingerprint = Self.fingerprint(filter, timeZoneIdentifier) }
+    }
     /// An IANA time zone name; `nil` means the server's own zone.
     public var timeZoneIdentifier: String? {
-        didSet { timeZone = Self.zone(timeZoneIdentifier) }
+        didSet {
+            timeZone = Self.zone(timeZoneIdentifier)
+            fingerprint = Self.fingerprint(filter, timeZoneIdentifier)
+        }
     }
+    /// A short string that changes whenever the settings do (pages are kept
+    /// under it), made once.
+    public private(set) var fingerprint: String
     /// The zone `timeZoneIdentifier` names, made once (every page asks for
     /// it, and making a `TimeZone` showed in the warm page's profile).
     public private(set) var timeZone: TimeZone
@@ -55,6 +63,11 @@ public struct Settings: Sendable, Hashable {
         self.filter = filter
         self.timeZoneIdentifier = timeZoneIdentifier
         timeZone = Self.zone(timeZoneIdentifier)
+        fingerprint = Self.fingerprint(filter, timeZoneIdentifier)
+    }
+
+    static func fingerprint(_ filter: PlayCountFilter, _ zone: String?) -> String {
+        "\(filter.threshold)|\(zone ?? "")"
     }
 
     static func zone(_ identifier: String?) -> TimeZone {

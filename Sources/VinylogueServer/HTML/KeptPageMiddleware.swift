@@ -33,14 +33,14 @@ struct KeptPageMiddleware<Context: RequestContext>: RouterMiddleware {
     let metrics: ServerMetrics?
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        let start = ContinuousClock.now
         guard request.method == .get, let settings = await settingsWithoutDatabase(request),
-              let alias = rendered.alias(request.uri.description, settings: settings.fingerprint),
+              let (alias, entry) = rendered.aliased(request.uri.description, settings: settings.fingerprint),
               !audiences.isRestricted(alias.user),
               !alias.showsNowPlaying || nowPlaying.track(of: alias.user) == nil else {
             return try await next(request, context)
         }
-        let start = ContinuousClock.now
-        guard let response = rendered.response(alias.key, to: request) else { return try await next(request, context) }
+        let response = RenderedPages.response(entry, to: request)
         metrics?.record(route: alias.route, method: "GET", status: response.status.code, duration: .now - start)
         return response
     }

@@ -49,6 +49,11 @@ final class RenderedPages: Sendable {
         /// name a user, found without reading every key (a listen received
         /// asks, and the cache holds thousands).
         var byField: [Substring: Set<String>] = [:]
+        /// Addresses of kept answers, for `KeptPageMiddleware`: a request
+        /// asked exactly as an earlier one finds its answer without the
+        /// router. At most twice the entries' capacity (then they start
+        /// over); one whose answer has gone leads nowhere and is passed by.
+        var aliases: [Address: Alias] = [:]
         /// Lookups that found a live entry, and those that did not (absent
         /// or expired), since start: `/healthz` reports them.
         var hits = 0
@@ -108,11 +113,7 @@ final class RenderedPages: Sendable {
         let showsNowPlaying: Bool
     }
 
-    /// Addresses of kept answers, for `KeptPageMiddleware`: a request asked
-    /// exactly as an earlier one finds its answer without the router. At
-    /// most `capacity` of them (then they start over); one whose answer has
-    /// gone leads nowhere and is passed by.
-    private let aliases = Mutex([Address: Alias]())
+
     private let clock: WallClock
     private let lifetime: TimeInterval
     private let capacity: Int
@@ -164,11 +165,7 @@ final class RenderedPages: Sendable {
     /// from here: what is kept was made for viewers who may see everyone in
     /// it.
     func response(_ key: String, to request: Request) -> Response? {
-        guard let entry = page(key) else { return nil }
-        if entry.status == .ok, let etag = entry.etag, Self.holds(request, etag) {
-            return Response(status: .notModified, headers: [.eTag: etag, .cacheControl: "no-cache"])
-        }
-        return Self.response(entry)
+        page(key).map { Self.response($0, to: request) }
     }
 
     /// `entry` as a response: the same headers as when it was first sent.
@@ -251,8 +248,10 @@ final class RenderedPages: Sendable {
     }
 
     func removeAll() {
-        kept.withLock { $0.empty() }
-        aliases.withLock { $0.removeAll() }
+        kept.withLock { kept in
+            kept.empty()
+            kept.aliases = [:]
+        }
     }
 
     /// Notes that `target` with `settings` is answered by the kept `key`
@@ -260,14 +259,29 @@ final class RenderedPages: Sendable {
     func remember(_ target: String, settings: String, as key: String, user: Username, route: String, showsNowPlaying: Bool) {
         if Concealment.concealsAnyone { return }
         let capacity = self.capacity * 2
-        aliases.withLock { aliases in
-            if aliases.count >= capacity { aliases.removeAll(keepingCapacity: true) }
-            aliases[Address(target: target, settings: settings)] = Alias(key: key, user: user, route: route, showsNowPlaying: showsNowPlaying)
+        kept.withLock { kept in
+            if kept.aliases.count >= capacity { kept.aliases.removeAll(keepingCapacity: true) }
+            kept.aliases[Address(target: target, settings: settings)] = Alias(key: key, user: user, route: route, showsNowPlaying: showsNowPlaying)
         }
     }
 
-    /// What `target` asked with `settings` was last answered by.
-    func alias(_ target: String, settings: String) -> Alias? {
-        aliases.withLock { $0[Address(target: target, settings: settings)] }
+    /// What `target` asked with `settings` was last answered by, and that
+    /// answer while it is kept and fresh: one lock for both.
+    func aliased(_ target: String, settings: String) -> (alias: Alias, entry: Entry)? {
+        let now = clock.now
+        return kept.withLock { kept in
+            guard let alias = kept.aliases[Address(target: target, settings: settings)], let entry = kept.entries[alias.key],
+                  entry.expires > now else { return nil }
+            kept.hits += 1
+            return (alias, entry)
+        }
+    }
+
+    /// `entry` as the answer to `request`: 304 when the browser holds it.
+    static func response(_ entry: Entry, to request: Request) -> Response {
+        if entry.status == .ok, let etag = entry.etag, holds(request, etag) {
+            return Response(status: .notModified, headers: [.eTag: etag, .cacheControl: "no-cache"])
+        }
+        return response(entry)
     }
 }

@@ -16,6 +16,12 @@ final class NowPlaying: Sendable {
     }
 
     private let playing = Mutex([String: Track]())
+    /// How many tracks are held (live or not yet dropped): with none, a
+    /// page asks no lock.
+    private let held = Atomic<Int>(0)
+
+    /// Whether no player has said it is playing anything.
+    var isIdle: Bool { held.load(ordering: .acquiring) == 0 }
     private let clock: WallClock
     /// How long a track without a duration counts as playing.
     static let defaultLength: TimeInterval = 600
@@ -39,18 +45,20 @@ final class NowPlaying: Sendable {
             let now = clock.now
             if playing.count > 1000 { playing = playing.filter { $0.value.until > now } }
             playing[user.key] = track
+            held.store(playing.count, ordering: .releasing)
         }
     }
 
     /// What `user` is playing now, if anything (nothing for a person the
     /// request conceals).
     func track(of user: Username) -> Track? {
-        if Concealment.conceals(user) { return nil }
+        if isIdle || Concealment.conceals(user) { return nil }
         let now = clock.now
         return playing.withLock { playing in
             guard let track = playing[user.key] else { return nil }
             if track.until <= now {
                 playing[user.key] = nil
+                held.store(playing.count, ordering: .releasing)
                 return nil
             }
             return track

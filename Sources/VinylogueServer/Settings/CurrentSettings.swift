@@ -106,7 +106,3 @@ public final class CurrentSettings: Sendable {
     }
 }
 
-extension Settings {
-    /// A short string that changes whenever the settings do.
-    var fingerprint: String { "\(filter.threshold)|\(timeZoneIdentifier ?? "")" }
-}

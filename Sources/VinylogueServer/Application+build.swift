@@ -26,8 +26,16 @@ public func buildApplication(configuration: ServerConfiguration, parts: WebAppPa
     let limits = BodyLimits(forms: configuration.maxBodyBytes, uploads: configuration.maxUploadBytes)
     let http1 = HTTPServerBuilder.http1(configuration: .init(additionalChannelHandlers: [EarlyBodyLimit(limits: limits)],
                                                              idleTimeout: TimeAmount(configuration.idleTimeout)))
+    let metrics = ServerMetrics(sources: .init(permits: parts.lastFM.permits, copies: parts.stores.historyCopies, outbox: parts.forwarding?.outbox,
+                                               uploads: parts.uploads, clock: parts.clock))
+    // A kept page asked exactly as before is answered before the router;
+    // not with a site password, which must see every request first.
+    let shortcut = configuration.sitePassword != nil ? nil
+        : KeptPageShortcut(rendered: shared.rendered, viewers: shared.viewers, audiences: parts.audiences, nowPlaying: shared.nowPlaying,
+                           metrics: metrics)
     return Application(
-        router: buildRouter(configuration: configuration, parts: parts, shared: shared, address: address),
+        router: KeptPagesFirst(router: buildRouter(configuration: configuration, parts: parts, shared: shared, address: address, metrics: metrics),
+                               shortcut: shortcut),
         server: try tls?.server(over: http1) ?? http1,
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "Vinylogue"),
         services: [parts.background] + (parts.forwarding.map { [$0 as any Service] } ?? [])
@@ -76,7 +84,8 @@ struct SharedParts: Sendable {
     }
 }
 
-func buildRouter(configuration: ServerConfiguration, parts: WebAppParts, shared: SharedParts, address: PublicAddress) -> Router<BasicRequestContext> {
+func buildRouter(configuration: ServerConfiguration, parts: WebAppParts, shared: SharedParts, address: PublicAddress,
+                 metrics: ServerMetrics) -> Router<BasicRequestContext> {
     let clock = parts.clock, pages = parts.pages, stores = parts.stores, lists = stores.lists
     let sources = shared.sources, viewers = shared.viewers, rendered = shared.rendered
     let apiKeyConfigured = parts.lastFM.configuration.apiKey != nil
@@ -84,13 +93,6 @@ func buildRouter(configuration: ServerConfiguration, parts: WebAppParts, shared:
     let patience = parts.patience
     // HEAD answers every GET route with its headers alone (it was 404).
     let router = Router(options: .autoGenerateHeadEndpoints)
-    let metrics = ServerMetrics(sources: .init(permits: parts.lastFM.permits, copies: stores.historyCopies, outbox: parts.forwarding?.outbox,
-                                               uploads: parts.uploads, clock: clock))
-    // A kept page asked exactly as before is answered here, before everything else.
-    if configuration.sitePassword == nil {
-        router.add(middleware: KeptPageMiddleware(rendered: rendered, viewers: viewers, audiences: parts.audiences,
-                                                  nowPlaying: shared.nowPlaying, metrics: metrics))
-    }
     router.add(middleware: RequestMetricsMiddleware(metrics: metrics))
     router.get("/metrics") { _, _ in
         Response(status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8", .cacheControl: "no-store"],

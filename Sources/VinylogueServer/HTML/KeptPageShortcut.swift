@@ -5,9 +5,10 @@ import Sync
 import VinylogueCore
 
 /// Answers a request for a kept chart page (or its JSON) before the router
-/// and the rest of the middleware, when it is asked exactly as an earlier
-/// request asked it (`RenderedPages.alias`): the warm page costs a lookup
-/// and the headers it was kept with, security headers included.
+/// (its path is not even resolved) and the middleware, when it is asked
+/// exactly as an earlier request asked it (`RenderedPages.aliased`): the
+/// warm page costs a lookup and the headers it was kept with, security
+/// headers included. `KeptPagesFirst` puts it in front of the router.
 ///
 /// Only what the route itself would answer from the same kept entry is
 /// answered here; anything else goes on to the route:
@@ -24,7 +25,7 @@ import VinylogueCore
 /// Not used with a site password (`SitePasswordMiddleware` must see every
 /// request first). The request metrics are recorded here under the route's
 /// pattern, as `RequestMetricsMiddleware` would.
-struct KeptPageMiddleware<Context: RequestContext>: RouterMiddleware {
+struct KeptPageShortcut: Sendable {
     let rendered: RenderedPages
     let viewers: Viewers
     let audiences: Audiences
@@ -32,14 +33,13 @@ struct KeptPageMiddleware<Context: RequestContext>: RouterMiddleware {
     /// Where requests are counted (nil: not counted, in a test of this alone).
     let metrics: ServerMetrics?
 
-    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+    /// The kept answer to `request`, or nil when the route must answer.
+    func answer(_ request: Request) async -> Response? {
         let start = ContinuousClock.now
         guard request.method == .get, let settings = await settingsWithoutDatabase(request),
               let (alias, entry) = rendered.aliased(request.uri.description, settings: settings.fingerprint),
               !audiences.isRestricted(alias.user),
-              !alias.showsNowPlaying || nowPlaying.track(of: alias.user) == nil else {
-            return try await next(request, context)
-        }
+              !alias.showsNowPlaying || nowPlaying.track(of: alias.user) == nil else { return nil }
         let response = RenderedPages.response(entry, to: request)
         metrics?.record(route: alias.route, method: "GET", status: response.status.code, duration: .now - start)
         return response
@@ -50,5 +50,27 @@ struct KeptPageMiddleware<Context: RequestContext>: RouterMiddleware {
     func settingsWithoutDatabase(_ request: Request) async -> Settings? {
         guard viewers.signIn != nil else { return await viewers.settings.current(for: .household) }
         return SignInSessions.token(in: request) == nil ? Settings() : nil
+    }
+}
+
+/// The router, with `KeptPageShortcut` in front of it (when there is one).
+struct KeptPagesFirst<Router: HTTPResponderBuilder>: HTTPResponderBuilder where Router.Responder.Context == BasicRequestContext {
+    let router: Router
+    let shortcut: KeptPageShortcut?
+
+    func buildResponder() -> KeptPageResponder<Router.Responder> {
+        KeptPageResponder(inner: router.buildResponder(), shortcut: shortcut)
+    }
+}
+
+/// Answers from `shortcut` when it can, else from the router.
+struct KeptPageResponder<Inner: HTTPResponder>: HTTPResponder where Inner.Context == BasicRequestContext {
+    typealias Context = BasicRequestContext
+    let inner: Inner
+    let shortcut: KeptPageShortcut?
+
+    func respond(to request: Request, context: Context) async throws -> Response {
+        if let shortcut, let kept = await shortcut.answer(request) { return kept }
+        return try await inner.respond(to: request, context: context)
     }
 }

@@ -12,7 +12,7 @@ import VinylogueCore
 /// The warm page's shortcut: a kept page asked exactly as before is
 /// answered before the router, with the headers it was kept with, and only
 /// when the route would answer the same kept entry.
-@Suite struct KeptPageMiddlewareTests {
+@Suite struct KeptPageShortcutTests {
     /// Who is restricted, as a test says.
     final class FixedVisibility: VisibilityStore {
         let restrictions = Mutex<[Restriction]>([])
@@ -33,8 +33,8 @@ import VinylogueCore
         let rj = try Username("RJ")
         let routeCalls = Atomic<Int>(0)
         let router = Router()
-        router.add(middleware: KeptPageMiddleware(rendered: rendered, viewers: Viewers(signIn: nil, settings: settings), audiences: audiences,
-                                                  nowPlaying: nowPlaying, metrics: nil))
+        let shortcut = KeptPageShortcut(rendered: rendered, viewers: Viewers(signIn: nil, settings: settings), audiences: audiences,
+                                        nowPlaying: nowPlaying, metrics: nil)
         router.add(middleware: SecurityHeadersMiddleware())
         router.get("/u/:user") { request, context in
             routeCalls.add(1, ordering: .relaxed)
@@ -49,7 +49,7 @@ import VinylogueCore
             }
             return response
         }
-        try await Application(router: router).test(.router) { client in
+        try await Application(router: KeptPagesFirst(router: router, shortcut: shortcut)).test(.router) { client in
             func ask(_ uri: String = "/u/RJ?years_ago=3") async throws -> (calls: Int, response: TestResponse) {
                 let before = routeCalls.load(ordering: .relaxed)
                 let response = try await client.execute(uri: uri, method: .get, headers: [:], body: nil)

@@ -48,7 +48,7 @@ import Testing
         // "After a view" lasts an hour here: on a loaded run a second passed
         // between the view and the copy's request, the copy took the last
         // permit, and the test waited for a wait that never came.
-        let permits = PrioritisedPermits(RateLimit(limit: 3, window: .seconds(10)), viewsLately: .seconds(3600))
+        let permits = PrioritisedPermits(RateLimit(limit: 3, window: .seconds(10)), viewsLately: .seconds(3600))  // a window, not a wait
         await permits.release(try await permits.acquire())
         #expect(permits.used.views == 1)
         let copyPage = try await LastFMRequestPriority.$current.withValue(.background) { try await permits.acquire() }

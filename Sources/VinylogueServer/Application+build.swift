@@ -160,7 +160,7 @@ func buildRouter(configuration: ServerConfiguration, parts: WebAppParts, shared:
     }
     if let signIn = shared.mobileSignIn {
         let reads = LastFMReadAPI(archive: stores.archive, lists: lists, accounts: viewers.signIn?.accounts, audiences: parts.audiences,
-                                  nowPlaying: shared.nowPlaying, signIn: signIn, albums: parts.lastFM, clock: clock)
+                                  nowPlaying: shared.nowPlaying, signIn: signIn, albums: parts.lastFM)
         LastFMScrobbleRoutes(received: shared.received, clock: clock, signIn: signIn, limit: listenLimit, reads: reads).register(on: router)
     }
     audioscrobbler?.register(on: router)

@@ -45,10 +45,11 @@ import Testing
     /// view finds one at once; background work waits for more.
     @Test(.timeLimit(.minutes(1))) func afterAViewCopiesLeaveAPermitForTheNextView() async throws {
         // Three permits, none back within the test (it takes milliseconds).
-        // "After a view" lasts an hour here: on a loaded run a second passed
-        // between the view and the copy's request, the copy took the last
-        // permit, and the test waited for a wait that never came.
-        let permits = PrioritisedPermits(RateLimit(limit: 3, window: .seconds(10)), viewsLately: .seconds(3600))  // a window, not a wait
+        // "After a view" lasts 10 s here (as long as the permits' window):
+        // with the default second, a loaded run let a second pass between
+        // the view and the copy's request, the copy took the last permit,
+        // and the test waited for a wait that never came.
+        let permits = PrioritisedPermits(RateLimit(limit: 3, window: .seconds(10)), viewsLately: .seconds(10))
         await permits.release(try await permits.acquire())
         #expect(permits.used.views == 1)
         let copyPage = try await LastFMRequestPriority.$current.withValue(.background) { try await permits.acquire() }

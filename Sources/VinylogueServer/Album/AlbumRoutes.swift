@@ -102,4 +102,13 @@ struct MessagePage {
         self.heading = heading
         self.message = message
     }
+
+    /// A page answering a Settings form, with a link back to its section
+    /// (`#section`).
+    static func settings(title: String, heading: String, message: String, section: String) -> MessagePage {
+        var page = MessagePage(title: title, heading: heading, csrf: "", message: message)
+        page.linkURL = Paths.settings + "#" + section
+        page.linkLabel = "Back to Settings"
+        return page
+    }
 }

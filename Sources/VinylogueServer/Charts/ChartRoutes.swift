@@ -85,7 +85,11 @@ struct ChartRoutes: Sendable {
         // them it would be a second chart per request, for nothing.
         if chosen.origin == .lastfm, let week = page.previous?.week, page.previous?.isEnabled == true {
             let request = asked.request
-            _ = await background.start { _ = try? await source.chart(for: request.user, kind: request.kind, week: week) }
+            // Not bound by this page's deadline: the work is for the next
+            // page, and waited for (`BackgroundWork.idle`) until Last.fm answers.
+            _ = await background.start {
+                await AnswerDeadline.$current.withValue(nil) { _ = try? await source.chart(for: request.user, kind: request.kind, week: week) }
+            }
         }
         return (page, savedCopies, chosen)
     }

@@ -23,9 +23,6 @@ public final class Audiences: Sendable {
     private let rules: Mutex<VisibilityRules>
     /// Whether anyone is restricted: the fast path of every request.
     private let anyRestricted: Atomic<Bool>
-    /// Reads since start, each a new version of the rules (for tests,
-    /// which wait for one).
-    private let reloads = Atomic<Int>(0)
     let store: any VisibilityStore
     private let logger = Logger(label: "vinylogue.visibility")
 
@@ -44,16 +41,12 @@ public final class Audiences: Sendable {
     /// Whether anyone is restricted at all.
     var restrictsAnyone: Bool { anyRestricted.load(ordering: .acquiring) }
 
-    /// How many times the rules were read again since start.
-    var version: Int { reloads.load(ordering: .acquiring) }
-
     /// Reads the rules again. A failed read keeps the old ones and is
     /// thrown (the caller says so); the next change or notice reads again.
     public func reload() async throws {
         let fresh = VisibilityRules(try await store.restrictions())
         rules.withLock { $0 = fresh }
         anyRestricted.store(!fresh.isEmpty, ordering: .releasing)
-        reloads.add(1, ordering: .releasing)
     }
 
     /// Applies `account`'s new choice here at once (a read that fails then

@@ -24,11 +24,8 @@ struct VisibilitySettings: Sendable {
     }
 
     func change(_ request: Request) async throws -> Response {
-        let form = try await FormFields.read(request, limit: configuration.maxBodyBytes)
-        try CSRFProtection.verify(request, form: form)
-        guard case .account(let account) = await viewers.viewer(of: request) else {
-            throw SignInRequired(message: "Sign in with Last.fm to choose who sees your listening.")
-        }
+        let (form, account) = try await viewers.accountForm(request, limit: configuration.maxBodyBytes,
+                                                            signInFirst: "Sign in with Last.fm to choose who sees your listening.")
         guard let chosen = form["visibility"].flatMap(Visibility.init(rawValue:)) else {
             return .redirect(to: Paths.settings + "?visibility=unknown#visibility", type: .normal)
         }
@@ -36,11 +33,9 @@ struct VisibilitySettings: Sendable {
             try await store.setVisibility(chosen, of: account)
         } catch {
             logger.error("could not save who may see an account: \(String(reflecting: error))")
-            var page = MessagePage(title: "Not changed", heading: "Who sees your listening was not changed",
-                                   csrf: "", message: "The database could not be changed, so your listening is shown as before. Try again in a moment.")
-            page.linkURL = Paths.settings + "#visibility"
-            page.linkLabel = "Back to Settings"
-            return pages.response("message", page, status: .serviceUnavailable)
+            return pages.response("message", MessagePage.settings(title: "Not changed", heading: "Who sees your listening was not changed",
+                                                       message: "The database could not be changed, so your listening is shown as before. Try again in a moment.",
+                                                       section: "visibility"), status: .serviceUnavailable)
         }
         await audiences.apply(chosen, of: account)
         rendered.removePages(of: account.name)

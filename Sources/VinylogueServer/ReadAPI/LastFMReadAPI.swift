@@ -32,7 +32,6 @@ struct LastFMReadAPI: Sendable {
     let signIn: MobileSignIn
     /// Last.fm's album details, when it can be asked.
     let albums: any AlbumSource
-    let clock: WallClock
 
     static let methods: Set<String> = [
         "user.getinfo", "user.getweeklychartlist", "user.getweeklyalbumchart", "user.getweeklyartistchart",

@@ -29,11 +29,9 @@ struct AccountDeletion: Sendable {
     }
 
     func delete(_ request: Request) async throws -> Response {
-        let form = try await FormFields.read(request, limit: configuration.maxBodyBytes)
-        try CSRFProtection.verify(request, form: form)
-        guard case .account(let account) = await viewers.viewer(of: request), let sessions = viewers.signIn else {
-            throw SignInRequired(message: "Sign in with Last.fm to delete your account.")
-        }
+        let signInFirst = "Sign in with Last.fm to delete your account."
+        let (form, account) = try await viewers.accountForm(request, limit: configuration.maxBodyBytes, signInFirst: signInFirst)
+        guard let sessions = viewers.signIn else { throw SignInRequired(message: signInFirst) }
         guard let typed = form.values["confirm"].flatMap(Username.init(validating:)), typed.key == account.name.key else {
             return .redirect(to: Paths.settings + "?delete=unconfirmed#delete", type: .normal)
         }
@@ -43,11 +41,9 @@ struct AccountDeletion: Sendable {
             erased = try await eraser.erase(account)
         } catch {
             logger.error("could not delete an account: \(String(reflecting: error))")
-            var page = MessagePage(title: "Not deleted", heading: "Your account was not deleted",
-                                   csrf: "", message: "The database could not be changed, so nothing was deleted. Try again in a moment.")
-            page.linkURL = Paths.settings + "#delete"
-            page.linkLabel = "Back to Settings"
-            return pages.response("message", page, status: .serviceUnavailable)
+            return pages.response("message", MessagePage.settings(title: "Not deleted", heading: "Your account was not deleted",
+                                                       message: "The database could not be changed, so nothing was deleted. Try again in a moment.",
+                                                       section: "delete"), status: .serviceUnavailable)
         }
         for path in erased.uploads { try? FileManager.default.removeItem(atPath: path) }
         rendered.removePages(of: account.name)

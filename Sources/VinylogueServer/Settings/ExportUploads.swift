@@ -40,10 +40,8 @@ struct ExportUploads: Sendable {
         do {
             return try await receive(request, context)
         } catch let refusal as UploadRefusal {
-            var page = MessagePage(title: "Upload refused", heading: "The export was not stored", csrf: "", message: refusal.message)
-            page.linkURL = Paths.settings + "#imports"
-            page.linkLabel = "Back to Settings"
-            return pages.response("message", page, status: refusal.status)
+            return pages.response("message", MessagePage.settings(title: "Upload refused", heading: "The export was not stored", message: refusal.message,
+                                                       section: "imports"), status: refusal.status)
         }
     }
 

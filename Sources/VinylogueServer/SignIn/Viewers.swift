@@ -14,6 +14,16 @@ struct Viewers: Sendable {
         return await signIn.viewer(of: request)
     }
 
+    /// A Settings form posted by a signed-in account: its fields (within
+    /// `limit`, the CSRF token checked) and the account; `SignInRequired`
+    /// saying `signInFirst` for anyone else.
+    func accountForm(_ request: Request, limit: Int, signInFirst: String) async throws -> (FormFields, Account) {
+        let form = try await FormFields.read(request, limit: limit)
+        try CSRFProtection.verify(request, form: form)
+        guard case .account(let account) = await viewer(of: request) else { throw SignInRequired(message: signInFirst) }
+        return (form, account)
+    }
+
     func settings(for request: Request) async -> Settings {
         await settings.current(for: await viewer(of: request).owner)
     }

@@ -23,5 +23,6 @@ public struct PostgresBackend: StoreBackend {
     public var importJobs: any ImportJobStore { PostgresImportJobStore(database) }
     public var receivedListens: any ReceivedListenStore { PostgresReceivedListenStore(database) }
     public var eraser: any AccountEraser { PostgresAccountEraser(database) }
+    public var digests: any DigestStore { PostgresDigestStore(database) }
     public var notices: (any FleetNotices)? { PostgresFleetNotices(database) }
 }

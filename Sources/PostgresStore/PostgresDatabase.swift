@@ -299,6 +299,8 @@ public final class PostgresDatabase: Sendable {
         Migration(name: "import-jobs", statements: PostgresImportJobStore.tables),
         // Who may see each account's listening (`Visibility`).
         Migration(name: "account-visibility", statements: ["ALTER TABLE account ADD COLUMN visibility TEXT NOT NULL DEFAULT 'everyone'"]),
+        // Weekly digest subscriptions and their send queue (`PostgresDigestStore`).
+        Migration(name: "digests", statements: PostgresDigestStore.tables),
     ]
 
     /// Applies the migrations this database has not had, holding an

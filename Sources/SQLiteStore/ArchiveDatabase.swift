@@ -135,6 +135,7 @@ public final class ArchiveDatabase: Sendable {
         SQLiteHistoryCopyStore.registerTotalsMigration(in: &migrator)
         SQLiteImportJobStore.registerMigrations(in: &migrator)
         SQLiteAccountStore.registerVisibilityMigration(in: &migrator)
+        SQLiteDigestStore.registerMigrations(in: &migrator)
         return migrator
     }
 

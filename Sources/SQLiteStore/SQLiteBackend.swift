@@ -38,5 +38,6 @@ public struct SQLiteBackend: StoreBackend {
     public var importJobs: any ImportJobStore { SQLiteImportJobStore(database) }
     public var receivedListens: any ReceivedListenStore { SQLiteReceivedListenStore(database) }
     public var eraser: any AccountEraser { SQLiteAccountEraser(database) }
+    public var digests: any DigestStore { SQLiteDigestStore(database) }
     public var notices: (any FleetNotices)? { nil }
 }

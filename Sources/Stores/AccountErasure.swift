@@ -57,6 +57,8 @@ public enum AccountErasure {
         Rows(table: "forwarding", column: "owner", key: .accountID),
         Rows(table: "forward_outbox", column: "owner", key: .accountID),
         Rows(table: "import_job", column: "owner", key: .accountID),
+        Rows(table: "digest_send", column: "owner", key: .accountID),
+        Rows(table: "digest_subscription", column: "owner", key: .accountID),
         Rows(table: "list_entry", column: "owner", key: .accountID),
         Rows(table: "history_copy", column: "name_key", key: .nameKey),
         Rows(table: "scrobble", column: "user_id", key: .archiveUserID),

@@ -36,6 +36,8 @@ public protocol StoreBackend: Sendable {
     var receivedListens: any ReceivedListenStore { get }
     /// Deletes an account and everything of it, in one transaction.
     var eraser: any AccountEraser { get }
+    /// Weekly digest subscriptions and their send queue.
+    var digests: any DigestStore { get }
     /// How instances tell each other what changed; nil with one process
     /// per data directory.
     var notices: (any FleetNotices)? { get }

@@ -28,6 +28,7 @@ import Testing
             "history copy totals",
             "import jobs",
             "account-visibility",
+            "digests",
         ])
     }
 
@@ -49,6 +50,7 @@ import Testing
             "history-copy-totals",
             "import-jobs",
             "account-visibility",
+            "digests",
         ])
     }
 }

@@ -1,0 +1,210 @@
+import Foundation
+import Logging
+import PostgresNIO
+import Stores
+import VinylogueCore
+
+/// `DigestStore` in PostgreSQL (tables `digest_subscription`,
+/// `digest_send`), shared by a fleet: queueing a week's digest twice adds
+/// nothing (`UNIQUE (owner, kind, key)`), and a claim takes the due email
+/// with `SKIP LOCKED`, so each goes through one sender.
+public struct PostgresDigestStore: DigestStore {
+    let database: PostgresDatabase
+
+    public init(_ database: PostgresDatabase) { self.database = database }
+
+    static let tables = [
+        """
+        CREATE TABLE digest_subscription (
+            owner BIGINT PRIMARY KEY,
+            address TEXT NOT NULL,
+            weekday INTEGER NOT NULL,
+            hour INTEGER NOT NULL,
+            years INTEGER NOT NULL,
+            token TEXT NOT NULL UNIQUE,
+            confirmed_at DOUBLE PRECISION,
+            created_at DOUBLE PRECISION NOT NULL,
+            updated_at DOUBLE PRECISION NOT NULL)
+        """,
+        """
+        CREATE TABLE digest_send (
+            id BIGSERIAL PRIMARY KEY,
+            owner BIGINT NOT NULL,
+            kind TEXT NOT NULL,
+            key TEXT NOT NULL,
+            address TEXT NOT NULL,
+            state TEXT NOT NULL,
+            attempts INTEGER NOT NULL DEFAULT 0,
+            due_at DOUBLE PRECISION NOT NULL,
+            lease_until DOUBLE PRECISION,
+            holder TEXT,
+            reason TEXT,
+            queued_at DOUBLE PRECISION NOT NULL,
+            sent_at DOUBLE PRECISION,
+            UNIQUE (owner, kind, key))
+        """,
+        "CREATE INDEX digest_send_due ON digest_send(state, due_at)",
+    ]
+
+    typealias SubscriptionColumns = (Int64, String, Int32, Int32, Int32, String, Double?, Double)
+    static let subscriptionColumns = "owner, address, weekday, hour, years, token, confirmed_at, updated_at"
+    typealias SendColumns = (Int64, Int64, String, String, String, String, Int32, Double, String?, Double, Double?)
+    static let sendColumns = "id, owner, kind, key, address, state, attempts, due_at, reason, queued_at, sent_at"
+
+    static func subscriptions(_ rows: PostgresRowSequence) async throws -> [DigestSubscription] {
+        var found: [DigestSubscription] = []
+        for try await c in rows.decode(SubscriptionColumns.self) {
+            found.append(DigestSubscription(owner: ListOwner(id: c.0), address: c.1, weekday: Int(c.2), hour: Int(c.3), years: Int(c.4),
+                                            token: c.5, confirmedAt: c.6.map(Date.init(timeIntervalSince1970:)),
+                                            updatedAt: Date(timeIntervalSince1970: c.7)))
+        }
+        return found
+    }
+
+    static func sends(_ rows: PostgresRowSequence) async throws -> [DigestSend] {
+        var found: [DigestSend] = []
+        for try await c in rows.decode(SendColumns.self) {
+            guard let kind = DigestSend.Kind(rawValue: c.2), let state = DigestSend.State(rawValue: c.5) else { continue }
+            found.append(DigestSend(id: c.0, owner: ListOwner(id: c.1), kind: kind, key: c.3, address: c.4, state: state, attempts: Int(c.6),
+                                    dueAt: Date(timeIntervalSince1970: c.7), reason: c.8, queuedAt: Date(timeIntervalSince1970: c.9),
+                                    sentAt: c.10.map(Date.init(timeIntervalSince1970:))))
+        }
+        return found
+    }
+
+    public func subscription(of owner: ListOwner) async throws -> DigestSubscription? {
+        try await Self.subscriptions(database.client.query("""
+            SELECT \(unescaped: Self.subscriptionColumns) FROM digest_subscription WHERE owner = \(owner.id)
+            """, logger: database.logger)).first
+    }
+
+    public func subscription(token: String) async throws -> DigestSubscription? {
+        try await Self.subscriptions(database.client.query("""
+            SELECT \(unescaped: Self.subscriptionColumns) FROM digest_subscription WHERE token = \(CopyText.withoutNUL(token))
+            """, logger: database.logger)).first
+    }
+
+    public func save(_ owner: ListOwner, address: String, weekday: Int, hour: Int, years: Int, newToken: String,
+                     at now: Date) async throws -> DigestSubscription {
+        let logger = database.logger, time = now.timeIntervalSince1970
+        let address = CopyText.withoutNUL(address)
+        return try await database.client.withTransaction(logger: logger) { connection in
+            // Locks the row (when there is one) so two saves decide in turn.
+            var kept: String?
+            for try await found in try await connection.query("""
+                SELECT address FROM digest_subscription WHERE owner = \(owner.id) FOR UPDATE
+                """, logger: logger).decode(String.self) { kept = found }
+            if let kept, kept.lowercased() == address.lowercased() {
+                try await connection.query("""
+                    UPDATE digest_subscription SET address = \(address), weekday = \(Int32(weekday)), hour = \(Int32(hour)),
+                        years = \(Int32(years)), updated_at = \(time) WHERE owner = \(owner.id)
+                    """, logger: logger)
+            } else {
+                try await connection.query("""
+                    INSERT INTO digest_subscription(owner, address, weekday, hour, years, token, confirmed_at, created_at, updated_at)
+                    VALUES (\(owner.id), \(address), \(Int32(weekday)), \(Int32(hour)), \(Int32(years)), \(newToken), NULL, \(time), \(time))
+                    ON CONFLICT (owner) DO UPDATE SET address = EXCLUDED.address, weekday = EXCLUDED.weekday, hour = EXCLUDED.hour,
+                        years = EXCLUDED.years, token = EXCLUDED.token, confirmed_at = NULL, updated_at = EXCLUDED.updated_at
+                    """, logger: logger)
+                try await Self.skipWaiting(owner, reason: "The address changed before it went out.", connection, logger)
+            }
+            guard let saved = try await Self.subscriptions(connection.query("""
+                SELECT \(unescaped: Self.subscriptionColumns) FROM digest_subscription WHERE owner = \(owner.id)
+                """, logger: logger)).first else { throw SourceError.storage(detail: "the digest subscription could not be kept") }
+            return saved
+        }
+    }
+
+    static func skipWaiting(_ owner: ListOwner, reason: String, _ connection: PostgresConnection, _ logger: Logger) async throws {
+        try await connection.query("""
+            UPDATE digest_send SET state = 'skipped', reason = \(reason), lease_until = NULL, holder = NULL
+            WHERE owner = \(owner.id) AND state = 'waiting'
+            """, logger: logger)
+    }
+
+    public func confirm(token: String, at now: Date) async throws -> DigestSubscription? {
+        let token = CopyText.withoutNUL(token)
+        try await database.client.query("""
+            UPDATE digest_subscription SET confirmed_at = \(now.timeIntervalSince1970) WHERE token = \(token) AND confirmed_at IS NULL
+            """, logger: database.logger)
+        return try await subscription(token: token)
+    }
+
+    public func remove(_ owner: ListOwner, reason: String, at now: Date) async throws -> Bool {
+        let logger = database.logger
+        return try await database.client.withTransaction(logger: logger) { connection in
+            let removed = try await PostgresHistoryCopyStore.changed(connection.query(
+                "DELETE FROM digest_subscription WHERE owner = \(owner.id) RETURNING 1", logger: logger))
+            try await Self.skipWaiting(owner, reason: reason, connection, logger)
+            return removed
+        }
+    }
+
+    public func confirmedSubscriptions() async throws -> [DigestSubscription] {
+        try await Self.subscriptions(database.client.query("""
+            SELECT \(unescaped: Self.subscriptionColumns) FROM digest_subscription WHERE confirmed_at IS NOT NULL ORDER BY owner
+            """, logger: database.logger))
+    }
+
+    public func queue(_ owner: ListOwner, kind: DigestSend.Kind, key: String, address: String, due: Date, at now: Date) async throws -> Bool {
+        try await PostgresHistoryCopyStore.changed(database.client.query("""
+            INSERT INTO digest_send(owner, kind, key, address, state, due_at, queued_at)
+            VALUES (\(owner.id), \(kind.rawValue), \(CopyText.withoutNUL(key)), \(CopyText.withoutNUL(address)), 'waiting',
+                    \(due.timeIntervalSince1970), \(now.timeIntervalSince1970))
+            ON CONFLICT (owner, kind, key) DO NOTHING RETURNING 1
+            """, logger: database.logger))
+    }
+
+    public func claim(as holder: String, at now: Date, lease: TimeInterval,
+                      takingOverFrom isGone: @Sendable (String) -> Bool) async throws -> DigestSend? {
+        let logger = database.logger, time = now.timeIntervalSince1970
+        return try await database.client.withTransaction(logger: logger) { connection in
+            let rows = try await connection.query("""
+                SELECT id, state, lease_until, holder FROM digest_send
+                WHERE (state = 'waiting' AND due_at <= \(time)) OR state = 'sending'
+                ORDER BY due_at, id FOR UPDATE SKIP LOCKED
+                """, logger: logger)
+            var chosen: Int64?
+            for try await (id, state, leaseUntil, holding) in rows.decode((Int64, String, Double?, String?).self) where chosen == nil {
+                let taken = state == "sending" && (leaseUntil ?? 0) > time && holding.map(isGone) != true
+                if !taken { chosen = id }
+            }
+            guard let chosen else { return nil }
+            return try await Self.sends(connection.query("""
+                UPDATE digest_send SET state = 'sending', holder = \(holder), lease_until = \(time + lease), attempts = attempts + 1
+                WHERE id = \(chosen) RETURNING \(unescaped: Self.sendColumns)
+                """, logger: logger)).first
+        }
+    }
+
+    public func finish(_ id: Int64, as holder: String, state: DigestSend.State, reason: String?, at now: Date) async throws -> Bool {
+        let sentAt: Double? = state == .sent ? now.timeIntervalSince1970 : nil
+        return try await PostgresHistoryCopyStore.changed(database.client.query("""
+            UPDATE digest_send SET state = \(state.rawValue), reason = \(reason.map(CopyText.withoutNUL)), sent_at = \(sentAt),
+                lease_until = NULL, holder = NULL
+            WHERE id = \(id) AND holder = \(holder) AND state = 'sending' RETURNING 1
+            """, logger: database.logger))
+    }
+
+    public func postpone(_ id: Int64, as holder: String, until due: Date, reason: String, at now: Date) async throws -> Bool {
+        try await PostgresHistoryCopyStore.changed(database.client.query("""
+            UPDATE digest_send SET state = 'waiting', due_at = \(due.timeIntervalSince1970), reason = \(CopyText.withoutNUL(reason)),
+                lease_until = NULL, holder = NULL
+            WHERE id = \(id) AND holder = \(holder) AND state = 'sending' RETURNING 1
+            """, logger: database.logger))
+    }
+
+    public func sends(of owner: ListOwner, limit: Int) async throws -> [DigestSend] {
+        try await Self.sends(database.client.query("""
+            SELECT \(unescaped: Self.sendColumns) FROM digest_send WHERE owner = \(owner.id) ORDER BY id DESC LIMIT \(Int64(limit))
+            """, logger: database.logger))
+    }
+
+    public func nextDue() async throws -> Date? {
+        let rows = try await database.client.query("""
+            SELECT min(CASE state WHEN 'waiting' THEN due_at ELSE lease_until END) FROM digest_send WHERE state IN ('waiting', 'sending')
+            """, logger: database.logger)
+        for try await due in rows.decode(Double?.self) { return due.map(Date.init(timeIntervalSince1970:)) }
+        return nil
+    }
+}

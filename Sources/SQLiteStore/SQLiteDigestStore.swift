@@ -1,0 +1,202 @@
+import Foundation
+import GRDB
+import Stores
+import VinylogueCore
+
+/// `DigestStore` in SQLite (tables `digest_subscription`, `digest_send`).
+/// Every change is one write transaction: SQLite's one writer makes a
+/// claim atomic.
+public struct SQLiteDigestStore: DigestStore {
+    let writer: any DatabaseWriter
+
+    public init(_ database: ArchiveDatabase) { writer = database.writer }
+
+    static func registerMigrations(in migrator: inout DatabaseMigrator) {
+        migrator.registerMigration("digests") { db in
+            try db.execute(sql: """
+                CREATE TABLE digest_subscription (
+                    owner INTEGER PRIMARY KEY,
+                    address TEXT NOT NULL,
+                    weekday INTEGER NOT NULL,
+                    hour INTEGER NOT NULL,
+                    years INTEGER NOT NULL,
+                    token TEXT NOT NULL UNIQUE,
+                    confirmed_at REAL,
+                    created_at REAL NOT NULL,
+                    updated_at REAL NOT NULL);
+                CREATE TABLE digest_send (
+                    id INTEGER PRIMARY KEY AUTOINCREMENT,
+                    owner INTEGER NOT NULL,
+                    kind TEXT NOT NULL,
+                    key TEXT NOT NULL,
+                    address TEXT NOT NULL,
+                    state TEXT NOT NULL,
+                    attempts INTEGER NOT NULL DEFAULT 0,
+                    due_at REAL NOT NULL,
+                    lease_until REAL,
+                    holder TEXT,
+                    reason TEXT,
+                    queued_at REAL NOT NULL,
+                    sent_at REAL,
+                    UNIQUE (owner, kind, key));
+                CREATE INDEX digest_send_due ON digest_send(state, due_at);
+                """)
+        }
+    }
+
+    static let subscriptionColumns = "owner, address, weekday, hour, years, token, confirmed_at, updated_at"
+    static let sendColumns = "id, owner, kind, key, address, state, attempts, due_at, reason, queued_at, sent_at"
+
+    static func subscription(_ row: Row) -> DigestSubscription {
+        DigestSubscription(owner: ListOwner(id: row["owner"]), address: row["address"], weekday: row["weekday"], hour: row["hour"],
+                           years: row["years"], token: row["token"], confirmedAt: (row["confirmed_at"] as Double?).map(Date.init(timeIntervalSince1970:)),
+                           updatedAt: Date(timeIntervalSince1970: row["updated_at"]))
+    }
+
+    static func send(_ row: Row) -> DigestSend? {
+        guard let kind = DigestSend.Kind(rawValue: row["kind"]), let state = DigestSend.State(rawValue: row["state"]) else { return nil }
+        return DigestSend(id: row["id"], owner: ListOwner(id: row["owner"]), kind: kind, key: row["key"], address: row["address"], state: state,
+                          attempts: row["attempts"], dueAt: Date(timeIntervalSince1970: row["due_at"]), reason: row["reason"],
+                          queuedAt: Date(timeIntervalSince1970: row["queued_at"]),
+                          sentAt: (row["sent_at"] as Double?).map(Date.init(timeIntervalSince1970:)))
+    }
+
+    public func subscription(of owner: ListOwner) async throws -> DigestSubscription? {
+        try await writer.read { db in
+            try Row.fetchOne(db, sql: "SELECT \(Self.subscriptionColumns) FROM digest_subscription WHERE owner = ?", arguments: [owner.id])
+                .map(Self.subscription)
+        }
+    }
+
+    public func subscription(token: String) async throws -> DigestSubscription? {
+        try await writer.read { db in
+            try Row.fetchOne(db, sql: "SELECT \(Self.subscriptionColumns) FROM digest_subscription WHERE token = ?", arguments: [token])
+                .map(Self.subscription)
+        }
+    }
+
+    public func save(_ owner: ListOwner, address: String, weekday: Int, hour: Int, years: Int, newToken: String,
+                     at now: Date) async throws -> DigestSubscription {
+        try await writer.write { db in
+            let time = now.timeIntervalSince1970
+            let kept = try Row.fetchOne(db, sql: "SELECT address FROM digest_subscription WHERE owner = ?", arguments: [owner.id])
+            if let kept, (kept["address"] as String).lowercased() == address.lowercased() {
+                try db.execute(sql: """
+                    UPDATE digest_subscription SET address = ?, weekday = ?, hour = ?, years = ?, updated_at = ? WHERE owner = ?
+                    """, arguments: [address, weekday, hour, years, time, owner.id])
+            } else {
+                try db.execute(sql: """
+                    INSERT INTO digest_subscription(owner, address, weekday, hour, years, token, confirmed_at, created_at, updated_at)
+                    VALUES (?, ?, ?, ?, ?, ?, NULL, ?, ?)
+                    ON CONFLICT(owner) DO UPDATE SET address = excluded.address, weekday = excluded.weekday, hour = excluded.hour,
+                        years = excluded.years, token = excluded.token, confirmed_at = NULL, updated_at = excluded.updated_at
+                    """, arguments: [owner.id, address, weekday, hour, years, newToken, time, time])
+                try Self.skipWaiting(owner, reason: "The address changed before it went out.", db)
+            }
+            guard let row = try Row.fetchOne(db, sql: "SELECT \(Self.subscriptionColumns) FROM digest_subscription WHERE owner = ?",
+                                             arguments: [owner.id]) else {
+                throw SourceError.storage(detail: "the digest subscription could not be kept")
+            }
+            return Self.subscription(row)
+        }
+    }
+
+    static func skipWaiting(_ owner: ListOwner, reason: String, _ db: Database) throws {
+        try db.execute(sql: """
+            UPDATE digest_send SET state = 'skipped', reason = ?, lease_until = NULL, holder = NULL
+            WHERE owner = ? AND state = 'waiting'
+            """, arguments: [reason, owner.id])
+    }
+
+    public func confirm(token: String, at now: Date) async throws -> DigestSubscription? {
+        try await writer.write { db in
+            try db.execute(sql: "UPDATE digest_subscription SET confirmed_at = ? WHERE token = ? AND confirmed_at IS NULL",
+                           arguments: [now.timeIntervalSince1970, token])
+            return try Row.fetchOne(db, sql: "SELECT \(Self.subscriptionColumns) FROM digest_subscription WHERE token = ?", arguments: [token])
+                .map(Self.subscription)
+        }
+    }
+
+    public func remove(_ owner: ListOwner, reason: String, at now: Date) async throws -> Bool {
+        try await writer.write { db in
+            try db.execute(sql: "DELETE FROM digest_subscription WHERE owner = ?", arguments: [owner.id])
+            let removed = db.changesCount > 0
+            try Self.skipWaiting(owner, reason: reason, db)
+            return removed
+        }
+    }
+
+    public func confirmedSubscriptions() async throws -> [DigestSubscription] {
+        try await writer.read { db in
+            try Row.fetchAll(db, sql: "SELECT \(Self.subscriptionColumns) FROM digest_subscription WHERE confirmed_at IS NOT NULL ORDER BY owner")
+                .map(Self.subscription)
+        }
+    }
+
+    public func queue(_ owner: ListOwner, kind: DigestSend.Kind, key: String, address: String, due: Date, at now: Date) async throws -> Bool {
+        try await writer.write { db in
+            try db.execute(sql: """
+                INSERT INTO digest_send(owner, kind, key, address, state, due_at, queued_at) VALUES (?, ?, ?, ?, 'waiting', ?, ?)
+                ON CONFLICT(owner, kind, key) DO NOTHING
+                """, arguments: [owner.id, kind.rawValue, key, address, due.timeIntervalSince1970, now.timeIntervalSince1970])
+            return db.changesCount == 1
+        }
+    }
+
+    public func claim(as holder: String, at now: Date, lease: TimeInterval,
+                      takingOverFrom isGone: @Sendable (String) -> Bool) async throws -> DigestSend? {
+        try await writer.write { db in
+            let time = now.timeIntervalSince1970
+            let candidates = try Row.fetchAll(db, sql: """
+                SELECT id, state, lease_until, holder FROM digest_send
+                WHERE (state = 'waiting' AND due_at <= ?) OR state = 'sending' ORDER BY due_at, id
+                """, arguments: [time])
+            for row in candidates {
+                let holding: String? = row["holder"]
+                let taken = row["state"] == "sending" && (row["lease_until"] as Double? ?? 0) > time && holding.map(isGone) != true
+                guard !taken else { continue }
+                let id: Int64 = row["id"]
+                try db.execute(sql: """
+                    UPDATE digest_send SET state = 'sending', holder = ?, lease_until = ?, attempts = attempts + 1 WHERE id = ?
+                    """, arguments: [holder, time + lease, id])
+                return try Row.fetchOne(db, sql: "SELECT \(Self.sendColumns) FROM digest_send WHERE id = ?", arguments: [id]).flatMap(Self.send)
+            }
+            return nil
+        }
+    }
+
+    public func finish(_ id: Int64, as holder: String, state: DigestSend.State, reason: String?, at now: Date) async throws -> Bool {
+        try await writer.write { db in
+            try db.execute(sql: """
+                UPDATE digest_send SET state = ?, reason = ?, sent_at = ?, lease_until = NULL, holder = NULL
+                WHERE id = ? AND holder = ? AND state = 'sending'
+                """, arguments: [state.rawValue, reason, state == .sent ? now.timeIntervalSince1970 : nil, id, holder])
+            return db.changesCount == 1
+        }
+    }
+
+    public func postpone(_ id: Int64, as holder: String, until due: Date, reason: String, at now: Date) async throws -> Bool {
+        try await writer.write { db in
+            try db.execute(sql: """
+                UPDATE digest_send SET state = 'waiting', due_at = ?, reason = ?, lease_until = NULL, holder = NULL
+                WHERE id = ? AND holder = ? AND state = 'sending'
+                """, arguments: [due.timeIntervalSince1970, reason, id, holder])
+            return db.changesCount == 1
+        }
+    }
+
+    public func sends(of owner: ListOwner, limit: Int) async throws -> [DigestSend] {
+        try await writer.read { db in
+            try Row.fetchAll(db, sql: "SELECT \(Self.sendColumns) FROM digest_send WHERE owner = ? ORDER BY id DESC LIMIT ?",
+                             arguments: [owner.id, limit]).compactMap(Self.send)
+        }
+    }
+
+    public func nextDue() async throws -> Date? {
+        try await writer.read { db in
+            try Double.fetchOne(db, sql: """
+                SELECT min(CASE state WHEN 'waiting' THEN due_at ELSE lease_until END) FROM digest_send WHERE state IN ('waiting', 'sending')
+                """).map(Date.init(timeIntervalSince1970:))
+        }
+    }
+}

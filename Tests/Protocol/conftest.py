@@ -1,7 +1,8 @@
 """What the protocol tests share: `vinylogue serve --demo` started against a
 local fake Last.fm on free ports with a fresh data directory, over plain
 HTTP (`server`) or over HTTPS with a throwaway certificate authority made
-with openssl (`tls_server`), and the few things every test does with it
+with openssl (`tls_server`; `throwaway_authority` in
+Tests/Python/certificates.py), and the few things every test does with it
 (make a listen token on the settings page as a person would, read the chart
 JSON). The servers are started and stopped by `ServerProcess` in
 Tests/Python/launcher.py, shared with the browser tests. Nothing here
@@ -16,7 +17,6 @@ import json
 import os
 import re
 import ssl
-import subprocess
 import sys
 import time
 import urllib.parse
@@ -27,6 +27,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "Python"))
+from certificates import throwaway_authority  # noqa: E402  (Tests/Python, shared with the test mail server)
 from launcher import ServerProcess, binary  # noqa: E402  (Tests/Python, shared with the browser tests)
 
 
@@ -70,25 +71,6 @@ class Vinylogue:
         if instant > now - 120:
             instant -= 86400
         return instant, datetime.fromtimestamp(instant, timezone.utc).strftime("%Y-%m-%d")
-
-
-def throwaway_authority(directory: Path) -> tuple[Path, Path, Path]:
-    """A certificate authority and a certificate for 127.0.0.1 signed by it,
-    valid for a day (the CA file, the certificate, its key)."""
-    def openssl(*args: str) -> None:
-        subprocess.run(["openssl", *args], cwd=directory, check=True, capture_output=True)
-
-    openssl("req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-days", "1",
-            "-keyout", "ca.key", "-out", "ca.pem", "-subj", "/CN=Vinylogue protocol tests CA",
-            "-addext", "basicConstraints=critical,CA:TRUE", "-addext", "keyUsage=critical,keyCertSign,cRLSign")
-    openssl("req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
-            "-keyout", "server.key", "-out", "server.csr", "-subj", "/CN=127.0.0.1")
-    (directory / "server.ext").write_text("basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature\n"
-                                          "extendedKeyUsage=serverAuth\nsubjectAltName=IP:127.0.0.1,DNS:localhost\n"
-                                          "subjectKeyIdentifier=hash\nauthorityKeyIdentifier=keyid\n")
-    openssl("x509", "-req", "-in", "server.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial", "-days", "1",
-            "-extfile", "server.ext", "-out", "server.pem")
-    return directory / "ca.pem", directory / "server.pem", directory / "server.key"
 
 
 def serve(tmp_path: Path, tls: bool):

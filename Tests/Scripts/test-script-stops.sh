@@ -254,7 +254,7 @@ $out"
     # 7. An externally managed Python: pip again with --break-system-packages.
     case "$suite" in
       browser) packages="playwright pytest" ;;
-      protocol) packages="liblistenbrainz pylast pytest schemathesis" ;;
+      protocol) packages="aiosmtpd liblistenbrainz pylast pytest schemathesis" ;;
     esac
     STUB_IMPORTS=missing run_python "$dir" "$suite-tests"
     [ "$status" -eq 0 ] || fail "scripts/$suite-tests failed (exit $status) when pip needed --break-system-packages:

@@ -16,6 +16,7 @@ let package = Package(
         .library(name: "Artwork", targets: ["Artwork"]),
         .library(name: "VinylogueServer", targets: ["VinylogueServer"]),
         .library(name: "PostgresStore", targets: ["PostgresStore"]),
+        .library(name: "Mail", targets: ["Mail"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
@@ -39,6 +40,8 @@ let package = Package(
         // `/metrics`: swift-metrics' types, emitted in Prometheus's format.
         .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
+        // TLS for the SMTP client (STARTTLS, smtps); async-http-client uses it too.
+        .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
     ],
     targets: [
         // Values, week arithmetic, chart computation, presenters. Foundation only.
@@ -63,6 +66,17 @@ let package = Package(
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
+            ]
+        ),
+        // Email: MIME messages and a small SMTP client (STARTTLS, implicit
+        // TLS, AUTH PLAIN/LOGIN) over SwiftNIO, for the weekly digest.
+        .target(
+            name: "Mail",
+            dependencies: [
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
         // What every store is, whichever database holds it: the protocols,
@@ -131,7 +145,7 @@ let package = Package(
             name: "VinylogueServer",
             dependencies: [
                 // No SQLite module: the web app never names a store's backend.
-                "VinylogueCore", "LastFM", "ListenBrainz", "Stores", "Sync", "Imports", "Exports", "Artwork",
+                "VinylogueCore", "LastFM", "ListenBrainz", "Stores", "Sync", "Imports", "Exports", "Artwork", "Mail",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "MultipartKit", package: "multipart-kit"),
                 .product(name: "Metrics", package: "swift-metrics"),
@@ -217,7 +231,7 @@ let package = Package(
         .target(
             name: "VinylogueApp",
             dependencies: [
-                "VinylogueCore", "LastFM", "ListenBrainz", "Stores", "SQLiteStore", "Sync", "Artwork", "VinylogueServer", "PostgresStore",
+                "VinylogueCore", "LastFM", "ListenBrainz", "Stores", "SQLiteStore", "Sync", "Artwork", "VinylogueServer", "PostgresStore", "Mail",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
@@ -257,12 +271,23 @@ let package = Package(
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ]
         ),
+        .testTarget(
+            name: "MailTests",
+            dependencies: [
+                "Mail",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                // The fake server's STARTTLS.
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         .testTarget(name: "ArtworkTests", dependencies: ["Artwork", "VinylogueCore", .product(name: "NIOPosix", package: "swift-nio")]),
         .testTarget(
             name: "VinylogueServerTests",
             dependencies: [
                 "TestSupport",
-                "VinylogueServer", "VinylogueApp", "LastFMTestServer", "ListenBrainzTestServer", "LastFM", "Stores", "SQLiteStore", "Sync", "Artwork", "VinylogueCore", "PostgresStore",
+                "VinylogueServer", "VinylogueApp", "LastFMTestServer", "ListenBrainzTestServer", "LastFM", "Stores", "SQLiteStore", "Sync", "Artwork", "VinylogueCore", "PostgresStore", "Mail",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "ZIPFoundation", package: "ZIPFoundation"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),

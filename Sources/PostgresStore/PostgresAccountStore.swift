@@ -66,6 +66,14 @@ public struct PostgresAccountStore: AccountStore {
         return nil
     }
 
+    public func account(id: Int64) async throws -> Account? {
+        let rows = try await database.client.query("SELECT id, name FROM account WHERE id = \(id)", logger: logger)
+        for try await (id, spelled) in rows.decode((Int64, String).self) {
+            return Username(validating: spelled).map { Account(id: id, name: $0) }
+        }
+        return nil
+    }
+
     // MARK: Visibility
 
     public func visibility(of account: Account) async throws -> Visibility {

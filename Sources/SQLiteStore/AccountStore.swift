@@ -110,6 +110,14 @@ public struct SQLiteAccountStore: AccountStore {
         }
     }
 
+    public func account(id: Int64) async throws -> Account? {
+        try await writer.read { db in
+            guard let row = try Row.fetchOne(db, sql: "SELECT id, name FROM account WHERE id = ?", arguments: [id]),
+                  let spelled = Username(validating: row["name"]) else { return nil }
+            return Account(id: row["id"], name: spelled)
+        }
+    }
+
     // MARK: Visibility
 
     public func visibility(of account: Account) async throws -> Visibility {

@@ -69,4 +69,6 @@ public protocol AccountStore: VisibilityStore {
     func accountCount() async throws -> Int
     /// The account of `name` (any case), if one signed in here.
     func account(named name: Username) async throws -> Account?
+    /// The account with `id`, if it still exists.
+    func account(id: Int64) async throws -> Account?
 }

@@ -104,10 +104,20 @@ extension Composition {
         parts.uploads = UploadedImports(jobs: stores.importJobs, archive: archive, clock: clock,
                                         directory: directory.appendingPathComponent("uploads", isDirectory: true))
         parts.forwarding = forwarding
+        parts.mail = configuration.mail.map { MailSetup(delivery: mailTransport($0.server), from: $0.from) }
         parts.patience = configuration.patience
         parts.signsIn = configuration.lastFM.signsIn
         parts.secureCookies = configuration.server.isPublicHTTPS
         parts.mobileVerifierSecret = try mobileVerifierSecret()
         return parts
+    }
+}
+
+extension Composition {
+    /// Sends `user`'s weekly digest of this week now, through the web
+    /// app's queue and mail server (`vinylogue digest send`).
+    public func sendDigestNow(to user: Username) async throws -> DigestSendReport {
+        let parts = try await webAppParts()
+        return await WeeklyDigests.sendNow(for: user, parts: parts, configuration: configuration.server)
     }
 }

@@ -8,6 +8,7 @@ import Hummingbird
 import LastFM
 import ListenBrainz
 import Logging
+import Mail
 import PostgresStore
 import VinylogueCore
 import VinylogueServer
@@ -23,6 +24,8 @@ public final class Composition: Sendable {
     /// How Last.fm's API and image host are reached (`Transports`).
     let lastFMTransport: LastFMTransport
     let imageUpstream: ArtworkUpstream
+    /// How mail reaches the mail server (`Transports`).
+    let mailTransport: @Sendable (SMTPConfiguration) -> any MailDelivery
     /// Last.fm without a cache (the command line's; the web app's keeps
     /// answers in its database).
     public let lastFM: LastFMClient
@@ -66,6 +69,7 @@ public final class Composition: Sendable {
         httpClient = LastFMTransport.makeHTTPClient()
         lastFMTransport = transports.lastFM(httpClient)
         imageUpstream = transports.images(httpClient)
+        mailTransport = transports.mail
         lastFM = LastFMClient(configuration: configuration.lastFM, transport: lastFMTransport, clock: clock, logger: logger)
         listenBrainz = ListenBrainzClient(configuration: configuration.listenBrainz, transport: transports.listenBrainz(httpClient))
         demo = DemoChartSource(clock: clock)

@@ -2,9 +2,12 @@ import Artwork
 import AsyncHTTPClient
 import LastFM
 import ListenBrainz
+import Logging
+import Mail
+import VinylogueServer
 
 /// How the composition reaches the services outside the process: Last.fm's
-/// API, its image host, and ListenBrainz. `live`, the default, goes over
+/// API, its image host, ListenBrainz, and the mail server. `live`, the default, goes over
 /// HTTP with the composition's one client: what `serve` and every command
 /// use. The route tests give stand-ins that answer in this process, with
 /// no socket; the graph is wired the same way either way.
@@ -12,22 +15,28 @@ public struct Transports: Sendable {
     let lastFM: @Sendable (HTTPClient) -> LastFMTransport
     let images: @Sendable (HTTPClient) -> ArtworkUpstream
     let listenBrainz: @Sendable (HTTPClient) -> ListenBrainzTransport
+    /// How mail reaches the configured mail server.
+    let mail: @Sendable (SMTPConfiguration) -> any MailDelivery
 
-    /// Over HTTP, with the composition's client.
+    /// Over HTTP, with the composition's client; mail over SMTP.
     public static var live: Transports {
-        Transports(lastFM: { .live($0) }, images: { .live($0) }, listenBrainz: { .live($0) })
+        Transports(lastFM: { .live($0) }, images: { .live($0) }, listenBrainz: { .live($0) },
+                   mail: { SMTPClient(configuration: $0, logger: Logger(label: "vinylogue.smtp")) })
     }
 
     private init(lastFM: @escaping @Sendable (HTTPClient) -> LastFMTransport, images: @escaping @Sendable (HTTPClient) -> ArtworkUpstream,
-                 listenBrainz: @escaping @Sendable (HTTPClient) -> ListenBrainzTransport) {
+                 listenBrainz: @escaping @Sendable (HTTPClient) -> ListenBrainzTransport,
+                 mail: @escaping @Sendable (SMTPConfiguration) -> any MailDelivery) {
         self.lastFM = lastFM
         self.images = images
         self.listenBrainz = listenBrainz
+        self.mail = mail
     }
 
     /// These transports as they are (the composition's HTTP client is then
-    /// not used for them).
-    public init(lastFM: LastFMTransport, images: ArtworkUpstream, listenBrainz: ListenBrainzTransport) {
-        self.init(lastFM: { _ in lastFM }, images: { _ in images }, listenBrainz: { _ in listenBrainz })
+    /// not used for them); mail goes to `mail` when given, else over SMTP.
+    public init(lastFM: LastFMTransport, images: ArtworkUpstream, listenBrainz: ListenBrainzTransport, mail: (any MailDelivery)? = nil) {
+        self.init(lastFM: { _ in lastFM }, images: { _ in images }, listenBrainz: { _ in listenBrainz },
+                  mail: { configuration in mail ?? SMTPClient(configuration: configuration, logger: Logger(label: "vinylogue.smtp")) })
     }
 }

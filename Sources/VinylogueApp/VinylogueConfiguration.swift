@@ -6,6 +6,7 @@ import Foundation
 import LastFM
 import ListenBrainz
 import Logging
+import Mail
 import VinylogueCore
 import VinylogueServer
 
@@ -36,6 +37,11 @@ public struct VinylogueConfiguration: Sendable {
     public var server: ServerConfiguration
     /// At most this much album art on disk (`--art-cache-mb`); nil: no limit.
     public var artCacheBytes: Int64?
+    /// The mail server the weekly digest goes out through
+    /// (`VINYLOGUE_SMTP_URL`, `VINYLOGUE_MAIL_FROM`, and
+    /// `VINYLOGUE_SMTP_CA_FILE` for a server whose certificate a private
+    /// authority signed); nil: no email, and Settings says so.
+    public var mail: MailConfiguration?
     /// How long pages wait for slow work they can do without.
     public var patience: Patience
     /// Whether the web app copies Last.fm people's whole histories into
@@ -84,6 +90,28 @@ public struct VinylogueConfiguration: Sendable {
             }
         }
         artCacheBytes = ArtworkStore.defaultMaxDiskBytes
+        let smtp = environment["VINYLOGUE_SMTP_URL"].flatMap { $0.isEmpty ? nil : $0 }
+        let sender = environment["VINYLOGUE_MAIL_FROM"].flatMap { $0.isEmpty ? nil : $0 }
+        switch (smtp, sender) {
+        case (nil, nil): break
+        case (_?, nil):
+            problems.append("VINYLOGUE_SMTP_URL is set but VINYLOGUE_MAIL_FROM is not: give the address digests come from "
+                + "(vinylogue@example.org), or unset both to send no email.")
+        case (nil, _?):
+            problems.append("VINYLOGUE_MAIL_FROM is set but VINYLOGUE_SMTP_URL is not: give the mail server as "
+                + "smtp://user:password@host:587 or smtps://user:password@host:465, or unset both to send no email.")
+        case let (url?, from?):
+            do throws(MailConfigurationError) {
+                let server = try SMTPConfiguration.parse(url: url, caFile: environment["VINYLOGUE_SMTP_CA_FILE"].flatMap { $0.isEmpty ? nil : $0 })
+                if let address = MailAddress(from) {
+                    mail = MailConfiguration(server: server, from: address)
+                } else {
+                    problems.append("VINYLOGUE_MAIL_FROM is “\(from)”: give one address digests come from, such as vinylogue@example.org.")
+                }
+            } catch {
+                problems.append(error.message)
+            }
+        }
         patience = Patience()
         copiesHistories = true
         switch environment["VINYLOGUE_COPY_HISTORIES"]?.lowercased() {
@@ -115,5 +143,16 @@ public struct VinylogueConfiguration: Sendable {
     public func dataDirectory(_ option: String?) -> URL {
         if let option, !option.isEmpty { return URL(fileURLWithPath: option, isDirectory: true).standardizedFileURL }
         return dataDirectory
+    }
+}
+
+/// Where email goes out: the mail server, and the address it comes from.
+public struct MailConfiguration: Sendable {
+    public var server: SMTPConfiguration
+    public var from: MailAddress
+
+    public init(server: SMTPConfiguration, from: MailAddress) {
+        self.server = server
+        self.from = from
     }
 }

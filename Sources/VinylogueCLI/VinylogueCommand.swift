@@ -14,7 +14,7 @@ public struct VinylogueCommand: AsyncParsableCommand {
             130 interrupted with Ctrl-C (what was done is kept).
             """,
         subcommands: [ChartCommand.self, YearsCommand.self, HistoryCommand.self, AlbumLifeCommand.self, RediscoverCommand.self, UserCommand.self,
-                      ServeCommand.self, ImportCommand.self, ExportCommand.self, SyncCommand.self, ArtCommand.self, BenchCommand.self,
+                      ServeCommand.self, ImportCommand.self, ExportCommand.self, SyncCommand.self, ArtCommand.self, DigestCommand.self, BenchCommand.self,
                       DatabaseCommand.self]
     )
 

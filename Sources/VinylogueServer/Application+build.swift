@@ -30,17 +30,20 @@ public func buildApplication(configuration: ServerConfiguration, parts: WebAppPa
                                                uploads: parts.uploads, clock: parts.clock))
     // A kept page asked exactly as before is answered before the router;
     // not with a site password, which must see every request first.
+    let digests = parts.mail.map { WeeklyDigests(parts: parts, mail: $0, sources: shared.sources, address: address) }
     let shortcut = configuration.sitePassword != nil ? nil
         : KeptPageShortcut(rendered: shared.rendered, viewers: shared.viewers, audiences: parts.audiences, nowPlaying: shared.nowPlaying,
                            metrics: metrics)
     return Application(
-        router: KeptPagesFirst(router: buildRouter(configuration: configuration, parts: parts, shared: shared, address: address, metrics: metrics),
+        router: KeptPagesFirst(router: buildRouter(configuration: configuration, parts: parts, shared: shared, address: address, metrics: metrics,
+                                                   digests: digests),
                                shortcut: shortcut),
         server: try tls?.server(over: http1) ?? http1,
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "Vinylogue"),
         services: [parts.background] + (parts.forwarding.map { [$0 as any Service] } ?? [])
             + (parts.copies.map { [HistoryCopyService(worker: $0)] } ?? [])
             + (parts.uploads.map { [UploadedImportsService(uploads: $0)] } ?? [])
+            + (digests.map { [$0 as any Service] } ?? [])
             + (parts.stores.notices.map {
                 [FleetNoticeListener(notices: $0, rendered: shared.rendered, renderedCards: shared.renderedCards, nowPlaying: shared.nowPlaying,
                                      audiences: parts.audiences)]
@@ -85,7 +88,7 @@ struct SharedParts: Sendable {
 }
 
 func buildRouter(configuration: ServerConfiguration, parts: WebAppParts, shared: SharedParts, address: PublicAddress,
-                 metrics: ServerMetrics) -> Router<BasicRequestContext> {
+                 metrics: ServerMetrics, digests: WeeklyDigests?) -> Router<BasicRequestContext> {
     let clock = parts.clock, pages = parts.pages, stores = parts.stores, lists = stores.lists
     let sources = shared.sources, viewers = shared.viewers, rendered = shared.rendered
     let apiKeyConfigured = parts.lastFM.configuration.apiKey != nil
@@ -140,7 +143,10 @@ func buildRouter(configuration: ServerConfiguration, parts: WebAppParts, shared:
     SettingsRoutes(viewers: viewers, lists: lists, listenTokens: shared.listenTokens, forwarding: parts.forwarding,
                    copies: parts.copiesHistories ? parts.copies : nil, uploads: parts.uploads, archive: stores.archive, pages: pages, clock: clock,
                    apiKeyConfigured: apiKeyConfigured, configuration: configuration, address: address,
-                   audiences: viewers.signIn != nil ? parts.audiences : nil).register(on: router)
+                   audiences: viewers.signIn != nil ? parts.audiences : nil, digests: digests).register(on: router)
+    if let digests {
+        DigestSettings(viewers: viewers, digests: digests, pages: pages, configuration: configuration).register(on: router)
+    }
     if viewers.signIn != nil {
         AccountDeletion(viewers: viewers, eraser: stores.eraser, copies: parts.copies, notices: stores.notices, rendered: rendered,
                         renderedCards: shared.renderedCards, audiences: parts.audiences, pages: pages, configuration: configuration).register(on: router)

@@ -1,5 +1,6 @@
 import Artwork
 import Foundation
+import Mail
 import Imports
 import LastFM
 import Stores
@@ -37,6 +38,10 @@ public struct WebAppParts: Sendable {
     public var background: BackgroundWork
     /// Sends received listens on; nil when no service is configured.
     public var forwarding: ListenForwarding?
+    /// The mail server and sender the weekly digest goes out through;
+    /// nil when none is configured (the digest is then off, and Settings
+    /// says why).
+    public var mail: MailSetup?
     public var patience: Patience
     /// Whether people sign in with Last.fm (accounts) rather than share
     /// one household.
@@ -65,6 +70,7 @@ public struct WebAppParts: Sendable {
         copiesHistories = false
         uploads = nil
         forwarding = nil
+        mail = nil
         patience = Patience()
         signsIn = false
         secureCookies = false
@@ -74,5 +80,16 @@ public struct WebAppParts: Sendable {
     /// Who answers for whom: the archive, the demo, Last.fm or ListenBrainz.
     var sources: ListeningSources {
         ListeningSources(archive: stores.archive, demo: demo, lastFM: lastFM, listenBrainz: listenBrainz, copies: copies)
+    }
+}
+
+/// How email leaves this server: a mail server and the sender's address.
+public struct MailSetup: Sendable {
+    public var delivery: any MailDelivery
+    public var from: MailAddress
+
+    public init(delivery: any MailDelivery, from: MailAddress) {
+        self.delivery = delivery
+        self.from = from
     }
 }

@@ -10,6 +10,7 @@ import HummingbirdTesting
 import LastFM
 import LastFMTestServer
 import ListenBrainzTestServer
+import Mail
 import NIOCore
 import PostgresStore
 import Testing
@@ -88,14 +89,16 @@ struct Harness: Sendable {
     /// - Parameter directory: the data directory, for a test that starts the
     ///   app again on the data of an earlier run (the caller removes it);
     ///   nil: a fresh one, removed at the end.
+    /// - Parameter mail: where email goes (a mail server is then configured,
+    ///   and the weekly digest is on); nil: no email.
     static func run(demo: Bool = false, signIn: Bool = false, secret: String = "test-secret", postgres: Bool = false, copies: Bool = false,
                     server: ServerConfiguration = ServerConfiguration(), testing: TestingSetup = .router,
-                    fakes: Fakes = .inProcess, directory: URL? = nil,
+                    fakes: Fakes = .inProcess, directory: URL? = nil, mail: (any MailDelivery)? = nil,
                     patience: Patience = .init(nameLookup: .seconds(10), albumColours: .seconds(10), lastFM: .seconds(10),
                                                                   database: .seconds(10)),
                     _ body: @Sendable (Harness, any TestClientProtocol) async throws -> Void) async throws {
         let setup = Setup(demo: demo, signIn: signIn, secret: secret, copies: copies, server: server, testing: testing, fakes: fakes,
-                          directory: directory, patience: patience)
+                          directory: directory, patience: patience, mail: mail)
         guard postgres else {
             return try await run(setup, databaseURL: nil, body)
         }
@@ -109,6 +112,7 @@ struct Harness: Sendable {
     private struct Setup: Sendable {
         var demo: Bool, signIn: Bool, secret: String, copies: Bool
         var server: ServerConfiguration, testing: TestingSetup, fakes: Fakes, directory: URL?, patience: Patience
+        var mail: (any MailDelivery)?
     }
 
     private static func run(_ setup: Setup, databaseURL: String?, _ body: @Sendable (Harness, any TestClientProtocol) async throws -> Void) async throws {
@@ -137,6 +141,10 @@ struct Harness: Sendable {
             // Copies of Last.fm histories make requests of their own in
             // the background: only the tests about them turn them on.
             configuration.copiesHistories = setup.copies
+            if setup.mail != nil {
+                configuration.mail = MailConfiguration(server: try SMTPConfiguration.parse(url: "smtp://mail.invalid:25", caFile: nil),
+                                                       from: MailAddress("vinylogue@example.org")!)
+            }
             try await Composition.with(configuration, clock: clock.wallClock, transports: transports) { composition in
                 let app = try await composition.buildApplication()
                 let database = try ArchiveDatabase(directory: directory)
@@ -152,7 +160,8 @@ struct Harness: Sendable {
             // Addresses nothing answers (`.invalid`): a request that went
             // around the transports would fail loudly.
             try await serve(lastFMAPI: "http://fake-lastfm.invalid/2.0/", listenBrainzRoot: "http://fake-listenbrainz.invalid",
-                            transports: Transports(lastFM: .inProcess(fake), images: .inProcess(fake), listenBrainz: .inProcess(listenBrainz)))
+                            transports: Transports(lastFM: .inProcess(fake), images: .inProcess(fake), listenBrainz: .inProcess(listenBrainz),
+                                                   mail: setup.mail))
             // What stopping the servers does: answers still held go.
             await fake.releaseHeld()
             await listenBrainz.releaseHeld()

@@ -24,6 +24,14 @@ enum Paths {
     static let personalExport = "/settings/export"
     static let deleteAccount = "/settings/delete-account"
     static let visibility = "/settings/visibility"
+    /// The weekly digest's settings (`action` says which: save, now, stop, again).
+    static let digest = "/settings/digest"
+    static let digestConfirmPath = "/digest/confirm"
+    static let digestUnsubscribePath = "/digest/unsubscribe"
+    /// The link in a confirmation email (the token is hexadecimal).
+    static func digestConfirm(token: String) -> String { digestConfirmPath + "?token=" + encode(token) }
+    /// The unsubscribe link of every digest, which works without signing in.
+    static func digestUnsubscribe(token: String) -> String { digestUnsubscribePath + "?token=" + encode(token) }
     static let users = "/users"
     static let usersReorder = "/users/reorder"
     static let friendsImport = "/friends/import"

@@ -30,6 +30,8 @@ struct SettingsRoutes: Sendable {
     let address: PublicAddress
     /// Who may see whom (with sign-in: each account chooses).
     let audiences: Audiences?
+    /// The weekly digest by email; nil when no mail server is configured.
+    let digests: WeeklyDigests?
 
     struct Option {
         let value: Int
@@ -52,6 +54,7 @@ struct SettingsRoutes: Sendable {
         var download: DownloadView?
         var deletion: DeleteAccountView?
         var visibility: VisibilityView?
+        var digest: DigestView?
     }
 
     /// The listen-submission section: where to point a player, and the
@@ -126,6 +129,7 @@ struct SettingsRoutes: Sendable {
         view.download = await download(for: request)
         view.deletion = await deletion(for: request)
         view.visibility = await visibility(for: request)
+        view.digest = await digest(of: owner, settings: settings, request: request)
     }
 
     func show(_ request: Request) async throws -> Response {

@@ -1,0 +1,370 @@
+import Foundation
+import Logging
+import Mail
+import ServiceLifecycle
+import Stores
+import Sync
+import Synchronization
+import VinylogueCore
+
+/// Sends mail; `SMTPClient` in production, a recorder in tests.
+public protocol MailDelivery: Sendable {
+    func send(_ message: MailMessage) async throws(MailFailure)
+}
+
+extension SMTPClient: MailDelivery {}
+
+/// The weekly digest, as a service of the server: it queues each
+/// confirmed person's digest when their day and hour come (in their own
+/// time zone), and sends what the durable queue (`DigestStore`) holds:
+/// digests, "send it now", and confirmation links.
+///
+/// Each email is claimed with a lease by one sender of the fleet, so none
+/// goes twice; a sender killed mid-send leaves its claim to run out and
+/// the email is sent by the next (the mail server drops a message whose
+/// sender vanished before the end of `DATA`). A refusal the server calls
+/// temporary, a timeout or a lost connection is tried again with a backoff
+/// (a minute, doubling to six hours, ten tries); a permanent one fails at
+/// once. Either way Settings shows the server's words. A connection lost
+/// after the whole message was sent, before the server said it took it,
+/// counts as sent (with a note): sending again could deliver it twice.
+public final class WeeklyDigests: Service, Sendable {
+    let store: any DigestStore
+    let mail: any MailDelivery
+    /// The sender's address and name.
+    let from: MailAddress
+    let writer: DigestWriter
+    let settings: CurrentSettings
+    let sources: ListeningSources
+    /// Whose listening an owner's digest shows: the account's name, or the
+    /// household's "me"; nil when there is none.
+    let person: @Sendable (ListOwner) async -> Username?
+    /// An album's cover, when it has one (`nil` otherwise or on failure).
+    let cover: @Sendable (Username, ChartEntry) async -> (contentType: String, bytes: Data)?
+    let clock: WallClock
+    let logger: Logger
+    /// Longer than any one send can take (connect, TLS, a slow DATA).
+    let lease: TimeInterval
+    let holder = JobHolder.name()
+    private let wakeup = Wakeup()
+    static let maxAttempts = 10
+    /// Rows each year shows.
+    static let rowsPerYear = 5
+
+    init(store: any DigestStore, mail: any MailDelivery, from: MailAddress, writer: DigestWriter, settings: CurrentSettings,
+         sources: ListeningSources, person: @escaping @Sendable (ListOwner) async -> Username?,
+         cover: @escaping @Sendable (Username, ChartEntry) async -> (contentType: String, bytes: Data)?,
+         clock: WallClock, lease: TimeInterval = 300, logger: Logger = Logger(label: "vinylogue.digests")) {
+        self.store = store
+        self.mail = mail
+        self.from = from
+        self.writer = writer
+        self.settings = settings
+        self.sources = sources
+        self.person = person
+        self.cover = cover
+        self.clock = clock
+        self.lease = lease
+        self.logger = logger
+    }
+
+    /// The digest of a web app made of `parts`, mailing through `mail`,
+    /// its links pointing at `address`.
+    convenience init(parts: WebAppParts, mail: MailSetup, sources: ListeningSources, address: PublicAddress) {
+        let stores = parts.stores, lists = stores.lists, accounts = stores.accounts
+        let covers = CoverRoutes(sources: sources, demoCovers: parts.demoCovers, artwork: parts.artwork,
+                                 albumCovers: AlbumCovers(store: stores.albumCovers, albums: parts.lastFM, clock: parts.clock))
+        let artwork = parts.artwork
+        self.init(store: stores.digests, mail: mail.delivery, from: mail.from, writer: DigestWriter(address: address, pages: parts.pages),
+                  settings: parts.settings, sources: sources,
+                  person: { owner in
+                      if owner == .household { return try? await lists.owned(by: .household).users().first(where: \.isMe)?.username }
+                      return try? await accounts.account(id: owner.id)?.name
+                  },
+                  cover: { user, entry in
+                      guard let found = await covers.address(user: user, artist: entry.artist, name: entry.name, mbid: entry.mbid),
+                            let image = try? await artwork.image(for: found) else { return nil }
+                      return (image.contentType, image.bytes)
+                  },
+                  clock: parts.clock)
+    }
+
+    // MARK: Queueing
+
+    /// Queues the link that confirms `subscription`'s address, and wakes the sender.
+    func queueConfirmation(of subscription: DigestSubscription) async throws {
+        try await store.queue(subscription.owner, kind: .confirmation, key: Self.minute(clock.now), address: subscription.address,
+                              due: clock.now, at: clock.now)
+        wakeup.signal()
+    }
+
+    /// Queues this week's digest now ("send me this week's digest now");
+    /// asked twice in one minute, it goes once. Returns whether it was queued.
+    @discardableResult
+    func queueNow(of subscription: DigestSubscription) async throws -> Bool {
+        let queued = try await store.queue(subscription.owner, kind: .now, key: Self.minute(clock.now), address: subscription.address,
+                                           due: clock.now, at: clock.now)
+        wakeup.signal()
+        return queued
+    }
+
+    /// Queues the weekly digest of each confirmed person whose day and hour
+    /// have come (once per week, however many instances ask). Returns how
+    /// many were new.
+    @discardableResult
+    public func queueOwed() async -> Int {
+        let now = clock.now
+        let subscriptions: [DigestSubscription]
+        do {
+            subscriptions = try await store.confirmedSubscriptions()
+        } catch {
+            logger.warning("could not read the digest subscriptions: \(error)")
+            return 0
+        }
+        var queued = 0
+        for subscription in subscriptions {
+            let zone = await settings.current(for: subscription.owner).timeZone
+            guard let owed = DigestSchedule.due(subscription, in: zone, at: now) else { continue }
+            do {
+                if try await store.queue(subscription.owner, kind: .weekly, key: owed.key, address: subscription.address, due: owed.slot,
+                                         at: now) { queued += 1 }
+            } catch {
+                logger.warning("could not queue a weekly digest: \(error)")
+            }
+        }
+        return queued
+    }
+
+    /// "2026-11-26T12:34": the key of emails asked for by hand.
+    static func minute(_ date: Date) -> String {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = .gmt
+        let p = calendar.dateComponents([.year, .month, .day, .hour, .minute], from: date)
+        return String(format: "%04d-%02d-%02dT%02d:%02d", p.year ?? 0, p.month ?? 0, p.day ?? 0, p.hour ?? 0, p.minute ?? 0)
+    }
+
+    // MARK: Sending
+
+    public func run() async throws {
+        let stopping = Mutex(false)
+        await withGracefulShutdownHandler {
+            while !Task.isCancelled, !stopping.withLock({ $0 }) {
+                await queueOwed()
+                await sendDue()
+                await wakeup.wait(atMost: await pause())
+            }
+        } onGracefulShutdown: {
+            stopping.withLock { $0 = true }
+            self.wakeup.signal()
+        }
+    }
+
+    /// Until the next email falls due, and at most a minute (the next
+    /// person's hour may come).
+    func pause() async -> Duration {
+        guard let due = try? await store.nextDue() else { return .seconds(60) }
+        let wait = max(1, min(60, due.timeIntervalSince(clock.now)))
+        return .milliseconds(Int64(wait * 1000))
+    }
+
+    /// Sends every email due now; returns how many were claimed.
+    @discardableResult
+    public func sendDue() async -> Int {
+        var claimed = 0
+        while !Task.isCancelled, await sendOne() { claimed += 1 }
+        return claimed
+    }
+
+    /// Claims and sends one email; false when none was due (or the queue
+    /// could not be read).
+    func sendOne() async -> Bool {
+        let send: DigestSend?
+        do {
+            send = try await store.claim(as: holder, at: clock.now, lease: lease, takingOverFrom: JobHolder.isGone)
+        } catch {
+            logger.warning("could not read the digest queue: \(error)")
+            return false
+        }
+        guard let send else { return false }
+        do {
+            try await deliver(send)
+        } catch {
+            // The outcome could not be recorded: the claim runs out and the
+            // email is tried again.
+            logger.warning("could not record a digest's outcome: \(error)")
+        }
+        return true
+    }
+
+    /// What one claimed email comes to.
+    enum Outcome {
+        case letter(DigestLetter, MailAddress, unsubscribe: String?)
+        /// Not sent, rightly: the reason.
+        case skip(String)
+        /// Not now: the reason.
+        case later(String)
+    }
+
+    func deliver(_ send: DigestSend) async throws {
+        let outcome = await compose(send)
+        let now = clock.now
+        switch outcome {
+        case .skip(let reason):
+            try await store.finish(send.id, as: holder, state: .skipped, reason: reason, at: now)
+        case .later(let reason):
+            try await retryOrFail(send, reason: reason)
+        case .letter(let letter, let address, let unsubscribe):
+            let message = self.message(letter, to: address, send: send, unsubscribe: unsubscribe)
+            let failure: MailFailure?
+            do throws(MailFailure) {
+                try await mail.send(message)
+                failure = nil
+            } catch {
+                failure = error
+            }
+            guard let failure else {
+                try await store.finish(send.id, as: holder, state: .sent, reason: nil, at: clock.now)
+                logger.info("sent a \(send.kind.rawValue) email (\(send.id))")
+                return
+            }
+            logger.info("a \(send.kind.rawValue) email (\(send.id)) was not sent: \(failure.message)")
+            if failure.mayHaveArrived {
+                try await store.finish(send.id, as: holder, state: .sent, reason: failure.message + " It is not sent again, so as not to send it twice.",
+                                       at: clock.now)
+            } else if failure.isPermanent {
+                try await store.finish(send.id, as: holder, state: .failed, reason: failure.message, at: clock.now)
+            } else {
+                try await retryOrFail(send, reason: failure.message)
+            }
+        }
+    }
+
+    func retryOrFail(_ send: DigestSend, reason: String) async throws {
+        if send.attempts >= Self.maxAttempts {
+            try await store.finish(send.id, as: holder, state: .failed, reason: reason + " Vinylogue tried \(send.attempts) times and stopped.",
+                                   at: clock.now)
+        } else {
+            try await store.postpone(send.id, as: holder, until: clock.now.addingTimeInterval(Self.backoff(afterTry: send.attempts)),
+                                     reason: reason, at: clock.now)
+        }
+    }
+
+    /// A minute after the first try, doubling, at most six hours.
+    static func backoff(afterTry attempts: Int) -> TimeInterval {
+        min(6 * 3600, 60 * pow(2, Double(max(0, attempts - 1))))
+    }
+
+    func compose(_ send: DigestSend) async -> Outcome {
+        guard let subscription = try? await store.subscription(of: send.owner) else {
+            return .skip("The digest was turned off before it went out.")
+        }
+        guard subscription.address.lowercased() == send.address.lowercased(), let address = MailAddress(send.address) else {
+            return .skip("The address changed before it went out.")
+        }
+        guard let person = await person(send.owner) else {
+            return .skip("There is nobody whose listening it would show: choose who is “me” on the list.")
+        }
+        if send.kind == .confirmation {
+            return .letter(writer.confirmation(of: subscription, person: person), address, unsubscribe: nil)
+        }
+        guard subscription.isConfirmed else { return .skip("The address was not confirmed.") }
+        let chosen = await settings.current(for: send.owner)
+        let request = EveryYearPage.Request(user: person, kind: .album, filter: chosen.filter, rowsPerYear: Self.rowsPerYear,
+                                            timeZone: chosen.timeZone)
+        let page = await EveryYearPage.load(request, from: await sources.charts(for: person), now: clock.now)
+        if let failure = page.failure { return .later(failure.message) }
+        let years = page.years.filter { $0.yearsAgo <= subscription.years }
+        guard !years.isEmpty else {
+            return .skip(subscription.years == 1 ? "Nothing to show: there were no albums this week a year ago."
+                : "Nothing to show: no albums this week in the last \(subscription.years) years.")
+        }
+        var covers: [AlbumKey: (contentType: String, bytes: Data)] = [:]
+        for row in years.flatMap(\.rows) {
+            let key = AlbumKey(artist: row.artist, name: row.name)
+            guard covers[key] == nil, let found = await cover(person, row.entry) else { continue }
+            covers[key] = found
+        }
+        guard let letter = writer.digest(of: person, years: years, subscription: subscription, timeZone: chosen.timeZone, covers: covers) else {
+            return .skip("Nothing to show this week.")
+        }
+        return .letter(letter, address, unsubscribe: writer.base + Paths.digestUnsubscribe(token: subscription.token))
+    }
+
+    func message(_ letter: DigestLetter, to address: MailAddress, send: DigestSend, unsubscribe: String?) -> MailMessage {
+        var headers: [(name: String, value: String)] = [("Auto-Submitted", "auto-generated")]
+        if let unsubscribe {
+            // RFC 8058: one POST to this address unsubscribes, no sign-in.
+            headers.append(("List-Unsubscribe", "<\(unsubscribe)>"))
+            headers.append(("List-Unsubscribe-Post", "List-Unsubscribe=One-Click"))
+            headers.append(("List-Id", "Vinylogue weekly digest <digest.vinylogue.\(from.domain)>"))
+        }
+        var message = MailMessage(from: from, fromName: "Vinylogue", to: address, subject: letter.subject, date: clock.now,
+                                  messageID: "<vinylogue.\(send.kind.rawValue).\(send.id).\(send.attempts)@\(from.domain)>",
+                                  text: letter.text, html: letter.html, extraHeaders: headers)
+        message.inlineImages = letter.covers.map { MailMessage.InlineImage(contentID: $0.contentID, contentType: $0.contentType, bytes: $0.bytes) }
+        return message
+    }
+
+    /// `owner`'s latest emails, for Settings.
+    func sends(of owner: ListOwner) async -> [DigestSend] {
+        (try? await store.sends(of: owner, limit: 5)) ?? []
+    }
+
+    /// Wakes the sender.
+    func wake() { wakeup.signal() }
+}
+
+/// What `vinylogue digest send USER` came to.
+public enum DigestSendReport: Sendable, Equatable {
+    /// The mail server took it.
+    case sent(address: String, note: String?)
+    /// Not sent: the sentence says why and what to do.
+    case notSent(String)
+}
+
+extension WeeklyDigests {
+    /// Sends `user`'s digest of this week now, as Settings' "Send me this
+    /// week's digest now" does, through the same queue (a server running on
+    /// the same database never sends it a second time), and says what came
+    /// of it. The command line's `vinylogue digest send`.
+    public static func sendNow(for user: Username, parts: WebAppParts, configuration: ServerConfiguration) async -> DigestSendReport {
+        guard let mail = parts.mail else {
+            return .notSent("No mail server is configured: set VINYLOGUE_SMTP_URL and VINYLOGUE_MAIL_FROM, then run this again.")
+        }
+        let digests = WeeklyDigests(parts: parts, mail: mail, sources: parts.sources, address: PublicAddress(configuration))
+        var owner: ListOwner?
+        if let account = try? await parts.stores.accounts.account(named: user) {
+            owner = account.owner
+        } else if let me = try? await parts.stores.lists.owned(by: .household).users().first(where: \.isMe), me.username.key == user.key {
+            owner = .household
+        }
+        var subscription: DigestSubscription?
+        do {
+            if let owner { subscription = try await digests.store.subscription(of: owner) }
+        } catch {
+            return .notSent("The database could not be read (\(error)). Check that it is reachable, then run this again.")
+        }
+        guard let owner, let subscription else {
+            return .notSent("\(user.value) has no weekly digest here: give an address on Settings (“This week, years ago, by email”) first.")
+        }
+        guard subscription.isConfirmed else {
+            return .notSent("\(user.value)'s address \(subscription.address) is not confirmed yet: open the link in the email Vinylogue sent "
+                + "there, then run this again.")
+        }
+        do {
+            try await digests.queueNow(of: subscription)
+        } catch {
+            return .notSent("The digest could not be queued (\(error)). Check that the database is reachable, then run this again.")
+        }
+        await digests.sendDue()
+        guard let send = await digests.sends(of: owner).first(where: { $0.kind == .now }) else {
+            return .notSent("The digest was queued but could not be found again; the server sends it when it next looks.")
+        }
+        switch send.state {
+        case .sent: return .sent(address: send.address, note: send.reason)
+        case .waiting: return .notSent("Not sent yet: \(send.reason ?? "the mail server did not take it"). A running server tries again later.")
+        case .sending: return .notSent("Another instance is sending it now.")
+        case .skipped, .failed: return .notSent("Not sent: \(send.reason ?? "no reason was given").")
+        }
+    }
+}

@@ -47,7 +47,8 @@ public struct DigestSend: Sendable, Hashable {
         case weekly
         /// "Send me this week's digest now"; its key is when it was asked.
         case now
-        /// The link that confirms an address; its key is the subscription's token.
+        /// The link that confirms an address; its key names the address's
+        /// token and when it was asked.
         case confirmation
     }
 

@@ -73,27 +73,47 @@ class Vinylogue:
         return instant, datetime.fromtimestamp(instant, timezone.utc).strftime("%Y-%m-%d")
 
 
+class Fakes:
+    """A local fake Last.fm and fake ListenBrainz, and the environment that points `vinylogue` at them."""
+
+    def __init__(self, tmp_path: Path, started: list[ServerProcess]):
+        self.lastfm = ServerProcess([binary("fake-lastfm"), "--port", "0", "--host", "127.0.0.1"], "fake Last.fm listening at ",
+                                    tmp_path)
+        started.append(self.lastfm)
+        self.listenbrainz = ServerProcess([binary("fake-listenbrainz"), "--port", "0", "--host", "127.0.0.1"],
+                                          "fake ListenBrainz listening at ", tmp_path)
+        started.append(self.listenbrainz)
+
+    def environment(self, extra: dict[str, str] | None = None) -> dict[str, str]:
+        env = dict(os.environ)
+        env.update({"LISTENBRAINZ_API_URL": self.listenbrainz.url, "LASTFM_API_URL": self.lastfm.url + "/2.0/",
+                    "LASTFM_IMAGE_URL": self.lastfm.url + "/i/u/", "LASTFM_API_KEY": "test-key",
+                    "TZ": "UTC", "NO_PROXY": "127.0.0.1,localhost", "no_proxy": "127.0.0.1,localhost"})
+        for name in ("LASTFM_API_SECRET", "VINYLOGUE_TLS_CERTIFICATE", "VINYLOGUE_TLS_KEY", "VINYLOGUE_PUBLIC_URL",
+                     "VINYLOGUE_SMTP_URL", "VINYLOGUE_MAIL_FROM", "VINYLOGUE_SMTP_CA_FILE", "VINYLOGUE_TEST_NOW", "DATABASE_URL"):
+            env.pop(name, None)
+        env.update(extra or {})
+        return env
+
+
+def start_vinylogue(tmp_path: Path, fakes: Fakes, data_dir: Path, extra_env: dict[str, str] | None = None,
+                    extra_args: list[str] | None = None) -> ServerProcess:
+    """`vinylogue serve --demo` on a free port, its data in `data_dir`, pointed at `fakes`."""
+    args = [binary("vinylogue"), "serve", "--demo", "--host", "127.0.0.1", "--port", "0", "--data-dir", data_dir] + (extra_args or [])
+    return ServerProcess(args, "Vinylogue is serving at ", tmp_path, env=fakes.environment(extra_env))
+
+
 def serve(tmp_path: Path, tls: bool):
     started: list[ServerProcess] = []
     try:
-        fake = ServerProcess([binary("fake-lastfm"), "--port", "0", "--host", "127.0.0.1"], "fake Last.fm listening at ",
-                             tmp_path)
-        started.append(fake)
-        listenbrainz = ServerProcess([binary("fake-listenbrainz"), "--port", "0", "--host", "127.0.0.1"], "fake ListenBrainz listening at ",
-                                     tmp_path)
-        started.append(listenbrainz)
-        env = dict(os.environ)
-        env.update({"LISTENBRAINZ_API_URL": listenbrainz.url, "LASTFM_API_URL": fake.url + "/2.0/", "LASTFM_IMAGE_URL": fake.url + "/i/u/", "LASTFM_API_KEY": "test-key",
-                    "TZ": "UTC", "NO_PROXY": "127.0.0.1,localhost", "no_proxy": "127.0.0.1,localhost"})
-        for name in ("LASTFM_API_SECRET", "VINYLOGUE_TLS_CERTIFICATE", "VINYLOGUE_TLS_KEY", "VINYLOGUE_PUBLIC_URL"):
-            env.pop(name, None)
-        args = [binary("vinylogue"), "serve", "--demo", "--host", "127.0.0.1", "--port", "0", "--data-dir", tmp_path / "data"]
+        fakes = Fakes(tmp_path, started)
+        extra_args: list[str | Path] = []
         ca_file = None
         if tls:
             (tmp_path / "tls").mkdir()
             ca_file, certificate, key = throwaway_authority(tmp_path / "tls")
-            args += ["--tls-certificate", certificate, "--tls-key", key]
-        app = ServerProcess(args, "Vinylogue is serving at ", tmp_path, env=env)
+            extra_args += ["--tls-certificate", certificate, "--tls-key", key]
+        app = start_vinylogue(tmp_path, fakes, tmp_path / "data", extra_args=extra_args)
         started.append(app)
         assert app.url.startswith("https://" if tls else "http://"), app.url
         yield Vinylogue(app.url, ca_file, app.pid)

@@ -91,10 +91,12 @@ public final class WeeklyDigests: Service, Sendable {
 
     // MARK: Queueing
 
-    /// Queues the link that confirms `subscription`'s address, and wakes the sender.
+    /// Queues the link that confirms `subscription`'s address, and wakes
+    /// the sender: once per address (its token) and minute, so a double
+    /// click sends one, and a changed address its own.
     func queueConfirmation(of subscription: DigestSubscription) async throws {
-        try await store.queue(subscription.owner, kind: .confirmation, key: Self.minute(clock.now), address: subscription.address,
-                              due: clock.now, at: clock.now)
+        try await store.queue(subscription.owner, kind: .confirmation, key: String(subscription.token.prefix(16)) + "@" + Self.minute(clock.now),
+                              address: subscription.address, due: clock.now, at: clock.now)
         wakeup.signal()
     }
 

@@ -202,6 +202,33 @@ extension MailMessage {
         return page
     }
 
+    @Test func aChangedAddressGetsItsOwnConfirmationAndTheOldLinkDies() async throws {
+        let mail = MailRecorder()
+        try await Harness.run(demo: true, mail: mail) { _, client in
+            let session = try await client.session()
+            // Both in the same minute: each address gets its link.
+            for (count, address) in ["first@example.org", "second@example.org"].enumerated() {
+                _ = try await client.post("/settings/digest", ["action": "save", "address": address, "weekday": "2", "hour": "8", "years": "3"],
+                                          session: session)
+                _ = try await mail.waitFor(count + 1)
+            }
+            let sent = mail.sent
+            #expect(sent.map(\.to.description) == ["first@example.org", "second@example.org"])
+            let links = try sent.map { try #require($0.text.firstMatch(of: /(\/digest\/confirm\?token=[0-9a-f]{64})/)?.1) }
+            let old = try await client.get(String(links[0]))
+            #expect(old.status == .notFound && old.body.contains("This link no longer works"))
+            let current = try await client.get(String(links[1]))
+            #expect(current.status == .ok && current.body.contains("The first one goes to second@example.org on Monday 10 July at 08:00"))
+            // "Send the link again" twice in a minute sends one.
+            _ = try await client.post("/settings/digest", ["action": "save", "address": "third@example.org", "weekday": "2", "hour": "8",
+                                                           "years": "3"], session: session)
+            _ = try await mail.waitFor(3)
+            for _ in 0..<2 { _ = try await client.post("/settings/digest", ["action": "again"], session: session) }
+            let page = try await Self.settings(client, session, saying: "Confirmation link")
+            #expect(page.components(separatedBy: "Confirmation link ·").count == 4)
+        }
+    }
+
     @Test func badInputIsSaidAndNothingIsKept() async throws {
         let mail = MailRecorder()
         try await Harness.run(demo: true, mail: mail) { _, client in

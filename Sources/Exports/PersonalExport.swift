@@ -29,6 +29,9 @@ public struct PersonalExport: Sendable {
     /// Who may see the account's listening, written with the settings
     /// (nil: not an account's export).
     public var visibility: Visibility?
+    /// The weekly digest's address and schedule, written with the settings
+    /// (nil: none; its link token is not written).
+    public var digest: DigestSubscription?
 
     public init(person: Username?, owner: ListOwner, archive: any ScrobbleArchive, list: any ListStore,
                 forwarding: (any ForwardingOutbox)?, clock: WallClock) {
@@ -38,6 +41,12 @@ public struct PersonalExport: Sendable {
         self.list = list.owned(by: owner)
         self.forwarding = forwarding
         self.clock = clock
+    }
+
+    /// `,"weekly_digest":{…}`: where and when it goes (no token).
+    static func digestJSON(_ digest: DigestSubscription) -> String {
+        ",\"weekly_digest\":{\"address\":\(JSONText.string(digest.address)),\"weekday\":\(digest.weekday),\"hour\":\(digest.hour),"
+            + "\"years\":\(digest.years),\"confirmed\":\(digest.isConfirmed)}"
     }
 
     /// The file name a download of it suggests: `vinylogue-RJ-2026-11-26.zip`.
@@ -86,9 +95,11 @@ public struct PersonalExport: Sendable {
         try await send(try zip.add("[" + people.map { "{\"name\":\(JSONText.string($0.name)),\"me\":\($0.isMe)}" }.joined(separator: ",") + "]\n"))
         let settings = try await list.settings()
         try await send(try zip.begin("vinylogue/settings.json"))
-        try await send(try zip.add("{\"play_count_filter\":\(settings.filter.threshold),\"time_zone\":"
-                                   + "\(settings.timeZoneIdentifier.map(JSONText.string) ?? "null")"
-                                   + (visibility.map { ",\"visibility\":\(JSONText.string($0.rawValue))" } ?? "") + "}\n"))
+        var written = "{\"play_count_filter\":\(settings.filter.threshold),\"time_zone\":"
+        written += settings.timeZoneIdentifier.map(JSONText.string) ?? "null"
+        if let visibility { written += ",\"visibility\":" + JSONText.string(visibility.rawValue) }
+        if let digest { written += Self.digestJSON(digest) }
+        try await send(try zip.add(written + "}\n"))
         if let forwarding {
             let choice = try await forwarding.choice(of: owner)
             try await send(try zip.begin("vinylogue/forwarding.json"))

@@ -174,6 +174,24 @@ public struct PostgresCopy: Sendable {
         }
     }
 
+    /// Copies weekly digest subscriptions (the copy's replace what the
+    /// database held for the same owner), confirmations and links kept.
+    public func write(_ subscriptions: [DigestSubscription]) async throws {
+        let logger = self.logger
+        try await database.client.withTransaction(logger: logger) { connection in
+            for d in subscriptions {
+                let confirmed = d.confirmedAt?.timeIntervalSince1970, updated = d.updatedAt.timeIntervalSince1970
+                try await connection.query("""
+                    INSERT INTO digest_subscription(owner, address, weekday, hour, years, token, confirmed_at, created_at, updated_at)
+                    VALUES (\(d.owner.id), \(d.address), \(Int32(d.weekday)), \(Int32(d.hour)), \(Int32(d.years)), \(d.token), \(confirmed),
+                        \(updated), \(updated))
+                    ON CONFLICT (owner) DO UPDATE SET address = EXCLUDED.address, weekday = EXCLUDED.weekday, hour = EXCLUDED.hour,
+                        years = EXCLUDED.years, token = EXCLUDED.token, confirmed_at = EXCLUDED.confirmed_at, updated_at = EXCLUDED.updated_at
+                    """, logger: logger)
+            }
+        }
+    }
+
     /// Copies rows of the forwarding outbox, so listens not yet forwarded
     /// are forwarded from the fleet; a listen the database holds already
     /// (same owner, service, time, artist and track) is left as it is.
@@ -200,7 +218,8 @@ public struct PostgresCopy: Sendable {
         for (name, table) in [("accounts", "account"), ("list entries", "list_entry"), ("settings", "owner_setting"),
                               ("sessions", "web_session"), ("saved Last.fm answers", "lastfm_response"), ("scrobbles", "scrobble"),
                               ("remembered covers", "album_cover"), ("listen tokens", "listen_token"),
-                              ("forwarding choices", "forwarding"), ("listens to forward", "forward_outbox")] {
+                              ("forwarding choices", "forwarding"), ("listens to forward", "forward_outbox"),
+                              ("digest subscriptions", "digest_subscription")] {
             for try await n in try await database.client.query(PostgresQuery(unsafeSQL: "SELECT count(*) FROM \(table)"), logger: logger).decode(Int64.self) {
                 counts[name] = Int(n)
             }

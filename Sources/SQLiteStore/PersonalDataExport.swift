@@ -61,6 +61,15 @@ public struct PersonalDataExport: Sendable {
         }
     }
 
+    /// Every weekly digest subscription, confirmed or not (the send queue
+    /// is not carried: a digest due during the move is queued again).
+    public func digestSubscriptions() async throws -> [DigestSubscription] {
+        try await writer.read { db in
+            try Row.fetchAll(db, sql: "SELECT \(SQLiteDigestStore.subscriptionColumns) FROM digest_subscription ORDER BY owner")
+                .map(SQLiteDigestStore.subscription)
+        }
+    }
+
     public func forwardingChoices() async throws -> [PersonalData.ForwardingRow] {
         try await writer.read { db in
             try Row.fetchAll(db, sql: "SELECT owner, to_lastfm, listenbrainz_token, listenbrainz_user, updated_at FROM forwarding ORDER BY owner").map {
@@ -150,7 +159,8 @@ public struct PersonalDataExport: Sendable {
             for (name, table) in [("accounts", "account"), ("list entries", "list_entry"), ("settings", "owner_setting"),
                                   ("sessions", "web_session"), ("saved Last.fm answers", "response_cache"), ("scrobbles", "scrobble"),
                                   ("remembered covers", "album_cover"), ("listen tokens", "listen_token"),
-                                  ("forwarding choices", "forwarding"), ("listens to forward", "forward_outbox")] {
+                                  ("forwarding choices", "forwarding"), ("listens to forward", "forward_outbox"),
+                                  ("digest subscriptions", "digest_subscription")] {
                 counts[name] = try Int.fetchOne(db, sql: "SELECT count(*) FROM \(table)") ?? 0
             }
             return counts

@@ -120,6 +120,9 @@ struct CopyCommand: AsyncParsableCommand {
                 let choices = try await export.forwardingChoices()
                 try await copy.write(choices)
                 out.write("  forwarding choices: \(choices.count)\n")
+                let digests = try await export.digestSubscriptions()
+                try await copy.write(digests)
+                out.write("  digest subscriptions: \(digests.count)\n")
                 var lastListen: Int64 = 0, outbox = 0
                 while true {
                     let batch = try await export.outbox(after: lastListen, limit: Self.page)

@@ -153,7 +153,8 @@ func buildRouter(configuration: ServerConfiguration, parts: WebAppParts, shared:
         VisibilitySettings(viewers: viewers, store: stores.accounts, audiences: parts.audiences, notices: stores.notices, rendered: rendered,
                            renderedCards: shared.renderedCards, pages: pages, configuration: configuration).register(on: router)
     }
-    PersonalDownload(viewers: viewers, lists: lists, archive: stores.archive, outbox: parts.forwarding?.outbox, clock: clock).register(on: router)
+    PersonalDownload(viewers: viewers, lists: lists, archive: stores.archive, outbox: parts.forwarding?.outbox, digests: stores.digests,
+                     clock: clock).register(on: router)
     if let uploads = parts.uploads {
         ExportUploads(viewers: viewers, lists: lists, uploads: uploads, pages: pages, configuration: configuration).register(on: router)
     }

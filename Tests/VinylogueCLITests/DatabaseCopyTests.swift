@@ -38,6 +38,11 @@ import VinylogueCore
         let sent = try #require(try await outbox.claim(at: now, lease: 60) { _ in 1 })
         try await outbox.markSent(sent.listens.map(\.id), at: now)
         _ = try #require(try await outbox.claim(at: now, lease: 60) { _ in 1 })
+        // RJ's weekly digest, confirmed; the household's, not yet.
+        let digests = SQLiteDigestStore(database)
+        _ = try await digests.save(account.owner, address: "rj@example.org", weekday: 2, hour: 8, years: 4, newToken: "rj-token", at: now)
+        _ = try await digests.confirm(token: "rj-token", at: now)
+        _ = try await digests.save(.household, address: "home@example.org", weekday: 7, hour: 20, years: 1, newToken: "home-token", at: now)
         let cache = ResponseCacheTable(database)
         for n in 0..<1_200 { await cache.store(Data("{\"n\":\(n)}".utf8), for: "user.getinfo&user=u\(n)", at: now, expires: .distantFuture) }
         let cover = try #require(ArtworkAddress(localPath: "/art/300x300/bebe11f4ddf3dee473b26c7e2d5c9ff6.png"))
@@ -76,6 +81,7 @@ import VinylogueCore
                 #expect(run.stdout.contains("  remembered covers: 2\n"))
                 #expect(run.stdout.contains("  listen tokens: 2\n"))
                 #expect(run.stdout.contains("  forwarding choices: 1\n"))
+                #expect(run.stdout.contains("  digest subscriptions: 2\n"))
                 #expect(run.stdout.contains("  listens to forward (sent or not): 3\n"))
                 #expect(run.stdout.contains("  scrobbles of alice: 25,000\n"), "\(run.stdout)")
                 #expect(run.stdout.contains("Counts checked"))
@@ -99,6 +105,13 @@ import VinylogueCore
                 let due = try #require(try await fleetOutbox.claim(at: now, lease: 60) { _ in 50 })
                 #expect(due.listens.map(\.listen) == Array(forwarded.dropFirst()))
                 #expect(due.listens.map(\.uncertain) == [true, false])
+                // The digests go on: the same addresses, schedules, links and confirmations.
+                let fleetDigests = PostgresDigestStore(postgres)
+                let rj = try #require(try await fleetDigests.subscription(token: "rj-token"))
+                #expect(rj.owner == account.owner && rj.address == "rj@example.org" && rj.weekday == 2 && rj.hour == 8 && rj.years == 4)
+                #expect(rj.confirmedAt == now)
+                let home = try #require(try await fleetDigests.subscription(of: .household))
+                #expect(home.token == "home-token" && !home.isConfirmed && home.weekday == 7 && home.hour == 20)
                 // A new account after the copy does not take a copied id.
                 let (next, isNew) = try await accounts.signedIn(Username("ybsc"), lastFMSessionKey: "sk2", at: now)
                 #expect(isNew && next.id > account.id)

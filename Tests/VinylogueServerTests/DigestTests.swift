@@ -4,7 +4,9 @@ import HummingbirdTesting
 import Mail
 import Synchronization
 import Testing
+import TestSupport
 import VinylogueCore
+import ZIPFoundation
 @testable import VinylogueServer
 
 /// A mail server in this process: keeps what it is given, in order, and
@@ -128,6 +130,19 @@ extension MailMessage {
             #expect(!digest.text.contains("4 years ago") && !digest.text.contains("5 years ago"))
             let settings = try await client.get("/settings", session: session)
             #expect(settings.body.contains("On: the next one goes to \(Self.address) on Saturday 15 July at 09:00"))
+            // The download of everything carries the address and schedule, not the link's token.
+            let download = try await client.execute(uri: "/settings/export", method: .get, headers: [.cookie: session.cookie], body: nil)
+            let dir = try TemporaryDirectory()
+            let file = dir.url.appendingPathComponent("export.zip")
+            try Data(buffer: download.body).write(to: file)
+            let zip = try Archive(url: file, accessMode: .read)
+            let entry = try #require(zip["vinylogue/settings.json"])
+            var json = Data()
+            _ = try zip.extract(entry) { json.append($0) }
+            let written = String(decoding: json, as: UTF8.self)
+            #expect(written.contains(#""weekly_digest":{"address":"demo-listener@example.org","weekday":7,"hour":9,"years":3,"confirmed":true}"#),
+                    "\(written)")
+            #expect(!written.contains("token"))
             #expect(settings.body.contains("Weekly digest · 8 Jul, 09:00 · sent"))
             // The schedule looks again each time the sender wakes: the week's digest went once.
             _ = try await client.post("/settings/digest", ["action": "now"], session: session)

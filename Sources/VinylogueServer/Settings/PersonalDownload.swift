@@ -15,6 +15,8 @@ struct PersonalDownload: Sendable {
     let lists: any ListStore
     let archive: any ScrobbleArchive
     let outbox: (any ForwardingOutbox)?
+    /// Digest subscriptions, whose address and schedule the export carries.
+    let digests: any DigestStore
     let clock: WallClock
 
     func register(on router: Router<BasicRequestContext>) {
@@ -37,6 +39,7 @@ struct PersonalDownload: Sendable {
         }
         var export = PersonalExport(person: person, owner: owner, archive: archive, list: lists, forwarding: outbox, clock: clock)
         export.visibility = visibility
+        export.digest = try await digests.subscription(of: owner)
         return export
     }
 

@@ -133,13 +133,14 @@ class Stack:
         return FakeLastFM(server)
 
     def app(self, fake: FakeLastFM, *extra_args: str, data_dir: Path | None = None, sign_in: bool = False,
-            api_key: bool = True) -> App:
+            api_key: bool = True, environment: dict[str, str] | None = None) -> App:
         """Starts `vinylogue serve` with a fresh data directory, or with `data_dir` (to restart on the same data).
 
         With `sign_in`, the key's shared secret is configured, so people sign
         in with Last.fm (on the fake's approval page) and each has a list.
         Without `api_key`, no Last.fm API key is set, as on a fresh clone
-        (the server still points at the fake, whose log shows any request)."""
+        (the server still points at the fake, whose log shows any request).
+        `environment` adds to (or overrides) the server's environment: a mail server, say."""
         data_dir = data_dir or Path(tempfile.mkdtemp(prefix="data-", dir=self.workdir))
         env = dict(os.environ)
         env.update({
@@ -151,6 +152,7 @@ class Stack:
             "TZ": "UTC",
         })
         env.pop("LASTFM_API_SECRET", None)
+        env.update(environment or {})
         if not api_key:
             env.pop("LASTFM_API_KEY")
         if sign_in:

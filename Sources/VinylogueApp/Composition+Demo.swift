@@ -19,7 +19,12 @@ extension Composition {
             try await lists.addAll(household.members.map(\.username))
         }
         try await GeneratedHistory(history: household.demo.history, user: household.demo.username, store: archive).fill(now: clock.now)
-        for member in household.members {
+        registerDemoCovers(covers)
+    }
+
+    /// Every demo album's generated cover, registered so it can be drawn.
+    func registerDemoCovers(_ covers: DemoCoverCatalogue) {
+        for member in demo.household.members {
             for album in member.history.catalog.albums { covers.register(artist: album.artist, album: album.name) }
         }
     }

@@ -45,8 +45,11 @@ extension Composition {
         return key
     }
 
-    /// What the web app is made of, built from the configuration.
-    func webAppParts() async throws -> WebAppParts {
+    /// What the web app is made of, built from the configuration. With
+    /// `readyingDemo` (as `serve` does) the demo is readied, or its people
+    /// taken off a list it made; a command that only borrows the parts
+    /// (`digest send`) changes neither.
+    func webAppParts(readyingDemo: Bool = true) async throws -> WebAppParts {
         let directory = configuration.dataDirectory
         let storage = try await openStorage()
         let stores = storage.backend
@@ -54,7 +57,9 @@ extension Composition {
         let archive = stores.archive
         let demoOn = configuration.server.demo
         let demoCovers = DemoCoverCatalogue()
-        if demoOn {
+        if !readyingDemo {
+            if demoOn { registerDemoCovers(demoCovers) }
+        } else if demoOn {
             try await startDemo(lists: lists, archive: archive, covers: demoCovers)
         } else {
             try await leaveDemoOut(lists: lists, archive: archive)
@@ -117,7 +122,7 @@ extension Composition {
     /// Sends `user`'s weekly digest of this week now, through the web
     /// app's queue and mail server (`vinylogue digest send`).
     public func sendDigestNow(to user: Username) async throws -> DigestSendReport {
-        let parts = try await webAppParts()
+        let parts = try await webAppParts(readyingDemo: false)
         return await WeeklyDigests.sendNow(for: user, parts: parts, configuration: configuration.server)
     }
 }

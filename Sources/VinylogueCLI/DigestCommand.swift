@@ -32,6 +32,9 @@ struct DigestCommand: AsyncParsableCommand {
         @Option(name: .customLong("database"), help: "A PostgreSQL database instead of --data-dir (default: $DATABASE_URL).")
         var databaseURL: String?
 
+        @Flag(help: "The instance serves the built-in demo (serve --demo): its people are charted as it charts them.")
+        var demo = false
+
         func run() async throws {
             guard let username = Username(validating: user) else {
                 throw CommandFailure("“\(user)” is not a valid Last.fm username.", exitCode: .usage)
@@ -40,6 +43,7 @@ struct DigestCommand: AsyncParsableCommand {
             if let problem = configuration.problems.first { throw CommandFailure(problem, exitCode: .configuration) }
             configuration.dataDirectory = configuration.dataDirectory(dataDir)
             if let databaseURL { configuration.databaseURL = databaseURL.isEmpty ? nil : databaseURL }
+            configuration.server.demo = demo
             try await ServeCommand.composing(configuration) { composition in
                 switch try await composition.sendDigestNow(to: username) {
                 case .sent(let address, let note):

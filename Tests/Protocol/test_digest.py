@@ -26,6 +26,7 @@ from pathlib import Path
 
 import pytest
 from conftest import Fakes, start_vinylogue
+from launcher import binary
 from mail_server import MailServer, running_mail_server
 
 SENDER = "vinylogue@example.test"
@@ -165,6 +166,20 @@ def test_a_digest_arrives_through_starttls_and_one_click_stops_it(tmp_path, proc
             status, _ = Visitor(app.url).get(link[len(app.url):].split("#")[0])
             assert status == 200, link
 
+        # The same from the command line, on the same data while the server runs (links on the public address).
+        command = subprocess.run([str(binary("vinylogue")), "digest", "send", "demo", "--demo", "--data-dir", str(tmp_path / "data")],
+                                 env=fakes.environment({**mail_environment(mail), "VINYLOGUE_PUBLIC_URL": app.url}),
+                                 capture_output=True, text=True, timeout=PATIENCE)
+        assert command.returncode == 0, command.stderr
+        assert command.stdout == f"Sent demo's digest of this week to {ADDRESS}.\n"
+        by_command = mail.wait_for(3)[2].message
+        assert by_command["Subject"] == digest["Subject"] and app.url + "/u/demo/week/" in text_of(by_command)
+        nobody = subprocess.run([str(binary("vinylogue")), "digest", "send", "theo", "--demo", "--data-dir", str(tmp_path / "data")],
+                                env=fakes.environment(mail_environment(mail)), capture_output=True, text=True, timeout=PATIENCE)
+        assert nobody.returncode == 3 and "theo has no weekly digest here" in nobody.stderr, nobody.stderr
+        # The household's list is as the demo made it: the command changed nothing there.
+        assert "theo" in visitor.get("/api/users")[1]
+
         # A mail client's one-click unsubscribe: a POST with no cookie and no form token.
         request = urllib.request.Request(unsubscribe, data=b"List-Unsubscribe=One-Click", method="POST",
                                          headers={"Content-Type": "application/x-www-form-urlencoded"})
@@ -172,7 +187,7 @@ def test_a_digest_arrives_through_starttls_and_one_click_stops_it(tmp_path, proc
             assert response.status == 200 and "You are unsubscribed" in response.read().decode()
         assert visitor.post("/settings/digest", {"action": "now"}) == "/settings?digest=unconfirmed#digest"
         assert "Off. Give an address" in visitor.get("/settings")[1]
-        assert len(mail.messages) == 2
+        assert len(mail.messages) == 3
 
 
 def test_smtps_sends_the_confirmation(tmp_path, processes):

@@ -101,10 +101,11 @@ public final class WeeklyDigests: Service, Sendable {
     }
 
     /// Queues this week's digest now ("send me this week's digest now");
-    /// asked twice in one minute, it goes once. Returns whether it was queued.
+    /// asked twice in one minute, it goes once (`key`, by default the
+    /// minute). Returns whether it was queued.
     @discardableResult
-    func queueNow(of subscription: DigestSubscription) async throws -> Bool {
-        let queued = try await store.queue(subscription.owner, kind: .now, key: Self.minute(clock.now), address: subscription.address,
+    func queueNow(of subscription: DigestSubscription, key: String? = nil) async throws -> Bool {
+        let queued = try await store.queue(subscription.owner, kind: .now, key: key ?? Self.minute(clock.now), address: subscription.address,
                                            due: clock.now, at: clock.now)
         wakeup.signal()
         return queued
@@ -353,13 +354,15 @@ extension WeeklyDigests {
             return .notSent("\(user.value)'s address \(subscription.address) is not confirmed yet: open the link in the email Vinylogue sent "
                 + "there, then run this again.")
         }
+        // Its own key: a click on Settings in the same minute is another email.
+        let key = "command line " + UUID().uuidString
         do {
-            try await digests.queueNow(of: subscription)
+            try await digests.queueNow(of: subscription, key: key)
         } catch {
             return .notSent("The digest could not be queued (\(error)). Check that the database is reachable, then run this again.")
         }
         await digests.sendDue()
-        guard let send = await digests.sends(of: owner).first(where: { $0.kind == .now }) else {
+        guard let send = await digests.sends(of: owner).first(where: { $0.kind == .now && $0.key == key }) else {
             return .notSent("The digest was queued but could not be found again; the server sends it when it next looks.")
         }
         switch send.state {

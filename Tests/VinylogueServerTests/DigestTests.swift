@@ -206,11 +206,11 @@ extension MailMessage {
         }
     }
 
-    /// Settings, read again (at most 20 times, 50 ms apart) until it says
+    /// Settings, read again (50 ms apart, for 10 s at most) until it says
     /// `text`: the outcome is written just after the mail server answered.
     static func settings(_ client: some TestClientProtocol, _ session: Session, saying text: String) async throws -> String {
         var page = try await client.get("/settings", session: session).body
-        for _ in 0..<20 where !page.contains(text) {
+        for _ in 0..<200 where !page.contains(text) {
             try await Task.sleep(for: .milliseconds(50))
             page = try await client.get("/settings", session: session).body
         }
@@ -241,6 +241,32 @@ extension MailMessage {
             for _ in 0..<2 { _ = try await client.post("/settings/digest", ["action": "again"], session: session) }
             let page = try await Self.settings(client, session, saying: "Confirmation link")
             #expect(page.components(separatedBy: "Confirmation link ·").count == 4)
+        }
+    }
+
+    @Test func aWeekWithNothingToShowSendsNothing() async throws {
+        let mail = MailRecorder()
+        try await Harness.run(mail: mail) { _, client in
+            // ybsc's captured history has July 2020 and nothing in July 2022.
+            let session = try await client.session()
+            _ = try await client.post("/users", ["username": "ybsc"], session: session)
+            _ = try await client.post("/settings", ["filter": "0", "timezone": "UTC"], session: session)
+            _ = try await client.post("/settings/digest", ["action": "save", "address": Self.address, "weekday": "7", "hour": "9", "years": "1"],
+                                      session: session)
+            let confirmation = try #require(try await mail.waitFor(1).first)
+            let link = try #require(confirmation.text.firstMatch(of: /(\/digest\/confirm\?token=[0-9a-f]{64})/)?.1)
+            #expect(try await client.get(String(link)).status == .ok)
+            // Saturday 09:00 has come: the week's digest is looked at, and not sent.
+            let page = try await Self.settings(client, session, saying: "Weekly digest · 8 Jul, 09:00 · not sent")
+            #expect(page.contains("Weekly digest · 8 Jul, 09:00 · not sent"))
+            #expect(page.contains("Nothing to show: there were no albums this week a year ago."))
+            // Three years back reaches July 2020: then there is something to send.
+            _ = try await client.post("/settings/digest", ["action": "save", "address": Self.address, "weekday": "7", "hour": "9", "years": "3"],
+                                      session: session)
+            _ = try await client.post("/settings/digest", ["action": "now"], session: session)
+            let digest = try #require(try await mail.waitFor(2).last)
+            #expect(digest.subject.hasPrefix("This week 3 years ago: ") && digest.text.contains("What ybsc was listening to"))
+            #expect(!digest.text.contains("A year ago") && !digest.text.contains("2 years ago"))
         }
     }
 

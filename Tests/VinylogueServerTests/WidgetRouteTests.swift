@@ -281,4 +281,22 @@ import VinylogueCore
             #expect(page.headers[.contentSecurityPolicy] == WidgetRoutes.pagePolicy)
         }
     }
+
+    @Test func theChartPageAndSettingsGiveTheCodeToPaste() async throws {
+        try await Harness.run(demo: true) { _, client in
+            let page = try await client.get("/u/demo?years_ago=2")
+            let frame = "&lt;iframe src=&quot;\(Self.base)/u/demo/widget?years_ago=2&quot; width=&quot;300&quot; height=&quot;420&quot;"
+            #expect(page.body.contains(frame), "\(page.body)")
+            #expect(page.body.contains("&lt;img src=&quot;\(Self.base)/u/demo/widget.png?years_ago=2&quot;"))
+            // A week's page that failed offers none.
+            #expect(!(try await client.get("/u/nosuchuser").body.contains("widget-snippet")))
+        }
+        try await Harness.run(signIn: true) { harness, client in
+            let rj = try await SignInTests.signIn(client, harness, as: "RJ")
+            let settings = try await SignInTests.page(client, "/settings", rj)
+            #expect(settings.body.contains("&lt;iframe src=&quot;\(Self.base)/u/RJ/widget&quot; width=&quot;300&quot; height=&quot;420&quot;"),
+                    "\(settings.body)")
+            #expect(settings.body.contains("\(Self.base)/u/RJ/widget.svg"))
+        }
+    }
 }

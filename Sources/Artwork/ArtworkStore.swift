@@ -215,3 +215,19 @@ extension ArtworkStore {
         }
     }
 }
+
+extension ArtworkStore {
+    /// The bytes of each image at `addresses`, fetched concurrently, in
+    /// order; nil where there is no address or the image could not be had.
+    public nonisolated func bytes(of addresses: [ArtworkAddress?]) async -> [Data?] {
+        await withTaskGroup(of: (Int, Data?).self) { group in
+            for (index, address) in addresses.enumerated() {
+                guard let address else { continue }
+                group.addTask { (index, try? await self.image(for: address).bytes) }
+            }
+            var found = [Data?](repeating: nil, count: addresses.count)
+            for await (index, bytes) in group { found[index] = bytes }
+            return found
+        }
+    }
+}

@@ -10,7 +10,7 @@ import VinylogueCore
 /// the house palette, drawn with `BitmapFont`. The value holds only what is
 /// drawn, so its `key` names the image: the same value always gives the same
 /// pixels, and anything that changes the picture changes the key.
-public struct ShareCard: Sendable, Hashable {
+public struct ShareCard: DrawnCard, Hashable {
     public static let width = 1200
     public static let height = 630
 
@@ -40,6 +40,12 @@ public struct ShareCard: Sendable, Hashable {
         let fields = ["v\(Self.drawingVersion)", title, highlight] + details + ["covers"] + covers.map(\.localPath)
         return NameHash(fields.joined(separator: "\u{0}")).hex
     }
+
+    /// The covers the collage shows.
+    public var drawnCovers: [ArtworkAddress?] { Array(covers.prefix(collageCount)) }
+
+    /// Covers fill at most the collage's square.
+    public static var coverSide: Int { height }
 
     /// How many covers the collage shows: a full square of 1, 4 or 9.
     public var collageCount: Int {
@@ -75,7 +81,7 @@ public struct ShareCard: Sendable, Hashable {
         let side = Self.height
         let count = collageCount
         guard count > 0 else {
-            drawRecord(on: &canvas, x: 0, y: 0, side: side)
+            canvas.drawRecord(x: 0, y: 0, side: side)
             return
         }
         let perRow = count == 9 ? 3 : count == 4 ? 2 : 1
@@ -88,22 +94,9 @@ public struct ShareCard: Sendable, Hashable {
             if index < images.count, let image = images[index] {
                 canvas.draw(image, x: x, y: y, width: inner, height: inner)
             } else {
-                drawRecord(on: &canvas, x: x, y: y, side: inner)
+                canvas.drawRecord(x: x, y: y, side: inner)
             }
         }
-    }
-
-    /// A record on a tile: what stands in for a cover we do not have.
-    private func drawRecord(on canvas: inout PixelCanvas, x: Int, y: Int, side: Int) {
-        canvas.fill(x: x, y: y, width: side, height: side, with: Palette.tile)
-        let cx = x + side / 2, cy = y + side / 2, r = side * 2 / 5
-        canvas.fillDisc(cx: cx, cy: cy, r: r, with: Palette.background)
-        for groove in stride(from: r * 9 / 10, to: r * 4 / 10, by: -max(3, r / 9)) {
-            canvas.fillDisc(cx: cx, cy: cy, r: groove, with: Palette.groove)
-            canvas.fillDisc(cx: cx, cy: cy, r: groove - max(1, r / 60), with: Palette.background)
-        }
-        canvas.fillDisc(cx: cx, cy: cy, r: r * 3 / 10, with: Palette.accent)
-        canvas.fillDisc(cx: cx, cy: cy, r: max(2, r / 25), with: Palette.background)
     }
 
     private func drawText(on canvas: inout PixelCanvas) {
@@ -136,9 +129,11 @@ public struct ShareCard: Sendable, Hashable {
 
 /// Fits text into a width: the largest scale at which it takes at most a
 /// given number of lines, wrapping at spaces; at the smallest scale, what
-/// does not fit ends in "…".
-struct TextFitting {
+/// does not fit ends in "…". Its word wrap also serves the SVG widget.
+public struct TextFitting: Sendable {
     let font: BitmapFont
+
+    public init(font: BitmapFont) { self.font = font }
 
     func fit(_ text: String, width: Int, scales: ClosedRange<Int>, maxLines: Int) -> (lines: [String], scale: Int) {
         for scale in scales.reversed() {
@@ -160,7 +155,7 @@ struct TextFitting {
     }
 
     /// Greedy word wrap; a word longer than a line is cut.
-    func wrap(_ text: String, columns: Int) -> [String] {
+    public func wrap(_ text: String, columns: Int) -> [String] {
         var lines: [String] = []
         var current = ""
         for word in text.split(separator: " ") {

@@ -2,16 +2,17 @@ import Foundation
 import VinylogueCore
 import NIOPosix
 
-/// A drawn share card: its PNG bytes, and whether every cover it shows
-/// could be had (only complete cards are kept).
+/// A drawn card: its PNG bytes, and whether every cover it shows could be
+/// had (only complete cards are kept).
 public struct DrawnShareCard: Sendable, Hashable {
     public let bytes: Data
     public let isComplete: Bool
 }
 
-/// Share cards as PNG files under `<dataDirectory>/cards/<key>.png`, drawn
-/// on a miss and kept within a size limit like the art cache (the cards
-/// shown least recently go first).
+/// Share cards and widgets (any `DrawnCard`) as PNG files under
+/// `<dataDirectory>/cards/<key>.png`, drawn on a miss and kept within a
+/// size limit like the art cache (the cards shown least recently go first);
+/// and the small covers an SVG widget embeds (`thumbnails`).
 ///
 /// - Covers come only from `ArtworkStore`, by `ArtworkAddress`: a card can
 ///   name no other image, so no request can make the server fetch an
@@ -27,7 +28,7 @@ public struct DrawnShareCard: Sendable, Hashable {
 public actor ShareCardStore {
     /// Called after each drawing (not for cards read from disk); tests
     /// count drawings with it.
-    public typealias DrawingObserver = @Sendable (ShareCard) -> Void
+    public typealias DrawingObserver = @Sendable (any DrawnCard) -> Void
 
     /// 64 MiB: some 300 cards.
     public static let defaultMaxDiskBytes: Int64 = 64 << 20
@@ -57,7 +58,7 @@ public actor ShareCardStore {
     /// The card as PNG: from disk when it was drawn before, else drawn now
     /// and, when complete, kept. With `keep` false (a card saying a page
     /// failed) the disk is neither read nor written.
-    public func png(for card: ShareCard, keep: Bool = true) async throws(ArtworkError) -> DrawnShareCard {
+    public func png(for card: some DrawnCard, keep: Bool = true) async throws(ArtworkError) -> DrawnShareCard {
         let key = card.key + (keep ? "" : "|unkept")
         if let running = inFlight[key] { return try await running.value.get() }
         let drawing = Drawing(root: root, budget: budget, artwork: artwork, threads: threads, observer: observer)
@@ -69,8 +70,23 @@ public actor ShareCardStore {
         return try result.get()
     }
 
+    /// The covers at `addresses` made small for embedding (an SVG widget's
+    /// `data:` URIs): decoded, scaled to at most `side` pixels and encoded
+    /// again as JPEG, on `threads`; nil where there is no address or the
+    /// image could not be had. The bytes are the art store's own: nothing
+    /// else can be named.
+    public nonisolated func thumbnails(of addresses: [ArtworkAddress?], side: Int) async -> [Data?] {
+        let covers = await artwork.bytes(of: addresses)
+        return (try? await threads.runIfActive { () -> [Data?] in
+            let decoding = ImageDecoding(maxSide: side)
+            return covers.map { bytes in
+                bytes.flatMap { try? decoding.pixels(from: $0) }.flatMap { try? ImageEncoding.jpeg($0, quality: 85) }
+            }
+        }) ?? addresses.map { _ in nil }
+    }
+
     /// The file a card is kept in.
-    nonisolated func fileURL(_ card: ShareCard) -> URL { root.appendingPathComponent(card.key + ".png", isDirectory: false) }
+    nonisolated func fileURL(_ card: some DrawnCard) -> URL { root.appendingPathComponent(card.key + ".png", isDirectory: false) }
 }
 
 extension ShareCardStore {
@@ -82,22 +98,23 @@ extension ShareCardStore {
         let threads: NIOThreadPool
         let observer: DrawingObserver
 
-        func card(_ card: ShareCard, keep: Bool) async -> Result<DrawnShareCard, ArtworkError> {
+        func card(_ card: some DrawnCard, keep: Bool) async -> Result<DrawnShareCard, ArtworkError> {
             let url = root.appendingPathComponent(card.key + ".png", isDirectory: false)
             if keep, let kept = try? await threads.runIfActive({ () -> Data? in
                 guard let data = try? Data(contentsOf: url), ImageFormat(sniffing: data) == .png else { return nil }
                 ArtworkDiskBudget.touch(url, at: artwork.clock.now)
                 return data
             }) { return .success(DrawnShareCard(bytes: kept, isComplete: true)) }
-            let covers = await coverBytes(for: card)
-            let complete = covers.allSatisfy { $0 != nil }
+            let addresses = card.drawnCovers
+            let covers = await artwork.bytes(of: addresses)
             let root = root, budget = budget
             do {
                 let drawn = try await threads.runIfActive { () throws -> DrawnShareCard in
-                    let decoding = ImageDecoding(maxSide: ShareCard.height)
+                    let decoding = ImageDecoding(maxSide: type(of: card).coverSide)
                     let images = covers.map { bytes in bytes.flatMap { try? decoding.pixels(from: $0) } }
                     let png = try ImageEncoding.png(card.render(images: images))
-                    let isComplete = complete && images.allSatisfy { $0 != nil }
+                    // A place with no cover to draw is not missing one.
+                    let isComplete = zip(addresses, images).allSatisfy { $0 == nil || $1 != nil }
                     // A failed write still serves the card; the next request draws it again.
                     if keep, isComplete, (try? ArtworkDiskCache.writeAtomically(png, to: url)) != nil {
                         ArtworkDiskBudget.touch(url, at: artwork.clock.now)
@@ -111,20 +128,6 @@ extension ShareCardStore {
                 return .failure(error)
             } catch {
                 return .failure(.encodingFailed)
-            }
-        }
-
-        /// The bytes of each cover the collage shows, fetched concurrently
-        /// through the art store; nil where one could not be had.
-        private func coverBytes(for card: ShareCard) async -> [Data?] {
-            let addresses = Array(card.covers.prefix(card.collageCount))
-            return await withTaskGroup(of: (Int, Data?).self) { group in
-                for (index, address) in addresses.enumerated() {
-                    group.addTask { [artwork] in (index, try? await artwork.image(for: address).bytes) }
-                }
-                var found = [Data?](repeating: nil, count: addresses.count)
-                for await (index, bytes) in group { found[index] = bytes }
-                return found
             }
         }
     }

@@ -138,6 +138,8 @@ func buildRouter(configuration: ServerConfiguration, parts: WebAppParts, shared:
     RediscoverRoutes(sources: sources, viewers: viewers, pages: pages, clock: clock).register(on: router)
     ShareCardRoutes(sources: sources, viewers: viewers, chartPages: charts, covers: covers, shareCards: parts.shareCards,
                     kept: shared.renderedCards, clock: clock, address: address).register(on: router)
+    WidgetRoutes(viewers: viewers, chartPages: charts, covers: covers, shareCards: parts.shareCards, rendered: rendered,
+                 renderedCards: shared.renderedCards, pages: pages, address: address).register(on: router)
     covers.register(on: router)
     FeedRoutes(sources: sources, viewers: viewers, clock: clock, address: address).register(on: router)
     SettingsRoutes(viewers: viewers, lists: lists, listenTokens: shared.listenTokens, forwarding: parts.forwarding,

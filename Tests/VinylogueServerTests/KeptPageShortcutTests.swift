@@ -21,20 +21,35 @@ import VinylogueCore
         func restrictions() async throws -> [Restriction] { restrictions.withLock { $0 } }
     }
 
+    /// The shortcut and what it reads, over a fresh household's settings.
+    struct Parts {
+        let clock = TestClock(july2023)
+        let rendered: RenderedPages
+        let settings: CurrentSettings
+        let visibility = FixedVisibility()
+        let audiences: Audiences
+        let nowPlaying: NowPlaying
+        let shortcut: KeptPageShortcut
+
+        init(in directory: borrowing TemporaryDirectory) async throws {
+            let lists = SQLiteListStore(try ArchiveDatabase(directory: directory.url))
+            rendered = RenderedPages(clock: clock.wallClock)
+            settings = try await CurrentSettings(store: lists, clock: clock.wallClock)
+            audiences = try await Audiences(store: visibility)
+            nowPlaying = NowPlaying(clock: clock.wallClock)
+            shortcut = KeptPageShortcut(rendered: rendered, viewers: Viewers(signIn: nil, settings: settings), audiences: audiences,
+                                        nowPlaying: nowPlaying, metrics: nil)
+        }
+    }
+
     @Test func aKeptPageAskedAsBeforeSkipsTheRouteUnlessTheRouteMustDecide() async throws {
         let directory = try TemporaryDirectory()
-        let lists = SQLiteListStore(try ArchiveDatabase(directory: directory.url))
-        let clock = TestClock(july2023)
-        let rendered = RenderedPages(clock: clock.wallClock)
-        let settings = try await CurrentSettings(store: lists, clock: clock.wallClock)
-        let visibility = FixedVisibility()
-        let audiences = try await Audiences(store: visibility)
-        let nowPlaying = NowPlaying(clock: clock.wallClock)
+        let parts = try await Parts(in: directory)
+        let (clock, rendered, settings, visibility, audiences, nowPlaying, shortcut) =
+            (parts.clock, parts.rendered, parts.settings, parts.visibility, parts.audiences, parts.nowPlaying, parts.shortcut)
         let rj = try Username("RJ")
         let routeCalls = Atomic<Int>(0)
         let router = Router()
-        let shortcut = KeptPageShortcut(rendered: rendered, viewers: Viewers(signIn: nil, settings: settings), audiences: audiences,
-                                        nowPlaying: nowPlaying, metrics: nil)
         router.add(middleware: SecurityHeadersMiddleware())
         router.get("/u/:user") { request, context in
             routeCalls.add(1, ordering: .relaxed)
@@ -83,6 +98,45 @@ import VinylogueCore
             try await settings.save(Settings(filter: PlayCountFilter(threshold: 5)))
             let refiltered = try await ask()
             #expect(refiltered.calls == 1 && String(buffer: refiltered.response.body) == "RJ's page, filter 5")
+        }
+    }
+
+    /// A page kept with a policy of its own (the widget's, which any site
+    /// may frame) is answered by the shortcut with that policy, and without
+    /// the `X-Frame-Options: DENY` the other pages carry.
+    @Test func aKeptFramablePageKeepsItsOwnPolicyOnTheShortcut() async throws {
+        let directory = try TemporaryDirectory()
+        let parts = try await Parts(in: directory)
+        let rj = try Username("RJ")
+        let routeCalls = Atomic<Int>(0)
+        let router = Router()
+        router.add(middleware: SecurityHeadersMiddleware())
+        router.get("/u/:user/widget") { request, _ in
+            routeCalls.add(1, ordering: .relaxed)
+            let key = "widget|page|RJ"
+            if let kept = parts.rendered.response(key, to: request) { return kept }
+            let body = ByteBuffer(string: "RJ's widget")
+            var response = RenderedPages.response(status: .ok, body: body, contentType: RenderedPages.html)
+            response.headers.append(contentsOf: WidgetRoutes.framable)
+            parts.rendered.keep(key, status: .ok, body: body, etag: response.headers[.eTag], own: WidgetRoutes.framable)
+            let fingerprint = await parts.settings.current(for: .household).fingerprint
+            parts.rendered.remember(request.uri.description, settings: fingerprint, as: key, user: rj, route: "/u/:user/widget",
+                                    showsNowPlaying: false)
+            return response
+        }
+        router.get("/u/:user") { _, _ in Response(status: .ok) }
+        try await Application(router: KeptPagesFirst(router: router, shortcut: parts.shortcut)).test(.router) { client in
+            for expectedCalls in [1, 0] {
+                let before = routeCalls.load(ordering: .relaxed)
+                let widget = try await client.execute(uri: "/u/RJ/widget", method: .get, headers: [:], body: nil)
+                #expect(routeCalls.load(ordering: .relaxed) - before == expectedCalls)
+                #expect(widget.headers[values: .contentSecurityPolicy] == [WidgetRoutes.pagePolicy])
+                #expect(widget.headers[SecurityHeaderFields.frameOptions] == nil)
+                #expect(widget.headers[.xContentTypeOptions] == "nosniff")
+            }
+            let chart = try await client.execute(uri: "/u/RJ", method: .get, headers: [:], body: nil)
+            #expect(chart.headers[.contentSecurityPolicy]?.hasSuffix("frame-ancestors 'none'") == true)
+            #expect(chart.headers[SecurityHeaderFields.frameOptions] == "DENY")
         }
     }
 }

@@ -36,9 +36,12 @@ import VinylogueCore
         view.staleNote = "A note."
         view.layout.share = ShareLinks(base: "http://example.test", permalink: "/u/demo/week/2020-07-08", title: "T", description: "D")
         view.layout.themeURL = "/theme.css"
+        view.widget = WidgetSnippets(user: DemoHistory.username, yearsAgo: 3, base: "http://example.test")
         Self.expectEveryFieldNamed(view, by: view.child(named:))
         Self.expectEveryFieldNamed(view.layout, by: view.layout.child(named:))
         Self.expectEveryFieldNamed(view.layout.links, by: view.layout.links.child(named:))
+        let widget = try #require(view.widget)
+        Self.expectEveryFieldNamed(widget, by: widget.child(named:))
         let share = try #require(view.layout.share)
         Self.expectEveryFieldNamed(share, by: share.child(named:))
         let row = try #require(view.rows.first)

@@ -25,6 +25,7 @@ import VinylogueServer
         "/u/Vera/week/2022-07-08/card.png", "/u/Vera/album/Hidden%20Artist/Hidden%20Album/card.png",
         "/u/Vera/feed.atom", "/u/Vera/cover/Hidden%20Artist/Hidden%20Album", "/u/vera",
         "/api/u/Vera/chart", "/api/u/Vera/chart?week=2022-07-08", "/api/u/Vera/history",
+        "/u/Vera/widget", "/u/Vera/widget.png", "/u/Vera/widget.svg?years_ago=2",
     ]
 
     /// An answer as a viewer sees it, less what differs by the moment.
@@ -111,6 +112,8 @@ import VinylogueServer
                 let page = try await Self.answer(client, "/u/Vera", as: viewer)
                 #expect(page.status == .ok && String(buffer: page.body).contains("Hidden Album"), "\(viewer.name): \(page)")
                 #expect(try await Self.answer(client, "/api/u/Vera/chart", as: viewer).status == .ok)
+                let widget = try await Self.answer(client, "/u/Vera/widget", as: viewer)
+                #expect(widget.status == .ok && String(buffer: widget.body).contains("Hidden Album"), "\(viewer.name): \(widget)")
             }
 
             // Friends: Mika and Vera see everything; Noor and the anonymous visitor get the unknown name's answers.

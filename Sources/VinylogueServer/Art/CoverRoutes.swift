@@ -44,6 +44,19 @@ struct CoverRoutes: Sendable {
         return ArtworkAddress(coverOf: detail)
     }
 
+    /// The `/art/` addresses of the given albums' covers, looked up
+    /// concurrently, in order; nil for an album without one.
+    func addresses(user: Username, albums: [(artist: String, name: String, mbid: String?)]) async -> [ArtworkAddress?] {
+        await withTaskGroup(of: (Int, ArtworkAddress?).self) { group in
+            for (index, album) in albums.enumerated() {
+                group.addTask { (index, await self.address(user: user, artist: album.artist, name: album.name, mbid: album.mbid)) }
+            }
+            var found = [ArtworkAddress?](repeating: nil, count: albums.count)
+            for await (index, address) in group { found[index] = address }
+            return found
+        }
+    }
+
     func cover(_ request: Request, _ context: Context) async throws -> Response {
         guard let raw = context.parameters.get("user"), let user = Username(validating: raw),
               let artist = context.parameters.get("artist")?.removingPercentEncoding,

@@ -31,6 +31,7 @@ extension ChartPageView: MustacheParent {
         case "nowPlaying": nowPlaying
         case "copyNote": copyNote
         case "wayOn": wayOn
+        case "widget": widget
         case "filterAction": filterAction
         case "filterLabel": filterLabel
         case "filterFields": filterFields

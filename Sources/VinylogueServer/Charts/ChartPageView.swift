@@ -100,6 +100,9 @@ struct ChartPageView {
     var copyNote: String?
     /// Outside the user's history: the nearest year with charts, as a way on.
     let wayOn: YearLink?
+    /// The code to show this chart's widget on one's own page (album
+    /// charts that loaded).
+    var widget: WidgetSnippets?
     /// The filter form: a GET to this page's own address.
     let filterAction: String
     let filterLabel: String

@@ -121,6 +121,9 @@ struct ChartRoutes: Sendable {
         view.copyNote = CopyProgressNote.chartNote(copy, user: asked.request.user, secondsLeft: copy.flatMap { sources.copies?.secondsLeft($0) },
                                                    fromLastFM: chosen.origin == .lastfm)
         view.layout.share = ShareCardContent.links(page, byDate: asked.byDate, labels: labels, base: address.base)
+        if page.kind == .album, page.failure == nil {
+            view.widget = WidgetSnippets(user: asked.request.user, yearsAgo: asked.byDate ? 1 : page.yearsAgo, base: address.base)
+        }
         let status = HTTPResponse.Status(failure: page.failure)
         let html = ByteBuffer(string: pages.html("chart", view))
         let response = RenderedPages.response(status: status, body: html, contentType: RenderedPages.html)

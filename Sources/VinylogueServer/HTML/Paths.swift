@@ -71,6 +71,12 @@ enum Paths {
 
     static func feed(_ user: Username) -> String { "/u/\(user.value)/feed.atom" }
 
+    /// A person's widget for other sites: its page (`format` nil), or its
+    /// picture (`"png"`, `"svg"`).
+    static func widget(_ user: Username, yearsAgo: Int = 1, format: String? = nil) -> String {
+        "/u/\(user.value)/widget" + (format.map { "." + $0 } ?? "") + query([("years_ago", yearsAgo == 1 ? nil : String(yearsAgo))])
+    }
+
     static func album(_ user: Username, artist: String, name: String, day: String?) -> String {
         "/u/\(user.value)/album/\(encode(artist))/\(encode(name))" + (day.map { "?week=\($0)" } ?? "")
     }

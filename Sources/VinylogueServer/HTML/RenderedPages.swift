@@ -26,14 +26,18 @@ final class RenderedPages: Sendable {
         /// security headers too): a warm answer builds none.
         let headers: HTTPFields
 
-        init(status: HTTPResponse.Status, body: ByteBuffer, expires: Date, contentType: String, etag: String? = nil) {
+        /// - Parameter own: headers of the route's own that the answer is
+        ///   sent with (the widget page's framing policy); the security
+        ///   headers it lacks are added as the middleware adds them.
+        init(status: HTTPResponse.Status, body: ByteBuffer, expires: Date, contentType: String, etag: String? = nil, own: HTTPFields = [:]) {
             self.status = status
             self.body = body
             self.expires = expires
             self.contentType = contentType
             self.etag = etag
             var headers = RenderedPages.headers(contentType, etag: etag)
-            headers.append(contentsOf: SecurityHeaderFields.all)
+            headers.append(contentsOf: own)
+            headers.append(contentsOf: SecurityHeaderFields.missing(in: headers))
             self.headers = headers
         }
     }
@@ -212,8 +216,11 @@ final class RenderedPages: Sendable {
     /// Keeps an answer for `key`; `etag` is the one it was sent with
     /// (`response(status:body:contentType:)` makes it), so a kept answer
     /// is hashed once, and a kept card, never sent by this type, not at all.
-    /// Nothing made for a request that conceals someone is kept.
-    func keep(_ key: String, status: HTTPResponse.Status, body: ByteBuffer, contentType: String = RenderedPages.html, etag: String? = nil) {
+    /// `own` are headers of the route's own it is sent with again (a
+    /// framing policy). Nothing made for a request that conceals someone
+    /// is kept.
+    func keep(_ key: String, status: HTTPResponse.Status, body: ByteBuffer, contentType: String = RenderedPages.html, etag: String? = nil,
+              own: HTTPFields = [:]) {
         if Concealment.concealsAnyone { return }
         let expires = clock.now.addingTimeInterval(lifetime)
         guard body.readableBytes <= maxBytes / 4 else { return }
@@ -226,7 +233,7 @@ final class RenderedPages: Sendable {
                     kept.empty()
                 }
             }
-            kept.insert(key, Entry(status: status, body: body, expires: expires, contentType: contentType, etag: etag))
+            kept.insert(key, Entry(status: status, body: body, expires: expires, contentType: contentType, etag: etag, own: own))
         }
     }
 

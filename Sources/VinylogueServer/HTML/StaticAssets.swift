@@ -1,14 +1,15 @@
 import Foundation
 import Hummingbird
 
-/// The stylesheet and script, loaded once from the module's resources and
+/// The stylesheets (the site's, the widget's) and the script, loaded once from the module's resources and
 /// served with long cache lifetimes under a versioned URL. They are read
 /// (blocking file reads) at start-up, on a thread of their own, when
 /// `PageRenderer.bundled()` asks for `version`, never while a request waits.
 enum StaticAssets {
     static let files: [String: (type: String, body: ByteBuffer)] = {
         var files: [String: (String, ByteBuffer)] = [:]
-        for (name, type) in [("vinylogue.css", "text/css; charset=utf-8"), ("vinylogue.js", "text/javascript; charset=utf-8")] {
+        for (name, type) in [("vinylogue.css", "text/css; charset=utf-8"), ("vinylogue.js", "text/javascript; charset=utf-8"),
+                             ("widget.css", "text/css; charset=utf-8")] {
             if let url = Bundle.module.url(forResource: "Public/\(name)", withExtension: nil),
                let data = try? Data(contentsOf: url) {
                 files[name] = (type, ByteBuffer(bytes: data))

@@ -58,6 +58,8 @@ struct VisibilityView {
     let visibilityPath: String
     let visibilityChoices: [Choice]
     var visibilityChanged: String?
+    /// The code to show one's widget on one's own page.
+    var widget: WidgetSnippets?
 
     init(current: Visibility, person: Username) {
         visibilityAction = Paths.visibility
@@ -89,6 +91,7 @@ extension SettingsRoutes {
         guard case .account(let account) = await viewers.viewer(of: request), let audiences else { return nil }
         let current = (try? await audiences.store.visibility(of: account)) ?? audiences.current.visibility(of: account)
         var view = VisibilityView(current: current, person: account.name)
+        view.widget = WidgetSnippets(user: account.name, base: address.base)
         switch request.uri.queryParameters.get("visibility") {
         case "saved"?: view.visibilityChanged = "Saved: your listening is shown to " + Self.audienceSentence(current) + "."
         case "unknown"?: view.visibilityChanged = "Choose one of the three."

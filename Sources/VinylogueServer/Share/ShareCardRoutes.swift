@@ -104,32 +104,32 @@ struct ShareCardRoutes: Sendable {
                             stale: !savedCopies.failures.isEmpty, key: nil)
     }
 
-    /// The `/art/` addresses of the given albums' covers, looked up
-    /// concurrently, in order; albums without one are left out.
+    /// The `/art/` addresses of the given albums' covers, in order; albums
+    /// without one are left out.
     func addresses(user: Username, albums: [(artist: String, name: String, mbid: String?)]) async -> [ArtworkAddress] {
-        let covers = self.covers
-        return await withTaskGroup(of: (Int, ArtworkAddress?).self) { group in
-            for (index, album) in albums.enumerated() {
-                group.addTask { (index, await covers.address(user: user, artist: album.artist, name: album.name, mbid: album.mbid)) }
-            }
-            var found = [ArtworkAddress?](repeating: nil, count: albums.count)
-            for await (index, address) in group { found[index] = address }
-            return found.compactMap { $0 }
-        }
+        await covers.addresses(user: user, albums: albums).compactMap { $0 }
     }
 
     /// Draws (or reads) the card and answers with the page's status.
     private func answer(_ card: ShareCard, failure: SourceError?, stale: Bool, key: String?) async -> Response {
+        await Self.answer(card, failure: failure, stale: stale, key: key, drawnBy: shareCards, keptIn: kept)
+    }
+
+    /// Draws (or reads) `card` with `store` and answers with the page's
+    /// status; a complete card of a page that did not fail, drawn without
+    /// a saved copy standing in, is kept in `kept` under `key`.
+    static func answer(_ card: some DrawnCard, failure: SourceError?, stale: Bool, key: String?, drawnBy store: ShareCardStore,
+                       keptIn kept: RenderedPages) async -> Response {
         let status = HTTPResponse.Status(failure: failure)
         let drawn: DrawnShareCard
         do {
-            drawn = try await shareCards.png(for: card, keep: failure == nil)
+            drawn = try await store.png(for: card, keep: failure == nil)
         } catch {
             return Response(status: .serviceUnavailable, headers: [.cacheControl: "no-store"])
         }
         let body = ByteBuffer(bytes: drawn.bytes)
         if let key, status == .ok, drawn.isComplete, !stale { kept.keep(key, status: status, body: body) }
-        return Self.png(body, status: status)
+        return png(body, status: status)
     }
 
     static func png(_ body: ByteBuffer, status: HTTPResponse.Status) -> Response {

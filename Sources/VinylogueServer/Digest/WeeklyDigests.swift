@@ -1,4 +1,5 @@
 import Foundation
+import LastFM
 import Logging
 import Mail
 import ServiceLifecycle
@@ -43,18 +44,22 @@ public final class WeeklyDigests: Service, Sendable {
     let cover: @Sendable (Username, ChartEntry) async -> (contentType: String, bytes: Data)?
     let clock: WallClock
     let logger: Logger
-    /// Longer than any one send can take (connect, TLS, a slow DATA).
+    /// Longer than any one send can take: writing it (at most
+    /// `writingPatience`) and the mail server's every step under its timeout.
     let lease: TimeInterval
     let holder = JobHolder.name()
     private let wakeup = Wakeup()
     static let maxAttempts = 10
+    /// How long writing one email may wait for its charts and covers (a
+    /// person charted from Last.fm while Last.fm is slow).
+    static let writingPatience: Duration = .seconds(120)
     /// Rows each year shows.
     static let rowsPerYear = 5
 
     init(store: any DigestStore, mail: any MailDelivery, from: MailAddress, writer: DigestWriter, settings: CurrentSettings,
          sources: ListeningSources, person: @escaping @Sendable (ListOwner) async -> Username?,
          cover: @escaping @Sendable (Username, ChartEntry) async -> (contentType: String, bytes: Data)?,
-         clock: WallClock, lease: TimeInterval = 300, logger: Logger = Logger(label: "vinylogue.digests")) {
+         clock: WallClock, lease: TimeInterval = 600, logger: Logger = Logger(label: "vinylogue.digests")) {
         self.store = store
         self.mail = mail
         self.from = from
@@ -209,7 +214,7 @@ public final class WeeklyDigests: Service, Sendable {
     }
 
     func deliver(_ send: DigestSend) async throws {
-        let outcome = await compose(send)
+        let outcome = await composeInTime(send)
         let now = clock.now
         switch outcome {
         case .skip(let reason):
@@ -257,8 +262,29 @@ public final class WeeklyDigests: Service, Sendable {
         min(6 * 3600, 60 * pow(2, Double(max(0, attempts - 1))))
     }
 
+    /// `compose`, given `writingPatience` at most; its Last.fm requests wait
+    /// behind page views, as history copies do.
+    func composeInTime(_ send: DigestSend) async -> Outcome {
+        await withTaskGroup(of: Outcome?.self) { group in
+            group.addTask { await LastFMRequestPriority.$current.withValue(.background) { await self.compose(send) } }
+            group.addTask {
+                try? await Task.sleep(for: Self.writingPatience)
+                return nil
+            }
+            defer { group.cancelAll() }
+            return await group.next().flatMap { $0 }
+                ?? .later("Its charts could not be read in time (Last.fm may be slow); it is tried again later.")
+        }
+    }
+
     func compose(_ send: DigestSend) async -> Outcome {
-        guard let subscription = try? await store.subscription(of: send.owner) else {
+        let kept: DigestSubscription?
+        do {
+            kept = try await store.subscription(of: send.owner)
+        } catch {
+            return .later("The database could not be read: \(error).")
+        }
+        guard let subscription = kept else {
             return .skip("The digest was turned off before it went out.")
         }
         guard subscription.address.lowercased() == send.address.lowercased(), let address = MailAddress(send.address) else {

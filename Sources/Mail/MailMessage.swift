@@ -120,8 +120,10 @@ public struct MailMessage: Sendable {
             output += Self.bodyPart(html, type: "text/html")
         } else {
             // The HTML and the images it shows, as one alternative.
-            let related = boundary + "r"
-            output += Array("Content-Type: multipart/related; boundary=\"\(related)\"; type=\"text/html\"\r\n\r\n".utf8)
+            // Not the outer boundary with more after it: a delimiter must
+            // not begin another boundary's (RFC 2046 5.1.1).
+            let related = "=_r" + boundary.dropFirst(2)
+            output += Array("Content-Type: multipart/related; boundary=\"\(related)\";\r\n type=\"text/html\"\r\n\r\n".utf8)
             output += Array("--\(related)\r\n".utf8)
             output += Self.bodyPart(html, type: "text/html")
             for image in images {

@@ -1,4 +1,5 @@
 import Foundation
+import NIOSSL
 
 /// Where mail goes: an SMTP server, how to secure the connection to it,
 /// and the account to sign in with.
@@ -134,6 +135,9 @@ public struct SMTPConfiguration: Sendable, Equatable, CustomStringConvertible, C
         } else if let colon = hostPort.lastIndex(of: ":") {
             host = String(hostPort[..<colon])
             portText = hostPort[hostPort.index(after: colon)...]
+            // "user:password" with its "@" forgotten would otherwise pass
+            // for a host, and be shown wherever the server is named.
+            guard !host.contains(":") else { throw invalid(", whose host is not a host name or IP address (an IPv6 address goes in [ ])") }
         } else {
             host = String(hostPort)
         }
@@ -159,6 +163,11 @@ public struct SMTPConfiguration: Sendable, Equatable, CustomStringConvertible, C
                     message: "\(caFileVariable) is “\(caFile)”, which is not a file: give the path of a PEM file of the CA certificates to trust, or leave it unset to trust the system's."
                 )
             }
+            guard (try? NIOSSLCertificate.fromPEMFile(caFile))?.isEmpty == false else {
+                throw MailConfigurationError(
+                    message: "\(caFileVariable) is “\(caFile)”, which holds no PEM certificate Vinylogue can read: give the path of a PEM file of the CA certificates to trust, or leave it unset to trust the system's."
+                )
+            }
             trustRoots = caFile
         }
         return SMTPConfiguration(
@@ -170,9 +179,14 @@ public struct SMTPConfiguration: Sendable, Equatable, CustomStringConvertible, C
     /// taken out, so that a password never reaches a message.
     static func redacted(_ text: String) -> String {
         let start = text.range(of: "://")?.upperBound ?? text.startIndex
-        guard let at = text.lastIndex(of: "@"), at >= start,
-              let colon = text[start..<at].firstIndex(of: ":")
-        else { return text }
+        guard let at = text.lastIndex(of: "@"), at >= start else {
+            // No "@": a forgotten one may have left a password anywhere
+            // after a ":" but the port's: show only up to the first ":".
+            guard let colon = text[start...].firstIndex(of: ":"),
+                  !text[text.index(after: colon)...].allSatisfy(\.isNumber) else { return text }
+            return String(text[..<colon]) + ":…"
+        }
+        guard let colon = text[start..<at].firstIndex(of: ":") else { return text }
         return String(text[..<colon]) + String(text[at...])
     }
 

@@ -162,7 +162,7 @@ public struct PostgresDigestStore: DigestStore {
             let rows = try await connection.query("""
                 SELECT id, state, lease_until, holder FROM digest_send
                 WHERE (state = 'waiting' AND due_at <= \(time)) OR state = 'sending'
-                ORDER BY due_at, id FOR UPDATE SKIP LOCKED
+                ORDER BY due_at, id LIMIT 100 FOR UPDATE SKIP LOCKED
                 """, logger: logger)
             var chosen: Int64?
             for try await (id, state, leaseUntil, holding) in rows.decode((Int64, String, Double?, String?).self) where chosen == nil {
@@ -175,6 +175,35 @@ public struct PostgresDigestStore: DigestStore {
                 WHERE id = \(chosen) RETURNING \(unescaped: Self.sendColumns)
                 """, logger: logger)).first
         }
+    }
+
+    public func claim(_ id: Int64, as holder: String, at now: Date, lease: TimeInterval,
+                      takingOverFrom isGone: @Sendable (String) -> Bool) async throws -> DigestSend? {
+        let logger = database.logger, time = now.timeIntervalSince1970
+        return try await database.client.withTransaction(logger: logger) { connection in
+            let rows = try await connection.query("""
+                SELECT state, due_at, lease_until, holder FROM digest_send WHERE id = \(id) FOR UPDATE SKIP LOCKED
+                """, logger: logger)
+            var free = false
+            for try await (state, due, leaseUntil, holding) in rows.decode((String, Double, Double?, String?).self) {
+                free = (state == "waiting" && due <= time)
+                    || (state == "sending" && ((leaseUntil ?? 0) <= time || holding.map(isGone) == true))
+            }
+            guard free else { return nil }
+            return try await Self.sends(connection.query("""
+                UPDATE digest_send SET state = 'sending', holder = \(holder), lease_until = \(time + lease), attempts = attempts + 1
+                WHERE id = \(id) RETURNING \(unescaped: Self.sendColumns)
+                """, logger: logger)).first
+        }
+    }
+
+    public func forget(endedBefore date: Date) async throws -> Int {
+        let rows = try await database.client.query("""
+            DELETE FROM digest_send WHERE state IN ('sent', 'skipped', 'failed') AND queued_at < \(date.timeIntervalSince1970) RETURNING 1
+            """, logger: database.logger)
+        var count = 0
+        for try await _ in rows.decode(Int32.self) { count += 1 }
+        return count
     }
 
     public func finish(_ id: Int64, as holder: String, state: DigestSend.State, reason: String?, at now: Date) async throws -> Bool {

@@ -149,7 +149,7 @@ public struct SQLiteDigestStore: DigestStore {
             let time = now.timeIntervalSince1970
             let candidates = try Row.fetchAll(db, sql: """
                 SELECT id, state, lease_until, holder FROM digest_send
-                WHERE (state = 'waiting' AND due_at <= ?) OR state = 'sending' ORDER BY due_at, id
+                WHERE (state = 'waiting' AND due_at <= ?) OR state = 'sending' ORDER BY due_at, id LIMIT 100
                 """, arguments: [time])
             for row in candidates {
                 let holding: String? = row["holder"]
@@ -162,6 +162,30 @@ public struct SQLiteDigestStore: DigestStore {
                 return try Row.fetchOne(db, sql: "SELECT \(Self.sendColumns) FROM digest_send WHERE id = ?", arguments: [id]).flatMap(Self.send)
             }
             return nil
+        }
+    }
+
+    public func claim(_ id: Int64, as holder: String, at now: Date, lease: TimeInterval,
+                      takingOverFrom isGone: @Sendable (String) -> Bool) async throws -> DigestSend? {
+        try await writer.write { db in
+            let time = now.timeIntervalSince1970
+            guard let row = try Row.fetchOne(db, sql: "SELECT state, due_at, lease_until, holder FROM digest_send WHERE id = ?", arguments: [id])
+            else { return nil }
+            let holding: String? = row["holder"], state: String = row["state"], due: Double = row["due_at"]
+            let leaseUntil: Double = row["lease_until"] ?? 0
+            let free = (state == "waiting" && due <= time) || (state == "sending" && (leaseUntil <= time || holding.map(isGone) == true))
+            guard free else { return nil }
+            try db.execute(sql: "UPDATE digest_send SET state = 'sending', holder = ?, lease_until = ?, attempts = attempts + 1 WHERE id = ?",
+                           arguments: [holder, time + lease, id])
+            return try Row.fetchOne(db, sql: "SELECT \(Self.sendColumns) FROM digest_send WHERE id = ?", arguments: [id]).flatMap(Self.send)
+        }
+    }
+
+    public func forget(endedBefore date: Date) async throws -> Int {
+        try await writer.write { db in
+            try db.execute(sql: "DELETE FROM digest_send WHERE state IN ('sent', 'skipped', 'failed') AND queued_at < ?",
+                           arguments: [date.timeIntervalSince1970])
+            return db.changesCount
         }
     }
 

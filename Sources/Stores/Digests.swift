@@ -43,7 +43,7 @@ public struct DigestSubscription: Sendable, Hashable {
 /// One email of the send queue.
 public struct DigestSend: Sendable, Hashable {
     public enum Kind: String, Sendable, Hashable, CaseIterable {
-        /// The weekly digest; its key is the local day it was due ("2026-11-30").
+        /// The weekly digest; its key is the person's ISO week it was due in ("2026-W48").
         case weekly
         /// "Send me this week's digest now"; its key is when it was asked.
         case now
@@ -133,6 +133,10 @@ public protocol DigestStore: Sendable {
     /// has stopped), counting a try; nil when none is due.
     func claim(as holder: String, at now: Date, lease: TimeInterval,
                takingOverFrom isGone: @Sendable (String) -> Bool) async throws -> DigestSend?
+    /// Claims the email `id` (the command line's own "send it now"), as
+    /// `claim` would when it is due; nil when it is not to be had.
+    func claim(_ id: Int64, as holder: String, at now: Date, lease: TimeInterval,
+               takingOverFrom isGone: @Sendable (String) -> Bool) async throws -> DigestSend?
     /// Ends a claimed email as sent, skipped or failed (with `reason`);
     /// false when the claim is no longer `holder`'s.
     @discardableResult
@@ -145,6 +149,10 @@ public protocol DigestStore: Sendable {
     /// When the next email falls due (a waiting one, or a claim that runs
     /// out); nil when none waits.
     func nextDue() async throws -> Date?
+    /// Deletes the emails that ended (sent, skipped, failed) and were queued
+    /// before `date`; returns how many.
+    @discardableResult
+    func forget(endedBefore date: Date) async throws -> Int
 }
 
 /// When weekly digests fall due: pure arithmetic over a person's day,
@@ -175,12 +183,14 @@ public enum DigestSchedule {
         return now.addingTimeInterval(-7 * 86400)
     }
 
-    /// The weekly key of a slot: its day in `timeZone`, "2026-11-30".
+    /// The weekly key of a slot: its ISO week in `timeZone`, "2026-W48".
+    /// One digest a week: a day changed after this week's went out waits
+    /// for next week.
     public static func key(of slot: Date, in timeZone: TimeZone) -> String {
-        var calendar = Calendar(identifier: .gregorian)
+        var calendar = Calendar(identifier: .iso8601)
         calendar.timeZone = timeZone
-        let parts = calendar.dateComponents([.year, .month, .day], from: slot)
-        return String(format: "%04d-%02d-%02d", parts.year ?? 0, parts.month ?? 0, parts.day ?? 0)
+        let parts = calendar.dateComponents([.yearForWeekOfYear, .weekOfYear], from: slot)
+        return String(format: "%04d-W%02d", parts.yearForWeekOfYear ?? 0, parts.weekOfYear ?? 0)
     }
 
     /// The weekly digest `subscription` owes at `now`, if any: its latest

@@ -110,6 +110,11 @@ extension Composition {
                                         directory: directory.appendingPathComponent("uploads", isDirectory: true))
         parts.forwarding = forwarding
         parts.mail = configuration.mail.map { MailSetup(delivery: mailTransport($0.server), from: $0.from) }
+        if parts.mail != nil, readyingDemo, configuration.server.publicURL?.isEmpty != false {
+            var digestLogger = Logger(label: "vinylogue.digests")
+            digestLogger.logLevel = logLevel(default: .info)
+            digestLogger.warning("\("VINYLOGUE_PUBLIC_URL is not set: the links in digests lead to \(configuration.server.publicBase) (serve's own address); set it to the address people reach the web app at")")
+        }
         parts.patience = configuration.patience
         parts.signsIn = configuration.lastFM.signsIn
         parts.secureCookies = configuration.server.isPublicHTTPS
@@ -123,6 +128,8 @@ extension Composition {
     /// app's queue and mail server (`vinylogue digest send`).
     public func sendDigestNow(to user: Username) async throws -> DigestSendReport {
         let parts = try await webAppParts(readyingDemo: false)
-        return await WeeklyDigests.sendNow(for: user, parts: parts, configuration: configuration.server)
+        var logger = Logger(label: "vinylogue.digests")
+        logger.logLevel = logLevel(default: .error)
+        return await WeeklyDigests.sendNow(for: user, parts: parts, configuration: configuration.server, logger: logger)
     }
 }

@@ -20,8 +20,7 @@ public struct Transports: Sendable {
 
     /// Over HTTP, with the composition's client; mail over SMTP.
     public static var live: Transports {
-        Transports(lastFM: { .live($0) }, images: { .live($0) }, listenBrainz: { .live($0) },
-                   mail: { SMTPClient(configuration: $0, logger: Logger(label: "vinylogue.smtp")) })
+        Transports(lastFM: { .live($0) }, images: { .live($0) }, listenBrainz: { .live($0) }, mail: { Self.smtp($0) })
     }
 
     private init(lastFM: @escaping @Sendable (HTTPClient) -> LastFMTransport, images: @escaping @Sendable (HTTPClient) -> ArtworkUpstream,
@@ -37,6 +36,14 @@ public struct Transports: Sendable {
     /// not used for them); mail goes to `mail` when given, else over SMTP.
     public init(lastFM: LastFMTransport, images: ArtworkUpstream, listenBrainz: ListenBrainzTransport, mail: (any MailDelivery)? = nil) {
         self.init(lastFM: { _ in lastFM }, images: { _ in images }, listenBrainz: { _ in listenBrainz },
-                  mail: { configuration in mail ?? SMTPClient(configuration: configuration, logger: Logger(label: "vinylogue.smtp")) })
+                  mail: { configuration in mail ?? Transports.smtp(configuration) })
+    }
+
+    /// The SMTP client for `configuration`: every reply within 20 s (the
+    /// end of the message within 60 s), so a whole send, TLS and sign-in
+    /// included, ends well within a digest's ten-minute claim.
+    static func smtp(_ configuration: SMTPConfiguration) -> any MailDelivery {
+        SMTPClient(configuration: configuration, timeouts: SMTPTimeouts(connect: .seconds(10), command: .seconds(20), dataEnd: .seconds(60)),
+                   logger: Logger(label: "vinylogue.smtp"))
     }
 }

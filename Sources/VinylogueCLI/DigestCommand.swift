@@ -18,9 +18,11 @@ struct DigestCommand: AsyncParsableCommand {
             commandName: "send",
             abstract: "Send USER's digest of this week now, to the address they confirmed on Settings.",
             discussion: """
-                The mail server is VINYLOGUE_SMTP_URL (smtp://user:password@host:587, or smtps:// for port 465) and the \\
-                sender VINYLOGUE_MAIL_FROM, as for `vinylogue serve`. The email goes through the same queue as the \\
-                server's, so a server on the same database does not send it again.
+                The mail server is VINYLOGUE_SMTP_URL (smtp://user:password@host:587, or smtps:// for port 465), the \
+                sender VINYLOGUE_MAIL_FROM, and the links lead to VINYLOGUE_PUBLIC_URL, as for `vinylogue serve`. The \
+                email goes through the same queue as the server's, so a server on the same database does not send it \
+                again. Exit 0: sent; 2: no confirmed address; 3: the mail server or the database did not take it; \
+                4: the mail server or public address is not configured.
                 """)
 
         @Argument(help: "The Last.fm name whose digest to send (an account, or the household's “me”).")
@@ -48,8 +50,13 @@ struct DigestCommand: AsyncParsableCommand {
                 switch try await composition.sendDigestNow(to: username) {
                 case .sent(let address, let note):
                     print("Sent \(username.value)'s digest of this week to \(address)." + (note.map { " " + $0 } ?? ""))
-                case .notSent(let reason):
-                    throw CommandFailure(reason, exitCode: .upstream)
+                case .notSent(let sentence, let reason):
+                    let code: ExitStatus = switch reason {
+                    case .noDigest: .noData
+                    case .configuration: .configuration
+                    case .upstream: .upstream
+                    }
+                    throw CommandFailure(sentence, exitCode: code)
                 }
             }
         }

@@ -12,7 +12,7 @@ struct ExportCommand: AsyncParsableCommand {
         commandName: "export",
         abstract: "Write USER's archived listens, with the list and settings, to a ZIP that vinylogue import and ListenBrainz read back.",
         discussion: """
-            The listens are in ListenBrainz's export layout (listens/YEAR/MONTH.jsonl). No token, session key or \\
+            The listens are in ListenBrainz's export layout (listens/YEAR/MONTH.jsonl). No token, session key or \
             ListenBrainz token is written. On a server where people sign in, each downloads their own from Settings.
             """)
 

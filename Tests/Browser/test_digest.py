@@ -41,6 +41,8 @@ def test_opt_in_confirm_from_the_email_and_get_the_digest(pages, stack, fake, tm
         link = re.search(r"http://127\.0\.0\.1:\d+/digest/confirm\?token=[0-9a-f]{64}", text)
         assert link, text
         page.goto(link.group(0))
+        expect(page.get_by_role("heading", name="Confirm your weekly digest")).to_be_visible()
+        page.get_by_role("button", name="Confirm this address").click()
         expect(page.get_by_role("heading", name="Your weekly digest is on")).to_be_visible()
         expect(page.locator("main")).to_contain_text(f"The first one goes to {ADDRESS} on Friday")
         shot(page, "confirmed")

@@ -232,6 +232,35 @@ func decodeEncodedWords(_ value: String) -> String {
         #expect(lines(bytes).contains("."))
     }
 
+    @Test func carriesInlineImagesBesideTheHTML() throws {
+        var message = MailMessage(from: from, to: to, subject: "s", date: date, text: "text", html: "<img src=\"cid:cover-1@v\">")
+        let png = Data([0x89, 0x50, 0x4E, 0x47] + Array(repeating: 0xAB, count: 200))
+        message.inlineImages = [MailMessage.InlineImage(contentID: "cover-1@v", contentType: "image/png", bytes: png),
+                                MailMessage.InlineImage(contentID: "bad id>\r\nBcc: x", contentType: "image/png", bytes: png),
+                                MailMessage.InlineImage(contentID: "ok@v", contentType: "text/html", bytes: png)]
+        let bytes = message.rendered()
+        let read = ReadMessage(bytes)
+        let parts = read.parts(boundary: message.boundary)
+        #expect(parts.count == 2)
+        guard parts.count == 2 else { return }
+        let related = try #require(parts[1].value("Content-Type"))
+        let inner = try #require(related.firstMatch(of: /boundary="([^"]+)"/)?.1)
+        #expect(related.hasPrefix("multipart/related;") && related.hasSuffix("type=\"text/html\""))
+        // Found by a hostile review: the inner boundary began with the outer one, which RFC 2046 forbids
+        // (a parser matching delimiters by prefix cut the HTML and images apart).
+        #expect(!inner.hasPrefix(message.boundary) && !message.boundary.hasPrefix(String(inner)))
+        let outerLines = lines(bytes).filter { $0.hasPrefix("--" + message.boundary) }
+        #expect(outerLines == ["--" + message.boundary, "--" + message.boundary, "--" + message.boundary + "--"])
+        let images = parts[1].parts(boundary: String(inner)).dropFirst()
+        // Only the image whose id and type can be written goes in.
+        #expect(images.count == 1)
+        let image = try #require(images.first)
+        #expect(image.value("Content-ID") == "<cover-1@v>" && image.value("Content-Type") == "image/png")
+        #expect(image.value("Content-Transfer-Encoding") == "base64")
+        #expect(Data(base64Encoded: image.body.replacingOccurrences(of: "\r\n", with: "")) == png)
+        #expect(lines(bytes).allSatisfy { $0.utf8.count <= 998 })
+    }
+
     @Test func stuffsDotsForDATA() {
         let message = MailMessage(from: from, to: to, subject: "s", text: ".\n..\n.x\nx.\n.")
         let rendered = message.rendered()

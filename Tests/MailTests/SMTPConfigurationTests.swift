@@ -59,7 +59,17 @@ import Testing
         #expect(implicit.description == "smtps://[::1]:465")
     }
 
-    @Test func checksTheCAFile() throws {
+    /// Found by a hostile review: a URL with its "@" forgotten, or a
+    /// password followed by a path, query, fragment or space, printed the
+    /// password in the start-up error or (as a "host") on Settings.
+    @Test(arguments: ["smtp://mailer:hunter2smtp.example.com:587", "smtp://user:hunter2/host:587", "smtp://user:hunter2#host:587",
+                      "smtp://user:hunter2 host:587", "smtp://user:hunter2?host:587"])
+    func aMistypedURLNeverShowsThePassword(url: String) {
+        let error = #expect(throws: MailConfigurationError.self) { try SMTPConfiguration.parse(url: url, caFile: nil) }
+        #expect(error.map { !$0.message.contains("hunter2") } == true, "\(error?.message ?? "")")
+    }
+
+    @Test func checksTheCAFile() async throws {
         let missing = "/nonexistent/ca-\(UUID().uuidString).pem"
         let error = #expect(throws: MailConfigurationError.self) {
             try SMTPConfiguration.parse(url: "smtps://mail.example.org", caFile: missing)
@@ -68,8 +78,14 @@ import Testing
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("ca-\(UUID().uuidString).pem")
         try "-----BEGIN CERTIFICATE-----\n".write(to: file, atomically: true, encoding: .utf8)
         defer { try? FileManager.default.removeItem(at: file) }
-        let configuration = try SMTPConfiguration.parse(url: "smtps://mail.example.org", caFile: file.path)
-        #expect(configuration.trustRoots == file.path)
+        // A file that holds no certificate is said at start, not at each send.
+        let broken = #expect(throws: MailConfigurationError.self) {
+            try SMTPConfiguration.parse(url: "smtps://mail.example.org", caFile: file.path)
+        }
+        #expect(broken?.message.contains("holds no PEM certificate Vinylogue can read") == true)
+        let authority = try await TestCertificates.shared.value.caFile
+        let configuration = try SMTPConfiguration.parse(url: "smtps://mail.example.org", caFile: authority)
+        #expect(configuration.trustRoots == authority)
         #expect(try SMTPConfiguration.parse(url: "smtps://mail.example.org", caFile: "  ").trustRoots == nil)
     }
 }

@@ -104,8 +104,12 @@ def confirm(visitor: Visitor, mail: MailServer, count: int, app_url: str) -> Non
     assert received.message["Subject"] == "Confirm your Vinylogue digest"
     link = re.search(r"(http://127\.0\.0\.1:\d+)(/digest/confirm\?token=[0-9a-f]{64})", text_of(received.message))
     assert link and link.group(1) == app_url, text_of(received.message)
-    status, page = Visitor(app_url).get(link.group(2))
-    assert status == 200 and "Your weekly digest is on" in page, page[-1500:]
+    stranger = Visitor(app_url)
+    status, page = stranger.get(link.group(2))
+    assert status == 200 and "Confirm this address" in page, page[-1500:]
+    request = urllib.request.Request(app_url + link.group(2), data=b"", method="POST")
+    with urllib.request.urlopen(request, timeout=PATIENCE) as response:
+        assert response.status == 200 and "Your weekly digest is on" in response.read().decode()
 
 
 @pytest.fixture
@@ -175,8 +179,14 @@ def test_a_digest_arrives_through_starttls_and_one_click_stops_it(tmp_path, proc
         by_command = mail.wait_for(3)[2].message
         assert by_command["Subject"] == digest["Subject"] and app.url + "/u/demo/week/" in text_of(by_command)
         nobody = subprocess.run([str(binary("vinylogue")), "digest", "send", "theo", "--demo", "--data-dir", str(tmp_path / "data")],
-                                env=fakes.environment(mail_environment(mail)), capture_output=True, text=True, timeout=PATIENCE)
-        assert nobody.returncode == 3 and "theo has no weekly digest here" in nobody.stderr, nobody.stderr
+                                env=fakes.environment({**mail_environment(mail), "VINYLOGUE_PUBLIC_URL": app.url}),
+                                capture_output=True, text=True, timeout=PATIENCE)
+        assert nobody.returncode == 2 and nobody.stderr.strip().endswith("theo has no weekly digest here: give an address on Settings "
+                                                                          "(“This week, years ago, by email”) first."), nobody.stderr
+        # Without the public address the links would lead nowhere: it says so, and sends nothing.
+        unset = subprocess.run([str(binary("vinylogue")), "digest", "send", "demo", "--demo", "--data-dir", str(tmp_path / "data")],
+                               env=fakes.environment(mail_environment(mail)), capture_output=True, text=True, timeout=PATIENCE)
+        assert unset.returncode == 4 and "VINYLOGUE_PUBLIC_URL is not set" in unset.stderr, unset.stderr
         # The household's list is as the demo made it: the command changed nothing there.
         assert "theo" in visitor.get("/api/users")[1]
 
@@ -185,7 +195,7 @@ def test_a_digest_arrives_through_starttls_and_one_click_stops_it(tmp_path, proc
                                          headers={"Content-Type": "application/x-www-form-urlencoded"})
         with urllib.request.urlopen(request, timeout=PATIENCE) as response:
             assert response.status == 200 and "You are unsubscribed" in response.read().decode()
-        assert visitor.post("/settings/digest", {"action": "now"}) == "/settings?digest=unconfirmed#digest"
+        assert visitor.post("/settings/digest", {"action": "now"}) == "/settings?digest=no-address#digest"
         assert "Off. Give an address" in visitor.get("/settings")[1]
         assert len(mail.messages) == 3
 

@@ -104,6 +104,29 @@ import VinylogueCore
     }
 
     @Test(arguments: Backend.allCases)
+    func oneEmailIsClaimedByItsIdAndOldOnesAreForgotten(_ backend: Backend) async throws {
+        try await StoreContractTests.withStores(backend) { stores in
+            let digests = stores.digests
+            try await digests.queue(.household, kind: .now, key: "early", address: "me@example.org", due: Self.now, at: Self.now)
+            try await digests.queue(.household, kind: .now, key: "mine", address: "me@example.org", due: Self.now, at: Self.now)
+            let mine = try #require(try await digests.sends(of: .household, limit: 5).first { $0.key == "mine" })
+            // Not due yet; then claimed though an older one waits; then held.
+            #expect(try await digests.claim(mine.id, as: "cli/1/a", at: Self.now.addingTimeInterval(-1), lease: 60,
+                                            takingOverFrom: { _ in false }) == nil)
+            let claimed = try #require(try await digests.claim(mine.id, as: "cli/1/a", at: Self.now, lease: 60, takingOverFrom: { _ in false }))
+            #expect(claimed.key == "mine" && claimed.state == .sending && claimed.attempts == 1)
+            #expect(try await digests.claim(mine.id, as: "srv/1/b", at: Self.now, lease: 60, takingOverFrom: { _ in false }) == nil)
+            #expect(try await digests.claim(mine.id, as: "srv/1/b", at: Self.now, lease: 60, takingOverFrom: { $0 == "cli/1/a" })?.attempts == 2)
+            #expect(try await digests.finish(mine.id, as: "srv/1/b", state: .sent, reason: nil, at: Self.now))
+            #expect(try await digests.claim(mine.id, as: "cli/1/c", at: Self.now.addingTimeInterval(999), lease: 60,
+                                            takingOverFrom: { _ in true }) == nil)
+            // Ended emails queued before a date go; waiting ones stay.
+            #expect(try await digests.forget(endedBefore: Self.now.addingTimeInterval(1)) == 1)
+            #expect(try await digests.sends(of: .household, limit: 5).map(\.key) == ["early"])
+        }
+    }
+
+    @Test(arguments: Backend.allCases)
     func racingSendersClaimEachEmailOnce(_ backend: Backend) async throws {
         try await StoreContractTests.withStores(backend) { stores in
             let digests = stores.digests
@@ -134,7 +157,11 @@ import VinylogueCore
         // Monday 08:00 Berlin = 07:00 UTC on 2026-11-23.
         let monday = DigestSchedule.latestSlot(weekday: 2, hour: 8, in: berlin, atOrBefore: wednesday)
         #expect(monday == Date(timeIntervalSince1970: 1_795_417_200))
-        #expect(DigestSchedule.key(of: monday, in: berlin) == "2026-11-23")
+        #expect(DigestSchedule.key(of: monday, in: berlin) == "2026-W48")
+        // The week is the person's: Sunday 23:30 in Berlin is still week 48 there, Monday in UTC.
+        let sundayNight = Date(timeIntervalSince1970: 1_795_991_400) // 2026-11-29 22:30 UTC
+        #expect(DigestSchedule.key(of: sundayNight, in: berlin) == "2026-W48")
+        #expect(DigestSchedule.key(of: sundayNight.addingTimeInterval(3600), in: berlin) == "2026-W49")
         // The same day, an hour that has passed and one that has not.
         #expect(DigestSchedule.latestSlot(weekday: 4, hour: 13, in: berlin, atOrBefore: wednesday) == wednesday)
         #expect(DigestSchedule.latestSlot(weekday: 4, hour: 14, in: berlin, atOrBefore: wednesday)
@@ -154,7 +181,7 @@ import VinylogueCore
         #expect(DigestSchedule.due(subscription, in: utc, at: monday8.addingTimeInterval(60)) == nil)
         subscription.confirmedAt = monday8.addingTimeInterval(-86400)
         let owed = try #require(DigestSchedule.due(subscription, in: utc, at: monday8.addingTimeInterval(60)))
-        #expect(owed.slot == monday8 && owed.key == "2026-11-23")
+        #expect(owed.slot == monday8 && owed.key == "2026-W48")
         // Down for two days: that week's is not sent late into the next.
         #expect(DigestSchedule.due(subscription, in: utc, at: monday8.addingTimeInterval(2 * 86400)) == nil)
         // Confirmed after this week's hour: the first one is next week's.

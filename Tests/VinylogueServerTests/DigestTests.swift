@@ -102,9 +102,17 @@ extension MailMessage {
         let confirmation = try #require(try await mail.waitFor(1).last)
         #expect(confirmation.to.description == address && confirmation.subject == "Confirm your Vinylogue digest")
         let link = try #require(confirmation.text.firstMatch(of: /http:\/\/[^\s]+(\/digest\/confirm\?token=[0-9a-f]{64})/)?.1)
-        let confirmed = try await client.get(String(link))
+        let confirmed = try await confirm(client, String(link))
         #expect(confirmed.status == .ok && confirmed.body.contains("Your weekly digest is on"))
         return session
+    }
+
+    /// Opens a confirmation link as a person does: the page, then its button.
+    static func confirm(_ client: some TestClientProtocol, _ link: String) async throws -> (status: HTTPResponse.Status, body: String) {
+        let page = try await client.get(link)
+        guard page.status == .ok, page.body.contains("Confirm this address") else { return (page.status, page.body) }
+        let done = try await client.execute(uri: link, method: .post, headers: [:], body: nil)
+        return (done.status, String(buffer: done.body))
     }
 
     @Test func anAddressIsConfirmedThenTheDigestComesOnItsDayAndHour() async throws {
@@ -173,7 +181,7 @@ extension MailMessage {
             #expect(done.status == .ok && String(buffer: done.body).contains("You are unsubscribed"))
             // Nothing more goes: not the weekly, not "now".
             let refused = try await client.post("/settings/digest", ["action": "now"], session: session)
-            #expect(refused.headers[.location] == "/settings?digest=unconfirmed#digest")
+            #expect(refused.headers[.location] == "/settings?digest=no-address#digest")
             let settings = try await client.get("/settings", session: session)
             #expect(settings.body.contains("Off. Give an address"))
             // The link again: already off, said kindly.
@@ -230,9 +238,9 @@ extension MailMessage {
             let sent = mail.sent
             #expect(sent.map(\.to.description) == ["first@example.org", "second@example.org"])
             let links = try sent.map { try #require($0.text.firstMatch(of: /(\/digest\/confirm\?token=[0-9a-f]{64})/)?.1) }
-            let old = try await client.get(String(links[0]))
+            let old = try await Self.confirm(client, String(links[0]))
             #expect(old.status == .notFound && old.body.contains("This link no longer works"))
-            let current = try await client.get(String(links[1]))
+            let current = try await Self.confirm(client, String(links[1]))
             #expect(current.status == .ok && current.body.contains("The first one goes to second@example.org on Monday 10 July at 08:00"))
             // "Send the link again" twice in a minute sends one.
             _ = try await client.post("/settings/digest", ["action": "save", "address": "third@example.org", "weekday": "2", "hour": "8",
@@ -255,7 +263,7 @@ extension MailMessage {
                                       session: session)
             let confirmation = try #require(try await mail.waitFor(1).first)
             let link = try #require(confirmation.text.firstMatch(of: /(\/digest\/confirm\?token=[0-9a-f]{64})/)?.1)
-            #expect(try await client.get(String(link)).status == .ok)
+            #expect(try await Self.confirm(client, String(link)).status == .ok)
             // Saturday 09:00 has come: the week's digest is looked at, and not sent.
             let page = try await Self.settings(client, session, saying: "Weekly digest · 8 Jul, 09:00 · not sent")
             #expect(page.contains("Weekly digest · 8 Jul, 09:00 · not sent"))
@@ -270,6 +278,51 @@ extension MailMessage {
         }
     }
 
+    /// Found by a hostile review: the link acted on GET and HEAD, so a mail
+    /// scanner that opens links confirmed an address nobody had asked for.
+    @Test func openingTheLinkConfirmsNothingUntilItsButton() async throws {
+        let mail = MailRecorder()
+        try await Harness.run(demo: true, mail: mail) { _, client in
+            let session = try await client.session()
+            _ = try await client.post("/settings/digest", ["action": "save", "address": Self.address, "weekday": "2", "hour": "8", "years": "3"],
+                                      session: session)
+            let confirmation = try #require(try await mail.waitFor(1).first)
+            let link = String(try #require(confirmation.text.firstMatch(of: /(\/digest\/confirm\?token=[0-9a-f]{64})/)?.1))
+            let head = try await client.execute(uri: link, method: .head, headers: [:], body: nil)
+            let page = try await client.get(link)
+            #expect(head.status == .ok && page.status == .ok && page.body.contains("Weekly digests of this week, years ago, will go to"))
+            #expect(page.headers[.cacheControl] == "no-store")
+            #expect(try await client.get("/settings", session: session).body.contains("Waiting for you to confirm \(Self.address)"))
+            let done = try await client.execute(uri: link, method: .post, headers: [:], body: nil)
+            #expect(String(buffer: done.body).contains("Your weekly digest is on"))
+            #expect(try await client.get(link).body.contains("This address is confirmed already"))
+        }
+    }
+
+    /// Found by a hostile review: saving address after address sent a
+    /// confirmation to each, without end.
+    @Test func confirmationsAreFewAnHour() async throws {
+        let mail = MailRecorder()
+        try await Harness.run(demo: true, mail: mail) { harness, client in
+            let session = try await client.session()
+            for n in 1...5 {
+                let saved = try await client.post("/settings/digest", ["action": "save", "address": "victim\(n)@example.org", "weekday": "2",
+                                                                       "hour": "8", "years": "3"], session: session)
+                #expect(saved.headers[.location] == (n <= 3 ? "/settings?digest=confirm#digest" : "/settings?digest=too-many#digest"))
+                if n <= 3 { _ = try await mail.waitFor(n) }
+            }
+            let again = try await client.post("/settings/digest", ["action": "again"], session: session)
+            #expect(again.headers[.location] == "/settings?digest=too-many#digest")
+            #expect(try await client.get("/settings?digest=too-many", session: session).body.contains("Three links were sent in the last hour"))
+            // An hour later the last address can be sent its link.
+            harness.clock.advance(days: 61.0 / 1440)
+            let later = try await client.post("/settings/digest", ["action": "again"], session: session)
+            #expect(later.headers[.location] == "/settings?digest=confirm#digest")
+            let sent = try await mail.waitFor(4)
+            #expect(sent.map(\.to.description) == ["victim1@example.org", "victim2@example.org", "victim3@example.org", "victim5@example.org"])
+        }
+    }
+
     @Test func badInputIsSaidAndNothingIsKept() async throws {
         let mail = MailRecorder()
         try await Harness.run(demo: true, mail: mail) { _, client in
@@ -280,7 +333,8 @@ extension MailMessage {
                 (["action": "save", "address": "a@example.org", "weekday": "9", "hour": "8", "years": "3"], "bad-schedule"),
                 (["action": "save", "address": "a@example.org", "weekday": "2", "hour": "24", "years": "3"], "bad-schedule"),
                 (["action": "save", "address": "a@example.org", "weekday": "2", "hour": "8", "years": "11"], "bad-schedule"),
-                (["action": "now"], "unconfirmed"),
+                (["action": "now"], "no-address"),
+                (["action": "again"], "no-address"),
                 (["action": "explode"], "unknown"),
             ] {
                 let answer = try await client.post("/settings/digest", fields, session: session)

@@ -128,7 +128,9 @@ struct DigestWriter: Sendable {
         var lines = [view.heading, view.intro, ""]
         for year in view.years {
             lines.append("\(year.yearsAgoLabel) · \(year.weekLabel)")
-            for row in year.rows { lines.append("  \(row.rank). \(row.artist) – \(row.name) (\(row.playsLabel))") }
+            // A name with a line break in it (players send what they like)
+            // stays on its line: it cannot forge one of the email's lines.
+            for row in year.rows { lines.append("  \(row.rank). \(Self.oneLine(row.artist)) – \(Self.oneLine(row.name)) (\(row.playsLabel))") }
             if let more = year.moreText { lines.append("  … \(more)") }
             lines.append("  " + year.url)
             lines.append("")
@@ -156,6 +158,14 @@ struct DigestWriter: Sendable {
     static func ago(_ years: Int) -> String { years == 1 ? "a year ago" : "\(years) years ago" }
 
     static func capitalised(_ text: String) -> String { text.prefix(1).uppercased() + text.dropFirst() }
+
+    /// `text` with every line break and control character made a space.
+    static func oneLine(_ text: String) -> String {
+        String(String.UnicodeScalarView(text.unicodeScalars.map {
+            $0.properties.generalCategory == .control || $0.properties.generalCategory == .lineSeparator
+                || $0.properties.generalCategory == .paragraphSeparator ? " " : $0
+        }))
+    }
 
     /// Text with any carriage return taken out (the mail layer writes line ends).
     static func crlfFree(_ text: String) -> String { text.replacingOccurrences(of: "\r", with: "") }

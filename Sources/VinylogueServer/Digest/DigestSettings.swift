@@ -7,10 +7,15 @@ import VinylogueCore
 
 /// The weekly digest's routes: `POST /settings/digest` (save an address
 /// and schedule, send now, send the confirmation again, turn it off), the
-/// confirmation link `GET /digest/confirm?token=…`, and the unsubscribe
-/// link `/digest/unsubscribe?token=…`, which works without signing in: a
-/// GET shows a button (link checkers open links), a POST unsubscribes
-/// (the button, or a mail client's RFC 8058 one-click POST).
+/// confirmation link `/digest/confirm?token=…` and the unsubscribe link
+/// `/digest/unsubscribe?token=…`, which work without signing in. Each link
+/// opened (GET or HEAD) shows a button and changes nothing, since mail
+/// scanners and link checkers open links; its POST acts (the button, or a
+/// mail client's RFC 8058 one-click POST to the unsubscribe link).
+///
+/// Confirmation emails go to addresses nobody has confirmed yet, so an
+/// owner gets at most `confirmationsPerHour` of them an hour, whichever
+/// addresses they are for.
 struct DigestSettings: Sendable {
     let viewers: Viewers
     let digests: WeeklyDigests
@@ -20,9 +25,19 @@ struct DigestSettings: Sendable {
 
     func register(on router: Router<BasicRequestContext>) {
         router.post(RouterPath(Paths.digest)) { request, _ in try await self.change(request) }
-        router.get(RouterPath(Paths.digestConfirmPath)) { request, _ in await self.confirm(request) }
+        router.get(RouterPath(Paths.digestConfirmPath)) { request, _ in await self.askToConfirm(request) }
+        router.post(RouterPath(Paths.digestConfirmPath)) { request, _ in await self.confirm(request) }
         router.get(RouterPath(Paths.digestUnsubscribePath)) { request, _ in await self.askToUnsubscribe(request) }
         router.post(RouterPath(Paths.digestUnsubscribePath)) { request, _ in await self.unsubscribe(request) }
+    }
+
+    static let confirmationsPerHour = 3
+
+    /// Whether `owner` may be sent another confirmation link now.
+    func mayConfirmAgain(_ owner: ListOwner) async throws -> Bool {
+        let hourAgo = digests.clock.now.addingTimeInterval(-3600)
+        let recent = try await digests.store.sends(of: owner, limit: 20).filter { $0.kind == .confirmation && $0.queuedAt > hourAgo }
+        return recent.count < Self.confirmationsPerHour
     }
 
     static func newToken() -> String {
@@ -50,16 +65,20 @@ struct DigestSettings: Sendable {
                 let saved = try await store.save(owner, address: address, weekday: weekday, hour: hour, years: years, newToken: Self.newToken(),
                                                  at: now)
                 guard saved.isConfirmed else {
+                    guard try await mayConfirmAgain(owner) else { return Self.back("too-many") }
                     try await digests.queueConfirmation(of: saved)
                     return Self.back("confirm")
                 }
                 return Self.back("saved")
             case "again"?:
-                guard let saved = try await store.subscription(of: owner), !saved.isConfirmed else { return Self.back("saved") }
+                guard let saved = try await store.subscription(of: owner) else { return Self.back("no-address") }
+                guard !saved.isConfirmed else { return Self.back("saved") }
+                guard try await mayConfirmAgain(owner) else { return Self.back("too-many") }
                 try await digests.queueConfirmation(of: saved)
                 return Self.back("confirm")
             case "now"?:
-                guard let saved = try await store.subscription(of: owner), saved.isConfirmed else { return Self.back("unconfirmed") }
+                guard let saved = try await store.subscription(of: owner) else { return Self.back("no-address") }
+                guard saved.isConfirmed else { return Self.back("unconfirmed") }
                 try await digests.queueNow(of: saved)
                 return Self.back("now")
             case "stop"?:
@@ -78,6 +97,31 @@ struct DigestSettings: Sendable {
 
     static func back(_ outcome: String) -> Response {
         .redirect(to: Paths.settings + "?digest=\(outcome)#digest", type: .normal)
+    }
+
+    /// The confirmation link opened: a button, nothing changed yet.
+    func askToConfirm(_ request: Request) async -> Response {
+        guard let token = Self.token(request) else { return linkNotValid() }
+        let found: DigestSubscription?
+        do {
+            found = try await digests.store.subscription(token: token)
+        } catch {
+            return unavailable()
+        }
+        guard let found else { return linkNotValid() }
+        guard !found.isConfirmed else {
+            return pages.response("message", MessagePage.settings(title: "Digest confirmed", heading: "This address is confirmed already",
+                                                                  message: "Weekly digests go to \(found.address).", section: "digest"))
+        }
+        return linkPage(DigestLinkView(layout: LayoutFields(title: "Confirm your digest", csrf: ""), heading: "Confirm your weekly digest",
+                                       message: "Weekly digests of this week, years ago, will go to \(found.address).",
+                                       action: Paths.digestConfirm(token: token), button: "Confirm this address"))
+    }
+
+    func linkPage(_ view: DigestLinkView) -> Response {
+        var response = pages.response("digest-link", view)
+        response.headers[.cacheControl] = "no-store"
+        return response
     }
 
     func confirm(_ request: Request) async -> Response {
@@ -105,11 +149,9 @@ struct DigestSettings: Sendable {
             return unavailable()
         }
         guard let found else { return alreadyOff() }
-        let view = UnsubscribeView(layout: LayoutFields(title: "Unsubscribe", csrf: ""), address: found.address,
-                                   action: Paths.digestUnsubscribe(token: token))
-        var response = pages.response("unsubscribe", view)
-        response.headers[.cacheControl] = "no-store"
-        return response
+        return linkPage(DigestLinkView(layout: LayoutFields(title: "Unsubscribe", csrf: ""), heading: "Unsubscribe from the weekly digest",
+                                       message: "No more weekly digests will go to \(found.address). You can turn them on again on Settings.",
+                                       action: Paths.digestUnsubscribe(token: token), button: "Unsubscribe"))
     }
 
     func unsubscribe(_ request: Request) async -> Response {
@@ -160,11 +202,14 @@ struct DigestSettings: Sendable {
     }
 }
 
-/// The page behind an email's unsubscribe link: one button.
-struct UnsubscribeView {
+/// The page behind an email's link (confirm, unsubscribe): what the
+/// button will do, and the button.
+struct DigestLinkView {
     var layout: LayoutFields
-    let address: String
+    let heading: String
+    let message: String
     let action: String
+    let button: String
 }
 
 /// The Settings section of the weekly digest.
@@ -249,6 +294,8 @@ extension SettingsRoutes {
         case "bad-address"?: "That is not an email address Vinylogue can send to: give one like you@example.org."
         case "bad-schedule"?: "Choose a day, an hour and a number of years from the lists."
         case "unconfirmed"?: "Confirm the address first: open the link in the email Vinylogue sent there."
+        case "no-address"?: "Give an address first."
+        case "too-many"?: "Three links were sent in the last hour, so no other is sent now: check the address for typos, and ask again in an hour."
         case "unknown"?: "Use one of the buttons."
         default: nil
         }

@@ -49,6 +49,12 @@ public final class WeeklyDigests: Service, Sendable {
     let lease: TimeInterval
     let holder = JobHolder.name()
     private let wakeup = Wakeup()
+    /// Set when the server begins to stop: no new email is claimed.
+    private let stopping = Mutex(false)
+    /// When ended emails were last forgotten.
+    private let forgotten = Mutex(Date.distantPast)
+    /// How long ended emails are listed on Settings before they are forgotten.
+    static let keptFor: TimeInterval = 90 * 86400
     static let maxAttempts = 10
     /// How long writing one email may wait for its charts and covers (a
     /// person charted from Last.fm while Last.fm is slow).
@@ -75,7 +81,8 @@ public final class WeeklyDigests: Service, Sendable {
 
     /// The digest of a web app made of `parts`, mailing through `mail`,
     /// its links pointing at `address`.
-    convenience init(parts: WebAppParts, mail: MailSetup, sources: ListeningSources, address: PublicAddress) {
+    convenience init(parts: WebAppParts, mail: MailSetup, sources: ListeningSources, address: PublicAddress,
+                     logger: Logger = Logger(label: "vinylogue.digests")) {
         let stores = parts.stores, lists = stores.lists, accounts = stores.accounts
         let covers = CoverRoutes(sources: sources, demoCovers: parts.demoCovers, artwork: parts.artwork,
                                  albumCovers: AlbumCovers(store: stores.albumCovers, albums: parts.lastFM, clock: parts.clock))
@@ -91,7 +98,7 @@ public final class WeeklyDigests: Service, Sendable {
                             let image = try? await artwork.image(for: found) else { return nil }
                       return (image.contentType, image.bytes)
                   },
-                  clock: parts.clock)
+                  clock: parts.clock, logger: logger)
     }
 
     // MARK: Queueing
@@ -154,16 +161,33 @@ public final class WeeklyDigests: Service, Sendable {
     // MARK: Sending
 
     public func run() async throws {
-        let stopping = Mutex(false)
         await withGracefulShutdownHandler {
-            while !Task.isCancelled, !stopping.withLock({ $0 }) {
+            while !Task.isCancelled, !isStopping {
                 await queueOwed()
                 await sendDue()
+                await forgetOldEmails()
                 await wakeup.wait(atMost: await pause())
             }
         } onGracefulShutdown: {
-            stopping.withLock { $0 = true }
+            self.stopping.withLock { $0 = true }
             self.wakeup.signal()
+        }
+    }
+
+    var isStopping: Bool { stopping.withLock { $0 } }
+
+    /// Once an hour, forgets the emails that ended `keptFor` ago.
+    func forgetOldEmails() async {
+        let now = clock.now
+        guard forgotten.withLock({ last in
+            guard now.timeIntervalSince(last) >= 3600 else { return false }
+            last = now
+            return true
+        }) else { return }
+        do {
+            try await store.forget(endedBefore: now.addingTimeInterval(-Self.keptFor))
+        } catch {
+            logger.info("could not forget old emails: \(error)")
         }
     }
 
@@ -179,7 +203,7 @@ public final class WeeklyDigests: Service, Sendable {
     @discardableResult
     public func sendDue() async -> Int {
         var claimed = 0
-        while !Task.isCancelled, await sendOne() { claimed += 1 }
+        while !Task.isCancelled, !isStopping, await sendOne() { claimed += 1 }
         return claimed
     }
 
@@ -194,13 +218,7 @@ public final class WeeklyDigests: Service, Sendable {
             return false
         }
         guard let send else { return false }
-        do {
-            try await deliver(send)
-        } catch {
-            // The outcome could not be recorded: the claim runs out and the
-            // email is tried again.
-            logger.warning("could not record a digest's outcome: \(error)")
-        }
+        await deliver(send)
         return true
     }
 
@@ -213,14 +231,14 @@ public final class WeeklyDigests: Service, Sendable {
         case later(String)
     }
 
-    func deliver(_ send: DigestSend) async throws {
+    /// Writes, sends and records one claimed email.
+    func deliver(_ send: DigestSend) async {
         let outcome = await composeInTime(send)
-        let now = clock.now
         switch outcome {
         case .skip(let reason):
-            try await store.finish(send.id, as: holder, state: .skipped, reason: reason, at: now)
+            await record(send) { try await $0.store.finish(send.id, as: $0.holder, state: .skipped, reason: reason, at: $0.clock.now) }
         case .later(let reason):
-            try await retryOrFail(send, reason: reason)
+            await retryOrFail(send, reason: reason)
         case .letter(let letter, let address, let unsubscribe):
             let message = self.message(letter, to: address, send: send, unsubscribe: unsubscribe)
             let failure: MailFailure?
@@ -231,29 +249,66 @@ public final class WeeklyDigests: Service, Sendable {
                 failure = error
             }
             guard let failure else {
-                try await store.finish(send.id, as: holder, state: .sent, reason: nil, at: clock.now)
                 logger.info("sent a \(send.kind.rawValue) email (\(send.id))")
+                await record(send) { try await $0.store.finish(send.id, as: $0.holder, state: .sent, reason: nil, at: $0.clock.now) }
                 return
             }
             logger.info("a \(send.kind.rawValue) email (\(send.id)) was not sent: \(failure.message)")
+            let reason = failure.message + (Self.isTheServersSetting(failure) ? " Whoever runs this Vinylogue must check its mail server settings." : "")
             if failure.mayHaveArrived {
-                try await store.finish(send.id, as: holder, state: .sent, reason: failure.message + " It is not sent again, so as not to send it twice.",
-                                       at: clock.now)
+                await record(send) {
+                    try await $0.store.finish(send.id, as: $0.holder, state: .sent, reason: reason + " It is not sent again, so as not to send it twice.",
+                                              at: $0.clock.now)
+                }
             } else if failure.isPermanent {
-                try await store.finish(send.id, as: holder, state: .failed, reason: failure.message, at: clock.now)
+                await record(send) { try await $0.store.finish(send.id, as: $0.holder, state: .failed, reason: reason, at: $0.clock.now) }
             } else {
-                try await retryOrFail(send, reason: failure.message)
+                await retryOrFail(send, reason: reason)
             }
         }
     }
 
-    func retryOrFail(_ send: DigestSend, reason: String) async throws {
+    /// Whether `failure` is this server's configuration (its mail server's
+    /// address, certificate or sign-in) rather than the recipient's.
+    static func isTheServersSetting(_ failure: MailFailure) -> Bool {
+        switch failure {
+        case .unreachable, .tls, .authentication, .credentialsNeedEncryption, .authenticationUnavailable: true
+        case .refused(let step, _, _): step == .mailFrom || step == .greeting || step == .ehlo || step == .helo
+        case .timedOut, .dropped, .unexpectedReply: false
+        }
+    }
+
+    func retryOrFail(_ send: DigestSend, reason: String) async {
         if send.attempts >= Self.maxAttempts {
-            try await store.finish(send.id, as: holder, state: .failed, reason: reason + " Vinylogue tried \(send.attempts) times and stopped.",
-                                   at: clock.now)
+            await record(send) {
+                try await $0.store.finish(send.id, as: $0.holder, state: .failed, reason: reason + " Vinylogue tried \(send.attempts) times and stopped.",
+                                          at: $0.clock.now)
+            }
         } else {
-            try await store.postpone(send.id, as: holder, until: clock.now.addingTimeInterval(Self.backoff(afterTry: send.attempts)),
-                                     reason: reason, at: clock.now)
+            await record(send) {
+                try await $0.store.postpone(send.id, as: $0.holder, until: $0.clock.now.addingTimeInterval(Self.backoff(afterTry: send.attempts)),
+                                            reason: reason, at: $0.clock.now)
+            }
+        }
+    }
+
+    /// Writes an email's outcome, trying again for up to half a minute
+    /// when the database is busy or away: an outcome not written leaves the
+    /// email to be sent again when its claim runs out.
+    func record(_ send: DigestSend, _ write: @Sendable (WeeklyDigests) async throws -> Bool) async {
+        var wait = Duration.milliseconds(500)
+        for attempt in 1...6 {
+            do {
+                _ = try await write(self)
+                return
+            } catch {
+                if attempt == 6 {
+                    logger.error("could not record what came of email \(send.id) (\(error)); it may go again when its claim runs out")
+                    return
+                }
+                try? await Task.sleep(for: wait)
+                wait *= 2
+            }
         }
     }
 
@@ -345,57 +400,90 @@ public final class WeeklyDigests: Service, Sendable {
 
 /// What `vinylogue digest send USER` came to.
 public enum DigestSendReport: Sendable, Equatable {
+    /// Why an email was not sent, for the command's exit code.
+    public enum Reason: Sendable, Equatable {
+        /// Nothing to send to: no address, or not confirmed.
+        case noDigest
+        /// This server's configuration is missing something.
+        case configuration
+        /// The mail server or the database did not take it.
+        case upstream
+    }
+
     /// The mail server took it.
     case sent(address: String, note: String?)
     /// Not sent: the sentence says why and what to do.
-    case notSent(String)
+    case notSent(String, Reason)
 }
 
 extension WeeklyDigests {
     /// Sends `user`'s digest of this week now, as Settings' "Send me this
     /// week's digest now" does, through the same queue (a server running on
     /// the same database never sends it a second time), and says what came
-    /// of it. The command line's `vinylogue digest send`.
-    public static func sendNow(for user: Username, parts: WebAppParts, configuration: ServerConfiguration) async -> DigestSendReport {
+    /// of it. It sends that email alone: whatever else is due is the
+    /// server's. The command line's `vinylogue digest send`.
+    public static func sendNow(for user: Username, parts: WebAppParts, configuration: ServerConfiguration,
+                               logger: Logger) async -> DigestSendReport {
         guard let mail = parts.mail else {
-            return .notSent("No mail server is configured: set VINYLOGUE_SMTP_URL and VINYLOGUE_MAIL_FROM, then run this again.")
+            return .notSent("No mail server is configured: set VINYLOGUE_SMTP_URL and VINYLOGUE_MAIL_FROM, then run this again.", .configuration)
         }
-        let digests = WeeklyDigests(parts: parts, mail: mail, sources: parts.sources, address: PublicAddress(configuration))
+        guard configuration.publicURL?.isEmpty == false else {
+            return .notSent("VINYLOGUE_PUBLIC_URL is not set, so the email's links would not lead to the web app: set it to the address "
+                + "people reach it at (as for serve), then run this again.", .configuration)
+        }
+        let digests = WeeklyDigests(parts: parts, mail: mail, sources: parts.sources, address: PublicAddress(configuration), logger: logger)
         var owner: ListOwner?
-        if let account = try? await parts.stores.accounts.account(named: user) {
-            owner = account.owner
-        } else if let me = try? await parts.stores.lists.owned(by: .household).users().first(where: \.isMe), me.username.key == user.key {
-            owner = .household
-        }
         var subscription: DigestSubscription?
         do {
+            if let account = try await parts.stores.accounts.account(named: user) {
+                owner = account.owner
+            } else if let me = try await parts.stores.lists.owned(by: .household).users().first(where: \.isMe), me.username.key == user.key {
+                owner = .household
+            }
             if let owner { subscription = try await digests.store.subscription(of: owner) }
         } catch {
-            return .notSent("The database could not be read (\(error)). Check that it is reachable, then run this again.")
+            return .notSent("The database could not be read (\(error)). Check that it is reachable, then run this again.", .upstream)
         }
         guard let owner, let subscription else {
-            return .notSent("\(user.value) has no weekly digest here: give an address on Settings (“This week, years ago, by email”) first.")
+            return .notSent("\(user.value) has no weekly digest here: give an address on Settings (“This week, years ago, by email”) first.",
+                            .noDigest)
         }
         guard subscription.isConfirmed else {
             return .notSent("\(user.value)'s address \(subscription.address) is not confirmed yet: open the link in the email Vinylogue sent "
-                + "there, then run this again.")
+                + "there, then run this again.", .noDigest)
         }
         // Its own key: a click on Settings in the same minute is another email.
         let key = "command line " + UUID().uuidString
+        let send: DigestSend?
         do {
             try await digests.queueNow(of: subscription, key: key)
+            let queued = try await digests.store.sends(of: owner, limit: 20).first { $0.kind == .now && $0.key == key }
+            send = try await queued.asyncFlatMap {
+                try await digests.store.claim($0.id, as: digests.holder, at: digests.clock.now, lease: digests.lease, takingOverFrom: JobHolder.isGone)
+            }
         } catch {
-            return .notSent("The digest could not be queued (\(error)). Check that the database is reachable, then run this again.")
+            return .notSent("The digest could not be queued (\(error)). Check that the database is reachable, then run this again.", .upstream)
         }
-        await digests.sendDue()
-        guard let send = await digests.sends(of: owner).first(where: { $0.kind == .now && $0.key == key }) else {
-            return .notSent("The digest was queued but could not be found again; the server sends it when it next looks.")
+        guard let send else { return .notSent("A running server took the digest to send it: its Settings say what came of it.", .upstream) }
+        await digests.deliver(send)
+        guard let done = await digests.sends(of: owner).first(where: { $0.id == send.id }) else {
+            return .notSent("The digest was sent or not, and the database could not say which: Settings shows it.", .upstream)
         }
-        switch send.state {
-        case .sent: return .sent(address: send.address, note: send.reason)
-        case .waiting: return .notSent("Not sent yet: \(send.reason ?? "the mail server did not take it"). A running server tries again later.")
-        case .sending: return .notSent("Another instance is sending it now.")
-        case .skipped, .failed: return .notSent("Not sent: \(send.reason ?? "no reason was given").")
+        let reason = done.reason ?? "the mail server did not take it."
+        switch done.state {
+        case .sent: return .sent(address: done.address, note: done.reason)
+        case .waiting: return .notSent("Not sent yet: \(reason) A running server tries again later.", .upstream)
+        case .sending: return .notSent("Another instance is sending it now.", .upstream)
+        case .skipped: return .notSent("Not sent: \(reason)", .noDigest)
+        case .failed: return .notSent("Not sent: \(reason)", .upstream)
         }
+    }
+}
+
+extension Optional {
+    /// The value's transform, which may itself give nothing.
+    func asyncFlatMap<T>(_ transform: (Wrapped) async throws -> T?) async rethrows -> T? {
+        guard let value = self else { return nil }
+        return try await transform(value)
     }
 }

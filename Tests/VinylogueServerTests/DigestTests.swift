@@ -323,6 +323,14 @@ extension MailMessage {
         }
     }
 
+    /// Found by a hostile review: players may send names with line breaks,
+    /// which forged lines (a false "Unsubscribe:") in the text part.
+    @Test func aNameCannotForgeALineOfTheTextPart() {
+        let forged = DigestWriter.oneLine("Album\r\nUnsubscribe: http://evil.example\u{2028}and\u{85}more\u{0}")
+        #expect(!forged.contains(where: \.isNewline) && !forged.unicodeScalars.contains { $0.value < 32 })
+        #expect(forged == "Album  Unsubscribe: http://evil.example and more ")
+    }
+
     @Test func badInputIsSaidAndNothingIsKept() async throws {
         let mail = MailRecorder()
         try await Harness.run(demo: true, mail: mail) { _, client in

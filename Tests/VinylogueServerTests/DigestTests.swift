@@ -161,9 +161,9 @@ extension MailMessage {
         }
     }
 
-    @Test func sendNowAndTheOneClickUnsubscribe() async throws {
+    @Test func sendNowTheFilterAndTheOneClickUnsubscribe() async throws {
         let mail = MailRecorder()
-        try await Harness.run(demo: true, mail: mail) { _, client in
+        try await Harness.run(demo: true, mail: mail) { harness, client in
             let session = try await Self.subscribe(client, mail, years: 1)
             let weekly = try #require(try await mail.waitFor(2).last)
             let now = try await client.post("/settings/digest", ["action": "now"], session: session)
@@ -171,6 +171,14 @@ extension MailMessage {
             let sent = try #require(try await mail.waitFor(3).last)
             #expect(sent.subject == weekly.subject && sent.text == weekly.text)
             #expect(sent.messageID != weekly.messageID)
+            func plays(_ text: String) -> [Int] { text.matches(of: /\((\d+) plays?\)/).compactMap { Int($0.1) } }
+            #expect(plays(weekly.text).contains { $0 <= 8 } && plays(weekly.text).contains { $0 > 8 }, "\(weekly.text)")
+            // The person's filter holds in the digest as on their pages: albums played 8 times or fewer go.
+            _ = try await client.post("/settings", ["filter": "8", "timezone": "UTC"], session: session)
+            harness.clock.advance(days: 1.0 / 1440)
+            _ = try await client.post("/settings/digest", ["action": "now"], session: session)
+            let filtered = try #require(try await mail.waitFor(4).last)
+            #expect(!plays(filtered.text).isEmpty && plays(filtered.text).allSatisfy { $0 > 8 }, "\(filtered.text)")
             // A mail client's one-click POST: no cookie, no form token.
             let unsubscribe = try #require(sent.extraHeaders.first { $0.name == "List-Unsubscribe" }?.value)
             let path = String(unsubscribe.dropFirst("<http://127.0.0.1:8080".count).dropLast())
@@ -187,7 +195,7 @@ extension MailMessage {
             // The link again: already off, said kindly.
             let twice = try await client.execute(uri: path, method: .post, headers: [:], body: nil)
             #expect(twice.status == .ok && String(buffer: twice.body).contains("Nothing is sent to this address"))
-            #expect(mail.sent.count == 3)
+            #expect(mail.sent.count == 4)
         }
     }
 

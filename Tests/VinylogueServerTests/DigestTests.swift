@@ -331,6 +331,36 @@ extension MailMessage {
         }
     }
 
+    /// With accounts, each person has their own digest of their own listening,
+    /// hidden from others or not; a visitor has none.
+    @Test func eachAccountHasItsOwnDigest() async throws {
+        let mail = MailRecorder()
+        try await Harness.run(signIn: true, mail: mail) { harness, client in
+            let visitor = try await client.get("/settings")
+            #expect(!visitor.body.contains("digest-address"))
+            let rj = try await SignInTests.signIn(client, harness, as: "rj")
+            _ = try await client.post("/settings/visibility", ["visibility": "only-me"], session: rj.form)
+            let saved = try await client.post("/settings/digest", ["action": "save", "address": "rj@example.org", "weekday": "2", "hour": "8",
+                                                                   "years": "3"], session: rj.form)
+            #expect(saved.headers[.location] == "/settings?digest=confirm#digest")
+            let confirmation = try #require(try await mail.waitFor(1).first)
+            #expect(confirmation.text.contains("send RJ's weekly digest to this address"))
+            let link = String(try #require(confirmation.text.firstMatch(of: /(\/digest\/confirm\?token=[0-9a-f]{64})/)?.1))
+            // Confirmed from a browser that is signed in as nobody: the link is enough.
+            #expect(try await Self.confirm(client, link).body.contains("Your weekly digest is on"))
+            _ = try await client.post("/settings/digest", ["action": "now"], session: rj.form)
+            let digest = try #require(try await mail.waitFor(2).last)
+            #expect(digest.to.description == "rj@example.org" && digest.text.contains("What RJ was listening to"))
+            #expect(digest.text.contains("http://127.0.0.1:8080/u/RJ/week/") && !digest.inlineImages.isEmpty)
+            // Another account sees none of it, and has its own.
+            let other = try await SignInTests.signIn(client, harness, as: "ybsc")
+            let theirs = try await client.execute(uri: "/settings", method: .get, headers: [.cookie: other.cookie], body: nil)
+            #expect(String(buffer: theirs.body).contains("Off. Give an address") && !String(buffer: theirs.body).contains("rj@example.org"))
+            let mine = try await client.execute(uri: "/settings", method: .get, headers: [.cookie: rj.cookie], body: nil)
+            #expect(String(buffer: mine.body).contains("On: the next one goes to rj@example.org"))
+        }
+    }
+
     /// Found by a hostile review: players may send names with line breaks,
     /// which forged lines (a false "Unsubscribe:") in the text part.
     @Test func aNameCannotForgeALineOfTheTextPart() {

@@ -99,23 +99,33 @@ struct DigestSettings: Sendable {
         .redirect(to: Paths.settings + "?digest=\(outcome)#digest", type: .normal)
     }
 
-    /// The confirmation link opened: a button, nothing changed yet.
-    func askToConfirm(_ request: Request) async -> Response {
+    /// The subscription a link's token names, handed to `found`; the link's
+    /// own answers when the token is malformed, names nothing (`missing`),
+    /// or the database cannot be read.
+    func linked(_ request: Request, missing: () -> Response,
+                _ found: (String, DigestSubscription) async -> Response) async -> Response {
         guard let token = Self.token(request) else { return linkNotValid() }
-        let found: DigestSubscription?
+        let subscription: DigestSubscription?
         do {
-            found = try await digests.store.subscription(token: token)
+            subscription = try await digests.store.subscription(token: token)
         } catch {
             return unavailable()
         }
-        guard let found else { return linkNotValid() }
-        guard !found.isConfirmed else {
-            return pages.response("message", MessagePage.settings(title: "Digest confirmed", heading: "This address is confirmed already",
-                                                                  message: "Weekly digests go to \(found.address).", section: "digest"))
+        guard let subscription else { return missing() }
+        return await found(token, subscription)
+    }
+
+    /// The confirmation link opened: a button, nothing changed yet.
+    func askToConfirm(_ request: Request) async -> Response {
+        await linked(request, missing: linkNotValid) { token, found in
+            guard !found.isConfirmed else {
+                return pages.response("message", MessagePage.settings(title: "Digest confirmed", heading: "This address is confirmed already",
+                                                                      message: "Weekly digests go to \(found.address).", section: "digest"))
+            }
+            return linkPage(DigestLinkView(layout: LayoutFields(title: "Confirm your digest", csrf: ""), heading: "Confirm your weekly digest",
+                                           message: "Weekly digests of this week, years ago, will go to \(found.address).",
+                                           action: Paths.digestConfirm(token: token), button: "Confirm this address"))
         }
-        return linkPage(DigestLinkView(layout: LayoutFields(title: "Confirm your digest", csrf: ""), heading: "Confirm your weekly digest",
-                                       message: "Weekly digests of this week, years ago, will go to \(found.address).",
-                                       action: Paths.digestConfirm(token: token), button: "Confirm this address"))
     }
 
     func linkPage(_ view: DigestLinkView) -> Response {
@@ -140,18 +150,13 @@ struct DigestSettings: Sendable {
         }
     }
 
+    /// The unsubscribe link opened: a button, nothing changed yet.
     func askToUnsubscribe(_ request: Request) async -> Response {
-        guard let token = Self.token(request) else { return linkNotValid() }
-        let found: DigestSubscription?
-        do {
-            found = try await digests.store.subscription(token: token)
-        } catch {
-            return unavailable()
+        await linked(request, missing: alreadyOff) { token, found in
+            linkPage(DigestLinkView(layout: LayoutFields(title: "Unsubscribe", csrf: ""), heading: "Unsubscribe from the weekly digest",
+                                    message: "No more weekly digests will go to \(found.address). You can turn them on again on Settings.",
+                                    action: Paths.digestUnsubscribe(token: token), button: "Unsubscribe"))
         }
-        guard let found else { return alreadyOff() }
-        return linkPage(DigestLinkView(layout: LayoutFields(title: "Unsubscribe", csrf: ""), heading: "Unsubscribe from the weekly digest",
-                                       message: "No more weekly digests will go to \(found.address). You can turn them on again on Settings.",
-                                       action: Paths.digestUnsubscribe(token: token), button: "Unsubscribe"))
     }
 
     func unsubscribe(_ request: Request) async -> Response {

@@ -454,12 +454,12 @@ extension WeeklyDigests {
         }
         // Its own key: a click on Settings in the same minute is another email.
         let key = "command line " + UUID().uuidString
-        let send: DigestSend?
+        var send: DigestSend?
         do {
             try await digests.queueNow(of: subscription, key: key)
-            let queued = try await digests.store.sends(of: owner, limit: 20).first { $0.kind == .now && $0.key == key }
-            send = try await queued.asyncFlatMap {
-                try await digests.store.claim($0.id, as: digests.holder, at: digests.clock.now, lease: digests.lease, takingOverFrom: JobHolder.isGone)
+            if let queued = try await digests.store.sends(of: owner, limit: 20).first(where: { $0.kind == .now && $0.key == key }) {
+                send = try await digests.store.claim(queued.id, as: digests.holder, at: digests.clock.now, lease: digests.lease,
+                                                     takingOverFrom: JobHolder.isGone)
             }
         } catch {
             return .notSent("The digest could not be queued (\(error)). Check that the database is reachable, then run this again.", .upstream)
@@ -480,10 +480,3 @@ extension WeeklyDigests {
     }
 }
 
-extension Optional {
-    /// The value's transform, which may itself give nothing.
-    func asyncFlatMap<T>(_ transform: (Wrapped) async throws -> T?) async rethrows -> T? {
-        guard let value = self else { return nil }
-        return try await transform(value)
-    }
-}

@@ -10,9 +10,11 @@ public struct DrawnShareCard: Sendable, Hashable {
 }
 
 /// Share cards and widgets (any `DrawnCard`) as PNG files under
-/// `<dataDirectory>/cards/<key>.png`, drawn on a miss and kept within a
-/// size limit like the art cache (the cards shown least recently go first);
-/// and the small covers an SVG widget embeds (`thumbnails`).
+/// `<dataDirectory>/cards/<person>/<key>.png` (`<person>` a hash of whose
+/// page it shows, so `forget(_:)` can delete one person's cards), drawn on
+/// a miss and kept within a size limit like the art cache (the cards shown
+/// least recently go first); and the small covers an SVG widget embeds
+/// (`thumbnails`).
 ///
 /// - Covers come only from `ArtworkStore`, by `ArtworkAddress`: a card can
 ///   name no other image, so no request can make the server fetch an
@@ -39,6 +41,9 @@ public actor ShareCardStore {
     private let threads: NIOThreadPool
     private let observer: DrawingObserver
     private var inFlight: [String: Task<Result<DrawnShareCard, ArtworkError>, Never>] = [:]
+    /// How many times each person's cards were forgotten: a drawing that
+    /// began before a `forget` and wrote after it is deleted again.
+    private var forgotten: [String: Int] = [:]
 
     /// - Parameters:
     ///   - dataDirectory: files go under `<dataDirectory>/cards/`.
@@ -55,19 +60,42 @@ public actor ShareCardStore {
         observer = onDrawing
     }
 
-    /// The card as PNG: from disk when it was drawn before, else drawn now
-    /// and, when complete, kept. With `keep` false (a card saying a page
-    /// failed) the disk is neither read nor written.
-    public func png(for card: some DrawnCard, keep: Bool = true) async throws(ArtworkError) -> DrawnShareCard {
-        let key = card.key + (keep ? "" : "|unkept")
+    /// The card of `person`'s page as PNG: from disk when it was drawn
+    /// before, else drawn now and, when complete, kept. With `keep` false (a
+    /// card saying a page failed) the disk is neither read nor written.
+    public func png(for card: some DrawnCard, of person: Username?, keep: Bool = true) async throws(ArtworkError) -> DrawnShareCard {
+        let folder = Self.folder(of: person)
+        let key = folder + "/" + card.key + (keep ? "" : "|unkept")
         if let running = inFlight[key] { return try await running.value.get() }
-        let drawing = Drawing(root: root, budget: budget, artwork: artwork, threads: threads, observer: observer)
+        let drawing = Drawing(root: root.appendingPathComponent(folder, isDirectory: true), budget: budget, budgetRoot: root,
+                              artwork: artwork, threads: threads, observer: observer)
+        let generation = forgotten[folder, default: 0]
         // Detached: one caller going away must not cancel the others' card.
         let task = Task.detached { await drawing.card(card, keep: keep) }
         inFlight[key] = task
         let result = await task.value
         if inFlight[key] == task { inFlight[key] = nil }
+        if keep, forgotten[folder, default: 0] != generation {
+            // Forgotten while it was drawn: its file must not outlive that.
+            let url = fileURL(card, of: person)
+            _ = try? await threads.runIfActive { try? FileManager.default.removeItem(at: url) }
+        }
         return try result.get()
+    }
+
+    /// Deletes every card of `person`'s pages from disk (their account is
+    /// deleted), and any being drawn as it finishes.
+    public func forget(_ person: Username) async {
+        let folder = Self.folder(of: person)
+        forgotten[folder, default: 0] += 1
+        let directory = root.appendingPathComponent(folder, isDirectory: true)
+        _ = try? await threads.runIfActive { try? FileManager.default.removeItem(at: directory) }
+    }
+
+    /// The folder of `person`'s cards: a hash of their name's key, so no
+    /// name becomes a path; cards of no one in particular go in `any`.
+    static func folder(of person: Username?) -> String {
+        person.map { NameHash("person\u{0}" + $0.key).hex } ?? "any"
     }
 
     /// The covers at `addresses` made small for embedding (an SVG widget's
@@ -85,15 +113,20 @@ public actor ShareCardStore {
         }) ?? addresses.map { _ in nil }
     }
 
-    /// The file a card is kept in.
-    nonisolated func fileURL(_ card: some DrawnCard) -> URL { root.appendingPathComponent(card.key + ".png", isDirectory: false) }
+    /// The file a card of `person`'s page is kept in.
+    nonisolated func fileURL(_ card: some DrawnCard, of person: Username?) -> URL {
+        root.appendingPathComponent(Self.folder(of: person), isDirectory: true).appendingPathComponent(card.key + ".png", isDirectory: false)
+    }
 }
 
 extension ShareCardStore {
     /// The work behind one `png(for:)`, free of actor state.
     struct Drawing: Sendable {
+        /// The person's folder the card is kept in.
         let root: URL
         let budget: ArtworkDiskBudget
+        /// The folder the budget counts (every person's).
+        let budgetRoot: URL
         let artwork: ArtworkStore
         let threads: NIOThreadPool
         let observer: DrawingObserver
@@ -107,7 +140,7 @@ extension ShareCardStore {
             }) { return .success(DrawnShareCard(bytes: kept, isComplete: true)) }
             let addresses = card.drawnCovers
             let covers = await artwork.bytes(of: addresses)
-            let root = root, budget = budget
+            let budgetRoot = budgetRoot, budget = budget
             do {
                 let drawn = try await threads.runIfActive { () throws -> DrawnShareCard in
                     let decoding = ImageDecoding(maxSide: type(of: card).coverSide)
@@ -118,7 +151,7 @@ extension ShareCardStore {
                     // A failed write still serves the card; the next request draws it again.
                     if keep, isComplete, (try? ArtworkDiskCache.writeAtomically(png, to: url)) != nil {
                         ArtworkDiskBudget.touch(url, at: artwork.clock.now)
-                        budget.wrote(png.count, under: root)
+                        budget.wrote(png.count, under: budgetRoot)
                     }
                     return DrawnShareCard(bytes: png, isComplete: isComplete)
                 }

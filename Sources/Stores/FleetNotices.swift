@@ -12,6 +12,9 @@ public enum FleetNotice: Sendable, Hashable, Codable {
     /// list naming them, their account deleted): read the rules again and
     /// drop the pages kept of them.
     case audienceChanged(user: String)
+    /// `user`'s account was deleted: forget everything kept of them (cards
+    /// drawn to disk too) and read who may see whom again.
+    case erased(user: String)
     /// Said to this instance alone, never announced: the notices are heard
     /// again after a lost connection (or for the first time), so any
     /// announced meanwhile were missed.

@@ -36,12 +36,12 @@ extension BenchCommand {
         var bytes = 0
         for card in prepared {
             let start = ContinuousClock.now
-            bytes += try await cards.png(for: card).bytes.count
+            bytes += try await cards.png(for: card, of: nil).bytes.count
             times.append(Self.seconds(ContinuousClock.now - start) * 1000)
         }
         times.sort()
         let warmStart = ContinuousClock.now
-        for card in prepared { _ = try await cards.png(for: card) }
+        for card in prepared { _ = try await cards.png(for: card, of: nil) }
         let fromDisk = Self.seconds(ContinuousClock.now - warmStart) * 1000 / Double(max(1, prepared.count))
         // Where the time goes: drawing (Swift) against PNG encoding (libpng).
         let sample = prepared.last.map { $0.render(images: []) }

@@ -45,7 +45,7 @@ public func buildApplication(configuration: ServerConfiguration, parts: WebAppPa
             + (parts.uploads.map { [UploadedImportsService(uploads: $0)] } ?? [])
             + (digests.map { [$0 as any Service] } ?? [])
             + (parts.stores.notices.map {
-                [FleetNoticeListener(notices: $0, rendered: shared.rendered, renderedCards: shared.renderedCards, nowPlaying: shared.nowPlaying,
+                [FleetNoticeListener(notices: $0, kept: shared.kept, nowPlaying: shared.nowPlaying,
                                      audiences: parts.audiences)]
             } ?? []),
         onServerRunning: { channel in
@@ -62,6 +62,8 @@ struct SharedParts: Sendable {
     let rendered: RenderedPages
     /// Share cards kept whole in memory.
     let renderedCards: RenderedPages
+    /// Everything kept of people's pages, and the one place that forgets it.
+    let kept: KeptViews
     let nowPlaying: NowPlaying
     let sources: ListeningSources
     let viewers: Viewers
@@ -73,6 +75,7 @@ struct SharedParts: Sendable {
         let clock = parts.clock, stores = parts.stores
         rendered = RenderedPages(clock: clock)
         renderedCards = RenderedPages(clock: clock, lifetime: 300, capacity: 500, maxBytes: 64 << 20)
+        kept = KeptViews(pages: rendered, cards: renderedCards, drawn: parts.shareCards)
         nowPlaying = NowPlaying(clock: clock)
         sources = parts.sources
         let accounts = parts.signsIn ? stores.accounts : nil
@@ -82,8 +85,8 @@ struct SharedParts: Sendable {
         let tokens = ListenTokens(store: stores.listenTokens, clock: clock, accountsOn: accounts != nil, lists: stores.lists, seal: seal)
         listenTokens = tokens
         mobileSignIn = MobileSignIn(tokens: tokens, sessions: stores.mobileSessions)
-        received = ReceivedListens(store: stores.receivedListens, forwarding: parts.forwarding, notices: stores.notices, rendered: rendered,
-                                   renderedCards: renderedCards, nowPlaying: nowPlaying, clock: clock)
+        received = ReceivedListens(store: stores.receivedListens, forwarding: parts.forwarding, notices: stores.notices, kept: kept,
+                                   nowPlaying: nowPlaying, clock: clock)
     }
 }
 
@@ -150,10 +153,10 @@ func buildRouter(configuration: ServerConfiguration, parts: WebAppParts, shared:
         DigestSettings(viewers: viewers, digests: digests, pages: pages, configuration: configuration).register(on: router)
     }
     if viewers.signIn != nil {
-        AccountDeletion(viewers: viewers, eraser: stores.eraser, copies: parts.copies, notices: stores.notices, rendered: rendered,
-                        renderedCards: shared.renderedCards, audiences: parts.audiences, pages: pages, configuration: configuration).register(on: router)
-        VisibilitySettings(viewers: viewers, store: stores.accounts, audiences: parts.audiences, notices: stores.notices, rendered: rendered,
-                           renderedCards: shared.renderedCards, pages: pages, configuration: configuration).register(on: router)
+        AccountDeletion(viewers: viewers, eraser: stores.eraser, copies: parts.copies, notices: stores.notices, kept: shared.kept,
+                        audiences: parts.audiences, pages: pages, configuration: configuration).register(on: router)
+        VisibilitySettings(viewers: viewers, store: stores.accounts, audiences: parts.audiences, notices: stores.notices, kept: shared.kept,
+                           pages: pages, configuration: configuration).register(on: router)
     }
     PersonalDownload(viewers: viewers, lists: lists, archive: stores.archive, outbox: parts.forwarding?.outbox, digests: stores.digests,
                      clock: clock).register(on: router)

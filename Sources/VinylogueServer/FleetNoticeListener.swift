@@ -13,8 +13,7 @@ import VinylogueCore
 /// A service of the server, following the notices until it stops.
 struct FleetNoticeListener: Service {
     let notices: any FleetNotices
-    let rendered: RenderedPages
-    let renderedCards: RenderedPages
+    let kept: KeptViews
     let nowPlaying: NowPlaying
     /// Who may see whom, read again when it changed elsewhere.
     var audiences: Audiences?
@@ -29,22 +28,24 @@ struct FleetNoticeListener: Service {
         switch notice {
         case .listensChanged(let name):
             guard let user = Username(validating: name) else { return }
-            rendered.removePages(of: user)
-            renderedCards.removePages(of: user)
+            kept.forget(user)
         case .playingNow(let name, let artist, let track, let album, let until):
             guard let user = Username(validating: name) else { return }
             nowPlaying.heard(NowPlaying.Track(artist: artist, track: track, album: album, until: Date(timeIntervalSince1970: TimeInterval(until))), for: user)
         case .audienceChanged(let name):
-            if let user = Username(validating: name) {
-                rendered.removePages(of: user)
-                renderedCards.removePages(of: user)
-            }
+            if let user = Username(validating: name) { kept.forget(user) }
             if let audiences { Task { await audiences.reloadLogged() } }
+        case .erased(let name):
+            // Forgotten before who may see whom is read again: the erased
+            // person's drawn cards go from this instance's disk too.
+            Task {
+                if let user = Username(validating: name) { await kept.erase(user) }
+                await audiences?.reloadLogged()
+            }
         case .listeningAgain:
             // Notices may have been missed while not listening: what was
             // kept may be out of date, and so may who sees whom.
-            rendered.removeAll()
-            renderedCards.removeAll()
+            kept.forgetEveryone()
             if let audiences { Task { await audiences.reloadLogged() } }
         }
     }

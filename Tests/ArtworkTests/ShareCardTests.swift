@@ -98,7 +98,7 @@ func pngDimensions(_ data: Data) -> (width: Int, height: Int)? {
         defer { try? FileManager.default.removeItem(at: directory) }
         let artwork = ArtworkStore(dataDirectory: directory, upstream: upstream)
         let store = ShareCardStore(dataDirectory: directory, artwork: artwork)
-        let drawn = try await store.png(for: card(week: "Week 28 · Jul 5 – 12, 2020", covers: addresses))
+        let drawn = try await store.png(for: card(week: "Week 28 · Jul 5 – 12, 2020", covers: addresses), of: nil)
         #expect(drawn.isComplete)
         let size = try #require(pngDimensions(drawn.bytes))
         #expect(size.width == 1200 && size.height == 630)
@@ -118,11 +118,11 @@ func pngDimensions(_ data: Data) -> (width: Int, height: Int)? {
         let july = card(week: "Week 28 · Jul 5 – 12, 2020", covers: addresses)
         let later = card(week: "Week 29 · Jul 12 – 19, 2020", covers: Array(addresses.reversed()))
         #expect(july.key != later.key)
-        let a = try await store.png(for: july), b = try await store.png(for: later)
+        let a = try await store.png(for: july, of: nil), b = try await store.png(for: later, of: nil)
         #expect(a.bytes != b.bytes)
         // Text alone changes the picture too.
         let textOnly = card(week: "Week 28 · Jul 5 – 12, 2020", covers: []), otherText = card(week: "Week 30", covers: [])
-        #expect(try await store.png(for: textOnly).bytes != store.png(for: otherText).bytes)
+        #expect(try await store.png(for: textOnly, of: nil).bytes != store.png(for: otherText, of: nil).bytes)
     }
 
     @Test func aSecondRequestIsServedFromDiskWithoutDrawing() async throws {
@@ -133,14 +133,14 @@ func pngDimensions(_ data: Data) -> (width: Int, height: Int)? {
         let artwork = ArtworkStore(dataDirectory: directory, upstream: upstream)
         let store = ShareCardStore(dataDirectory: directory, artwork: artwork, onDrawing: { _ in drawings.withLock { $0 += 1 } })
         let shown = card(week: "Week 28", covers: addresses)
-        let first = try await store.png(for: shown)
-        let second = try await store.png(for: shown)
+        let first = try await store.png(for: shown, of: nil)
+        let second = try await store.png(for: shown, of: nil)
         #expect(drawings.withLock { $0 } == 1)
         #expect(first == second)
-        #expect(FileManager.default.fileExists(atPath: store.fileURL(shown).path))
+        #expect(FileManager.default.fileExists(atPath: store.fileURL(shown, of: nil).path))
         // A new store on the same directory (a restarted server) reads it back.
         let restarted = ShareCardStore(dataDirectory: directory, artwork: artwork, onDrawing: { _ in drawings.withLock { $0 += 1 } })
-        #expect(try await restarted.png(for: shown) == first)
+        #expect(try await restarted.png(for: shown, of: nil) == first)
         #expect(drawings.withLock { $0 } == 1)
     }
 
@@ -153,7 +153,7 @@ func pngDimensions(_ data: Data) -> (width: Int, height: Int)? {
         let store = ShareCardStore(dataDirectory: directory, artwork: artwork, onDrawing: { _ in drawings.withLock { $0 += 1 } })
         let shown = card(week: "Week 28", covers: addresses)
         try await withThrowingTaskGroup(of: DrawnShareCard.self) { group in
-            for _ in 0..<8 { group.addTask { try await store.png(for: shown) } }
+            for _ in 0..<8 { group.addTask { try await store.png(for: shown, of: nil) } }
             for try await drawn in group { #expect(pngDimensions(drawn.bytes)?.width == 1200) }
         }
         #expect(drawings.withLock { $0 } == 1)
@@ -169,11 +169,11 @@ func pngDimensions(_ data: Data) -> (width: Int, height: Int)? {
         // The fourth cover is an image the upstream does not have.
         let unreachable = try #require(ArtworkAddress(size: .extraLarge, hash: String(repeating: "ab", count: 16), ext: .png))
         let shown = card(week: "Week 28", covers: addresses + [unreachable])
-        let first = try await store.png(for: shown)
+        let first = try await store.png(for: shown, of: nil)
         #expect(!first.isComplete && pngDimensions(first.bytes)?.height == 630)
-        _ = try await store.png(for: shown)
+        _ = try await store.png(for: shown, of: nil)
         #expect(drawings.withLock { $0 } == 2)
-        #expect(!FileManager.default.fileExists(atPath: store.fileURL(shown).path))
+        #expect(!FileManager.default.fileExists(atPath: store.fileURL(shown, of: nil).path))
     }
 
     @Test func drawingRunsOnTheBlockingThreadsOnly() async throws {
@@ -184,6 +184,6 @@ func pngDimensions(_ data: Data) -> (width: Int, height: Int)? {
         // A pool that was never started runs nothing: the card cannot be drawn anywhere else.
         let stopped = NIOThreadPool(numberOfThreads: 1)
         let store = ShareCardStore(dataDirectory: directory, artwork: artwork, threads: stopped)
-        await #expect(throws: ArtworkError.self) { try await store.png(for: card(week: "Week 28", covers: addresses)) }
+        await #expect(throws: ArtworkError.self) { try await store.png(for: card(week: "Week 28", covers: addresses), of: nil) }
     }
 }

@@ -46,6 +46,31 @@ import VinylogueCore
         }
     }
 
+    /// The share cards and widget drawn of the account's pages are files
+    /// in the data directory: they go with the account; another person's stay.
+    @Test func aDeletedAccountsCardsAndWidgetLeaveTheDisk() async throws {
+        try await Harness.run(signIn: true) { harness, client in
+            let archive = SQLiteScrobbleStore(database: harness.database)
+            let played = Scrobble(instant: Int64(july2023.timeIntervalSince1970) - 365 * 86_400, artist: "Low", album: "HEY WHAT",
+                                  track: "White Horses")
+            _ = try await archive.store([played], of: try Username("RJ"), origin: .received)
+            _ = try await archive.store([played], of: try Username("ybsc"), origin: .received)
+            let browser = try await SignInTests.signIn(client, harness, as: "rj")
+            for path in ["/u/RJ/card.png", "/u/RJ/history/card.png", "/u/RJ/widget.png", "/u/ybsc/card.png"] {
+                let drawn = try await SignInTests.page(client, path, browser)
+                #expect(drawn.status == .ok, "\(path): \(drawn.status)")
+            }
+            let cards = harness.dataDirectory.appendingPathComponent("cards")
+            func files() -> [String] {
+                (FileManager.default.enumerator(atPath: cards.path)?.allObjects as? [String] ?? []).filter { $0.hasSuffix(".png") }
+            }
+            #expect(files().count == 4, "\(files())")
+
+            #expect(try await Self.post(client, browser, confirm: "rj").status == .ok)
+            #expect(files().count == 1, "left on disk: \(files())")
+        }
+    }
+
     @Test func aDeletionNeedsTheFormsCSRFTokenAndAnAccount() async throws {
         try await Harness.run(signIn: true) { harness, client in
             let browser = try await SignInTests.signIn(client, harness, as: "rj")

@@ -17,8 +17,8 @@ struct ReceivedListens: Sendable {
     let store: any ReceivedListenStore
     let forwarding: ListenForwarding?
     let notices: (any FleetNotices)?
-    let rendered: RenderedPages
-    let renderedCards: RenderedPages
+    /// What is kept of people's pages, forgotten when their listens change.
+    let kept: KeptViews
     let nowPlaying: NowPlaying
     let clock: WallClock
 
@@ -66,8 +66,7 @@ struct ReceivedListens: Sendable {
     /// here were made without them (the other instances of a fleet heard
     /// so from the store's transaction); the sender wakes for what was queued.
     private func kept(for user: Username, queued: Int) async {
-        rendered.removePages(of: user)
-        renderedCards.removePages(of: user)
+        kept.forget(user)
         if queued > 0 { forwarding?.wake() }
     }
 

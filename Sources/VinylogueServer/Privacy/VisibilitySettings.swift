@@ -13,8 +13,8 @@ struct VisibilitySettings: Sendable {
     let store: any VisibilityStore
     let audiences: Audiences
     let notices: (any FleetNotices)?
-    let rendered: RenderedPages
-    let renderedCards: RenderedPages
+    /// What is kept of people's pages, forgotten when who may see them changes.
+    let kept: KeptViews
     let pages: PageRenderer
     let configuration: ServerConfiguration
     let logger = Logger(label: "vinylogue.visibility")
@@ -38,8 +38,7 @@ struct VisibilitySettings: Sendable {
                                                        section: "visibility"), status: .serviceUnavailable)
         }
         await audiences.apply(chosen, of: account)
-        rendered.removePages(of: account.name)
-        renderedCards.removePages(of: account.name)
+        kept.forget(account.name)
         await notices?.announce(.audienceChanged(user: account.name.value))
         return .redirect(to: Paths.settings + "?visibility=saved#visibility", type: .normal)
     }

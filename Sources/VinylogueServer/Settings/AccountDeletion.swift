@@ -16,8 +16,8 @@ struct AccountDeletion: Sendable {
     let eraser: any AccountEraser
     let copies: HistoryCopyWorker?
     let notices: (any FleetNotices)?
-    let rendered: RenderedPages
-    let renderedCards: RenderedPages
+    /// What is kept of the account's pages: erased with it, drawn cards too.
+    let kept: KeptViews
     /// Who may see whom: the account's choice and friendships go with it.
     let audiences: Audiences
     let pages: PageRenderer
@@ -46,11 +46,9 @@ struct AccountDeletion: Sendable {
                                                        section: "delete"), status: .serviceUnavailable)
         }
         for path in erased.uploads { try? FileManager.default.removeItem(atPath: path) }
-        rendered.removePages(of: account.name)
-        renderedCards.removePages(of: account.name)
-        await notices?.announce(.listensChanged(user: account.name.value))
+        await kept.erase(account.name)
         await audiences.reloadLogged()
-        await notices?.announce(.audienceChanged(user: account.name.value))
+        await notices?.announce(.erased(user: account.name.value))
         var page = MessagePage(title: "Account deleted", heading: "Your account is deleted",
                                csrf: "", message: "Everything of \(account.name.value) is gone from this Vinylogue: your listening archive, "
                                    + "your list and settings, your tokens and sessions, and your place on other people’s lists. "

@@ -64,7 +64,7 @@ struct ShareCardRoutes: Sendable {
         let rows = page.kind == .album ? Array(page.rows.prefix(9)) : []
         let covers = await addresses(user: user, albums: rows.map { ($0.artist, $0.name, $0.entry.mbid) })
         let card = ShareCardContent.card(page, covers: covers, labels: WeekLabels(timeZone: settings.timeZone), now: clock.now)
-        return await answer(card, failure: page.failure, stale: !savedCopies.failures.isEmpty, key: key)
+        return await answer(card, of: user, failure: page.failure, stale: !savedCopies.failures.isEmpty, key: key)
     }
 
     func history(_ request: Request, _ context: Context) async throws -> Response {
@@ -78,7 +78,7 @@ struct ShareCardRoutes: Sendable {
         let tops = ShareCardContent.topAlbums(page).prefix(9)
         let covers = await addresses(user: user, albums: tops.map { ($0.artist, $0.name, $0.entry.mbid) })
         let card = ShareCardContent.card(page, covers: covers, labels: WeekLabels(timeZone: settings.timeZone))
-        return await answer(card, failure: page.failure, stale: !savedCopies.failures.isEmpty, key: key)
+        return await answer(card, of: user, failure: page.failure, stale: !savedCopies.failures.isEmpty, key: key)
     }
 
     func album(_ request: Request, _ context: Context) async throws -> Response {
@@ -100,7 +100,7 @@ struct ShareCardRoutes: Sendable {
         }
         let cover = await addresses(user: user, albums: [(artist, name, mbid)]).first
         // Not kept in memory by request: the album page itself is not either.
-        return await answer(ShareCardContent.card(page, cover: cover, labels: labels), failure: failure,
+        return await answer(ShareCardContent.card(page, cover: cover, labels: labels), of: user, failure: failure,
                             stale: !savedCopies.failures.isEmpty, key: nil)
     }
 
@@ -111,19 +111,19 @@ struct ShareCardRoutes: Sendable {
     }
 
     /// Draws (or reads) the card and answers with the page's status.
-    private func answer(_ card: ShareCard, failure: SourceError?, stale: Bool, key: String?) async -> Response {
-        await Self.answer(card, failure: failure, stale: stale, key: key, drawnBy: shareCards, keptIn: kept)
+    private func answer(_ card: ShareCard, of person: Username, failure: SourceError?, stale: Bool, key: String?) async -> Response {
+        await Self.answer(card, of: person, failure: failure, stale: stale, key: key, drawnBy: shareCards, keptIn: kept)
     }
 
-    /// Draws (or reads) `card` with `store` and answers with the page's
-    /// status; a complete card of a page that did not fail, drawn without
-    /// a saved copy standing in, is kept in `kept` under `key`.
-    static func answer(_ card: some DrawnCard, failure: SourceError?, stale: Bool, key: String?, drawnBy store: ShareCardStore,
-                       keptIn kept: RenderedPages) async -> Response {
+    /// Draws (or reads) `card` of `person`'s page with `store` and answers
+    /// with the page's status; a complete card of a page that did not fail,
+    /// drawn without a saved copy standing in, is kept in `kept` under `key`.
+    static func answer(_ card: some DrawnCard, of person: Username, failure: SourceError?, stale: Bool, key: String?,
+                       drawnBy store: ShareCardStore, keptIn kept: RenderedPages) async -> Response {
         let status = HTTPResponse.Status(failure: failure)
         let drawn: DrawnShareCard
         do {
-            drawn = try await store.png(for: card, keep: failure == nil)
+            drawn = try await store.png(for: card, of: person, keep: failure == nil)
         } catch {
             return Response(status: .serviceUnavailable, headers: [.cacheControl: "no-store"])
         }

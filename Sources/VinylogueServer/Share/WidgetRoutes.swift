@@ -72,7 +72,8 @@ struct WidgetRoutes: Sendable {
         if let warm = renderedCards.page(key) { return ShareCardRoutes.png(warm.body, status: warm.status) }
         let (content, failure, stale) = await content(asked, settings: settings)
         let card = content.card(covers: await coverAddresses(content))
-        return await ShareCardRoutes.answer(card, failure: failure, stale: stale, key: key, drawnBy: shareCards, keptIn: renderedCards)
+        return await ShareCardRoutes.answer(card, of: content.user, failure: failure, stale: stale, key: key, drawnBy: shareCards,
+                                            keptIn: renderedCards)
     }
 
     func svg(_ request: Request, _ context: Context) async throws -> Response {

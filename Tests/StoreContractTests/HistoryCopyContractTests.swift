@@ -33,6 +33,43 @@ import Stores
         }
     }
 
+    /// A copy stopped by the person, or failed, resumes from the archive's
+    /// sync state when started again, so its counts and its expected total
+    /// go on from where they stood ("12,462 copied" must not become
+    /// "5,000 of 0"); only a finished copy's refresh starts counting anew.
+    @Test(arguments: Backend.allCases)
+    func aCopyStartedAgainKeepsItsProgressUnlessItHadFinished(_ backend: Backend) async throws {
+        try await StoreContractTests.withStores(backend) { stores in
+            let copies = stores.historyCopies
+            func progressed(at seconds: TimeInterval) async throws -> CopyClaim {
+                let claim = try #require(try await copies.claim(Self.rj, at: Self.now.addingTimeInterval(seconds), lease: 60))
+                #expect(try await copies.progress(claim, pagesDone: 63, pagesTotal: 305, scrobbles: 12_462, scrobblesTotal: 60_862,
+                                                  at: Self.now.addingTimeInterval(seconds + 1), lease: 60))
+                return claim
+            }
+            func expectKept(_ because: String) async throws {
+                let copy = try #require(try await copies.copy(of: Self.rj))
+                #expect(copy.state == .queued, "\(because)")
+                #expect(copy.scrobbles == 12_462 && copy.scrobblesTotal == 60_862 && copy.pagesDone == 63 && copy.pagesTotal == 305,
+                        "\(because): \(copy.scrobbles) of \(copy.scrobblesTotal), page \(copy.pagesDone) of \(copy.pagesTotal)")
+            }
+            _ = try await progressed(at: 0)
+            #expect(try await copies.stop(Self.rj, at: Self.now.addingTimeInterval(10)))
+            _ = try await copies.queue(Self.rj, at: Self.now.addingTimeInterval(20), evenIfStopped: true)
+            try await expectKept("started again after a stop")
+
+            let failing = try await progressed(at: 30)
+            #expect(try await copies.finish(failing, failure: "Last.fm did not answer in time.", at: Self.now.addingTimeInterval(40)))
+            _ = try await copies.queue(Self.rj, at: Self.now.addingTimeInterval(50))
+            try await expectKept("tried again after a failure")
+
+            let finishing = try await progressed(at: 60)
+            #expect(try await copies.finish(finishing, failure: nil, at: Self.now.addingTimeInterval(70)))
+            let refresh = try await copies.queue(Self.rj, at: Self.now.addingTimeInterval(80))
+            #expect(refresh.state == .queued && refresh.scrobbles == 0 && refresh.scrobblesTotal == 0 && refresh.pagesDone == 0)
+        }
+    }
+
     @Test(arguments: Backend.allCases)
     func aCopyWhoseWorkerStoppedIsTakenOverAndTheOldHolderCanNoLongerWrite(_ backend: Backend) async throws {
         try await StoreContractTests.withStores(backend) { stores in

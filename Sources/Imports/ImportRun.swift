@@ -134,25 +134,47 @@ struct ImportRun {
 final class BatchWriter: Sendable {
     private let store: any ScrobbleArchive
     private let user: Username
+    /// The uploaded import's claim each batch is stored under, if any.
+    private let fence: JobFence?
     private let queue = DispatchQueue(label: "vinylogue.import.writer")
     private let slots = DispatchSemaphore(value: 2)
 
     private struct Progress {
         var stored = InsertCounts()
         var failure: (any Error)?
+        /// What an earlier run stored, batch by batch, still to be met.
+        var earlier: ArraySlice<StoredBatches.Batch> = []
     }
 
     private let progress = Mutex(Progress())
 
-    init(store: any ScrobbleArchive, user: Username) {
+    /// `earlier`: the batches an earlier run of the same job stored; the
+    /// first batches, while each is as large as the one recorded in its
+    /// place, are not stored again but counted as that run counted them.
+    /// The file and the batch size are the same, so the same batches come
+    /// in the same order; a batch of another size ends the skipping.
+    init(store: any ScrobbleArchive, user: Username, fence: JobFence?, earlier: StoredBatches = StoredBatches()) {
         self.store = store
         self.user = user
+        self.fence = fence
+        progress.withLock { $0.earlier = earlier.batches[...] }
     }
 
     /// Counts of the batches stored so far.
     var counts: InsertCounts { progress.withLock { $0.stored } }
 
     func submit(_ batch: [(Scrobble, ScrobbleOrigin)]) throws {
+        let storedBefore = progress.withLock { progress -> Bool in
+            guard let first = progress.earlier.first else { return false }
+            guard first.size == batch.count else {
+                progress.earlier = []
+                return false
+            }
+            progress.earlier = progress.earlier.dropFirst()
+            progress.stored += first.counts
+            return true
+        }
+        if storedBefore { return }
         slots.wait()
         if let failure = progress.withLock({ $0.failure }) {
             slots.signal()
@@ -167,10 +189,10 @@ final class BatchWriter: Sendable {
                     // SQLite writes on this thread: nothing here waits on
                     // Swift's pool, so an import called from it (against
                     // the advice in `importFile`) still finishes.
-                    counts = try blocking.storeBlocking(batch, of: user)
+                    counts = try blocking.storeBlocking(batch, of: user, fence: fence)
                 } else {
-                    counts = try Self.awaiting { [store, user] () async throws(SourceError) -> InsertCounts in
-                        try await store.store(batch, of: user)
+                    counts = try Self.awaiting { [store, user, fence] () async throws(SourceError) -> InsertCounts in
+                        try await store.store(batch, of: user, fence: fence)
                     }
                 }
                 progress.withLock { $0.stored += counts }

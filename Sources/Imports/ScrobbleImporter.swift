@@ -44,6 +44,13 @@ public struct ScrobbleImporter: Sendable {
     /// The zone a portable player's clock was set to, for `.scrobbler.log`
     /// files marked `#TZ/UNKNOWN` (`nil`: their times are kept as written, as UTC).
     public var playerTimeZone: TimeZone?
+    /// The claim of the job running this import (an uploaded export's):
+    /// each batch is stored only while it holds, so an import whose person
+    /// was deleted meanwhile stops and stores nothing more (`JobFence`).
+    public var fence: JobFence?
+    /// What an earlier run of the same job stored before it was cut off:
+    /// skipped, and counted as this import's own (`StoredBatches`).
+    public var earlier = StoredBatches()
     /// Rejected lines listed one by one in the summary; the rest are counted.
     public static let rejectionsKept = 1000
 
@@ -74,7 +81,7 @@ public struct ScrobbleImporter: Sendable {
     }
 
     private func importing(_ path: String, _ user: Username, _ progress: @escaping (ImportProgress) -> Void) throws -> ImportSummary {
-        var run = ImportRun(writer: BatchWriter(store: store, user: user), batchSize: batchSize,
+        var run = ImportRun(writer: BatchWriter(store: store, user: user, fence: fence, earlier: earlier), batchSize: batchSize,
                             plausible: PlausibleTime.range(now: clock.now), progress: progress)
         if let problem = Self.notReadable(path) {
             throw SourceError.unreadableFile(path: path, reason: problem)

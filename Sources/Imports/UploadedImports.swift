@@ -69,7 +69,10 @@ public final class UploadedImports: Sendable {
                 _ = try? await jobs.renew(job.id, as: holder, at: clock.now, lease: lease)
             }
         }
-        let (summary, failure) = await Self.run(job, importer: ScrobbleImporter(store: archive, clock: clock))
+        var importer = ScrobbleImporter(store: archive, clock: clock)
+        importer.fence = JobFence(.upload(id: job.id), holder: holder)
+        importer.earlier = job.stored
+        let (summary, failure) = await Self.run(job, importer: importer)
         renewal.cancel()
         if Task.isCancelled, failure != nil {
             // Stopped with the server: the job waits for the next start.

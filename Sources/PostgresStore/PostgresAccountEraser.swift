@@ -19,13 +19,19 @@ public struct PostgresAccountEraser: AccountEraser {
             var tables = Set<String>()
             for try await name in try await connection.query("SELECT tablename FROM pg_tables WHERE schemaname = current_schema()",
                                                               logger: logger).decode(String.self) { tables.insert(name) }
+            // The account's jobs first: a job's write in flight holds its
+            // row (`JobFence`), so these wait for it to commit, and every
+            // later write finds no claim. Then the archive's lock, which such
+            // a write takes after its job's row: the same order, no deadlock.
+            var uploads: [String] = []
+            for try await path in try await connection.query("DELETE FROM import_job WHERE owner = \(id) RETURNING path",
+                                                              logger: logger).decode(String.self) {
+                uploads.append(path)
+            }
+            try await connection.query("DELETE FROM history_copy WHERE name_key = \(nameKey)", logger: logger)
             let archiveUserID = try await PostgresScrobbleStore.userID(of: account.name, connection, logger)
             if let archiveUserID {
                 try await connection.query("SELECT pg_advisory_xact_lock(\(PostgresScrobbleStore.lockKey(archiveUserID)))", logger: logger)
-            }
-            var uploads: [String] = []
-            for try await path in try await connection.query("SELECT path FROM import_job WHERE owner = \(id)", logger: logger).decode(String.self) {
-                uploads.append(path)
             }
             var listing: [(owner: Int64, isMe: Bool)] = []
             let rows = try await connection.query("DELETE FROM list_entry WHERE key = \(nameKey) AND owner <> \(id) RETURNING owner, is_me",

@@ -301,6 +301,8 @@ public final class PostgresDatabase: Sendable {
         Migration(name: "account-visibility", statements: ["ALTER TABLE account ADD COLUMN visibility TEXT NOT NULL DEFAULT 'everyone'"]),
         // Weekly digest subscriptions and their send queue (`PostgresDigestStore`).
         Migration(name: "digests", statements: PostgresDigestStore.tables),
+        // What each batch of an uploaded import stored (`StoredBatches`).
+        Migration(name: "import-job-stored-batches", statements: ["ALTER TABLE import_job ADD COLUMN stored_batches TEXT NOT NULL DEFAULT ''"]),
     ]
 
     /// Applies the migrations this database has not had, holding an

@@ -35,13 +35,14 @@ public struct PostgresImportJobStore: ImportJobStore {
         "CREATE INDEX import_job_owner ON import_job(owner, id)",
     ]
 
-    typealias Columns = (Int64, Int64, String, String, String, Int64, String, String, String?, String?, Double, Double)
-    static let columns = "id, owner, name, file_name, path, bytes, machine, state, summary, reason, queued_at, updated_at"
+    typealias Columns = (Int64, Int64, String, String, String, Int64, String, String, String?, String?, Double, Double, String)
+    static let columns = "id, owner, name, file_name, path, bytes, machine, state, summary, reason, queued_at, updated_at, stored_batches"
 
     static func job(_ c: Columns) -> ImportJob? {
         guard let user = Username(validating: c.2), let state = ImportJob.State(rawValue: c.7) else { return nil }
         return ImportJob(id: c.0, owner: .account(c.1), user: user, fileName: c.3, path: c.4, bytes: c.5, machine: c.6, state: state,
-                         summary: c.8, reason: c.9, queuedAt: Date(timeIntervalSince1970: c.10), updatedAt: Date(timeIntervalSince1970: c.11))
+                         summary: c.8, reason: c.9, queuedAt: Date(timeIntervalSince1970: c.10), updatedAt: Date(timeIntervalSince1970: c.11),
+                         stored: StoredBatches(text: c.12))
     }
 
     static func all(_ rows: PostgresRowSequence) async throws -> [ImportJob] {

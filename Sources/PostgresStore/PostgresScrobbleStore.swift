@@ -83,15 +83,40 @@ public struct PostgresScrobbleStore: ScrobbleArchive {
 
     /// Runs `body` in a transaction holding `user`'s write lock (the user
     /// row is created first when missing).
-    func writing<T: Sendable>(_ user: Username,
+    func writing<T: Sendable>(_ user: Username, fence: JobFence? = nil,
                               _ body: @escaping @Sendable (Int64, PostgresConnection, Logger) async throws -> T) async throws(SourceError) -> T {
         let logger = self.logger
         return try await mapped {
             try await database.client.withTransaction(logger: logger) { connection in
+                // The job's row before the person's lock, in the order the
+                // eraser takes them (`PostgresAccountEraser`): no deadlock.
+                try await Self.hold(fence, connection, logger)
                 let id = try await Self.lockedUserID(of: user, connection, logger)
                 return try await body(id, connection, logger)
             }
         }
+    }
+
+    /// Throws `SourceError.cancelled` in the caller's transaction unless
+    /// `fence`'s job is still claimed and running (`JobFence`). `FOR SHARE`
+    /// holds the job's row until the transaction ends, so a deletion's
+    /// `DELETE` or a stop's `UPDATE` of it waits for this write and then
+    /// sees (and deletes) what it stored; one that came first leaves no row
+    /// to find once it commits.
+    static func hold(_ fence: JobFence?, _ connection: PostgresConnection, _ logger: Logger) async throws {
+        guard let fence else { return }
+        let row = fence.row
+        var binds = PostgresBindings()
+        switch row.key {
+        case .text(let text): binds.append(text)
+        case .integer(let id): binds.append(id)
+        }
+        binds.append(fence.holder)
+        binds.append(row.running)
+        let sql = "SELECT 1 FROM \(row.table) WHERE \(row.column) = $1 AND holder = $2 AND state = $3 FOR SHARE"
+        var held = false
+        for try await _ in try await connection.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger) { held = true }
+        if !held { throw fence.cancellation }
     }
 
     /// Runs `body` on one pooled connection, with `user`'s id (nil when
@@ -111,6 +136,9 @@ public struct PostgresScrobbleStore: ScrobbleArchive {
             return try await body()
         } catch let error as SourceError {
             throw error
+        } catch let error as PostgresTransactionError where error.closureError is SourceError && error.rollbackError == nil {
+            // The work's own failure (a fenced write), rolled back as it should be.
+            throw error.closureError as! SourceError
         } catch let error as PSQLError {
             throw .storage(detail: error.serverInfo?[.message] ?? "the PostgreSQL database could not be reached (\(error.code))")
         } catch {
@@ -312,11 +340,19 @@ public struct PostgresScrobbleStore: ScrobbleArchive {
 
     // MARK: - Writing
 
-    public func store(_ batch: [(Scrobble, ScrobbleOrigin)], of user: Username) async throws(SourceError) -> InsertCounts {
+    public func store(_ batch: [(Scrobble, ScrobbleOrigin)], of user: Username, fence: JobFence?) async throws(SourceError) -> InsertCounts {
         // A batch with nothing in it leaves no user row behind.
         guard !batch.isEmpty else { return InsertCounts() }
-        return try await writing(user) { id, connection, logger in
-            try await Self.storeByRule(batch, userID: id, connection, logger)
+        return try await writing(user, fence: fence) { id, connection, logger in
+            let counts = try await Self.storeByRule(batch, userID: id, connection, logger)
+            if let fence, case .upload(let job) = fence.job {
+                // The upload's progress, in the batch's own transaction.
+                let entry = StoredBatches.entry(.init(size: batch.count, counts: counts))
+                try await connection.query("""
+                    UPDATE import_job SET stored_batches = stored_batches || \(entry) WHERE id = \(job) AND holder = \(fence.holder)
+                    """, logger: logger)
+            }
+            return counts
         }
     }
 
@@ -514,12 +550,12 @@ public struct PostgresScrobbleStore: ScrobbleArchive {
         }
     }
 
-    public func beginSync(_ state: SyncState, of user: Username) async throws(SourceError) {
-        try await writing(user) { id, connection, logger in try await Self.save(state, userID: id, connection, logger) }
+    public func beginSync(_ state: SyncState, of user: Username, fence: JobFence?) async throws(SourceError) {
+        try await writing(user, fence: fence) { id, connection, logger in try await Self.save(state, userID: id, connection, logger) }
     }
 
-    public func storeSyncPage(_ scrobbles: [Scrobble], of user: Username, next: SyncState?) async throws(SourceError) -> InsertCounts {
-        try await writing(user) { id, connection, logger in
+    public func storeSyncPage(_ scrobbles: [Scrobble], of user: Username, next: SyncState?, fence: JobFence?) async throws(SourceError) -> InsertCounts {
+        try await writing(user, fence: fence) { id, connection, logger in
             let counts = try await Self.insertDistinct(scrobbles, userID: id, origin: .sync(of: user), connection, logger)
             if let next {
                 try await Self.save(next, userID: id, connection, logger)

@@ -136,6 +136,7 @@ public final class ArchiveDatabase: Sendable {
         SQLiteImportJobStore.registerMigrations(in: &migrator)
         SQLiteAccountStore.registerVisibilityMigration(in: &migrator)
         SQLiteDigestStore.registerMigrations(in: &migrator)
+        SQLiteImportJobStore.registerStoredBatchesMigration(in: &migrator)
         return migrator
     }
 

@@ -34,13 +34,23 @@ public struct SQLiteImportJobStore: ImportJobStore {
         }
     }
 
-    static let columns = "id, owner, name, file_name, path, bytes, machine, state, summary, reason, queued_at, updated_at"
+    /// What each batch of an import stored, recorded with the batch
+    /// (`StoredBatches`), so a resumed import counts it as its own.
+    /// Registered after every earlier migration.
+    static func registerStoredBatchesMigration(in migrator: inout DatabaseMigrator) {
+        migrator.registerMigration("import job stored batches") { db in
+            try db.execute(sql: "ALTER TABLE import_job ADD COLUMN stored_batches TEXT NOT NULL DEFAULT ''")
+        }
+    }
+
+    static let columns = "id, owner, name, file_name, path, bytes, machine, state, summary, reason, queued_at, updated_at, stored_batches"
 
     static func job(_ row: Row) -> ImportJob? {
         guard let user = Username(validating: row["name"]), let state = ImportJob.State(rawValue: row["state"]) else { return nil }
         return ImportJob(id: row["id"], owner: .account(row["owner"]), user: user, fileName: row["file_name"], path: row["path"],
                          bytes: row["bytes"], machine: row["machine"], state: state, summary: row["summary"], reason: row["reason"],
-                         queuedAt: Date(timeIntervalSince1970: row["queued_at"]), updatedAt: Date(timeIntervalSince1970: row["updated_at"]))
+                         queuedAt: Date(timeIntervalSince1970: row["queued_at"]), updatedAt: Date(timeIntervalSince1970: row["updated_at"]),
+                         stored: StoredBatches(text: row["stored_batches"]))
     }
 
     public func queue(owner: ListOwner, user: Username, fileName: String, path: String, bytes: Int64, machine: String,

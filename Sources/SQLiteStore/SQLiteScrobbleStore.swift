@@ -488,12 +488,12 @@ extension SQLiteScrobbleStore: ScrobbleArchive, BlockingScrobbleWriter {
     /// transaction (each in a savepoint of its own) and their commit. A
     /// bigger batch has a transaction of its own: sharing would make each
     /// wait for the others' work, and its commit is a small part of its cost.
-    public func store(_ batch: [(Scrobble, ScrobbleOrigin)], of user: Username) async throws(SourceError) -> InsertCounts {
+    public func store(_ batch: [(Scrobble, ScrobbleOrigin)], of user: Username, fence: JobFence?) async throws(SourceError) -> InsertCounts {
         guard batch.count <= Self.sharedCommitLimit else {
-            return try await writeAsync { db in try Self.store(batch, of: user, in: db) }
+            return try await writeAsync { db in try Self.store(batch, of: user, fence: fence, in: db) }
         }
         do {
-            return try await database.groupCommit.write { db in try Self.store(batch, of: user, in: db) }
+            return try await database.groupCommit.write { db in try Self.store(batch, of: user, fence: fence, in: db) }
         } catch {
             throw ArchiveDatabase.failure(error)
         }
@@ -504,16 +504,24 @@ extension SQLiteScrobbleStore: ScrobbleArchive, BlockingScrobbleWriter {
 
     /// Stores a batch the way `store(_:of:)` does, on the calling thread
     /// (the importer's writer queue).
-    public func storeBlocking(_ batch: [(Scrobble, ScrobbleOrigin)], of user: Username) throws(SourceError) -> InsertCounts {
-        try write { db in try Self.store(batch, of: user, in: db) }
+    public func storeBlocking(_ batch: [(Scrobble, ScrobbleOrigin)], of user: Username, fence: JobFence?) throws(SourceError) -> InsertCounts {
+        try write { db in try Self.store(batch, of: user, fence: fence, in: db) }
     }
 
-    static func store(_ batch: [(Scrobble, ScrobbleOrigin)], of user: Username, in db: Database) throws -> InsertCounts {
+    static func store(_ batch: [(Scrobble, ScrobbleOrigin)], of user: Username, fence: JobFence? = nil, in db: Database) throws -> InsertCounts {
         // The user row is written with the first batch, so a file that
         // holds no scrobbles leaves nothing behind.
         guard !batch.isEmpty else { return InsertCounts() }
+        try Self.hold(fence, in: db)
         let userID = try ensureUserID(of: user, in: db)
-        return try storeByRule(batch, userID: userID, in: db)
+        let counts = try storeByRule(batch, userID: userID, in: db)
+        if let fence, case .upload(let id) = fence.job {
+            // The upload's progress, in the batch's own transaction.
+            let entry = StoredBatches.entry(.init(size: batch.count, counts: counts))
+            try db.execute(sql: "UPDATE import_job SET stored_batches = stored_batches || ? WHERE id = ? AND holder = ?",
+                           arguments: [entry, id, fence.holder])
+        }
+        return counts
     }
 
     public func syncStart(of user: Username) async throws(SourceError) -> SyncStart {
@@ -534,14 +542,16 @@ extension SQLiteScrobbleStore: ScrobbleArchive, BlockingScrobbleWriter {
         }
     }
 
-    public func beginSync(_ state: SyncState, of user: Username) async throws(SourceError) {
+    public func beginSync(_ state: SyncState, of user: Username, fence: JobFence?) async throws(SourceError) {
         try await writeAsync { db in
+            try Self.hold(fence, in: db)
             try Self.save(state, userID: try Self.ensureUserID(of: user, in: db), in: db)
         }
     }
 
-    public func storeSyncPage(_ scrobbles: [Scrobble], of user: Username, next: SyncState?) async throws(SourceError) -> InsertCounts {
+    public func storeSyncPage(_ scrobbles: [Scrobble], of user: Username, next: SyncState?, fence: JobFence?) async throws(SourceError) -> InsertCounts {
         try await writeAsync { db in
+            try Self.hold(fence, in: db)
             let id = try Self.ensureUserID(of: user, in: db)
             let counts = try Self.insertDistinct(scrobbles, userID: id, origin: .sync(of: user), in: db)
             if let next {
@@ -551,6 +561,21 @@ extension SQLiteScrobbleStore: ScrobbleArchive, BlockingScrobbleWriter {
             }
             return counts
         }
+    }
+
+    /// Throws `SourceError.cancelled` inside the caller's write unless
+    /// `fence`'s job is still claimed and running (`JobFence`); SQLite's
+    /// one writer orders the check against every deletion.
+    static func hold(_ fence: JobFence?, in db: Database) throws {
+        guard let fence else { return }
+        let row = fence.row
+        let key: any DatabaseValueConvertible = switch row.key {
+        case .text(let text): text
+        case .integer(let id): id
+        }
+        let held = try Bool.fetchOne(db, sql: "SELECT 1 FROM \(row.table) WHERE \(row.column) = ? AND holder = ? AND state = ?",
+                                     arguments: [key, fence.holder, row.running]) ?? false
+        if !held { throw fence.cancellation }
     }
 
     private static func save(_ state: SyncState, userID: Int64, in db: Database) throws {

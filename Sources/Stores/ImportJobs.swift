@@ -27,9 +27,12 @@ public struct ImportJob: Sendable, Hashable {
     public var reason: String?
     public var queuedAt: Date
     public var updatedAt: Date
+    /// What an earlier run of this import stored before it was cut off.
+    public var stored: StoredBatches
 
     public init(id: Int64, owner: ListOwner, user: Username, fileName: String, path: String, bytes: Int64, machine: String,
-                state: State, summary: String? = nil, reason: String? = nil, queuedAt: Date, updatedAt: Date) {
+                state: State, summary: String? = nil, reason: String? = nil, queuedAt: Date, updatedAt: Date,
+                stored: StoredBatches = StoredBatches()) {
         self.id = id
         self.owner = owner
         self.user = user
@@ -42,6 +45,7 @@ public struct ImportJob: Sendable, Hashable {
         self.reason = reason
         self.queuedAt = queuedAt
         self.updatedAt = updatedAt
+        self.stored = stored
     }
 
     public var isUnfinished: Bool { state == .queued || state == .importing }
@@ -50,8 +54,9 @@ public struct ImportJob: Sendable, Hashable {
 /// Uploaded exports as durable jobs: queued, claimed with a lease by a
 /// worker of the machine holding the file (taken over when the worker
 /// died), done with the importer's summary, or failed with a reason. An
-/// import taken over runs again from the start: the archive's duplicate
-/// rule makes a second run store nothing twice.
+/// import taken over reads the file again from the start and skips the
+/// batches its earlier run recorded as stored (`StoredBatches`), counting
+/// them as its own; the archive's duplicate rule keeps anything else once.
 public protocol ImportJobStore: Sendable {
     /// Queues an upload; returns it with its id.
     func queue(owner: ListOwner, user: Username, fileName: String, path: String, bytes: Int64, machine: String,
@@ -69,4 +74,46 @@ public protocol ImportJobStore: Sendable {
     func jobs(of owner: ListOwner, limit: Int) async throws -> [ImportJob]
     /// How many uploads on `machine` wait to be imported or are being imported.
     func waiting(on machine: String) async throws -> Int
+}
+
+/// The batches an uploaded export's import has stored, in order, each with
+/// its size and what came of it: recorded in the batch's own transaction
+/// (`ScrobbleArchive.store(_:of:fence:)` under the upload's fence), so an
+/// import taken over after a kill skips what is already in and counts it
+/// as its own, instead of calling its own earlier rows duplicates.
+public struct StoredBatches: Sendable, Hashable {
+    /// One stored batch.
+    public struct Batch: Sendable, Hashable {
+        /// How many scrobbles it held.
+        public let size: Int
+        public let counts: InsertCounts
+
+        public init(size: Int, counts: InsertCounts) {
+            self.size = size
+            self.counts = counts
+        }
+    }
+
+    public var batches: [Batch]
+
+    public init(_ batches: [Batch] = []) { self.batches = batches }
+
+    /// The form a job's row keeps: `size:inserted:duplicates;` per batch.
+    public var text: String { batches.map(Self.entry).joined() }
+
+    /// One batch's entry, appended to the row as it is stored.
+    public static func entry(_ batch: Batch) -> String { "\(batch.size):\(batch.counts.inserted):\(batch.counts.duplicates);" }
+
+    /// Reads the row's text; an entry that does not read ends the list
+    /// there (the batches after it are stored again, and only meet the
+    /// duplicate rule).
+    public init(text: String) {
+        var batches: [Batch] = []
+        for entry in text.split(separator: ";") {
+            let parts = entry.split(separator: ":").compactMap { Int($0) }
+            guard parts.count == 3, parts.allSatisfy({ $0 >= 0 }) else { break }
+            batches.append(Batch(size: parts[0], counts: InsertCounts(inserted: parts[1], duplicates: parts[2])))
+        }
+        self.batches = batches
+    }
 }

@@ -40,17 +40,20 @@ public protocol ScrobbleArchive: Sendable {
     /// starting at or after `from`; nil when `user` has no archive.
     func albumsPlayed(by user: Username, since from: Int64) async throws(SourceError) -> Set<String>?
     /// Stores a batch (an import's), each scrobble with its origin, in one
-    /// transaction, by the duplicate rule.
-    func store(_ batch: [(Scrobble, ScrobbleOrigin)], of user: Username) async throws(SourceError) -> InsertCounts
+    /// transaction, by the duplicate rule; with a `fence`, only while that
+    /// job's claim holds (else `SourceError.cancelled` and nothing stored).
+    func store(_ batch: [(Scrobble, ScrobbleOrigin)], of user: Username, fence: JobFence?) async throws(SourceError) -> InsertCounts
 
     /// Where a sync of `user` starts: its unfinished run, if any, and the
     /// newest scrobble that came from their service (synced or exported).
     func syncStart(of user: Username) async throws(SourceError) -> SyncStart
-    /// Records a sync run that will take several pages, before its first.
-    func beginSync(_ state: SyncState, of user: Username) async throws(SourceError)
+    /// Records a sync run that will take several pages, before its first
+    /// (under `fence`, as `store` does).
+    func beginSync(_ state: SyncState, of user: Username, fence: JobFence?) async throws(SourceError)
     /// Stores one page of a sync and where the run goes next (`nil`: it is
-    /// finished), in one transaction.
-    func storeSyncPage(_ scrobbles: [Scrobble], of user: Username, next: SyncState?) async throws(SourceError) -> InsertCounts
+    /// finished), in one transaction, only while `fence` holds when given:
+    /// a copy cancelled meanwhile leaves neither the page nor a resume point.
+    func storeSyncPage(_ scrobbles: [Scrobble], of user: Username, next: SyncState?, fence: JobFence?) async throws(SourceError) -> InsertCounts
 
     /// Deletes what copies of `user`'s own service stored
     /// (`ScrobbleOrigin.sync(of:)` rows, counting or set aside) and where
@@ -77,7 +80,22 @@ extension ScrobbleArchive {
     /// Stores `scrobbles`, all from `origin`, by the duplicate rule.
     @discardableResult
     public func store(_ scrobbles: [Scrobble], of user: Username, origin: ScrobbleOrigin) async throws(SourceError) -> InsertCounts {
-        try await store(scrobbles.map { ($0, origin) }, of: user)
+        try await store(scrobbles.map { ($0, origin) }, of: user, fence: nil)
+    }
+
+    /// Stores a batch outside any job (the command line's own import).
+    public func store(_ batch: [(Scrobble, ScrobbleOrigin)], of user: Username) async throws(SourceError) -> InsertCounts {
+        try await store(batch, of: user, fence: nil)
+    }
+
+    /// Records a sync run outside any job (the command line's `sync`).
+    public func beginSync(_ state: SyncState, of user: Username) async throws(SourceError) {
+        try await beginSync(state, of: user, fence: nil)
+    }
+
+    /// Stores a sync page outside any job.
+    public func storeSyncPage(_ scrobbles: [Scrobble], of user: Username, next: SyncState?) async throws(SourceError) -> InsertCounts {
+        try await storeSyncPage(scrobbles, of: user, next: next, fence: nil)
     }
 }
 
@@ -214,8 +232,8 @@ public struct SpellingCounts: Sendable {
 /// Swift's cooperative pool: an import's writer queue uses it when the
 /// store offers it (SQLite, whose writes are synchronous anyway).
 public protocol BlockingScrobbleWriter: Sendable {
-    /// Stores `batch` as `ScrobbleArchive.store(_:of:)` does, blocking.
-    func storeBlocking(_ batch: [(Scrobble, ScrobbleOrigin)], of user: Username) throws(SourceError) -> InsertCounts
+    /// Stores `batch` as `ScrobbleArchive.store(_:of:fence:)` does, blocking.
+    func storeBlocking(_ batch: [(Scrobble, ScrobbleOrigin)], of user: Username, fence: JobFence?) throws(SourceError) -> InsertCounts
 }
 
 /// A page of a person's scrobbles, newest first, and how many there are in

@@ -51,7 +51,7 @@ public struct ClaimedCopy: Sendable {
         let outcome: Result<SyncSummary, SourceError> = await withTaskGroup(of: Result<SyncSummary, SourceError>.self) { group in
             group.addTask {
                 do throws(SourceError) {
-                    return .success(try await sync.sync(claim.user) { step in
+                    return .success(try await sync.sync(claim.user, fence: JobFence(claim)) { step in
                         let renewed: Bool?
                         do {
                             // A resumed copy goes on counting from what its row says.
@@ -74,9 +74,15 @@ public struct ClaimedCopy: Sendable {
         }
         switch outcome {
         case .failure(let error):
-            if await held.held == false {
-                // Taken over, or stopped by the person: the row says which.
-                if (try? await copies.copy(of: claim.user))?.state == .stopped { throw Self.stopped(claim) }
+            let fenced = if case .cancelled = error { true } else { false }
+            let stillHeld = await held.held
+            if fenced || !stillHeld {
+                // Taken over, stopped by the person, or deleted with their
+                // account or what was copied: the row (or its absence) says which.
+                let row: HistoryCopy?
+                do { row = try await copies.copy(of: claim.user) } catch { throw Self.storage(error) }
+                if row?.state == .stopped { throw Self.stopped(claim) }
+                if row == nil, fenced { throw error }
                 throw Self.takenOver(claim)
             }
             if Task.isCancelled {

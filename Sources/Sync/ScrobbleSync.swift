@@ -202,7 +202,11 @@ public struct ScrobbleSync: Sendable {
         try await store.syncStart(of: user).pending
     }
 
-    public func sync(_ user: Username, progress: @Sendable (SyncProgress) async -> Void = { _ in }) async throws(SourceError) -> SyncSummary {
+    /// Copies what is new of `user` (or resumes the unfinished run). With a
+    /// `fence` (a claimed history copy's), every write checks the claim in
+    /// its own transaction, so a copy cancelled meanwhile stores nothing more.
+    public func sync(_ user: Username, fence: JobFence? = nil,
+                     progress: @Sendable (SyncProgress) async -> Void = { _ in }) async throws(SourceError) -> SyncSummary {
         var summary = SyncSummary()
         // Only the service's own scrobbles (synced or from its export) say
         // how far it has been copied: a newer Spotify import or a listen
@@ -225,7 +229,7 @@ public struct ScrobbleSync: Sendable {
             prefetched = opening.prefetched
             expected = opening.expectedScrobbles
             let whole = prefetched.map { $0.at == state && $0.slice.next == nil } ?? false
-            if !whole { try await store.beginSync(state, of: user) }
+            if !whole { try await store.beginSync(state, of: user, fence: fence) }
         }
 
         let walk = state
@@ -244,7 +248,7 @@ public struct ScrobbleSync: Sendable {
             // Only scrobbles inside the bounds (the upstream should already
             // guarantee it).
             let scrobbles = slice.scrobbles.filter { $0.instant >= here.fromInstant && $0.instant <= here.toInstant }
-            let counts = try await store.storeSyncPage(scrobbles, of: user, next: slice.next)
+            let counts = try await store.storeSyncPage(scrobbles, of: user, next: slice.next, fence: fence)
             summary.imported += counts.inserted
             summary.duplicates += counts.duplicates
             summary.pages += 1

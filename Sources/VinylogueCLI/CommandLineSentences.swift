@@ -28,6 +28,7 @@ extension SourceError {
         case .listenBrainz(.copying(let user)): "Wait for the copy to finish, or run `vinylogue sync \(user)`."
         case .listenBrainz: "Try again in a few minutes; what was already synced is kept."
         case .copyFailed(let user, _): "Run `vinylogue sync \(user)` to go on from where it stopped."
+        case .cancelled: "Nothing to do: it was deleted or stopped on purpose; run the command again to start anew."
         }
     }
 

@@ -64,7 +64,7 @@ public enum ExitStatus: Int32, Sendable {
         case .notFound, .privateProfile: self = .noData
         case .missingAPIKey, .invalidAPIKey: self = .configuration
         case .rateLimited, .temporarilyUnavailable, .timeout, .stillWaiting, .transport, .malformedResponse, .api, .copyFailed: self = .upstream
-        case .storage, .notArchived, .diskFull: self = .noData
+        case .storage, .notArchived, .diskFull, .cancelled: self = .noData
         case .unreadableFile: self = .usage
         case .listenBrainz(.userNotFound): self = .noData
         case .listenBrainz(.invalidToken): self = .configuration

@@ -42,6 +42,10 @@ public enum SourceError: Error, Sendable, Hashable, CustomStringConvertible {
     /// A copy of `user`'s history into the archive stopped, for `reason`
     /// (a sentence kept with the copy).
     case copyFailed(user: String, reason: String)
+    /// A job's write found its claim gone: the job was cancelled (its
+    /// person's data deleted, the copy stopped) or taken over, so the write
+    /// stored nothing (`JobFence`). `job` names it for the person.
+    case cancelled(job: String)
 
     /// What a name Last.fm does not know answers (and so a person whose
     /// listening is hidden from the viewer, who must answer the same).
@@ -69,6 +73,7 @@ public enum SourceError: Error, Sendable, Hashable, CustomStringConvertible {
         case .diskFull(let detail): "The disk holding the local archive is full (\(detail))."
         case .listenBrainz(let failure): failure.message
         case .copyFailed(let user, let reason): "The copy of \(user)'s history stopped: \(reason)"
+        case .cancelled(let job): "\(job) was cancelled, so nothing more of it was stored."
         }
     }
 

@@ -13,7 +13,7 @@ extension HTTPResponse.Status {
         switch failure {
         case .notFound, .privateProfile, .notArchived:
             self = .notFound
-        case .missingAPIKey, .invalidAPIKey, .storage, .diskFull, .unreadableFile, .stillWaiting:
+        case .missingAPIKey, .invalidAPIKey, .storage, .diskFull, .unreadableFile, .stillWaiting, .cancelled:
             self = .serviceUnavailable
         case .rateLimited, .temporarilyUnavailable, .timeout, .transport, .malformedResponse, .api, .copyFailed:
             self = .badGateway

@@ -36,6 +36,7 @@ extension SourceError {
         case .listenBrainz(.copying): "Reload in a minute."
         case .listenBrainz: "Try again in a few minutes."
         case .copyFailed: "Vinylogue tries again in a few minutes; reload then."
+        case .cancelled: "Start it again from Settings if you still want it."
         }
     }
 

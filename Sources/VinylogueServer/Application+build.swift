@@ -75,7 +75,7 @@ struct SharedParts: Sendable {
         let clock = parts.clock, stores = parts.stores
         rendered = RenderedPages(clock: clock)
         renderedCards = RenderedPages(clock: clock, lifetime: 300, capacity: 500, maxBytes: 64 << 20)
-        kept = KeptViews(pages: rendered, cards: renderedCards, drawn: parts.shareCards)
+        kept = KeptViews(pages: rendered, cards: renderedCards, drawn: parts.shareCards, notices: stores.notices)
         nowPlaying = NowPlaying(clock: clock)
         sources = parts.sources
         let accounts = parts.signsIn ? stores.accounts : nil
@@ -146,7 +146,7 @@ func buildRouter(configuration: ServerConfiguration, parts: WebAppParts, shared:
     covers.register(on: router)
     FeedRoutes(sources: sources, viewers: viewers, clock: clock, address: address).register(on: router)
     SettingsRoutes(viewers: viewers, lists: lists, listenTokens: shared.listenTokens, forwarding: parts.forwarding,
-                   copies: parts.copiesHistories ? parts.copies : nil, uploads: parts.uploads, archive: stores.archive, pages: pages, clock: clock,
+                   copies: parts.copiesHistories ? parts.copies : nil, uploads: parts.uploads, archive: stores.archive, kept: shared.kept, pages: pages, clock: clock,
                    apiKeyConfigured: apiKeyConfigured, configuration: configuration, address: address,
                    audiences: viewers.signIn != nil ? parts.audiences : nil, digests: digests).register(on: router)
     if let digests {

@@ -220,12 +220,26 @@ import VinylogueCore
             _ = try await archive.store([sent], of: Self.mika, origin: .received)
             let settings = try await SignInTests.page(client, "/settings", browser)
             #expect(settings.body.contains("Delete what was copied from Last.fm"), "\(settings.body)")
+            // Every year's page, kept as it was asked for before the deletion.
+            let everyYear = try await SignInTests.page(client, "/api/u/Mika/history", browser)
+            #expect(everyYear.status == .ok && everyYear.body.contains("\"plays\""), "\(everyYear.body)")
+            func keptPagesServed() async throws -> Int {
+                let health = try await SignInTests.page(client, "/healthz", nil)
+                let json = try JSONSerialization.jsonObject(with: Data(health.body.utf8)) as? [String: Any]
+                return try #require((json?["renderedPages"] as? [String: Any])?["hits"] as? Int)
+            }
+            _ = try await SignInTests.page(client, "/api/u/Mika/history", browser)
+            let served = try await keptPagesServed()
+            #expect(served >= 1, "asked again, the page is the kept one")
 
             let delete = try await client.post("/settings/history", ["copy": "delete"], session: browser.form)
             #expect(delete.status == .seeOther)
             let location = try #require(delete.headers[.location])
             #expect(location.hasPrefix("/settings?history=deleted-"))
             #expect(try await archive.scrobbles(of: Self.mika, from: 0, to: .max) == [sent])
+            // The kept page is forgotten: asked again, it is made anew.
+            _ = try await SignInTests.page(client, "/api/u/Mika/history", browser)
+            #expect(try await keptPagesServed() == served, "the page kept from before the deletion was served")
             let told = try await SignInTests.page(client, location, browser)
             #expect(told.body.contains("What was copied is deleted ("), "\(told.body)")
             #expect(told.body.contains("Nothing of your Last.fm history is copied here"))

@@ -1,4 +1,5 @@
 import Artwork
+import Stores
 import VinylogueCore
 
 /// Everything this instance keeps of people's listening, made from their
@@ -14,6 +15,9 @@ struct KeptViews: Sendable {
     let cards: RenderedPages
     /// Cards and widgets drawn to disk (none in tests without a data directory).
     let drawn: ShareCardStore?
+    /// The fleet's other instances, told when a change made here must be
+    /// forgotten there too (nil on a single server).
+    var notices: (any FleetNotices)? = nil
 
     /// What `person`'s pages show changed (their listens, who may see
     /// them): what was kept of them in memory is dropped. Drawn cards stay
@@ -22,6 +26,15 @@ struct KeptViews: Sendable {
     func forget(_ person: Username) {
         pages.removePages(of: person)
         cards.removePages(of: person)
+    }
+
+    /// `person`'s listening changed by a change made here outside a
+    /// listen write (what a copy stored deleted): forgotten here and, through
+    /// the fleet's notices, on every instance. (A listen write announces its
+    /// own notice in its transaction.)
+    func listeningChanged(of person: Username) async {
+        forget(person)
+        await notices?.announce(.listensChanged(user: person.value))
     }
 
     /// `person` is gone (their account deleted): everything kept of them,

@@ -56,6 +56,9 @@ import VinylogueServer
         let card = try await png(client, String(image.dropFirst(Self.base.count)))
         #expect(card.status == .ok)
         #expect(card.type == "image/png")
+        // A person may hide their listening at any moment: caches show a card for a minute at most.
+        let headers = try await client.execute(uri: String(image.dropFirst(Self.base.count)), method: .head, headers: [:], body: nil).headers
+        #expect(headers[.cacheControl] == "public, max-age=60")
         #expect(dimensions(card.body).map { $0 == (1200, 630) } == true)
     }
 

@@ -133,9 +133,17 @@ struct ShareCardRoutes: Sendable {
     }
 
     static func png(_ body: ByteBuffer, status: HTTPResponse.Status) -> Response {
-        // A card follows the clock ("3 years ago") and the covers, so it may
-        // be kept for an hour, not for ever; failures not at all.
-        Response(status: status, headers: [.contentType: "image/png", .cacheControl: status == .ok ? "public, max-age=3600" : "no-store"],
-                 body: .init(byteBuffer: body))
+        Response(status: status, headers: [.contentType: "image/png", .cacheControl: cacheControl(status)], body: .init(byteBuffer: body))
+    }
+
+    /// How long a browser or proxy may show a card (or widget) of a person
+    /// whose listening everyone sees without asking again: a minute. A card
+    /// follows the clock ("3 years ago") and the covers, and the person may
+    /// choose "Only me" at any moment, after which no cache should go on
+    /// showing it for long (a restricted person's are `private, no-cache`,
+    /// `VisibilityMiddleware`). Served again from memory, a minute costs
+    /// little. Failures are not kept at all.
+    static func cacheControl(_ status: HTTPResponse.Status) -> String {
+        status == .ok ? "public, max-age=60" : "no-store"
     }
 }

@@ -118,7 +118,7 @@ struct WidgetRoutes: Sendable {
     static func svg(_ body: ByteBuffer, status: HTTPResponse.Status) -> Response {
         // It follows the clock and the covers, as a card does.
         Response(status: status, headers: [.contentType: svgType, .contentSecurityPolicy: svgPolicy,
-                                           .cacheControl: status == .ok ? "public, max-age=3600" : "no-store"],
+                                           .cacheControl: ShareCardRoutes.cacheControl(status)],
                  body: .init(byteBuffer: body))
     }
 

@@ -40,6 +40,16 @@ extension SourceError {
         }
     }
 
+    /// Whether asking again may answer, so a page offers "Try again": not
+    /// when only whoever runs the server can change the outcome (no API key,
+    /// a rejected key or token), nor for a file or a job that is gone.
+    public var retryMayHelp: Bool {
+        switch self {
+        case .missingAPIKey, .invalidAPIKey, .unreadableFile, .cancelled, .listenBrainz(.invalidToken): false
+        default: true
+        }
+    }
+
     /// What happened and what to do, as a web page says it.
     public var forVisitors: String { "\(message) \(nextStepForVisitors)" }
 }

@@ -16,7 +16,16 @@ import VinylogueServer
         .listenBrainz(.rateLimited(retryAfter: nil)), .listenBrainz(.unavailable(status: 503)), .listenBrainz(.timeout),
         .listenBrainz(.transport(detail: "the connection was refused")), .listenBrainz(.malformedResponse(detail: "truncated")),
         .listenBrainz(.refused(status: 400, reason: "bad")), .listenBrainz(.copying(user: "lb:x")), .notArchived(user: "lb:x"),
+        .copyFailed(user: "x", reason: "Last.fm did not answer in time."), .cancelled(job: "The copy of x's history"),
     ]
+
+    /// A "Try again" that cannot help is not offered: the demo without an
+    /// API key showed one under "No Last.fm API key is configured".
+    @Test func tryAgainIsOfferedOnlyWhereAskingAgainMayAnswer() {
+        let cannot = Self.everyCase.filter { !$0.retryMayHelp }
+        #expect(cannot == [.invalidAPIKey(code: 10), .missingAPIKey, .unreadableFile(path: "/tmp/x", reason: "it is a directory"),
+                           .listenBrainz(.invalidToken), .cancelled(job: "The copy of x's history")])
+    }
 
     /// Used to fail: a chart page without an API key told its visitor to
     /// run `export LASTFM_API_KEY=yourkey`, and a page for an unarchived

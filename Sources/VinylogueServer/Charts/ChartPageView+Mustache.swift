@@ -27,6 +27,7 @@ extension ChartPageView: MustacheParent {
         case "errorText": errorText
         case "hiddenText": hiddenText
         case "retryURL": retryURL
+        case "canRetry": canRetry
         case "staleNote": staleNote
         case "nowPlaying": nowPlaying
         case "copyNote": copyNote

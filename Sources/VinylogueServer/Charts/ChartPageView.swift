@@ -91,6 +91,8 @@ struct ChartPageView {
     let errorText: String?
     let hiddenText: String?
     let retryURL: String
+    /// Whether the failure may pass if asked again (`SourceError.retryMayHelp`).
+    let canRetry: Bool
     var staleNote: String?
     /// What the person's player says is playing now ("Now playing: …"),
     /// while it lasts; such a page is never kept.
@@ -148,6 +150,7 @@ struct ChartPageView {
         errorText = page.failure?.forVisitors
         hiddenText = page.hiddenText
         retryURL = selfURL
+        canRetry = page.failure?.retryMayHelp ?? false
         if case .noChart = page.state {
             wayOn = [previous, next].compactMap { $0 }.first { $0.enabled }
         } else {

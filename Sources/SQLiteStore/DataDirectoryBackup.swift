@@ -40,14 +40,44 @@ public enum DataDirectoryBackup {
         guard ArchiveDatabase.exists(in: source) else {
             throw .storage(detail: "\(source.path) holds no Vinylogue database (\(ArchiveDatabase.fileName))")
         }
+        // A copy inside the directory it copies would copy itself.
+        if Self.path(of: destination, isWithin: source) {
+            throw .storage(detail: "\(destination.path) is inside the data directory \(source.path); "
+                + "a backup goes into a directory outside it (on another disk, ideally)")
+        }
         if let entries = try? fm.contentsOfDirectory(atPath: destination.path), !entries.isEmpty {
             throw .storage(detail: "\(destination.path) is not empty; a backup goes into a new directory")
         }
+        // What this backup makes, and only that, goes again if it fails.
+        var made = destination.standardizedFileURL
+        while !fm.fileExists(atPath: made.deletingLastPathComponent().path), made.pathComponents.count > 2 {
+            made.deleteLastPathComponent()
+        }
+        let makes = !fm.fileExists(atPath: destination.path)
         do {
             try fm.createDirectory(at: destination, withIntermediateDirectories: true)
         } catch {
             throw StorageFailure.failure(error, path: destination.path)
         }
+        do {
+            return try copy(source, to: destination)
+        } catch {
+            if makes { try? fm.removeItem(at: made) }
+            throw error
+        }
+    }
+
+    /// Whether `path`, once symbolic links and `..` are resolved as far as
+    /// they exist, is `directory` or lies within it.
+    static func path(of path: URL, isWithin directory: URL) -> Bool {
+        let inner = path.standardizedFileURL.resolvingSymlinksInPath().pathComponents
+        let outer = directory.standardizedFileURL.resolvingSymlinksInPath().pathComponents
+        return inner.count >= outer.count && Array(inner.prefix(outer.count)) == outer
+    }
+
+    /// Copies into `destination`, which exists and is empty.
+    private static func copy(_ source: URL, to destination: URL) throws(SourceError) -> Summary {
+        let fm = FileManager.default
         let skipped: Set<String> = [ArchiveDatabase.fileName, ArchiveDatabase.fileName + "-wal", ArchiveDatabase.fileName + "-shm"]
         var files = 0, fileBytes: Int64 = 0
         do {

@@ -101,4 +101,23 @@ import Sync
         let summary = try DataDirectoryBackup.backUp(data, to: dir.url.appendingPathComponent("fresh"))
         #expect(summary.scrobbles == 0)
     }
+
+    /// A backup into the data directory itself would copy itself: it is
+    /// refused with a sentence saying so, and leaves no folder behind (it
+    /// said "The file name is invalid." and left the folder).
+    @Test func aBackupInsideTheDataDirectoryIsRefusedAndLeavesNothing() throws {
+        let dir = try TemporaryDirectory()
+        let data = dir.url.appendingPathComponent("data")
+        _ = try ArchiveDatabase(directory: data)
+        for inside in [data.appendingPathComponent("backups/today"), data, dir.url.appendingPathComponent("data/../data/b")] {
+            #expect(throws: SourceError.storage(detail: "\(inside.path) is inside the data directory \(data.path); "
+                + "a backup goes into a directory outside it (on another disk, ideally)")) {
+                try DataDirectoryBackup.backUp(data, to: inside)
+            }
+        }
+        #expect(!FileManager.default.fileExists(atPath: data.appendingPathComponent("backups").path))
+        #expect(!FileManager.default.fileExists(atPath: data.appendingPathComponent("b").path))
+        // Beside it is fine.
+        #expect(try DataDirectoryBackup.backUp(data, to: dir.url.appendingPathComponent("data-backup")).scrobbles == 0)
+    }
 }

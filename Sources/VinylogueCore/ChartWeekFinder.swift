@@ -66,6 +66,27 @@ public struct ChartWeekFinder: Sendable {
 
     /// The chart week of every N >= 1 whose target week has a chart in the
     /// list, nearest first: "this week in every earlier year".
+    /// The week of "this same week, N years ago" for every earlier year
+    /// whose week, or one within `margin` weeks of it, lies in the list's
+    /// span, whether or not that week itself has a chart (the list's own
+    /// week when it has, else Last.fm's calendar week): what "around this
+    /// time of year" searches, so a year whose only plays fell the week
+    /// after is not passed over.
+    public func weeksAround(now: Date, in list: ChartWeekList, margin: Int) -> [EarlierWeek] {
+        guard let first = list.earliest else { return [] }
+        let reach = TimeInterval(max(0, margin)) * TimeInterval(LastFMWeekCalendar.weekLength)
+        let span = (now.timeIntervalSince1970 - TimeInterval(first.from) + reach) / (365 * 86_400)
+        let furthest = span.isFinite ? Int(min(max(span, 0), Double(Self.furthestYearsAgo))) + 1 : 0
+        var weeks: [EarlierWeek] = []
+        for n in stride(from: 1, through: furthest, by: 1) {
+            guard let t = calendar.date(byAdding: .year, value: -n, to: now),
+                  t.timeIntervalSince1970 + reach >= TimeInterval(first.from) else { break }
+            let week = list.week(containing: t) ?? LastFMWeekCalendar.week(containing: Int64(t.timeIntervalSince1970.rounded(.down)))
+            weeks.append(EarlierWeek(yearsAgo: n, week: week))
+        }
+        return weeks
+    }
+
     public func weeksWithCharts(now: Date, in list: ChartWeekList) -> [EarlierWeek] {
         guard let first = list.earliest else { return [] }
         // A list reaching absurdly far back (a damaged source) must not

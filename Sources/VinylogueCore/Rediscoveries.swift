@@ -39,16 +39,20 @@ public struct Rediscoveries: Sendable, Hashable, Codable {
     public static func load(user: Username, now: Date, timeZone: TimeZone, charts: some ChartSource) async throws(SourceError) -> Rediscoveries {
         let list = try await charts.chartList(for: user)
         let finder = ChartWeekFinder(timeZone: timeZone)
-        let earlier = finder.weeksWithCharts(now: now, in: list)
         let known = Set(list.weeks)
         let length = LastFMWeekCalendar.weekLength
         var windows: [(yearsAgo: Int, week: ChartWeek)] = []
-        for year in earlier {
+        var yearsSearched = 0
+        // Every year's window, whether or not the week N years ago itself
+        // has a chart: a year played only the week after still counts.
+        for year in finder.weeksAround(now: now, in: list, margin: windowWeeks) {
+            let before = windows.count
             for step in -windowWeeks...windowWeeks {
                 let from = year.week.from + Int64(step) * length
                 let week = ChartWeek(from: from, to: from + length)
                 if known.contains(week) { windows.append((year.yearsAgo, week)) }
             }
+            if windows.count > before { yearsSearched += 1 }
         }
         let yearAgo = Int64((finder.calendar.date(byAdding: .year, value: -1, to: now) ?? now).timeIntervalSince1970)
         let recent = list.weeks.filter { $0.to > yearAgo }
@@ -59,7 +63,7 @@ public struct Rediscoveries: Sendable, Hashable, Codable {
             async let lately = Self.outcome { () async throws(SourceError) in try await history.albumsPlayed(by: user, since: since) }
             let windowCharts = try await charts.charts(for: user, kind: .album, weeks: windows.map(\.week))
             if let playedLately = try await lately.get() {
-                return build(user: user, windows: windows, windowCharts: windowCharts, playedLately: playedLately, yearsSearched: earlier.count)
+                return build(user: user, windows: windows, windowCharts: windowCharts, playedLately: playedLately, yearsSearched: yearsSearched)
             }
         }
         let all = try await charts.charts(for: user, kind: .album, weeks: windows.map(\.week) + recent)
@@ -68,7 +72,7 @@ public struct Rediscoveries: Sendable, Hashable, Codable {
             for entry in chart.entries { playedLately.insert(key(entry)) }
         }
         return build(user: user, windows: windows, windowCharts: Array(all.prefix(windows.count)), playedLately: playedLately,
-                     yearsSearched: earlier.count)
+                     yearsSearched: yearsSearched)
     }
 
     /// `work`'s result or its failure, kept typed across an `async let`.

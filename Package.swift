@@ -137,6 +137,7 @@ let package = Package(
             dependencies: [
                 "VinylogueCore", "CImageCodecs",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ]
         ),
@@ -147,6 +148,7 @@ let package = Package(
                 // No SQLite module: the web app never names a store's backend.
                 "VinylogueCore", "LastFM", "ListenBrainz", "Stores", "Sync", "Imports", "Exports", "Artwork", "Mail",
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "MultipartKit", package: "multipart-kit"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
@@ -179,13 +181,14 @@ let package = Package(
                 "VinylogueCore", "Artwork", "LastFM", "LocalTestServer",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "NIOCore", package: "swift-nio"),
             ],
             resources: [.copy("Fixtures")]
         ),
         .executableTarget(
             name: "fake-lastfm",
             dependencies: [
-                "LastFMTestServer",
+                "LastFMTestServer", "VinylogueCore",
                 .product(name: "Hummingbird", package: "hummingbird"),
             ]
         ),
@@ -196,6 +199,8 @@ let package = Package(
                 // ListenBrainz for the in-process transport.
                 "VinylogueCore", "ListenBrainz", "LocalTestServer",
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "NIOCore", package: "swift-nio"),
             ]
         ),
         .executableTarget(
@@ -231,7 +236,8 @@ let package = Package(
         .target(
             name: "VinylogueApp",
             dependencies: [
-                "VinylogueCore", "LastFM", "ListenBrainz", "Stores", "SQLiteStore", "Sync", "Artwork", "VinylogueServer", "PostgresStore", "Mail",
+                "VinylogueCore", "LastFM", "ListenBrainz", "Stores", "SQLiteStore", "Sync", "Imports", "Artwork", "VinylogueServer", "PostgresStore",
+                "Mail",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
@@ -245,6 +251,7 @@ let package = Package(
                 "PostgresStore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
             ]
@@ -262,7 +269,7 @@ let package = Package(
         .testTarget(
             name: "LastFMTests",
             // Artwork for the fake's image host in process.
-            dependencies: ["LastFM", "LastFMTestServer", "VinylogueCore", "Artwork"]
+            dependencies: ["LastFM", "LastFMTestServer", "VinylogueCore", "Artwork", .product(name: "AsyncHTTPClient", package: "async-http-client")]
         ),
         .testTarget(
             name: "ListenBrainzTests",
@@ -287,8 +294,13 @@ let package = Package(
             name: "VinylogueServerTests",
             dependencies: [
                 "TestSupport",
-                "VinylogueServer", "VinylogueApp", "LastFMTestServer", "ListenBrainzTestServer", "LastFM", "Stores", "SQLiteStore", "Sync", "Artwork", "VinylogueCore", "PostgresStore", "Mail",
+                "VinylogueServer", "VinylogueApp", "LastFMTestServer", "ListenBrainzTestServer", "LastFM", "ListenBrainz", "Stores", "SQLiteStore", "Sync",
+                "Artwork", "VinylogueCore", "PostgresStore", "Mail",
+                .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "ZIPFoundation", package: "ZIPFoundation"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -302,6 +314,8 @@ let package = Package(
                 "Stores", "SQLiteStore", "Sync", "Imports", "Artwork", "PostgresStore", "LastFM", "VinylogueCore", "ListenBrainz", "ListenBrainzTestServer",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
             ]
         ),
         .testTarget(
@@ -320,6 +334,7 @@ let package = Package(
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 .product(name: "ZIPFoundation", package: "ZIPFoundation"),
             ]
         ),

@@ -10,8 +10,6 @@ struct SMTPReply: Sendable, Equatable {
     /// The lines joined by spaces, as a person reads the reply.
     var text: String { lines.joined(separator: " ").trimmingASCIIWhitespace() }
 
-    /// 2xx.
-    var isPositive: Bool { (200..<300).contains(code) }
     /// 4xx or 5xx.
     var isNegative: Bool { (400..<600).contains(code) }
 }

@@ -33,8 +33,8 @@ struct BackupCommand: AsyncParsableCommand {
     var dataDir: String?
 
     func run() async throws {
-        let source = dataDir.map { URL(fileURLWithPath: $0, isDirectory: true).standardizedFileURL }
-            ?? ArchiveDatabase.defaultDirectory(environment: ProcessInfo.processInfo.environment)
+        // The environment is read once, into the one configuration.
+        let source = VinylogueConfiguration.fromProcessEnvironment().dataDirectory(dataDir).standardizedFileURL
         let destination = URL(fileURLWithPath: path, isDirectory: true).standardizedFileURL
         guard ArchiveDatabase.exists(in: source) else {
             throw CommandFailure("There is no Vinylogue data in \(source.path). Give the directory serve uses with --data-dir.",

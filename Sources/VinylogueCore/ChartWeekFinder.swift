@@ -41,18 +41,6 @@ public struct ChartWeekFinder: Sendable {
         return list.spans(instant) ? .noChart(target: instant) : .outsideHistory(target: instant)
     }
 
-    /// Whether the year before `yearsAgo` (one more year back) lies within
-    /// the history.
-    public func canMoveBack(from yearsAgo: Int, now: Date, in list: ChartWeekList) -> Bool {
-        list.spans(target(yearsAgo: yearsAgo + 1, from: now))
-    }
-
-    /// Whether one year more recent (`yearsAgo - 1`, never below 1) lies
-    /// within the history.
-    public func canMoveForward(from yearsAgo: Int, now: Date, in list: ChartWeekList) -> Bool {
-        yearsAgo > 1 && list.spans(target(yearsAgo: yearsAgo - 1, from: now))
-    }
-
     /// The chart week that contains "this instant, `yearsAgo` years before
     /// `now`", when the list has one.
     public func week(yearsAgo: Int, from now: Date, in list: ChartWeekList) -> ChartWeek? {

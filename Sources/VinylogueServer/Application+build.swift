@@ -97,7 +97,7 @@ func buildRouter(configuration: ServerConfiguration, parts: WebAppParts, shared:
     let apiKeyConfigured = parts.lastFM.configuration.apiKey != nil
     let database = DatabaseHealth(kind: stores.kind.rawValue) { await stores.isReadable() }
     let patience = parts.patience
-    // HEAD answers every GET route with its headers alone (it was 404).
+    // HEAD answers every GET route with its headers alone, as HTTP asks of a server.
     let router = Router(options: .autoGenerateHeadEndpoints)
     router.add(middleware: RequestMetricsMiddleware(metrics: metrics))
     router.get("/metrics") { _, _ in

@@ -53,7 +53,7 @@ final class RenderedPages: Sendable {
         /// name a user, found without reading every key (a listen received
         /// asks, and the cache holds thousands).
         var byField: [Substring: Set<String>] = [:]
-        /// Addresses of kept answers, for `KeptPageMiddleware`: a request
+        /// Addresses of kept answers, for `KeptPageShortcut`: a request
         /// asked exactly as an earlier one finds its answer without the
         /// router. At most twice the entries' capacity (then they start
         /// over); one whose answer has gone leads nowhere and is passed by.

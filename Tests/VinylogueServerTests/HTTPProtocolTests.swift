@@ -290,5 +290,9 @@ final class RawSocket: Sendable {
         return String(decoding: received, as: UTF8.self)
     }
 
+    /// Says no more will be sent (a half-close), keeping the connection
+    /// open to read the answer.
+    func shutdownWrite() { _ = shutdown(descriptor, Int32(SHUT_WR)) }
+
     func close() { Glibc.close(descriptor) }
 }

@@ -72,6 +72,8 @@ struct UploadedFile: AsyncSequence, Sendable {
         let checkFields: @Sendable ([String: String]) throws -> Void
         var read = 0
 
+        static let cutOff = "The upload was cut off before its end, so nothing was stored. Send it again."
+
         mutating func next() async throws -> ByteBuffer? {
             do {
                 return try await nextChunk()
@@ -92,10 +94,16 @@ struct UploadedFile: AsyncSequence, Sendable {
                     found.finished()
                     return nil
                 }
-                guard var chunk = try await source.next() else {
+                let next: ByteBuffer?
+                do {
+                    next = try await source.next()
+                } catch where CutOffBody.matches(error) {
+                    throw UploadRefusal(status: .badRequest, message: Self.cutOff)
+                }
+                guard var chunk = next else {
                     throw UploadRefusal(status: .badRequest, message: parts.fileName == nil
                         ? "The upload held no file. Choose the export file and send the form again."
-                        : "The upload was cut off before its end, so nothing was stored. Send it again.")
+                        : Self.cutOff)
                 }
                 read += chunk.readableBytes
                 guard read <= limit else {

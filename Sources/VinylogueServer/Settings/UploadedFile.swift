@@ -174,14 +174,41 @@ struct UploadedFile: AsyncSequence, Sendable {
             }
         }
 
-        /// `name="value"` from a Content-Disposition header.
+        /// A parameter's value from a Content-Disposition header
+        /// (`form-data; name="file"; filename="a;b.csv"`), a token or a
+        /// quoted string (RFC 7578, RFC 9110's quoted-string): inside
+        /// quotes, `;` is part of the value and `\"` is a quote. A backslash
+        /// before anything else is kept as it is, since browsers do not
+        /// escape backslashes (and old ones sent whole Windows paths).
         static func parameter(_ key: String, in header: String) -> String? {
-            for part in header.split(separator: ";") {
-                let pair = part.trimmingCharacters(in: .whitespaces)
-                guard pair.lowercased().hasPrefix(key + "=") else { continue }
-                var value = String(pair.dropFirst(key.count + 1))
-                if value.hasPrefix("\""), value.hasSuffix("\""), value.count >= 2 { value = String(value.dropFirst().dropLast()) }
-                return value
+            var rest = header.drop { $0 != ";" }
+            while rest.first == ";" {
+                rest = rest.dropFirst()
+                let name = rest.prefix { $0 != "=" && $0 != ";" }
+                rest = rest.dropFirst(name.count)
+                var value = ""
+                if rest.first == "=" {
+                    rest = rest.dropFirst().drop { $0 == " " || $0 == "\t" }
+                    if rest.first == "\"" {
+                        rest = rest.dropFirst()
+                        while let character = rest.first {
+                            rest = rest.dropFirst()
+                            if character == "\"" { break }
+                            if character == "\\", let next = rest.first, next == "\"" || next == "\\" {
+                                value.append(next)
+                                rest = rest.dropFirst()
+                            } else {
+                                value.append(character)
+                            }
+                        }
+                        rest = rest.drop { $0 != ";" }
+                    } else {
+                        let token = rest.prefix { $0 != ";" }
+                        value = token.trimmingCharacters(in: .whitespaces)
+                        rest = rest.dropFirst(token.count)
+                    }
+                }
+                if name.trimmingCharacters(in: .whitespaces).lowercased() == key { return value }
             }
             return nil
         }

@@ -99,27 +99,59 @@ public struct ImportProgress: Sendable, Hashable {
 }
 
 extension ImportSummary {
+    /// How many member lines `report` shows of each outcome; the rest are
+    /// counted in one line.
+    static let membersShown = (read: 20, skipped: 10, refused: 20)
+    /// The most characters of an export's own text (a name, a reason, a
+    /// note) `report` shows.
+    static let longestShown = 160
+    /// The most notes `report` shows.
+    static let notesShown = 10
+
     /// What the import did, as `vinylogue import` prints it and Settings
     /// shows an upload's: member by member for an archive, then in all,
-    /// with the first 50 rejected lines. `printable` makes the export's
-    /// own bytes (names, lines) safe to show where they go.
+    /// with the first 50 rejected lines. Its size is bounded whatever the
+    /// export holds (an archive of 20,000 empty members was a 720 KB
+    /// summary, shown on Settings at every load): the first members of each
+    /// outcome are named, the others counted, and long names are cut.
+    /// `printable` makes the export's own bytes (names, lines) safe to show
+    /// where they go.
     public func report(for user: Username, printable: (String) -> String) -> String {
         let summary = self
+        // Names and lines are the export's own bytes: printed visibly, and cut.
+        func shown(_ text: String) -> String {
+            let visible = printable(text)
+            return visible.count > Self.longestShown ? visible.prefix(Self.longestShown - 1) + "…" : visible
+        }
         var out = ""
         if summary.isCollection {
-            out += "Read \(summary.members.count) \(summary.members.count == 1 ? "file" : "files"):\n"
-            // Names and lines are the export's own bytes: printed visibly.
-            let names = summary.members.map { printable($0.name) }
-            let width = min(60, names.map(\.count).max() ?? 0)
-            for (member, shown) in zip(summary.members, names) {
-                let name = shown.padding(toLength: max(width, shown.count), withPad: " ", startingAt: 0)
+            out += "Read \(grouped(summary.members.count)) \(summary.members.count == 1 ? "file" : "files"):\n"
+            var listed: [(MemberSummary, String)] = []
+            var left = Self.membersShown
+            var hidden = (read: 0, skipped: 0, refused: 0)
+            for member in summary.members {
+                switch member.outcome {
+                case .read: if left.read > 0 { left.read -= 1; listed.append((member, shown(member.name))) } else { hidden.read += 1 }
+                case .skipped: if left.skipped > 0 { left.skipped -= 1; listed.append((member, shown(member.name))) } else { hidden.skipped += 1 }
+                case .refused: if left.refused > 0 { left.refused -= 1; listed.append((member, shown(member.name))) } else { hidden.refused += 1 }
+                }
+            }
+            let width = min(60, listed.map(\.1.count).max() ?? 0)
+            for (member, name) in listed {
+                let padded = name.padding(toLength: max(width, name.count), withPad: " ", startingAt: 0)
                 switch member.outcome {
                 case .read(let format):
-                    out += "  \(name)  \(format.rawValue): \(grouped(member.imported)) imported, "
+                    out += "  \(padded)  \(format.rawValue): \(grouped(member.imported)) imported, "
                         + "\(grouped(member.duplicates)) duplicates, \(grouped(member.rejectedCount)) rejected\n"
-                case .skipped(let reason): out += "  \(name)  skipped: \(printable(reason))\n"
-                case .refused(let reason): out += "  \(name)  refused: \(printable(reason))\n"
+                case .skipped(let reason): out += "  \(padded)  skipped: \(shown(reason))\n"
+                case .refused(let reason): out += "  \(padded)  refused: \(shown(reason))\n"
                 }
+            }
+            let more = hidden.read + hidden.skipped + hidden.refused
+            if more > 0 {
+                let counts = [(hidden.read, "read"), (hidden.skipped, "skipped"), (hidden.refused, "refused")]
+                    .filter { $0.0 > 0 }.map { "\(grouped($0.0)) \($0.1)" }.joined(separator: ", ")
+                out += "  … and \(grouped(more)) more \(more == 1 ? "file" : "files"): \(counts).\n"
             }
             out += "In all: "
         } else {
@@ -127,13 +159,14 @@ extension ImportSummary {
         }
         out += "Imported \(grouped(summary.imported)) scrobbles for \(user); \(grouped(summary.duplicates)) duplicates skipped"
         out += "; \(grouped(summary.rejectedCount)) lines rejected.\n"
-        for (reason, count) in summary.skipped.sorted(by: { $0.key < $1.key }) {
-            out += "Skipped \(grouped(count)) \(reason).\n"
+        for (reason, count) in summary.skipped.sorted(by: { $0.key < $1.key }).prefix(Self.notesShown) {
+            out += "Skipped \(grouped(count)) \(shown(reason)).\n"
         }
-        for note in summary.notes { out += "Note: \(printable(note))\n" }
-        let shown = summary.rejected.prefix(50)
-        for rejection in shown { out += "  rejected \(printable("\(rejection)"))\n" }
-        if summary.rejectedCount > shown.count { out += "  … and \(grouped(summary.rejectedCount - shown.count)) more rejected lines.\n" }
+        for note in summary.notes.prefix(Self.notesShown) { out += "Note: \(shown(note))\n" }
+        if summary.notes.count > Self.notesShown { out += "… and \(grouped(summary.notes.count - Self.notesShown)) more notes.\n" }
+        let rejections = summary.rejected.prefix(50)
+        for rejection in rejections { out += "  rejected \(shown("\(rejection)"))\n" }
+        if summary.rejectedCount > rejections.count { out += "  … and \(grouped(summary.rejectedCount - rejections.count)) more rejected lines.\n" }
         return out
     }
 }

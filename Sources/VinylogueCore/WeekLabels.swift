@@ -58,12 +58,15 @@ public struct WeekLabels: Sendable {
 
     /// Parses "YYYY-MM-DD" as noon on that day in this calendar's zone
     /// (noon keeps the date inside the same Last.fm week in every zone but
-    /// the extremes, and inside the same day everywhere).
+    /// the extremes, and inside the same day everywhere). Any year from
+    /// 0001 is a date (as `format: date` has it): one before anybody's
+    /// history is a week without a chart, not a malformed address.
     public func parseDay(_ text: String) -> Date? {
         let parts = text.split(separator: "-", omittingEmptySubsequences: false)
         guard parts.count == 3, parts[0].count == 4, parts[1].count == 2, parts[2].count == 2,
+              [parts[0], parts[1], parts[2]].allSatisfy({ $0.allSatisfy(\.isASCII) && $0.allSatisfy(\.isNumber) }),
               let y = Int(parts[0]), let m = Int(parts[1]), let d = Int(parts[2]),
-              (1...12).contains(m), (1...31).contains(d), y >= 1970 else { return nil }
+              (1...12).contains(m), (1...31).contains(d), y >= 1 else { return nil }
         let components = DateComponents(year: y, month: m, day: d, hour: 12)
         guard let date = calendar.date(from: components),
               calendar.component(.day, from: date) == d else { return nil }

@@ -24,7 +24,8 @@ public func buildApplication(configuration: ServerConfiguration, parts: WebAppPa
     // has not delivered a whole request head within the timeout.
     // A body announced over its address's limit is refused from the head.
     let limits = BodyLimits(forms: configuration.maxBodyBytes, uploads: configuration.maxUploadBytes)
-    let http1 = HTTPServerBuilder.http1(configuration: .init(additionalChannelHandlers: [EarlyBodyLimit(limits: limits)],
+    // Who sent each request, for what tells clients apart (wrong site passwords).
+    let http1 = HTTPServerBuilder.http1(configuration: .init(additionalChannelHandlers: [EarlyBodyLimit(limits: limits), ClientAddressStamp()],
                                                              idleTimeout: TimeAmount(configuration.idleTimeout)))
     let metrics = ServerMetrics(sources: .init(permits: parts.lastFM.permits, copies: parts.stores.historyCopies, outbox: parts.forwarding?.outbox,
                                                uploads: parts.uploads, clock: parts.clock))
@@ -112,7 +113,8 @@ func buildRouter(configuration: ServerConfiguration, parts: WebAppParts, shared:
         AudioscrobblerRoutes(received: shared.received, signIn: $0, limit: listenLimit, clock: clock, address: address)
     }
     if let audioscrobbler { router.add(middleware: AudioscrobblerHandshakeMiddleware(routes: audioscrobbler)) }
-    if let password = configuration.sitePassword { router.add(middleware: SitePasswordMiddleware(password: password)) }
+    let sitePassword = configuration.sitePassword.map { SitePassword(password: $0, clock: clock) }
+    if let sitePassword { router.add(middleware: SitePasswordMiddleware(password: sitePassword)) }
     router.add(middleware: AnswerDeadlineMiddleware(patience: patience.lastFM))
     router.add(middleware: ErrorPageMiddleware(pages: pages))
     // Who may see the person an address names, decided before anything of theirs is read.
@@ -173,7 +175,8 @@ func buildRouter(configuration: ServerConfiguration, parts: WebAppParts, shared:
     if let signIn = shared.mobileSignIn {
         let reads = LastFMReadAPI(archive: stores.archive, lists: lists, accounts: viewers.signIn?.accounts, audiences: parts.audiences,
                                   nowPlaying: shared.nowPlaying, signIn: signIn, albums: parts.lastFM)
-        LastFMScrobbleRoutes(received: shared.received, clock: clock, signIn: signIn, limit: listenLimit, reads: reads).register(on: router)
+        LastFMScrobbleRoutes(received: shared.received, clock: clock, signIn: signIn, limit: listenLimit, reads: reads, sitePassword: sitePassword)
+            .register(on: router)
     }
     audioscrobbler?.register(on: router)
     router.get("/api/users") { request, _ in

@@ -220,4 +220,55 @@ import Sync
         let seen = failures.withLock { $0 }
         #expect(seen.isEmpty, "\(seen.count) failed: \(seen.prefix(3))")
     }
+
+    /// Issue 38: a ZIP of 20,000 empty members kept a 720 KB summary, which
+    /// Settings showed on every load. The summary names the first few and
+    /// counts the rest.
+    @Test func aZIPOfTwentyThousandEmptyMembersHasASummaryOfBoundedSize() throws {
+        let dir = try TemporaryDirectory()
+        let zip = dir.url.appendingPathComponent("many.zip")
+        try Self.emptyMembersZIP(count: 20_000, longName: String(repeating: "n", count: 5_000)).write(to: zip)
+        let summary = try ScrobbleImporter(store: try dir.store(), clock: testClock).importFile(at: zip.path, for: alice)
+        #expect(summary.members.count == 20_000)
+        let report = summary.report(for: alice) { $0 }
+        #expect(report.utf8.count < 8_192, "\(report.utf8.count) bytes")
+        #expect(report.contains("Read 20,000 files"), "\(report.prefix(500))")
+        #expect(report.contains("member-00001.txt") && !report.contains("member-19999.txt"))
+        #expect(report.contains("… and 19,990 more files: 19,990 skipped"), "\(report)")
+        #expect(report.contains("Imported 0 scrobbles"))
+    }
+
+    /// A ZIP archive of `count` empty members (stored), written byte by
+    /// byte: ZIPFoundation rewrites its directory on each member added.
+    /// The first member's name is `longName` when given.
+    static func emptyMembersZIP(count: Int, longName: String? = nil) -> Data {
+        var local = Data(), central = Data()
+        func le16(_ value: Int, into data: inout Data) { data.append(contentsOf: [UInt8(value & 0xFF), UInt8((value >> 8) & 0xFF)]) }
+        func le32(_ value: Int, into data: inout Data) { for shift in [0, 8, 16, 24] { data.append(UInt8((value >> shift) & 0xFF)) } }
+        for index in 0..<count {
+            let text = (index == 0 ? longName : nil).map { "\($0).txt" } ?? String(format: "empty/member-%05d.txt", index)
+            let name = Data(text.utf8).prefix(60_000)
+            let offset = local.count
+            le32(0x0403_4B50, into: &local)
+            for value in [20, 0, 0, 0, 0x21] { le16(value, into: &local) }  // version, flags, stored, time, date
+            for _ in 0..<3 { le32(0, into: &local) }  // CRC, sizes: empty
+            le16(name.count, into: &local)
+            le16(0, into: &local)
+            local.append(name)
+            le32(0x0201_4B50, into: &central)
+            for value in [20, 20, 0, 0, 0, 0x21] { le16(value, into: &central) }
+            for _ in 0..<3 { le32(0, into: &central) }
+            for value in [name.count, 0, 0, 0, 0] { le16(value, into: &central) }
+            le32(0, into: &central)
+            le32(offset, into: &central)
+            central.append(name)
+        }
+        var end = Data()
+        le32(0x0605_4B50, into: &end)
+        for value in [0, 0, count, count] { le16(value, into: &end) }
+        le32(central.count, into: &end)
+        le32(local.count, into: &end)
+        le16(0, into: &end)
+        return local + central + end
+    }
 }

@@ -6,6 +6,7 @@ import NIOCore
 import SQLiteStore
 import Testing
 import VinylogueCore
+import VinylogueServer
 
 /// The Audioscrobbler 1.2 protocol, as mpdscribble speaks it: the
 /// handshake at the root address with `md5(md5(token) + time)`, now playing,
@@ -115,6 +116,27 @@ import VinylogueCore
             #expect(tooBig.status.code < 500)
             #expect(try await Listens.stored(harness) == 0)
             #expect(try await Self.post(client, "/audioscrobbler/nowplaying", ["s": session, "a": "", "t": "No Artist"]).first?.hasPrefix("FAILED") == true)
+        }
+    }
+
+    /// Issue 38: 50 tracks with Japanese and Cyrillic names (about 20 KB
+    /// percent-encoded) were refused with the web forms' 16 KiB limit
+    /// before the route saw them; 1.2 takes what `/2.0/` takes.
+    @Test func fiftyTracksOfLongNonLatinNamesAreStored() async throws {
+        try await Harness.run(server: ServerConfiguration(port: 0, idleTimeout: .seconds(10)), testing: .live) { harness, client in
+            let (token, _) = try await Listens.householdToken(harness, client)
+            let session = try await Self.handshake(client, token: token)[1]
+            var fields = ["s": session]
+            for index in 0..<50 {
+                let track = index.isMultiple(of: 2) ? "夜に駆ける（アコースティック・バージョン）第\(index)番" : "Группа крови на рукаве, часть \(index)"
+                fields.merge(Self.track(index, track, at: Self.now - 3600 * 5 + Int64(index) * 300,
+                                        artist: index.isMultiple(of: 2) ? "ヨルシカとYOASOBIの仲間たち" : "Кино и Виктор Цой")) { a, _ in a }
+                fields["b[\(index)]"] = index.isMultiple(of: 2) ? "東京の夜の物語" : "Звезда по имени Солнце"
+            }
+            let body = Self.encoded(fields)
+            #expect(body.utf8.count > 16_384 && body.utf8.count < 1 << 20, "\(body.utf8.count) bytes")
+            #expect(try await Self.post(client, "/audioscrobbler/submit", fields) == ["OK"])
+            #expect(try await Listens.stored(harness) == 50)
         }
     }
 }

@@ -321,13 +321,48 @@ extension MailMessage {
             }
             let again = try await client.post("/settings/digest", ["action": "again"], session: session)
             #expect(again.headers[.location] == "/settings?digest=too-many#digest")
-            #expect(try await client.get("/settings?digest=too-many", session: session).body.contains("Three links were sent in the last hour"))
+            #expect(try await client.get("/settings?digest=too-many", session: session).body.contains("No link was sent"))
             // An hour later the last address can be sent its link.
             harness.clock.advance(days: 61.0 / 1440)
             let later = try await client.post("/settings/digest", ["action": "again"], session: session)
             #expect(later.headers[.location] == "/settings?digest=confirm#digest")
             let sent = try await mail.waitFor(4)
-            #expect(sent.map(\.to.description) == ["victim1@example.org", "victim2@example.org", "victim3@example.org", "victim5@example.org"])
+            // Past the limit no address is changed: the one waiting for its link is still the third.
+            #expect(sent.map(\.to.description) == ["victim1@example.org", "victim2@example.org", "victim3@example.org", "victim3@example.org"])
+        }
+    }
+
+    /// Issue 38: past the limit, a new address replaced a confirmed one
+    /// without a link, and the digests stopped. The confirmed address is
+    /// kept, and Settings says no link was sent and when to ask again.
+    @Test func pastTheLimitAConfirmedAddressIsKept() async throws {
+        let mail = MailRecorder()
+        try await Harness.run(demo: true, mail: mail) { harness, client in
+            let session = try await client.session()
+            _ = try await client.post("/settings", ["filter": "0", "timezone": "Europe/Berlin"], session: session)
+            func save(_ address: String) async throws -> String? {
+                try await client.post("/settings/digest", ["action": "save", "address": address, "weekday": "2", "hour": "8", "years": "3"],
+                                      session: session).headers[.location]
+            }
+            for n in 1...3 {
+                #expect(try await save("b\(n)@example.com") == "/settings?digest=confirm#digest")
+                let link = try #require(try await mail.waitFor(n).last?.text.firstMatch(of: /(\/digest\/confirm\?token=[0-9a-f]{64})/)?.1)
+                let confirmed = try await client.execute(uri: String(link), method: .post, headers: [:], body: nil)
+                #expect(String(buffer: confirmed.body).contains("Your weekly digest is on"))
+                harness.clock.advance(days: 10.0 / 1440)
+            }
+            // 09:30 UTC: the first link went at 09:00, so the next may go at 10:00 UTC, 12:00 in Berlin.
+            #expect(try await save("b4@example.com") == "/settings?digest=too-many#digest")
+            let settings = try await client.get("/settings?digest=too-many", session: session).body
+            #expect(settings.contains("On: the next one goes to b3@example.com"), "\(settings)")
+            #expect(!settings.contains("Waiting for you to confirm"))
+            #expect(settings.contains("No link was sent, and the address was not changed") && settings.contains("Digests still go to b3@example.com"),
+                    "\(settings)")
+            #expect(settings.contains("after 12:00"), "\(settings)")
+            // Asked again at the time it said, the link goes.
+            harness.clock.advance(days: 40.0 / 1440)
+            #expect(try await save("b4@example.com") == "/settings?digest=confirm#digest")
+            #expect(try await mail.waitFor(4).map(\.to.description).last == "b4@example.com")
         }
     }
 

@@ -126,4 +126,22 @@ import ZIPFoundation
             #expect(refused.1.contains("Sign in with Last.fm"), "\(refused.1)")
         }
     }
+
+    /// Issue 38: `filename="a;b.csv"` was shown as `"a`. A quoted file
+    /// name is read by the quoted-string rules: `;` inside it is the name's,
+    /// and `\"` is a quote.
+    @Test func aQuotedFileNameIsReadWhole() async throws {
+        try await Harness.run { harness, client in
+            let session = try await client.session()
+            #expect(try await client.post("/users", ["username": "rj"], session: session).status == .seeOther)
+            let csv = Data(([csvHeader] + Self.scrobbles.map(csvLine)).joined(separator: "\n").utf8)
+            for sent in ["a;b.csv", #"say \"hi\"; name=\"x\".csv"#] {
+                let answer = try await Self.upload(client, session, body: Self.body(token: session.token, fileName: sent, contents: csv))
+                #expect(answer.0 == .seeOther, "\(answer.1)")
+            }
+            let jobs = try await Self.untilImported(harness, count: 2)
+            #expect(Set(jobs.map(\.fileName)) == ["a;b.csv", #"say "hi"; name="x".csv"#], "\(jobs.map(\.fileName))")
+            #expect(jobs.allSatisfy { $0.state == .done }, "\(jobs.map(\.reason))")
+        }
+    }
 }

@@ -182,6 +182,11 @@ import Glibc
             #expect(try #require(limits.limit(for: request)).bytes == 1 << 20, "\(path)")
         }
         #expect(try #require(limits.limit(for: HTTPRequest(method: .post, scheme: nil, authority: nil, path: "/settings/"))).bytes == 16_384)
+        // Audioscrobbler 1.2 takes what /2.0/ takes, not a form's 16 KiB.
+        for path in ["/audioscrobbler/submit", "/audioscrobbler//submit/", "/audioscrobbler/nowplaying"] {
+            let request = HTTPRequest(method: .post, scheme: nil, authority: nil, path: path)
+            #expect(try #require(limits.limit(for: request)).bytes == 1 << 20, "\(path)")
+        }
         // An uploaded export may be as large as the upload limit, and no larger.
         let upload = try #require(limits.limit(for: HTTPRequest(method: .post, scheme: nil, authority: nil, path: "/settings/import")))
         #expect(upload.bytes == 512 << 20 && upload.refusal.body.contains("at most 512 MB"))
@@ -289,6 +294,10 @@ final class RawSocket: Sendable {
         }
         return String(decoding: received, as: UTF8.self)
     }
+
+    /// Says no more will be sent (a half-close), keeping the connection
+    /// open to read the answer.
+    func shutdownWrite() { _ = shutdown(descriptor, Int32(SHUT_WR)) }
 
     func close() { Glibc.close(descriptor) }
 }

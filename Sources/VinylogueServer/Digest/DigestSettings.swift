@@ -14,8 +14,10 @@ import VinylogueCore
 /// mail client's RFC 8058 one-click POST to the unsubscribe link).
 ///
 /// Confirmation emails go to addresses nobody has confirmed yet, so an
-/// owner gets at most `confirmationsPerHour` of them an hour, whichever
-/// addresses they are for.
+/// owner gets at most `WeeklyDigests.confirmationsPerHour` of them an hour,
+/// whichever addresses they are for. Past that, no address is changed: one
+/// kept would wait for a link that is not sent, and a confirmed one it
+/// replaced would stop getting its digests.
 struct DigestSettings: Sendable {
     let viewers: Viewers
     let digests: WeeklyDigests
@@ -31,13 +33,9 @@ struct DigestSettings: Sendable {
         router.post(RouterPath(Paths.digestUnsubscribePath)) { request, _ in await self.unsubscribe(request) }
     }
 
-    static let confirmationsPerHour = 3
-
     /// Whether `owner` may be sent another confirmation link now.
     func mayConfirmAgain(_ owner: ListOwner) async throws -> Bool {
-        let hourAgo = digests.clock.now.addingTimeInterval(-3600)
-        let recent = try await digests.store.sends(of: owner, limit: 20).filter { $0.kind == .confirmation && $0.queuedAt > hourAgo }
-        return recent.count < Self.confirmationsPerHour
+        try await digests.nextConfirmationAllowed(for: owner) == nil
     }
 
     static func newToken() -> String {
@@ -62,10 +60,20 @@ struct DigestSettings: Sendable {
                       let years = form["years"].flatMap(Int.init), (1...DigestSubscription.maxYears).contains(years) else {
                     return Self.back("bad-schedule")
                 }
+                let kept = try await store.subscription(of: owner)
+                let sameAddress = kept?.address.lowercased() == address.lowercased()
+                let needsLink = !sameAddress || kept?.isConfirmed != true
+                if needsLink, try await !mayConfirmAgain(owner) {
+                    // No link can go: the address stays as it is (its schedule may change).
+                    if let kept, sameAddress {
+                        _ = try await store.save(owner, address: kept.address, weekday: weekday, hour: hour, years: years, newToken: Self.newToken(),
+                                                 at: now)
+                    }
+                    return Self.back("too-many")
+                }
                 let saved = try await store.save(owner, address: address, weekday: weekday, hour: hour, years: years, newToken: Self.newToken(),
                                                  at: now)
                 guard saved.isConfirmed else {
-                    guard try await mayConfirmAgain(owner) else { return Self.back("too-many") }
                     try await digests.queueConfirmation(of: saved)
                     return Self.back("confirm")
                 }
@@ -300,11 +308,30 @@ extension SettingsRoutes {
         case "bad-schedule"?: "Choose a day, an hour and a number of years from the lists."
         case "unconfirmed"?: "Confirm the address first: open the link in the email Vinylogue sent there."
         case "no-address"?: "Give an address first."
-        case "too-many"?: "Three links were sent in the last hour, so no other is sent now: check the address for typos, and ask again in an hour."
         case "unknown"?: "Use one of the buttons."
         default: nil
         }
+        if request.uri.queryParameters.get("digest") == "too-many" {
+            let next = try? await digests.nextConfirmationAllowed(for: owner)
+            view.problem = Self.tooManyLinks(kept: subscription, next: next, in: settings.timeZone)
+        }
         return view
+    }
+
+    /// Past the links' limit: that none was sent, that the address stays,
+    /// and from when (in the person's zone) to ask again.
+    static func tooManyLinks(kept: DigestSubscription?, next: Date?, in zone: TimeZone) -> String {
+        var sentence = "No link was sent, and the address was not changed: \(WeeklyDigests.confirmationsPerHour) links went out in the last hour."
+        if let kept, kept.isConfirmed { sentence += " Digests still go to \(kept.address)." }
+        guard let next else { return sentence + " Check the address for typos, and try again." }
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_GB")
+        formatter.timeZone = zone
+        formatter.dateFormat = "HH:mm"
+        // Rounded up to the minute, so that the time said has passed when it shows.
+        let minute = (next.timeIntervalSince1970 / 60).rounded(.up) * 60
+        return sentence + " Check the address for typos, and try again after \(formatter.string(from: Date(timeIntervalSince1970: minute))) "
+            + "(\(zone.identifier))."
     }
 
     static func sendLabel(_ kind: DigestSend.Kind) -> String {

@@ -150,6 +150,20 @@ public final class WeeklyDigests: Service, Sendable {
         return queued
     }
 
+    /// Confirmation links an owner may be sent in an hour, whichever
+    /// addresses they are for: they go to addresses nobody has confirmed.
+    static let confirmationsPerHour = 3
+
+    /// When `owner` may be sent another confirmation link: nil when now,
+    /// else when the oldest of the last hour's links turns an hour old.
+    func nextConfirmationAllowed(for owner: ListOwner) async throws -> Date? {
+        let hourAgo = clock.now.addingTimeInterval(-3600)
+        let recent = try await store.sends(of: owner, limit: 20).filter { $0.kind == .confirmation && $0.queuedAt > hourAgo }
+            .map(\.queuedAt).sorted(by: >)
+        guard recent.count >= Self.confirmationsPerHour else { return nil }
+        return recent[Self.confirmationsPerHour - 1].addingTimeInterval(3600)
+    }
+
     /// "2026-11-26T12:34": the key of emails asked for by hand.
     static func minute(_ date: Date) -> String {
         var calendar = Calendar(identifier: .gregorian)

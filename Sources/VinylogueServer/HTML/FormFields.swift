@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import NIOHTTP1
 
 /// An `application/x-www-form-urlencoded` body, read with a size limit.
 struct FormFields: Sendable {
@@ -30,7 +31,20 @@ struct FormFields: Sendable {
             return FormFields(encoded: String(buffer: buffer))
         } catch is NIOTooManyBytesError {
             throw HTTPError(.contentTooLarge, message: "The form was too large.")
+        } catch where CutOffBody.matches(error) {
+            throw HTTPError(.badRequest, message: "The form was cut off before its end, so nothing was saved. Go back and send it again.")
         }
+    }
+}
+
+/// A request body that ended before the length its head announced: the
+/// client closed its side of the connection early (a dropped connection, a
+/// cancelled send). The HTTP decoder says so with its own error, which is
+/// the visitor's to hear about as a form or upload to send again, not a
+/// fault of this server.
+enum CutOffBody {
+    static func matches(_ error: any Error) -> Bool {
+        (error as? HTTPParserError) == .invalidEOFState
     }
 }
 

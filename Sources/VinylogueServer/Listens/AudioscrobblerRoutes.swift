@@ -46,6 +46,8 @@ struct AudioscrobblerRoutes: Sendable {
     static let nowPlayingPath = "/audioscrobbler/nowplaying"
     /// How far a player's clock may be from this server's.
     static let allowedSkew: Int64 = 15 * 60
+    /// As `/2.0/`'s: 50 tracks of long names, percent-encoded, fit well
+    /// within it (`EarlyBodyLimit` refuses more from the head).
     static let maxBodyBytes = 1 << 20
 
     func register(on router: Router<Context>) {
@@ -107,8 +109,10 @@ struct AudioscrobblerRoutes: Sendable {
         do {
             let body = try await request.body.collect(upTo: Self.maxBodyBytes)
             return .fields(FormFields(encoded: String(buffer: body)).values)
-        } catch {
+        } catch is NIOTooManyBytesError {
             return .refused(Self.text("FAILED The request is larger than \(Self.maxBodyBytes) bytes; send at most 50 tracks at a time"))
+        } catch {
+            return .refused(Self.text("FAILED The request's body could not be read; send it again"))
         }
     }
 

@@ -18,6 +18,7 @@ struct LastFMAnswer: Sendable {
         case invalidSessionKey = 9
         case serviceOffline = 11
         case temporary = 16
+        case loginRequired = 17
         case rateLimitExceeded = 29
 
         /// Last.fm's own words, before our sentence.
@@ -30,6 +31,7 @@ struct LastFMAnswer: Sendable {
             case .invalidSessionKey: "Invalid session key - Please re-authenticate"
             case .serviceOffline: "Service Offline - This service is temporarily offline. Try again later."
             case .temporary: "There was a temporary error processing your request. Please try again"
+            case .loginRequired: "Login: User requires to be logged in"
             case .rateLimitExceeded: "Rate Limit Exceeded - Your IP has made too many requests in a short period"
             }
         }
@@ -38,6 +40,7 @@ struct LastFMAnswer: Sendable {
             switch self {
             case .invalidMethod, .invalidParameters: .badRequest
             case .authenticationFailed, .invalidSessionKey, .invalidAPIKey: .forbidden
+            case .loginRequired: .unauthorized
             case .serviceOffline, .temporary: .serviceUnavailable
             case .rateLimitExceeded: .tooManyRequests
             }
@@ -54,6 +57,23 @@ struct LastFMAnswer: Sendable {
         case .json:
             return Self.json(["error": code.rawValue, "message": message], status: code.status)
         }
+    }
+
+    /// A read method on a site kept private with a password (error 17,
+    /// HTTP 401 with the pages' Basic challenge).
+    func privateSite() -> Response {
+        var response = error(.loginRequired, "This Vinylogue is private: send its password with HTTP Basic authentication (any user name), "
+                             + "or the session key (sk) auth.getMobileSession gave your player.")
+        response.headers[.wwwAuthenticate] = SitePassword.challenge
+        return response
+    }
+
+    /// Too many wrong site passwords from the caller's address: error 29,
+    /// HTTP 429, and when to try again.
+    func slowed(_ seconds: Int) -> Response {
+        var response = error(.rateLimitExceeded, SitePassword.slowedSentence(seconds))
+        response.headers[.retryAfter] = String(seconds)
+        return response
     }
 
     /// Last.fm's "not found" (error 6, HTTP 404) in its own words alone:

@@ -25,6 +25,11 @@ import VinylogueCore
 /// session key (`sk`), and the sign-in that made it. Answers are XML
 /// unless `format=json`. Each session key (and each name signing in) may
 /// make `ListenRateLimit`'s requests per window; past it, error 29.
+///
+/// With a site password (`VINYLOGUE_SITE_PASSWORD`) the read methods show
+/// no more than the pages do: they need the password (HTTP Basic) or the
+/// session key of a player signed in here, else error 17 with HTTP 401.
+/// Signing in and scrobbling stay open: the listen token is their credential.
 struct LastFMScrobbleRoutes: Sendable {
     typealias Context = BasicRequestContext
 
@@ -34,6 +39,8 @@ struct LastFMScrobbleRoutes: Sendable {
     let limit: ListenRateLimit
     /// Last.fm's read methods over the archive.
     let reads: LastFMReadAPI
+    /// The site's password, when it has one.
+    let sitePassword: SitePassword?
 
     /// 50 scrobbles of long names, percent-encoded, fit well within this.
     static let maxBodyBytes = 1 << 20
@@ -68,12 +75,25 @@ struct LastFMScrobbleRoutes: Sendable {
         case "track.scrobble": return await authorised(fields, answer) { user, owner in await scrobble(fields, user, owner, answer) }
         case "track.updatenowplaying": return await authorised(fields, answer) { user, owner in await nowPlaying(fields, user, owner, answer) }
         case let method? where LastFMReadAPI.methods.contains(method):
+            if let sitePassword, let refusal = await refusal(request, fields, answer, sitePassword) { return refusal }
             guard limit.take("2.0 read:" + ListenTokens.digest(fields["api_key"] ?? "")).allowed else {
                 return answer.error(.rateLimitExceeded, "More than \(limit.limit) requests in \(Int(limit.window)) seconds with this api_key; wait and ask again.")
             }
             return await reads.answer(method, fields, answer)
         case nil: return answer.error(.invalidMethod, "Say which method with `method`: \(Self.methodList).")
         default: return answer.error(.invalidMethod, "This server answers \(Self.methodList).")
+        }
+    }
+
+    /// Why a read method may not answer on a site kept private, if it may
+    /// not: neither the site's password (HTTP Basic) nor the session key of
+    /// a player signed in here came with it.
+    func refusal(_ request: Request, _ fields: [String: String], _ answer: LastFMAnswer, _ sitePassword: SitePassword) async -> Response? {
+        if let key = fields["sk"], !key.isEmpty, case .user? = try? await signIn.resolve(sessionKey: key) { return nil }
+        switch sitePassword.check(request) {
+        case .allowed: return nil
+        case .refused: return answer.privateSite()
+        case .slowed(let seconds): return answer.slowed(seconds)
         }
     }
 

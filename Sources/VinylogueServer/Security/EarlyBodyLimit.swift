@@ -42,6 +42,11 @@ struct BodyLimits: Sendable {
             return (limit, Refusal(contentType: "text/xml; charset=utf-8",
                                    body: #"<?xml version="1.0" encoding="utf-8"?>"# + "\n"
                                        + #"<lfm status="failed"><error code="6">\#(sentence)</error></lfm>"#))
+        case AudioscrobblerRoutes.submitPath, AudioscrobblerRoutes.nowPlayingPath:
+            // 50 tracks of long non-Latin names, percent-encoded, are 20 KB and more.
+            let limit = AudioscrobblerRoutes.maxBodyBytes
+            return (limit, Refusal(contentType: "text/plain; charset=utf-8",
+                                   body: "FAILED The request is larger than \(limit) bytes; send at most 50 tracks at a time\n"))
         case "/settings/import":
             let megabytes = uploads >> 20
             return (uploads, Refusal(contentType: "text/plain; charset=utf-8",

@@ -113,6 +113,16 @@ extension SettingsRoutes {
         return String(format: "%.1f MB", Double(bytes) / Double(1 << 20))
     }
 
+    /// An import's summary as Settings shows it, at every load: at most
+    /// its first 8 KB, cut after a line. The importer's own are shorter
+    /// (`ImportSummary.report`); one kept by an earlier version of it may
+    /// not be.
+    static func shown(_ summary: String) -> String {
+        guard summary.utf8.count > 8192 else { return summary }
+        let head = String(decoding: summary.utf8.prefix(8192), as: UTF8.self)
+        return head[..<(head.lastIndex(of: "\n") ?? head.endIndex)] + "\n… (the rest is left out)\n"
+    }
+
     func imports(of owner: ListOwner, settings: Settings) async -> ImportsView? {
         guard let uploads else { return nil }
         let formatter = DateFormatter()
@@ -127,7 +137,7 @@ extension SettingsRoutes {
             case .failed: "not imported"
             }
             return ImportsView.Job(fileName: job.fileName, when: formatter.string(from: job.queuedAt),
-                                   state: "\(Self.size(job.bytes)), \(state)", summary: job.summary, reason: job.reason)
+                                   state: "\(Self.size(job.bytes)), \(state)", summary: job.summary.map(Self.shown), reason: job.reason)
         }
         return ImportsView(action: Paths.exportUpload, maxMegabytes: configuration.maxUploadBytes >> 20,
                            formats: "a Last.fm CSV or JSON export, a ListenBrainz export ZIP, Spotify's my_spotify_data.zip, "

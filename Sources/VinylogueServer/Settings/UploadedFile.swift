@@ -72,6 +72,8 @@ struct UploadedFile: AsyncSequence, Sendable {
         let checkFields: @Sendable ([String: String]) throws -> Void
         var read = 0
 
+        static let cutOff = "The upload was cut off before its end, so nothing was stored. Send it again."
+
         mutating func next() async throws -> ByteBuffer? {
             do {
                 return try await nextChunk()
@@ -92,10 +94,16 @@ struct UploadedFile: AsyncSequence, Sendable {
                     found.finished()
                     return nil
                 }
-                guard var chunk = try await source.next() else {
+                let next: ByteBuffer?
+                do {
+                    next = try await source.next()
+                } catch where CutOffBody.matches(error) {
+                    throw UploadRefusal(status: .badRequest, message: Self.cutOff)
+                }
+                guard var chunk = next else {
                     throw UploadRefusal(status: .badRequest, message: parts.fileName == nil
                         ? "The upload held no file. Choose the export file and send the form again."
-                        : "The upload was cut off before its end, so nothing was stored. Send it again.")
+                        : Self.cutOff)
                 }
                 read += chunk.readableBytes
                 guard read <= limit else {
@@ -166,14 +174,41 @@ struct UploadedFile: AsyncSequence, Sendable {
             }
         }
 
-        /// `name="value"` from a Content-Disposition header.
+        /// A parameter's value from a Content-Disposition header
+        /// (`form-data; name="file"; filename="a;b.csv"`), a token or a
+        /// quoted string (RFC 7578, RFC 9110's quoted-string): inside
+        /// quotes, `;` is part of the value and `\"` is a quote. A backslash
+        /// before anything else is kept as it is, since browsers do not
+        /// escape backslashes (and old ones sent whole Windows paths).
         static func parameter(_ key: String, in header: String) -> String? {
-            for part in header.split(separator: ";") {
-                let pair = part.trimmingCharacters(in: .whitespaces)
-                guard pair.lowercased().hasPrefix(key + "=") else { continue }
-                var value = String(pair.dropFirst(key.count + 1))
-                if value.hasPrefix("\""), value.hasSuffix("\""), value.count >= 2 { value = String(value.dropFirst().dropLast()) }
-                return value
+            var rest = header.drop { $0 != ";" }
+            while rest.first == ";" {
+                rest = rest.dropFirst()
+                let name = rest.prefix { $0 != "=" && $0 != ";" }
+                rest = rest.dropFirst(name.count)
+                var value = ""
+                if rest.first == "=" {
+                    rest = rest.dropFirst().drop { $0 == " " || $0 == "\t" }
+                    if rest.first == "\"" {
+                        rest = rest.dropFirst()
+                        while let character = rest.first {
+                            rest = rest.dropFirst()
+                            if character == "\"" { break }
+                            if character == "\\", let next = rest.first, next == "\"" || next == "\\" {
+                                value.append(next)
+                                rest = rest.dropFirst()
+                            } else {
+                                value.append(character)
+                            }
+                        }
+                        rest = rest.drop { $0 != ";" }
+                    } else {
+                        let token = rest.prefix { $0 != ";" }
+                        value = token.trimmingCharacters(in: .whitespaces)
+                        rest = rest.dropFirst(token.count)
+                    }
+                }
+                if name.trimmingCharacters(in: .whitespaces).lowercased() == key { return value }
             }
             return nil
         }

@@ -29,6 +29,7 @@ import Testing
             "import jobs",
             "account-visibility",
             "digests",
+            "import job stored batches",
         ])
     }
 
@@ -51,6 +52,7 @@ import Testing
             "import-jobs",
             "account-visibility",
             "digests",
+            "import-job-stored-batches",
         ])
     }
 }

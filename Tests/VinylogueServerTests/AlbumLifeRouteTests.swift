@@ -3,6 +3,7 @@ import Hummingbird
 import HummingbirdTesting
 import Testing
 import VinylogueCore
+@testable import VinylogueServer
 
 /// The album page's life of an album and the rediscover page, for the
 /// demo (an archived user), against counts of the demo's own scrobbles.
@@ -76,5 +77,19 @@ import VinylogueCore
             #expect(page.body.contains("best <a href=\"/u/demo/week/"))
             #expect(try await client.get("/u/not%20valid!/rediscover").status == .badRequest)
         }
+    }
+}
+
+/// The plays-per-year chart as drawn.
+@Suite struct AlbumLifeChartTests {
+    /// An album of a single year drew one 420-px block across the chart.
+    @Test func aSingleYearIsABarNotABlock() throws {
+        let week = LastFMWeekCalendar.week(containing: 1_600_000_000)
+        let life = try #require(AlbumLife.build(user: try Username("ybsc"), weeks: [AlbumWeek(week: week, plays: 9, rank: 1, artist: "Low", name: "C'mon")],
+                                                week: nil, now: Date(timeIntervalSince1970: 1_700_000_000), timeZone: .gmt))
+        let view = AlbumLifeView(life, labels: WeekLabels(timeZone: .gmt))
+        let bar = try #require(view.bars.first)
+        #expect(view.bars.count == 1 && bar.width <= 48, "\(bar.width) px wide")
+        #expect(bar.x + bar.width / 2 == AlbumLifeView.chartWidth / 2, "centred")
     }
 }

@@ -32,6 +32,9 @@ struct AlbumLifeView {
     let nowText: String
 
     static let chartWidth = 600
+    /// The widest a year's bar is drawn: an album of one or two years is
+    /// a bar or two, not a block across the chart.
+    static let widestBar = 48
     static let baseline = 140
     let chartWidth = Self.chartWidth
     let chartHeight = 160
@@ -63,7 +66,7 @@ struct AlbumLifeView {
         let every = max(1, (life.years.count + 9) / 10)
         bars = life.years.enumerated().map { n, year in
             let height = year.plays == 0 ? 0 : max(2, (baseline - 10) * year.plays / most)
-            let width = max(2, slot * 7 / 10)
+            let width = min(Self.widestBar, max(2, slot * 7 / 10))
             return Bar(year: year.year, playsText: WeekLabels.plays(year.plays), x: n * slot + (slot - width) / 2, y: baseline - height,
                        width: width, height: height, labelX: n * slot + slot / 2, labelled: n % every == 0 || n == life.years.count - 1)
         }

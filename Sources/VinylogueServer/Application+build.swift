@@ -24,9 +24,14 @@ public func buildApplication(configuration: ServerConfiguration, parts: WebAppPa
     // has not delivered a whole request head within the timeout.
     // A body announced over its address's limit is refused from the head.
     let limits = BodyLimits(forms: configuration.maxBodyBytes, uploads: configuration.maxUploadBytes)
-    // Who sent each request, for what tells clients apart (wrong site passwords).
-    let http1 = HTTPServerBuilder.http1(configuration: .init(additionalChannelHandlers: [EarlyBodyLimit(limits: limits), ClientAddressStamp()],
-                                                             idleTimeout: TimeAmount(configuration.idleTimeout)))
+    // Who sent each request, for what tells clients apart (wrong site
+    // passwords): stamped only where it is read, so an open site's every
+    // request does not pay for it.
+    // (The list is made anew for each connection: a handler belongs to one.)
+    let stamping = configuration.sitePassword != nil
+    let http1 = HTTPServerBuilder.http1(configuration: .init(
+        additionalChannelHandlers: [EarlyBodyLimit(limits: limits)] + (stamping ? [ClientAddressStamp()] : []),
+        idleTimeout: TimeAmount(configuration.idleTimeout)))
     let metrics = ServerMetrics(sources: .init(permits: parts.lastFM.permits, copies: parts.stores.historyCopies, outbox: parts.forwarding?.outbox,
                                                uploads: parts.uploads, clock: parts.clock))
     // A kept page asked exactly as before is answered before the router;

@@ -164,12 +164,14 @@ import VinylogueCore
                                 environment: environment, marker: "Vinylogue is serving at ", output: \.standardError)
         defer { _ = fake; _ = serving }
 
+        // Before the client: one left without its shutdown (when the server
+        // does not start) stops the whole test process in its deinit.
+        let base = String(try await serving.serving().dropLast()), lastFM = String(lastFMAPI.dropLast("/2.0/".count))
         // One connection per request, as 50 browsers would have: the
         // client's default of 8 per host would queue /healthz behind pages.
         var clientConfiguration = HTTPClient.Configuration()
         clientConfiguration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = 256
         let http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: clientConfiguration)
-        let base = String(try await serving.serving().dropLast()), lastFM = String(lastFMAPI.dropLast("/2.0/".count))
         do {
             var clear = HTTPClientRequest(url: lastFM + "/_fake/requests")
             clear.method = .DELETE

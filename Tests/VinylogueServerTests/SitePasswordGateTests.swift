@@ -2,8 +2,10 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
+import Logging
 import NIOCore
 import SQLiteStore
+import Synchronization
 import Testing
 import VinylogueCore
 @testable import VinylogueServer
@@ -204,5 +206,42 @@ import VinylogueCore
         #expect(attempts.tracked <= 100)
         #expect(attempts.delay(for: "192.0.2.66") != nil)
         #expect(attempts.delay(for: "10.0.0.1") == nil)
+    }
+
+    /// Each delay is logged as a warning that names the address, never
+    /// what was sent.
+    @Test func aDelayIsLoggedWithTheAddressAndNeverThePassword() {
+        let lines = LogLines()
+        let password = SitePassword(password: Self.password, clock: TestClock(july2023).wallClock,
+                                    logger: Logger(label: "test") { _ in lines })
+        let guess = SitePasswordTests.basic("me", "secret guess")
+        let request = Request(head: HTTPRequest(method: .get, scheme: "http", authority: "localhost", path: "/",
+                                                headerFields: [.authorization: guess, ClientAddress.field: "192.0.2.44"]),
+                              body: .init(buffer: ByteBuffer()))
+        for _ in 1...6 { #expect(password.check(request) == .refused) }
+        #expect(password.check(request) == .slowed(seconds: 1))
+        let logged = lines.all
+        #expect(logged.count == 1, "\(logged)")
+        #expect(logged.first?.level == .warning)
+        #expect(logged.first?.message.contains("192.0.2.44") == true, "\(logged)")
+        #expect(logged.allSatisfy { !$0.message.contains("secret") && !$0.message.contains(guess) })
+    }
+}
+
+/// A log handler that keeps what it is given, for a test to read.
+final class LogLines: LogHandler, @unchecked Sendable {
+    private let kept = Mutex<[(level: Logger.Level, message: String)]>([])
+    var metadata: Logger.Metadata = [:]
+    var logLevel: Logger.Level = .trace
+
+    var all: [(level: Logger.Level, message: String)] { kept.withLock { $0 } }
+
+    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
+    }
+
+    func log(event: LogEvent) {
+        kept.withLock { $0.append((event.level, event.message.description)) }
     }
 }

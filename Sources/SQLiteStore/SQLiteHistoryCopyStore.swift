@@ -61,12 +61,7 @@ public struct SQLiteHistoryCopyStore: HistoryCopyStore {
     static func queue(_ user: Username, at now: Date, evenIfStopped: Bool = false, in db: Database) throws {
         try db.execute(sql: """
             INSERT INTO history_copy(name_key, name, state, queued_at, updated_at) VALUES (?, ?, 'queued', ?, ?)
-            ON CONFLICT(name_key) DO UPDATE SET state = 'queued', reason = NULL,
-                pages_done = CASE WHEN history_copy.state = 'done' THEN 0 ELSE history_copy.pages_done END,
-                pages_total = CASE WHEN history_copy.state = 'done' THEN 0 ELSE history_copy.pages_total END,
-                scrobbles = CASE WHEN history_copy.state = 'done' THEN 0 ELSE history_copy.scrobbles END,
-                scrobbles_total = CASE WHEN history_copy.state = 'done' THEN 0 ELSE history_copy.scrobbles_total END,
-                queued_at = excluded.queued_at, updated_at = excluded.updated_at, lease_until = NULL, holder = NULL
+            ON CONFLICT(name_key) DO UPDATE SET \(HistoryCopy.requeued)
             WHERE history_copy.state IN ('done', 'failed') OR (history_copy.state = 'stopped' AND ?)
             """, arguments: [user.key, user.value, now.timeIntervalSince1970, now.timeIntervalSince1970, evenIfStopped])
     }

@@ -19,6 +19,20 @@ public struct HistoryCopy: Sendable, Hashable {
         case stopped
     }
 
+    /// What an upsert of `history_copy` sets when it queues a copy again
+    /// (`INSERT … ON CONFLICT (name_key) DO UPDATE SET` this), in the SQL
+    /// both stores speak: a finished copy's refresh counts anew; one
+    /// stopped or failed midway keeps its counts, since it resumes from
+    /// the archive's sync state.
+    public static let requeued = """
+        state = 'queued', reason = NULL,
+        pages_done = CASE WHEN history_copy.state = 'done' THEN 0 ELSE history_copy.pages_done END,
+        pages_total = CASE WHEN history_copy.state = 'done' THEN 0 ELSE history_copy.pages_total END,
+        scrobbles = CASE WHEN history_copy.state = 'done' THEN 0 ELSE history_copy.scrobbles END,
+        scrobbles_total = CASE WHEN history_copy.state = 'done' THEN 0 ELSE history_copy.scrobbles_total END,
+        queued_at = excluded.queued_at, updated_at = excluded.updated_at, lease_until = NULL, holder = NULL
+        """
+
     /// Whether a worker has yet to finish it.
     public var isUnfinished: Bool { state == .queued || state == .copying }
 

@@ -5,8 +5,8 @@
 # /tmp/old-test; bash Tests/Scripts/test-script-stops.sh /tmp/old-test`)
 # in a temporary tree where everything it calls is a stub: `swift`, `dpkg`
 # and `apt-get` first on PATH, and scripts/postgres-cluster,
-# scripts/protocol-tests, scripts/browser-tests, scripts/check-test-waits
-# and this check itself in the tree. Takes well under a second; builds and starts nothing.
+# scripts/protocol-tests, scripts/browser-tests, scripts/check-test-waits,
+# scripts/check-imports and this check itself in the tree. Takes well under a second; builds and starts nothing.
 #
 #   1. scripts/postgres-cluster start fails: scripts/test exits non-zero,
 #      says so in a sentence naming PostgreSQL, and runs no `swift test`.
@@ -71,6 +71,7 @@ tree() {
   chmod +x "$dir/scripts/test"
   printf '#!/usr/bin/env bash\nexit 0\n' > "$dir/Tests/Scripts/test-script-stops.sh"
   printf '#!/usr/bin/env bash\nexit 0\n' > "$dir/scripts/check-test-waits"
+  printf '#!/usr/bin/env python3\n' > "$dir/scripts/check-imports"
   if [ "$1" = fail ]; then
     cat > "$dir/scripts/postgres-cluster" <<'EOF'
 #!/usr/bin/env bash

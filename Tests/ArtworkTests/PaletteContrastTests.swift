@@ -36,13 +36,13 @@ struct PaletteContrastTests {
         return colours
     }()
 
-    /// The dominant colour of every album cover in the demo. Drawn 60
+    /// The dominant colour of every album cover in the demo. Drawn 40
     /// pixels a side rather than the served 300: the design is the same at
     /// any size, and a debug build takes minutes to draw them all full size.
     static let demoBackgrounds: [RGB] = {
         let albums = Set(DemoHousehold().members.flatMap { $0.history.catalog.albums.map { [$0.artist, $0.name] } })
         return albums.sorted { $0.joined() < $1.joined() }.map { names in
-            ColourExtraction().dominantColour(in: GeneratedCover(artist: names[0], album: names[1]).render(side: 60))
+            ColourExtraction().dominantColour(in: GeneratedCover(artist: names[0], album: names[1]).render(side: 40))
         }
     }()
 

@@ -37,7 +37,7 @@ struct ArtworkDiskCache: Sendable {
     static let coloursSuffix = ".colours.json"
 
     /// Bump when `ColourExtraction` changes, so old palettes are recomputed.
-    static let coloursVersion = 1
+    static let coloursVersion = 2
 
     private struct ColoursFile: Codable {
         let version: Int

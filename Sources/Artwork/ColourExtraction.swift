@@ -1,10 +1,14 @@
 import Foundation
 
-/// Picks a page palette from a cover: the dominant colour as background and
-/// text colours that meet WCAG AA contrast against it.
+/// Picks a page palette from a cover: the dominant colour, made lighter or
+/// darker where it must be, as background, and text colours that meet WCAG
+/// AA contrast against it (the main text AAA).
 public struct ColourExtraction: Sendable {
-    /// WCAG 2.x AA for normal text.
+    /// WCAG 2.x AA for normal text: what every text colour reaches.
     public static let minimumContrast = 4.5
+    /// WCAG 2.x AAA: what the main text colour reaches, so that the
+    /// secondary one can be softer and still reach `minimumContrast`.
+    public static let textContrast = 7.0
 
     public init() {}
 
@@ -59,28 +63,62 @@ public struct ColourExtraction: Sendable {
         )
     }
 
-    /// Text colours for `background`: near-white or near-black tinted towards
-    /// the background's hue, whichever contrasts more, pushed to the pure
-    /// extreme as far as needed to reach 4.5:1. That is always possible:
-    /// contrast(white, c) × contrast(black, c) = 21, so one of them is ≥ √21.
-    public func palette(background: RGB, isFallback: Bool = false) -> AlbumColours {
-        let (hue, saturation, _) = background.hsl
+    /// Text colours for a cover whose dominant colour is `dominant`.
+    ///
+    /// The text is near-white or near-black tinted towards the cover's hue
+    /// (tint at most 35% saturation, so it reads as white or black). The
+    /// background is the dominant colour with only its HSL lightness moved,
+    /// the least it takes for that text to reach `textContrast` (7:1, WCAG
+    /// AAA) — towards dark under light text or towards light under dark
+    /// text, whichever is the smaller move; hue and saturation stay the
+    /// cover's. A mid-tone (the hardest case: white and black both reach only
+    /// about 4.6:1 on it) becomes a darker or lighter shade of itself. The
+    /// AAA aim leaves room for `secondaryText`, the text moved towards the
+    /// background as far as AA (4.5:1) allows, to look softer than the text.
+    /// A move always ends: light text on black, or dark text on white, is over 16:1.
+    public func palette(background dominant: RGB, isFallback: Bool = false) -> AlbumColours {
+        let (hue, saturation, lightness) = dominant.hsl
         let tint = min(saturation, 0.35)
-        let lightWins = contrastRatio(.white, background) >= contrastRatio(.black, background)
-        let extreme: RGB = lightWins ? .white : .black
-        let tinted = RGB(hue: hue, saturation: tint, lightness: lightWins ? 0.95 : 0.10)
-        let text = strongest(from: tinted, towards: extreme, on: background)
+        let lightText = RGB(hue: hue, saturation: tint, lightness: 0.95)
+        let darkText = RGB(hue: hue, saturation: tint, lightness: 0.10)
+        let darker = shade(of: dominant, towards: 0, under: lightText)
+        let lighter = shade(of: dominant, towards: 1, under: darkText)
+        let darkerMove = lightness - darker.lightness, lighterMove = lighter.lightness - lightness
+        // Both moves cannot be 0 (the two contrasts multiply to at most 21,
+        // under 7 × 7); an equal move goes to the text that contrasts more.
+        let lightWins = darkerMove < lighterMove
+            || (darkerMove == lighterMove && contrastRatio(lightText, dominant) >= contrastRatio(darkText, dominant))
+        let background = lightWins ? darker.colour : lighter.colour
+        let text = lightWins ? lightText : darkText
         let secondary = softened(text, on: background)
         return AlbumColours(background: background, text: text, secondaryText: secondary, isFallback: isFallback)
     }
 
-    /// The first colour on the way from `start` to `extreme` that reaches the minimum.
-    private func strongest(from start: RGB, towards extreme: RGB, on background: RGB) -> RGB {
-        for step in 0...20 {
-            let candidate = start.mixed(with: extreme, amount: Double(step) / 20)
-            if contrastRatio(candidate, background) >= Self.minimumContrast { return candidate }
+    /// The nearest shade of `colour` (same hue and saturation, lightness
+    /// moved towards `end`, 0 or 1) on which `text` reaches `textContrast`;
+    /// `colour` itself when it already does.
+    private func shade(of colour: RGB, towards end: Double, under text: RGB) -> (colour: RGB, lightness: Double) {
+        let (hue, saturation, lightness) = colour.hsl
+        if contrastRatio(text, colour) >= Self.textContrast { return (colour, lightness) }
+        // Luminance only grows with HSL lightness at a fixed hue and
+        // saturation, so the contrast only grows on the way to `end`:
+        // bisect for where it reaches the aim, then check the 8-bit colour.
+        var near = lightness, far = end
+        for _ in 0..<20 {
+            let middle = (near + far) / 2
+            if contrastRatio(text, RGB(hue: hue, saturation: saturation, lightness: middle)) >= Self.textContrast {
+                far = middle
+            } else {
+                near = middle
+            }
         }
-        return extreme
+        var shade = RGB(hue: hue, saturation: saturation, lightness: far)
+        // Rounding to 8 bits can land just short: step on until it does not.
+        while contrastRatio(text, shade) < Self.textContrast, far != end {
+            far = end == 0 ? max(0, far - 0.002) : min(1, far + 0.002)
+            shade = RGB(hue: hue, saturation: saturation, lightness: far)
+        }
+        return (shade, far)
     }
 
     /// `text` moved as far towards the background (at most 45%) as contrast allows.

@@ -12,7 +12,7 @@ public struct PostgresPaletteStore: PaletteStore {
     let database: PostgresDatabase
 
     /// Bump when `ColourExtraction` changes, so palettes are computed again.
-    public static let version: Int32 = 1
+    public static let version: Int32 = 2
 
     public init(_ database: PostgresDatabase) { self.database = database }
 

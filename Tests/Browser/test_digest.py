@@ -13,6 +13,7 @@ import re
 from playwright.sync_api import expect
 
 from mail_server import running_mail_server
+from test_accessibility import Scans
 
 ADDRESS = "listener@example.org"
 
@@ -77,3 +78,13 @@ def test_opt_in_confirm_from_the_email_and_get_the_digest(pages, stack, fake, tm
         for n in range(covers.count()):
             assert covers.nth(n).evaluate("image => image.complete && image.naturalWidth > 0"), n
         shot(reader, "email")
+
+        # The email's colours are inline, the same in either scheme; the
+        # scan tries both all the same, as a reader's client may be in either.
+        scans = Scans()
+        scans.run(reader, "the digest email")
+        confirmation_html = confirmation.message.get_body(("html",))
+        if confirmation_html is not None:
+            reader.set_content(confirmation_html.get_content())
+            scans.run(reader, "the confirmation email")
+        scans.check()

@@ -254,7 +254,7 @@ $out"
 
     # 7. An externally managed Python: pip again with --break-system-packages.
     case "$suite" in
-      browser) packages="aiosmtpd playwright pytest" ;;
+      browser) packages="aiosmtpd axe-playwright-python==0.1.8 playwright pytest" ;;
       protocol) packages="aiosmtpd liblistenbrainz pylast pytest schemathesis" ;;
     esac
     STUB_IMPORTS=missing run_python "$dir" "$suite-tests"

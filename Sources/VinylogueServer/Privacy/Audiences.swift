@@ -20,23 +20,54 @@ import VinylogueCore
 /// viewer may not see is bound in `Concealment` for the request, which
 /// then answers exactly as for a name Last.fm does not know.
 public final class Audiences: Sendable {
-    private let rules: Mutex<VisibilityRules>
+    private let rules: Mutex<Installed>
     /// Whether anyone is restricted: the fast path of every request.
     private let anyRestricted: Atomic<Bool>
     let store: any VisibilityStore
     private let logger = Logger(label: "vinylogue.visibility")
+
+    /// The rules in force, and the tickets that order the reads of them:
+    /// every read (and every choice applied here) takes the next ticket
+    /// before it starts, and its rules are installed only when no later
+    /// one's were. A read that began before a newer choice and ended after
+    /// it (a fleet notice's, racing `apply`) therefore never puts the old
+    /// choice back.
+    private struct Installed {
+        var rules: VisibilityRules
+        var issued: UInt64 = 0
+        var installed: UInt64 = 0
+    }
 
     /// Reads every account's choice; a database that cannot be read stops
     /// the start (the server never serves without knowing who is hidden).
     public init(store: any VisibilityStore) async throws {
         self.store = store
         let rules = VisibilityRules(try await store.restrictions())
-        self.rules = Mutex(rules)
+        self.rules = Mutex(Installed(rules: rules))
         anyRestricted = Atomic(!rules.isEmpty)
     }
 
     /// The rules as they stand.
-    public var current: VisibilityRules { rules.withLock { $0 } }
+    public var current: VisibilityRules { rules.withLock { $0.rules } }
+
+    /// The next ticket, taken before a read or a change begins.
+    private func ticket() -> UInt64 {
+        rules.withLock { state in
+            state.issued += 1
+            return state.issued
+        }
+    }
+
+    /// Installs what the read or change holding `ticket` made of the rules,
+    /// unless a later one has been installed already.
+    private func install(_ ticket: UInt64, _ change: (VisibilityRules) -> VisibilityRules) {
+        rules.withLock { state in
+            guard ticket > state.installed else { return }
+            state.installed = ticket
+            state.rules = change(state.rules)
+            anyRestricted.store(!state.rules.isEmpty, ordering: .releasing)
+        }
+    }
 
     /// Whether anyone is restricted at all.
     var restrictsAnyone: Bool { anyRestricted.load(ordering: .acquiring) }
@@ -44,20 +75,16 @@ public final class Audiences: Sendable {
     /// Reads the rules again. A failed read keeps the old ones and is
     /// thrown (the caller says so); the next change or notice reads again.
     public func reload() async throws {
+        let ticket = ticket()
         let fresh = VisibilityRules(try await store.restrictions())
-        rules.withLock { $0 = fresh }
-        anyRestricted.store(!fresh.isEmpty, ordering: .releasing)
+        install(ticket) { _ in fresh }
     }
 
     /// Applies `account`'s new choice here at once (a read that fails then
     /// cannot leave the old choice in force), then reads every rule again
     /// for its friends.
     func apply(_ visibility: Visibility, of account: Account) async {
-        let changed = rules.withLock { rules in
-            rules = rules.applying(visibility, of: account)
-            return rules
-        }
-        anyRestricted.store(!changed.isEmpty, ordering: .releasing)
+        install(ticket()) { $0.applying(visibility, of: account) }
         await reloadLogged()
     }
 
@@ -81,7 +108,7 @@ public final class Audiences: Sendable {
     /// Whether `user` restricts who sees them (their pages are then sent
     /// as private to the viewer, never to a shared cache).
     func isRestricted(_ user: Username) -> Bool {
-        restrictsAnyone && rules.withLock { $0.isRestricted(user) }
+        restrictsAnyone && rules.withLock { $0.rules.isRestricted(user) }
     }
 
     /// The name keys among `users` that `viewer` may not see (for the

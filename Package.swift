@@ -17,6 +17,7 @@ let package = Package(
         .library(name: "VinylogueServer", targets: ["VinylogueServer"]),
         .library(name: "PostgresStore", targets: ["PostgresStore"]),
         .library(name: "Mail", targets: ["Mail"]),
+        .library(name: "Workers", targets: ["Workers"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
@@ -106,6 +107,16 @@ let package = Package(
                 .product(name: "ZIPFoundation", package: "ZIPFoundation"),
             ]
         ),
+        // Every job that outlives a request: the one job queue's runner and
+        // a handler per kind of job.
+        .target(
+            name: "Workers",
+            dependencies: [
+                "VinylogueCore", "Stores", "Imports",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
         // The same stores in PostgreSQL, for several instances on one database.
         .target(
             name: "PostgresStore",
@@ -146,7 +157,7 @@ let package = Package(
             name: "VinylogueServer",
             dependencies: [
                 // No SQLite module: the web app never names a store's backend.
-                "VinylogueCore", "LastFM", "ListenBrainz", "Stores", "Sync", "Imports", "Exports", "Artwork", "Mail",
+                "VinylogueCore", "LastFM", "ListenBrainz", "Stores", "Sync", "Imports", "Exports", "Artwork", "Mail", "Workers",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "MultipartKit", package: "multipart-kit"),
@@ -239,7 +250,7 @@ let package = Package(
             name: "VinylogueApp",
             dependencies: [
                 "VinylogueCore", "LastFM", "ListenBrainz", "Stores", "SQLiteStore", "Sync", "Imports", "Artwork", "VinylogueServer", "PostgresStore",
-                "Mail",
+                "Mail", "Workers",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
@@ -314,7 +325,7 @@ let package = Package(
             name: "StoreContractTests",
             dependencies: [
                 "TestSupport",
-                "Stores", "SQLiteStore", "Sync", "Imports", "Artwork", "PostgresStore", "LastFM", "VinylogueCore", "ListenBrainz", "ListenBrainzTestServer",
+                "Stores", "SQLiteStore", "Sync", "Imports", "Artwork", "PostgresStore", "LastFM", "VinylogueCore", "ListenBrainz", "ListenBrainzTestServer", "Workers",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),

@@ -23,6 +23,9 @@ public struct PostgresAccountEraser: AccountEraser {
             // row (`JobFence`), so these wait for it to commit, and every
             // later write finds no claim. Then the archive's lock, which such
             // a write takes after its job's row: the same order, no deadlock.
+            // The queue's rows before the uploads' (a batch's write locks
+            // its job's row, then updates its upload's row).
+            try await connection.query("DELETE FROM job WHERE person = \(nameKey)", logger: logger)
             var uploads: [String] = []
             for try await path in try await connection.query("DELETE FROM import_job WHERE owner = \(id) RETURNING path",
                                                               logger: logger).decode(String.self) {

@@ -21,6 +21,7 @@ public struct PostgresBackend: StoreBackend {
     public var albumCovers: any AlbumCoverStore { PostgresAlbumCoverStore(database) }
     public var historyCopies: any HistoryCopyStore { PostgresHistoryCopyStore(database) }
     public var importJobs: any ImportJobStore { PostgresImportJobStore(database) }
+    public var jobs: any JobQueue { PostgresJobQueue(database) }
     public var receivedListens: any ReceivedListenStore { PostgresReceivedListenStore(database) }
     public var eraser: any AccountEraser { PostgresAccountEraser(database) }
     public var digests: any DigestStore { PostgresDigestStore(database) }

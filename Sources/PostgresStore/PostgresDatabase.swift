@@ -303,6 +303,9 @@ public final class PostgresDatabase: Sendable {
         Migration(name: "digests", statements: PostgresDigestStore.tables),
         // What each batch of an uploaded import stored (`StoredBatches`).
         Migration(name: "import-job-stored-batches", statements: ["ALTER TABLE import_job ADD COLUMN stored_batches TEXT NOT NULL DEFAULT ''"]),
+        // Every job that outlives a request in one queue (`PostgresJobQueue`),
+        // the uploads waiting in `import_job` moved into it.
+        Migration(name: "one-job-queue", statements: PostgresJobQueue.tables, then: PostgresJobQueue.movedUploads),
     ]
 
     /// Applies the migrations this database has not had, holding an

@@ -4,10 +4,9 @@ import PostgresNIO
 import Stores
 import VinylogueCore
 
-/// `ImportJobStore` in PostgreSQL (table `import_job`), shared by a
-/// fleet: each upload is claimed only on the machine that holds its file,
-/// the waiting one found with `SKIP LOCKED` and locked while its holder is
-/// judged.
+/// `ImportJobStore` in PostgreSQL (table `import_job`); an upload and its
+/// job (`PostgresJobQueue`, for the machine holding the file) are queued in
+/// one transaction.
 public struct PostgresImportJobStore: ImportJobStore {
     let database: PostgresDatabase
 
@@ -53,54 +52,38 @@ public struct PostgresImportJobStore: ImportJobStore {
 
     public func queue(owner: ListOwner, user: Username, fileName: String, path: String, bytes: Int64, machine: String,
                       at now: Date) async throws -> ImportJob {
-        let time = now.timeIntervalSince1970
-        let rows = try await database.client.query("""
-            INSERT INTO import_job(owner, name, file_name, path, bytes, machine, state, queued_at, updated_at)
-            VALUES (\(owner.id), \(user.value), \(CopyText.withoutNUL(fileName)), \(path), \(bytes), \(machine), 'queued', \(time), \(time))
-            RETURNING \(unescaped: Self.columns)
-            """, logger: database.logger)
-        guard let job = try await Self.all(rows).first else { throw SourceError.storage(detail: "the upload could not be queued") }
-        return job
-    }
-
-    public func claimNext(on machine: String, as holder: String, at now: Date, lease: TimeInterval,
-                          takingOverFrom isGone: @Sendable (String) -> Bool) async throws -> ImportJob? {
-        let logger = database.logger, time = now.timeIntervalSince1970
+        let time = now.timeIntervalSince1970, logger = database.logger
         return try await database.client.withTransaction(logger: logger) { connection in
             let rows = try await connection.query("""
-                SELECT id, state, lease_until, holder FROM import_job WHERE machine = \(machine) AND state IN ('queued', 'importing')
-                ORDER BY queued_at, id FOR UPDATE SKIP LOCKED
+                INSERT INTO import_job(owner, name, file_name, path, bytes, machine, state, queued_at, updated_at)
+                VALUES (\(owner.id), \(user.value), \(CopyText.withoutNUL(fileName)), \(path), \(bytes), \(machine), 'queued', \(time), \(time))
+                RETURNING \(unescaped: Self.columns)
                 """, logger: logger)
-            var chosen: Int64?
-            for try await (id, state, leaseUntil, holding) in rows.decode((Int64, String, Double?, String?).self) where chosen == nil {
-                let gone = state == "importing" && holding.map(isGone) == true
-                if state == "queued" || (leaseUntil ?? 0) <= time || gone { chosen = id }
-            }
-            guard let chosen else { return nil }
-            let claimed = try await connection.query("""
-                UPDATE import_job SET state = 'importing', holder = \(holder), lease_until = \(time + lease), updated_at = \(time)
-                WHERE id = \(chosen) RETURNING \(unescaped: Self.columns)
-                """, logger: logger)
-            return try await Self.all(claimed).first
+            guard let job = try await Self.all(rows).first else { throw SourceError.storage(detail: "the upload could not be queued") }
+            _ = try await PostgresJobQueue.enqueue(.upload, for: user, key: String(job.id), payload: "", machine: machine, notBefore: nil,
+                                                   at: now, connection, logger)
+            return job
         }
     }
 
-    public func renew(_ id: Int64, as holder: String, at now: Date, lease: TimeInterval) async throws -> Bool {
-        let time = now.timeIntervalSince1970
-        let rows = try await database.client.query("""
-            UPDATE import_job SET lease_until = \(time + lease), updated_at = \(time)
-            WHERE id = \(id) AND holder = \(holder) AND state = 'importing' RETURNING 1
-            """, logger: database.logger)
-        return try await PostgresHistoryCopyStore.changed(rows)
+    public func upload(_ id: Int64) async throws -> ImportJob? {
+        try await Self.all(try await database.client.query("SELECT \(unescaped: Self.columns) FROM import_job WHERE id = \(id)",
+                                                           logger: database.logger)).first
     }
 
-    public func finish(_ id: Int64, as holder: String, summary: String?, failure reason: String?, at now: Date) async throws -> Bool {
-        let rows = try await database.client.query("""
-            UPDATE import_job SET state = \(reason == nil ? "done" : "failed"), summary = \(summary.map(CopyText.withoutNUL)),
-                reason = \(reason.map(CopyText.withoutNUL)), lease_until = NULL, holder = NULL, updated_at = \(now.timeIntervalSince1970)
-            WHERE id = \(id) AND holder = \(holder) AND state = 'importing' RETURNING 1
+    public func begin(_ id: Int64, at now: Date) async throws {
+        try await database.client.query("""
+            UPDATE import_job SET state = 'importing', updated_at = \(now.timeIntervalSince1970)
+            WHERE id = \(id) AND state IN ('queued', 'importing')
             """, logger: database.logger)
-        return try await PostgresHistoryCopyStore.changed(rows)
+    }
+
+    public func finish(_ id: Int64, summary: String?, failure reason: String?, at now: Date) async throws {
+        try await database.client.query("""
+            UPDATE import_job SET state = \(reason == nil ? "done" : "failed"), summary = \(summary.map(CopyText.withoutNUL)),
+                reason = \(reason.map(CopyText.withoutNUL)), updated_at = \(now.timeIntervalSince1970)
+            WHERE id = \(id) AND state IN ('queued', 'importing')
+            """, logger: database.logger)
     }
 
     public func jobs(of owner: ListOwner, limit: Int) async throws -> [ImportJob] {

@@ -345,12 +345,12 @@ public struct PostgresScrobbleStore: ScrobbleArchive {
         guard !batch.isEmpty else { return InsertCounts() }
         return try await writing(user, fence: fence) { id, connection, logger in
             let counts = try await Self.storeByRule(batch, userID: id, connection, logger)
-            if let fence, case .upload(let job) = fence.job {
-                // The upload's progress, in the batch's own transaction.
+            if let fence, case .upload(_, let upload) = fence.job {
+                // The upload's progress, in the batch's own transaction (the
+                // fence found its job claimed by this holder).
                 let entry = StoredBatches.entry(.init(size: batch.count, counts: counts))
-                try await connection.query("""
-                    UPDATE import_job SET stored_batches = stored_batches || \(entry) WHERE id = \(job) AND holder = \(fence.holder)
-                    """, logger: logger)
+                try await connection.query("UPDATE import_job SET stored_batches = stored_batches || \(entry) WHERE id = \(upload)",
+                                           logger: logger)
             }
             return counts
         }

@@ -137,6 +137,7 @@ public final class ArchiveDatabase: Sendable {
         SQLiteAccountStore.registerVisibilityMigration(in: &migrator)
         SQLiteDigestStore.registerMigrations(in: &migrator)
         SQLiteImportJobStore.registerStoredBatchesMigration(in: &migrator)
+        SQLiteJobQueue.registerMigrations(in: &migrator)
         return migrator
     }
 

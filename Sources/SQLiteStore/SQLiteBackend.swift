@@ -36,6 +36,7 @@ public struct SQLiteBackend: StoreBackend {
     public var albumCovers: any AlbumCoverStore { SQLiteAlbumCoverStore(database) }
     public var historyCopies: any HistoryCopyStore { SQLiteHistoryCopyStore(database) }
     public var importJobs: any ImportJobStore { SQLiteImportJobStore(database) }
+    public var jobs: any JobQueue { SQLiteJobQueue(database) }
     public var receivedListens: any ReceivedListenStore { SQLiteReceivedListenStore(database) }
     public var eraser: any AccountEraser { SQLiteAccountEraser(database) }
     public var digests: any DigestStore { SQLiteDigestStore(database) }

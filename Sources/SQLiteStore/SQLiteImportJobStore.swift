@@ -3,8 +3,8 @@ import GRDB
 import Stores
 import VinylogueCore
 
-/// `ImportJobStore` in SQLite (table `import_job`). Every change is one
-/// write transaction: SQLite's one writer makes a claim atomic.
+/// `ImportJobStore` in SQLite (table `import_job`); an upload and its job
+/// (`SQLiteJobQueue`) are queued in one write transaction.
 public struct SQLiteImportJobStore: ImportJobStore {
     let writer: any DatabaseWriter
 
@@ -61,51 +61,32 @@ public struct SQLiteImportJobStore: ImportJobStore {
                 INSERT INTO import_job(owner, name, file_name, path, bytes, machine, state, queued_at, updated_at)
                 VALUES (?, ?, ?, ?, ?, ?, 'queued', ?, ?)
                 """, arguments: [owner.id, user.value, fileName, path, bytes, machine, time, time])
-            guard let row = try Row.fetchOne(db, sql: "SELECT \(Self.columns) FROM import_job WHERE id = ?", arguments: [db.lastInsertedRowID]),
+            let id = db.lastInsertedRowID
+            _ = try SQLiteJobQueue.enqueue(.upload, for: user, key: String(id), payload: "", machine: machine, notBefore: nil, at: now, in: db)
+            guard let row = try Row.fetchOne(db, sql: "SELECT \(Self.columns) FROM import_job WHERE id = ?", arguments: [id]),
                   let job = Self.job(row) else { throw SourceError.storage(detail: "the upload could not be queued") }
             return job
         }
     }
 
-    public func claimNext(on machine: String, as holder: String, at now: Date, lease: TimeInterval,
-                          takingOverFrom isGone: @Sendable (String) -> Bool) async throws -> ImportJob? {
-        try await writer.write { db in
-            let time = now.timeIntervalSince1970
-            let waiting = try Row.fetchAll(db, sql: """
-                SELECT id, state, lease_until, holder FROM import_job WHERE machine = ? AND state IN ('queued', 'importing')
-                ORDER BY queued_at, id
-                """, arguments: [machine])
-            for row in waiting {
-                let holding: String? = row["holder"]
-                let gone = row["state"] == "importing" && holding.map(isGone) == true
-                guard row["state"] == "queued" || (row["lease_until"] as Double? ?? 0) <= time || gone else { continue }
-                let id: Int64 = row["id"]
-                try db.execute(sql: """
-                    UPDATE import_job SET state = 'importing', holder = ?, lease_until = ?, updated_at = ? WHERE id = ?
-                    """, arguments: [holder, time + lease, time, id])
-                return try Row.fetchOne(db, sql: "SELECT \(Self.columns) FROM import_job WHERE id = ?", arguments: [id]).flatMap(Self.job)
-            }
-            return nil
+    public func upload(_ id: Int64) async throws -> ImportJob? {
+        try await writer.read { db in
+            try Row.fetchOne(db, sql: "SELECT \(Self.columns) FROM import_job WHERE id = ?", arguments: [id]).flatMap(Self.job)
         }
     }
 
-    public func renew(_ id: Int64, as holder: String, at now: Date, lease: TimeInterval) async throws -> Bool {
+    public func begin(_ id: Int64, at now: Date) async throws {
         try await writer.write { db in
-            let time = now.timeIntervalSince1970
-            try db.execute(sql: """
-                UPDATE import_job SET lease_until = ?, updated_at = ? WHERE id = ? AND holder = ? AND state = 'importing'
-                """, arguments: [time + lease, time, id, holder])
-            return db.changesCount == 1
+            try db.execute(sql: "UPDATE import_job SET state = 'importing', updated_at = ? WHERE id = ? AND state IN ('queued', 'importing')",
+                           arguments: [now.timeIntervalSince1970, id])
         }
     }
 
-    public func finish(_ id: Int64, as holder: String, summary: String?, failure reason: String?, at now: Date) async throws -> Bool {
+    public func finish(_ id: Int64, summary: String?, failure reason: String?, at now: Date) async throws {
         try await writer.write { db in
             try db.execute(sql: """
-                UPDATE import_job SET state = ?, summary = ?, reason = ?, lease_until = NULL, holder = NULL, updated_at = ?
-                WHERE id = ? AND holder = ? AND state = 'importing'
-                """, arguments: [reason == nil ? "done" : "failed", summary, reason, now.timeIntervalSince1970, id, holder])
-            return db.changesCount == 1
+                UPDATE import_job SET state = ?, summary = ?, reason = ?, updated_at = ? WHERE id = ? AND state IN ('queued', 'importing')
+                """, arguments: [reason == nil ? "done" : "failed", summary, reason, now.timeIntervalSince1970, id])
         }
     }
 

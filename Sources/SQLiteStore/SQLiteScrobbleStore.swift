@@ -515,11 +515,11 @@ extension SQLiteScrobbleStore: ScrobbleArchive, BlockingScrobbleWriter {
         try Self.hold(fence, in: db)
         let userID = try ensureUserID(of: user, in: db)
         let counts = try storeByRule(batch, userID: userID, in: db)
-        if let fence, case .upload(let id) = fence.job {
-            // The upload's progress, in the batch's own transaction.
+        if let fence, case .upload(_, let upload) = fence.job {
+            // The upload's progress, in the batch's own transaction (the
+            // fence above found its job claimed by this holder).
             let entry = StoredBatches.entry(.init(size: batch.count, counts: counts))
-            try db.execute(sql: "UPDATE import_job SET stored_batches = stored_batches || ? WHERE id = ? AND holder = ?",
-                           arguments: [entry, id, fence.holder])
+            try db.execute(sql: "UPDATE import_job SET stored_batches = stored_batches || ? WHERE id = ?", arguments: [entry, upload])
         }
         return counts
     }

@@ -50,6 +50,7 @@ public enum AccountErasure {
 
     /// In order: rows before the rows they name.
     public static let rows: [Rows] = [
+        Rows(table: "job", column: "person", key: .nameKey),
         Rows(table: "web_session", column: "account_id", key: .accountID),
         Rows(table: "mobile_session", column: "owner", key: .accountID),
         Rows(table: "listen_token", column: "owner", key: .accountID),

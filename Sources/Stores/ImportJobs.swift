@@ -51,25 +51,24 @@ public struct ImportJob: Sendable, Hashable {
     public var isUnfinished: Bool { state == .queued || state == .importing }
 }
 
-/// Uploaded exports as durable jobs: queued, claimed with a lease by a
-/// worker of the machine holding the file (taken over when the worker
-/// died), done with the importer's summary, or failed with a reason. An
-/// import taken over reads the file again from the start and skips the
-/// batches its earlier run recorded as stored (`StoredBatches`), counting
-/// them as its own; the archive's duplicate rule keeps anything else once.
+/// Uploaded exports: one row per upload (`ImportJob`), each imported by a
+/// job of the one queue (`JobQueue`, kind `upload`, keyed by the upload's
+/// id, for the machine holding the file), queued in the same transaction
+/// as the row. The row keeps what the upload is and what came of it; the
+/// job's row keeps who imports it. An import taken over reads the file
+/// again from the start and skips the batches its earlier run recorded as
+/// stored (`StoredBatches`), counting them as its own; the archive's
+/// duplicate rule keeps anything else once.
 public protocol ImportJobStore: Sendable {
-    /// Queues an upload; returns it with its id.
+    /// Queues an upload and its import job; returns it with its id.
     func queue(owner: ListOwner, user: Username, fileName: String, path: String, bytes: Int64, machine: String,
                at now: Date) async throws -> ImportJob
-    /// Claims, for `lease` seconds as `holder`, the upload of `machine`
-    /// queued longest ago, or one whose worker's lease ran out or whose
-    /// worker `isGone` says has stopped; nil when none waits.
-    func claimNext(on machine: String, as holder: String, at now: Date, lease: TimeInterval,
-                   takingOverFrom isGone: @Sendable (String) -> Bool) async throws -> ImportJob?
-    /// Renews the claim; false when it is no longer `holder`'s.
-    func renew(_ id: Int64, as holder: String, at now: Date, lease: TimeInterval) async throws -> Bool
-    /// Ends the claimed import: done with `summary`, or failed with `reason`.
-    func finish(_ id: Int64, as holder: String, summary: String?, failure reason: String?, at now: Date) async throws -> Bool
+    /// The upload with this id, if it is still kept.
+    func upload(_ id: Int64) async throws -> ImportJob?
+    /// Marks the upload as being imported (Settings says so).
+    func begin(_ id: Int64, at now: Date) async throws
+    /// Ends the upload's import: done with `summary`, or failed with `reason`.
+    func finish(_ id: Int64, summary: String?, failure reason: String?, at now: Date) async throws
     /// `owner`'s uploads, the newest first, at most `limit`.
     func jobs(of owner: ListOwner, limit: Int) async throws -> [ImportJob]
     /// How many uploads on `machine` wait to be imported or are being imported.

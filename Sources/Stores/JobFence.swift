@@ -20,8 +20,12 @@ public struct JobFence: Sendable, Hashable {
     public enum Job: Sendable, Hashable {
         /// A copy of this person's history (`HistoryCopyStore`'s row).
         case historyCopy(of: Username)
-        /// An uploaded export's import (`ImportJobStore`'s row).
-        case upload(id: Int64)
+        /// A job of the one queue (`JobQueue`'s row).
+        case job(id: Int64)
+        /// An uploaded export's import: the queue's row `job` is the
+        /// fence, and each batch stored is recorded on the upload's row
+        /// `upload` (`StoredBatches`).
+        case upload(job: Int64, upload: Int64)
     }
 
     public let job: Job
@@ -44,7 +48,7 @@ public struct JobFence: Sendable, Hashable {
     public var row: (table: String, column: String, key: Key, running: String) {
         switch job {
         case .historyCopy(let user): ("history_copy", "name_key", .text(user.key), HistoryCopy.State.copying.rawValue)
-        case .upload(let id): ("import_job", "id", .integer(id), ImportJob.State.importing.rawValue)
+        case .job(let id), .upload(let id, _): ("job", "id", .integer(id), DurableJob.State.running.rawValue)
         }
     }
 
@@ -59,6 +63,7 @@ public struct JobFence: Sendable, Hashable {
         switch job {
         case .historyCopy(let user): .cancelled(job: "The copy of \(user.value)'s history")
         case .upload: .cancelled(job: "The import of the uploaded export")
+        case .job: .cancelled(job: "The work")
         }
     }
 }

@@ -30,8 +30,10 @@ public protocol StoreBackend: Sendable {
     var albumCovers: any AlbumCoverStore { get }
     /// History copies as durable jobs.
     var historyCopies: any HistoryCopyStore { get }
-    /// Uploaded exports as durable jobs.
+    /// Uploaded exports.
     var importJobs: any ImportJobStore { get }
+    /// Every job that outlives a request.
+    var jobs: any JobQueue { get }
     /// Listens a player sent, kept and queued in one transaction.
     var receivedListens: any ReceivedListenStore { get }
     /// Deletes an account and everything of it, in one transaction.

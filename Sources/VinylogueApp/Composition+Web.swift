@@ -8,6 +8,7 @@ import LastFM
 import Logging
 import VinylogueCore
 import VinylogueServer
+import Workers
 
 extension Composition {
     /// The web app, built from the configuration: opens (creating when
@@ -106,8 +107,13 @@ extension Composition {
                 }
             })
         parts.copiesHistories = configuration.copiesHistories && configuration.lastFM.apiKey != nil
-        parts.uploads = UploadedImports(jobs: stores.importJobs, archive: archive, clock: clock,
-                                        directory: directory.appendingPathComponent("uploads", isDirectory: true))
+        let queued = Wakeup()
+        let uploads = UploadedImports(jobs: stores.importJobs, archive: archive, clock: clock,
+                                      directory: directory.appendingPathComponent("uploads", isDirectory: true), wakeup: queued)
+        parts.uploads = uploads
+        var jobsLogger = Logger(label: "vinylogue.jobs")
+        jobsLogger.logLevel = logLevel(default: .info)
+        parts.jobs = JobRunner(queue: stores.jobs, handlers: [uploads], clock: clock, wakeup: queued, logger: jobsLogger)
         parts.forwarding = forwarding
         parts.mail = configuration.mail.map { MailSetup(delivery: mailTransport($0.server), from: $0.from) }
         if parts.mail != nil, readyingDemo, configuration.server.publicURL?.isEmpty != false {

@@ -7,6 +7,7 @@ import NIOCore
 import ServiceLifecycle
 import Stores
 import Sync
+import Workers
 
 /// Builds the web app: every route, grouped by feature, behind the error
 /// and security middleware.
@@ -48,7 +49,7 @@ public func buildApplication(configuration: ServerConfiguration, parts: WebAppPa
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "Vinylogue"),
         services: [parts.background] + (parts.forwarding.map { [$0 as any Service] } ?? [])
             + (parts.copies.map { [HistoryCopyService(worker: $0)] } ?? [])
-            + (parts.uploads.map { [UploadedImportsService(uploads: $0)] } ?? [])
+            + (parts.jobs.map { [$0 as any Service] } ?? [])
             + (digests.map { [$0 as any Service] } ?? [])
             + (parts.stores.notices.map {
                 [FleetNoticeListener(notices: $0, kept: shared.kept, nowPlaying: shared.nowPlaying,
@@ -203,14 +204,5 @@ struct HistoryCopyService: Service {
 
     func run() async throws {
         try await cancelWhenGracefulShutdown { await worker.run() }
-    }
-}
-
-/// The uploaded exports' importer as a service of the server.
-struct UploadedImportsService: Service {
-    let uploads: UploadedImports
-
-    func run() async throws {
-        try await cancelWhenGracefulShutdown { await uploads.run() }
     }
 }

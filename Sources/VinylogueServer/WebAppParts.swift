@@ -6,6 +6,7 @@ import LastFM
 import Stores
 import Sync
 import VinylogueCore
+import Workers
 
 /// What the web app is made of, built by the composition root and read
 /// only by `buildApplication`, which makes from it what the routes share
@@ -28,6 +29,8 @@ public struct WebAppParts: Sendable {
     public var copiesHistories: Bool
     /// Exports uploaded on Settings, imported in the background.
     public var uploads: UploadedImports?
+    /// The job queue's runner (uploads' imports today), a service of the server.
+    public var jobs: JobRunner?
     public var settings: CurrentSettings
     /// Who may see whose listening, read at start.
     public var audiences: Audiences

@@ -108,12 +108,13 @@ import VinylogueCore
             let dir = try TemporaryDirectory()
             let file = try Self.csv(in: dir)
             let (account, _) = try await stores.accounts.signedIn(zeb, lastFMSessionKey: "sk-zeb", at: Self.now)
-            _ = try await stores.importJobs.queue(owner: account.owner, user: zeb, fileName: "zeb.csv", path: file.path, bytes: 1,
-                                                  machine: "m", at: Self.now)
-            let job = try #require(try await stores.importJobs.claimNext(on: "m", as: "importer", at: Self.now, lease: 600,
-                                                                         takingOverFrom: { _ in false }))
+            let upload = try await stores.importJobs.queue(owner: account.owner, user: zeb, fileName: "zeb.csv", path: file.path, bytes: 1,
+                                                           machine: "m", at: Self.now)
+            let claim = try #require(try await stores.jobs.claimNext(of: [.upload], on: "m", as: "importer", at: Self.now, lease: 600,
+                                                                     takingOverFrom: { _ in false }))
+            #expect(claim.job.key == String(upload.id) && claim.job.person == "zebulon42")
             var importer = ScrobbleImporter(store: archive, clock: .fixed(Self.now), batchSize: 100)
-            importer.fence = JobFence(.upload(id: job.id), holder: "importer")
+            importer.fence = JobFence(.upload(job: claim.job.id, upload: upload.id), holder: "importer")
             // The import's thread waits after its first batch until the
             // account is erased.
             let erased = DispatchSemaphore(value: 0), firstBatch = Gate()
@@ -132,6 +133,7 @@ import VinylogueCore
             #expect(try await archive.scrobbleCount(of: zeb) == 0)
             let left = try await dump().filter { $0.value.lowercased() == "zebulon42" || ($0.table == "scrobble" && $0.column == "track") }
             #expect(left.isEmpty, "left after the erasure: \(left)")
+            #expect(try await stores.jobs.job(claim.job.id) == nil)
         }
     }
 
@@ -144,10 +146,12 @@ import VinylogueCore
             let zeb = try Username("Zebulon42"), archive = stores.scrobbles, jobs = stores.importJobs
             let dir = try TemporaryDirectory()
             let file = try Self.csv(in: dir)
-            _ = try await jobs.queue(owner: .household, user: zeb, fileName: "zeb.csv", path: file.path, bytes: 1, machine: "m", at: Self.now)
-            let first = try #require(try await jobs.claimNext(on: "m", as: "first", at: Self.now, lease: 600, takingOverFrom: { _ in false }))
+            let upload = try await jobs.queue(owner: .household, user: zeb, fileName: "zeb.csv", path: file.path, bytes: 1, machine: "m",
+                                              at: Self.now)
+            let first = try #require(try await stores.jobs.claimNext(of: [.upload], on: "m", as: "first", at: Self.now, lease: 600,
+                                                                     takingOverFrom: { _ in false }))
             var importer = ScrobbleImporter(store: archive, clock: .fixed(Self.now), batchSize: 100)
-            importer.fence = JobFence(.upload(id: first.id), holder: "first")
+            importer.fence = JobFence(.upload(job: first.job.id, upload: upload.id), holder: "first")
             // After its third batch, the first run's worker is taken for
             // dead and another takes the job over.
             let takenOver = DispatchSemaphore(value: 0), third = Gate(), batches = Mutex(0)
@@ -161,26 +165,29 @@ import VinylogueCore
             // A batch being written holds the job's row; PostgreSQL's claim
             // skips a locked row (`SKIP LOCKED`), as a worker would until
             // its next look, so this claims again until the write is in.
-            var claimed: ImportJob?
+            var claimed: JobClaim?
             let patience = ContinuousClock.now + .seconds(10)
             while claimed == nil, ContinuousClock.now < patience {
-                claimed = try await jobs.claimNext(on: "m", as: "second", at: Self.now, lease: 600, takingOverFrom: { $0 == "first" })
+                claimed = try await stores.jobs.claimNext(of: [.upload], on: "m", as: "second", at: Self.now, lease: 600,
+                                                          takingOverFrom: { $0 == "first" })
                 if claimed == nil { try await Task.sleep(for: .milliseconds(5)) }
             }
             takenOver.signal()
             let second = try #require(claimed)
             let firstOutcome = await firstRun.value
             #expect(throws: SourceError.cancelled(job: "The import of the uploaded export")) { try firstOutcome.get() }
-            let earlier = second.stored.batches.count
+            let stored = try #require(try await jobs.upload(upload.id)).stored
+            let earlier = stored.batches.count
             #expect(earlier >= 1 && earlier < 10, "\(earlier) batches stored before the take-over")
             #expect(try await archive.scrobbleCount(of: zeb) == earlier * 100)
 
-            importer.fence = JobFence(.upload(id: second.id), holder: "second")
-            importer.earlier = second.stored
+            importer.fence = JobFence(.upload(job: second.job.id, upload: upload.id), holder: "second")
+            importer.earlier = stored
             let summary = try await Self.importing(importer, file, zeb) {}.value.get()
             #expect(summary.imported == 1000 && summary.duplicates == 0, "\(summary.imported) imported, \(summary.duplicates) duplicates")
             #expect(try await archive.scrobbleCount(of: zeb) == 1000)
-            #expect(try await jobs.finish(second.id, as: "second", summary: nil, failure: nil, at: Self.now))
+            #expect(try await stores.jobs.end(second, as: .done, at: Self.now))
+            #expect(try await stores.jobs.end(first, as: .done, at: Self.now) == false)
         }
     }
 
@@ -228,7 +235,7 @@ import VinylogueCore
             #expect(try await archive.storeSyncPage(more, of: rj, next: nil, fence: JobFence(second)).inserted == 3)
             // An upload's fence is its own job's row.
             await #expect(throws: SourceError.cancelled(job: "The import of the uploaded export")) {
-                try await archive.store(more.map { ($0, .lastFMExport) }, of: rj, fence: JobFence(.upload(id: 42), holder: "second"))
+                try await archive.store(more.map { ($0, .lastFMExport) }, of: rj, fence: JobFence(.upload(job: 42, upload: 42), holder: "second"))
             }
         }
     }

@@ -29,7 +29,7 @@ import Testing
             "import jobs",
             "account-visibility",
             "digests",
-            "import job stored batches",
+            "import job stored batches", "one job queue",
         ])
     }
 
@@ -52,7 +52,7 @@ import Testing
             "import-jobs",
             "account-visibility",
             "digests",
-            "import-job-stored-batches",
+            "import-job-stored-batches", "one-job-queue",
         ])
     }
 }

@@ -27,6 +27,7 @@ import Sync
         let outbox: any ForwardingOutbox
         let historyCopies: any HistoryCopyStore
         let importJobs: any ImportJobStore
+        let jobs: any JobQueue
         let digests: any DigestStore
         /// Makes every insert into the outbox fail from now on.
         let breakOutbox: @Sendable () async throws -> Void
@@ -46,7 +47,7 @@ import Sync
                                   scrobbles: SQLiteScrobbleStore(database: database), listenTokens: SQLiteListenTokenStore(database),
                                   mobileSessions: SQLiteMobileSessionStore(database), received: SQLiteReceivedListenStore(database),
                                   outbox: SQLiteForwardingOutbox(database), historyCopies: SQLiteHistoryCopyStore(database),
-                                  importJobs: SQLiteImportJobStore(database), digests: SQLiteDigestStore(database), breakOutbox: {
+                                  importJobs: SQLiteImportJobStore(database), jobs: SQLiteJobQueue(database), digests: SQLiteDigestStore(database), breakOutbox: {
                                       try await database.writer.write { db in
                                           try db.execute(sql: "CREATE TRIGGER broken BEFORE INSERT ON forward_outbox BEGIN SELECT RAISE(FAIL, 'the outbox is broken'); END")
                                       }
@@ -58,7 +59,7 @@ import Sync
                                       scrobbles: PostgresScrobbleStore(database), listenTokens: PostgresListenTokenStore(database),
                                       mobileSessions: PostgresMobileSessionStore(database), received: PostgresReceivedListenStore(database),
                                       outbox: PostgresForwardingOutbox(database), historyCopies: PostgresHistoryCopyStore(database),
-                                      importJobs: PostgresImportJobStore(database), digests: PostgresDigestStore(database),
+                                      importJobs: PostgresImportJobStore(database), jobs: PostgresJobQueue(database), digests: PostgresDigestStore(database),
                                       breakOutbox: {
                                           try await database.client.query("ALTER TABLE forward_outbox ADD CONSTRAINT broken CHECK (false) NOT VALID")
                                       }, postgres: database))

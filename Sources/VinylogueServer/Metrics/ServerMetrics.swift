@@ -8,6 +8,7 @@ import Stores
 import Sync
 import Synchronization
 import VinylogueCore
+import Workers
 
 /// What an operator can watch, served at `/metrics` in Prometheus's text
 /// format: requests and their latency by route, the Last.fm budget spent

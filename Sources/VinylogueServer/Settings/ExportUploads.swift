@@ -3,6 +3,7 @@ import Hummingbird
 import Imports
 import Stores
 import VinylogueCore
+import Workers
 
 /// `POST /settings/import`: an export uploaded from Settings, streamed to
 /// disk as it arrives (never held whole), then imported in the background

@@ -4,6 +4,7 @@ import Foundation
 import Hummingbird
 import Imports
 import VinylogueCore
+import Workers
 
 /// `/settings`: the play-count filter, the time zone, whether a Last.fm
 /// API key is configured, and the listen-submission token for the

@@ -1,35 +1,36 @@
 import Foundation
+import Imports
 import Stores
 import VinylogueCore
 
-/// Imports the exports people upload on the web, in the background, one
-/// at a time: each upload is a durable job (`ImportJobStore`) claimed with
-/// a lease by the instance whose disk holds the file, and taken over after
-/// a crash (a second run stores nothing twice: the archive's duplicate
-/// rule). The importer is the command line's (`ScrobbleImporter`), on a
-/// thread of its own; its summary, member by member, is kept with the job
-/// for Settings to show, and the file is deleted once it is read.
-public final class UploadedImports: Sendable {
+/// Imports the exports people upload on the web, in the background: each
+/// upload is a row (`ImportJobStore`) and a job of the one queue (kind
+/// `upload`) that only the instance whose disk holds the file runs, taken
+/// over after a crash (a second run skips what the first stored). The
+/// importer is the command line's (`ScrobbleImporter`), on a thread of its
+/// own; its summary, member by member, is kept with the upload for
+/// Settings to show, and the file is deleted once it is read.
+public final class UploadedImports: JobHandler {
     public let jobs: any ImportJobStore
     let archive: any ScrobbleArchive
     let clock: WallClock
     /// Where uploads wait (a directory of the data directory).
     public let directory: URL
     public let machine: String
-    let lease: TimeInterval
-    let poll: Duration
-    private let wakeup = Wakeup()
+    /// Tells the job runner an upload is queued.
+    let wakeup: Wakeup
 
-    public init(jobs: any ImportJobStore, archive: any ScrobbleArchive, clock: WallClock, directory: URL,
-                machine: String = JobHolder.machine(), lease: TimeInterval = 120, poll: Duration = .seconds(30)) {
+    public init(jobs: any ImportJobStore, archive: any ScrobbleArchive, clock: WallClock, directory: URL, wakeup: Wakeup,
+                machine: String = JobHolder.machine()) {
         self.jobs = jobs
         self.archive = archive
         self.clock = clock
         self.directory = directory
+        self.wakeup = wakeup
         self.machine = machine
-        self.lease = lease
-        self.poll = poll
     }
+
+    public var kind: JobKind { .upload }
 
     /// A new path for an upload named `fileName`, keeping its extension
     /// (the importer reads some formats by it).
@@ -39,7 +40,7 @@ public final class UploadedImports: Sendable {
         return directory.appendingPathComponent("\(UUID().uuidString.lowercased())\(kept)")
     }
 
-    /// Queues an upload saved at `path` and wakes the worker.
+    /// Queues an upload saved at `path` and wakes the runner.
     public func queue(_ path: URL, fileName: String, bytes: Int64, for user: Username, owner: ListOwner) async throws -> ImportJob {
         let job = try await jobs.queue(owner: owner, user: user, fileName: fileName, path: path.path, bytes: bytes, machine: machine,
                                        at: clock.now)
@@ -47,40 +48,28 @@ public final class UploadedImports: Sendable {
         return job
     }
 
-    /// Imports what is queued on this machine until cancelled.
-    public func run() async {
-        while !Task.isCancelled {
-            while !Task.isCancelled, await importNext() {}
-            await wakeup.wait(atMost: poll)
+    /// Imports the upload the claimed job names.
+    public func run(_ claim: JobClaim) async -> JobEnding {
+        guard let id = Int64(claim.job.key), let upload = try? await jobs.upload(id) else {
+            // Its upload was deleted with the account: nothing to import.
+            return .failed(reason: "The upload is no longer kept.")
         }
-    }
-
-    /// Claims and imports one upload; false when none waited.
-    @discardableResult
-    public func importNext() async -> Bool {
-        let holder = JobHolder.name()
-        guard let job = try? await jobs.claimNext(on: machine, as: holder, at: clock.now, lease: lease,
-                                                   takingOverFrom: JobHolder.isGone) else { return false }
-        // The lease is renewed while the import runs, however long it takes.
-        let jobs = self.jobs, clock = self.clock, lease = self.lease
-        let renewal = Task {
-            while !Task.isCancelled {
-                try await Task.sleep(for: .seconds(max(1, lease / 3)))
-                _ = try? await jobs.renew(job.id, as: holder, at: clock.now, lease: lease)
-            }
-        }
+        guard upload.isUnfinished else { return .done }
+        try? await jobs.begin(id, at: clock.now)
         var importer = ScrobbleImporter(store: archive, clock: clock)
-        importer.fence = JobFence(.upload(id: job.id), holder: holder)
-        importer.earlier = job.stored
-        let (summary, failure) = await Self.run(job, importer: importer)
-        renewal.cancel()
+        importer.fence = JobFence(.upload(job: claim.job.id, upload: id), holder: claim.holder)
+        importer.earlier = upload.stored
+        let (summary, failure) = await Self.run(upload, importer: importer)
         if Task.isCancelled, failure != nil {
             // Stopped with the server: the job waits for the next start.
-            return true
+            return .stopped
         }
-        _ = try? await jobs.finish(job.id, as: holder, summary: summary, failure: failure, at: clock.now)
-        try? FileManager.default.removeItem(atPath: job.path)
-        return true
+        // Written even when the server began to stop as the import ended
+        // (a cancelled task's database calls would refuse to start).
+        let jobs = self.jobs, now = clock.now
+        await Task { try? await jobs.finish(id, summary: summary, failure: failure, at: now) }.value
+        try? FileManager.default.removeItem(atPath: upload.path)
+        return failure.map { .failed(reason: $0) } ?? .done
     }
 
     /// Runs the importer on `job`'s file: the summary to keep, and why

@@ -1,0 +1,162 @@
+import Foundation
+import Logging
+import ServiceLifecycle
+import Stores
+import Synchronization
+import VinylogueCore
+
+/// What one kind of job does with a claimed job of its kind.
+public protocol JobHandler: Sendable {
+    var kind: JobKind { get }
+    /// Runs the job; every write it makes goes under `claim.fence` (or a
+    /// fence built on it), so a job deleted meanwhile stores nothing more.
+    /// Returns how the run ended; a run cut short because its task was
+    /// cancelled (the server is stopping) returns `.stopped`.
+    func run(_ claim: JobClaim) async -> JobEnding
+}
+
+/// The one runner of the job queue: claims the due jobs its handlers know
+/// (the ones this machine may run), at most `slots` at a time, each with a
+/// lease it renews while the job runs; records how each run ended; takes
+/// over jobs whose holder has ended or whose lease ran out. It wakes when
+/// a job is queued (`wakeup`), when the next queued job falls due, and at
+/// least every `poll`. Cancelled (the server's graceful shutdown), it stops
+/// claiming and its running jobs are cancelled; each hands its job back
+/// for the next start. On PostgreSQL every instance runs one, and each job
+/// runs in one of them.
+public final class JobRunner: Service, Sendable {
+    let queue: any JobQueue
+    let handlers: [JobKind: any JobHandler]
+    let clock: WallClock
+    let machine: String
+    let lease: TimeInterval
+    let slots: Int
+    let poll: Duration
+    let wakeup: Wakeup
+    let logger: Logger
+    private let busy = Mutex(0)
+    /// When ended jobs were last forgotten.
+    private let tidied = Mutex<Date?>(nil)
+    /// How long an ended job's row is kept (for Settings and the metrics).
+    public static let endedJobsKept: TimeInterval = 90 * 86_400
+
+    public init(queue: any JobQueue, handlers: [any JobHandler], clock: WallClock, wakeup: Wakeup, machine: String = JobHolder.machine(),
+                lease: TimeInterval = 120, slots: Int = 2, poll: Duration = .seconds(30), logger: Logger = Logger(label: "vinylogue.jobs")) {
+        self.queue = queue
+        self.handlers = Dictionary(handlers.map { ($0.kind, $0) }, uniquingKeysWith: { first, _ in first })
+        self.clock = clock
+        self.wakeup = wakeup
+        self.machine = machine
+        self.lease = lease
+        self.slots = max(1, slots)
+        self.poll = poll
+        self.logger = logger
+    }
+
+    var kinds: Set<JobKind> { Set(handlers.keys) }
+
+    /// Runs jobs until the server begins to stop.
+    public func run() async throws {
+        try await cancelWhenGracefulShutdown { await self.runUntilCancelled() }
+    }
+
+    /// Runs jobs until the task is cancelled.
+    public func runUntilCancelled() async {
+        await withDiscardingTaskGroup { group in
+            while !Task.isCancelled {
+                while !Task.isCancelled, busy.withLock({ $0 < slots }), let claim = await claimNext() {
+                    busy.withLock { $0 += 1 }
+                    group.addTask {
+                        await self.work(claim)
+                        self.busy.withLock { $0 -= 1 }
+                        // A free slot: look again at once.
+                        self.wakeup.signal()
+                    }
+                }
+                await forgetEndedJobs()
+                await wakeup.wait(atMost: await nextLook())
+            }
+        }
+    }
+
+    /// Claims and runs one job now, on the calling task; false when none
+    /// was due. For the command line and tests.
+    @discardableResult
+    public func runNext() async -> Bool {
+        guard let claim = await claimNext() else { return false }
+        await work(claim)
+        return true
+    }
+
+    func claimNext() async -> JobClaim? {
+        do {
+            return try await queue.claimNext(of: kinds, on: machine, as: JobHolder.name(), at: clock.now, lease: lease,
+                                             takingOverFrom: JobHolder.isGone)
+        } catch {
+            logger.warning("\("Could not look for work in the job queue: \(error)")")
+            return nil
+        }
+    }
+
+    /// Deletes the rows of jobs that ended long ago, at most once an hour.
+    func forgetEndedJobs() async {
+        let now = clock.now
+        let due = tidied.withLock { last -> Bool in
+            guard last.map({ now.timeIntervalSince($0) >= 3600 }) ?? true else { return false }
+            last = now
+            return true
+        }
+        guard due else { return }
+        _ = try? await queue.forget(endedBefore: now.addingTimeInterval(-Self.endedJobsKept))
+    }
+
+    /// How long to wait before looking again: until the next job falls
+    /// due, at most `poll`.
+    func nextLook() async -> Duration {
+        guard let due = try? await queue.nextDue(of: kinds, on: machine) else { return poll }
+        let wait = due.timeIntervalSince(clock.now)
+        guard wait > 0 else { return .milliseconds(50) }
+        return min(poll, .milliseconds(Int64(min(wait, 86_400) * 1000) + 1))
+    }
+
+    /// Runs a claimed job under a renewed lease and records how it ended.
+    func work(_ claim: JobClaim) async {
+        guard let handler = handlers[claim.job.kind] else { return }
+        let queue = self.queue, clock = self.clock, lease = self.lease
+        let renewal = Task {
+            while !Task.isCancelled {
+                try await Task.sleep(for: .seconds(max(1, lease / 3)))
+                _ = try? await queue.renew(claim, at: clock.now, lease: lease)
+            }
+        }
+        let ending = await handler.run(claim)
+        renewal.cancel()
+        await record(ending, of: claim)
+    }
+
+    /// Writes how the run ended, trying again for about half a minute when
+    /// the database does not take it (else the job would run once more
+    /// when its lease runs out). It is written in a task of its own: a run
+    /// stopped with the server ends in a cancelled task, where the
+    /// database calls would refuse to start, and its job must be handed back.
+    func record(_ ending: JobEnding, of claim: JobClaim) async {
+        await Task { await self.write(ending, of: claim) }.value
+    }
+
+    private func write(_ ending: JobEnding, of claim: JobClaim) async {
+        var wait = Duration.milliseconds(500)
+        for attempt in 1...6 {
+            do {
+                _ = try await queue.end(claim, as: ending, at: clock.now)
+                return
+            } catch {
+                if attempt == 6 {
+                    logger.error("\("Could not record how job \(claim.job.id) (\(claim.job.kind)) ended: \(error)")")
+                    return
+                }
+                try? await Task.sleep(for: wait)
+                wait *= 2
+            }
+        }
+    }
+}

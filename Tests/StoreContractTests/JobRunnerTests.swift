@@ -1,0 +1,91 @@
+import Foundation
+import Stores
+import Synchronization
+import Testing
+import VinylogueCore
+import Workers
+
+/// The one runner over the one queue, on both stores: it runs what is
+/// queued when woken, no more at once than its slots, records each run's
+/// ending, and hands a job back untouched when it is stopped.
+@Suite struct JobRunnerTests {
+    typealias Backend = StoreContractTests.Backend
+    static let now = Date(timeIntervalSince1970: 1_790_000_000)
+    static let rj = try! Username("RJ")
+    static let kind = JobKind(rawValue: "test")
+
+    /// A handler that reports each run as it starts and ends it as the
+    /// test says: at once with `ending`, or when the run's task is cancelled.
+    final class RecordingHandler: JobHandler {
+        let kind = JobRunnerTests.kind
+        let started = AsyncStream<JobClaim>.makeStream()
+        let ending: JobEnding?
+        let running = Mutex((now: 0, most: 0))
+
+        init(ending: JobEnding?) { self.ending = ending }
+
+        func run(_ claim: JobClaim) async -> JobEnding {
+            running.withLock { $0.now += 1; $0.most = max($0.most, $0.now) }
+            defer { running.withLock { $0.now -= 1 } }
+            started.continuation.yield(claim)
+            if let ending { return ending }
+            // Held until the runner is cancelled.
+            let (stream, continuation) = AsyncStream<Void>.makeStream()
+            await withTaskCancellationHandler {
+                for await _ in stream {}
+            } onCancel: {
+                continuation.finish()
+            }
+            return .stopped
+        }
+    }
+
+    @Test(.timeLimit(.minutes(1)), arguments: Backend.allCases)
+    func aQueuedJobRunsWhenTheRunnerIsWokenAndItsEndingIsRecorded(_ backend: Backend) async throws {
+        try await StoreContractTests.withStores(backend) { stores in
+            let handler = RecordingHandler(ending: .retry(at: Self.now.addingTimeInterval(600), reason: "Last.fm did not answer."))
+            let wakeup = Wakeup()
+            let runner = JobRunner(queue: stores.jobs, handlers: [handler], clock: .fixed(Self.now), wakeup: wakeup, machine: "m",
+                                   poll: .seconds(3600))
+            let loop = Task { await runner.runUntilCancelled() }
+            let job = try await stores.jobs.enqueue(Self.kind, for: Self.rj, key: "a", payload: "", machine: nil, notBefore: nil, at: Self.now)
+            wakeup.signal()
+            var runs = handler.started.stream.makeAsyncIterator()
+            let claim = try #require(await runs.next())
+            #expect(claim.job.id == job.id)
+            // The ending is recorded after the run returns: wait for the row.
+            var row = try await stores.jobs.job(job.id)
+            while row?.state != .queued { await Task.yield(); row = try await stores.jobs.job(job.id) }
+            #expect(row?.reason == "Last.fm did not answer." && row?.notBefore == Self.now.addingTimeInterval(600) && row?.holder == nil)
+            loop.cancel()
+            await loop.value
+        }
+    }
+
+    @Test(.timeLimit(.minutes(1)), arguments: Backend.allCases)
+    func noMoreRunAtOnceThanTheSlotsAndAStoppedRunnerHandsEachJobBack(_ backend: Backend) async throws {
+        try await StoreContractTests.withStores(backend) { stores in
+            let handler = RecordingHandler(ending: nil)
+            for n in 0..<3 {
+                _ = try await stores.jobs.enqueue(Self.kind, for: Self.rj, key: "job-\(n)", payload: "", machine: nil, notBefore: nil, at: Self.now)
+            }
+            let runner = JobRunner(queue: stores.jobs, handlers: [handler], clock: .fixed(Self.now), wakeup: Wakeup(), machine: "m",
+                                   slots: 2, poll: .seconds(3600))
+            let loop = Task { await runner.runUntilCancelled() }
+            var runs = handler.started.stream.makeAsyncIterator()
+            _ = await runs.next()
+            _ = await runs.next()
+            // Two run; the third waits for a slot.
+            #expect(try await stores.jobs.counts(of: Self.kind) == [.running: 2, .queued: 1])
+            loop.cancel()
+            await loop.value
+            #expect(handler.running.withLock { $0.most } == 2)
+            // Each stopped run gave its job back, its try not counted.
+            #expect(try await stores.jobs.counts(of: Self.kind) == [.queued: 3])
+            for n in 0..<3 {
+                let job = try #require(try await stores.jobs.jobs(of: Self.kind, key: "job-\(n)").first)
+                #expect(job.attempts == 0 && job.holder == nil)
+            }
+        }
+    }
+}

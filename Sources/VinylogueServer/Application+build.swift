@@ -34,7 +34,7 @@ public func buildApplication(configuration: ServerConfiguration, parts: WebAppPa
         additionalChannelHandlers: [EarlyBodyLimit(limits: limits)] + (stamping ? [ClientAddressStamp()] : []),
         idleTimeout: TimeAmount(configuration.idleTimeout)))
     let metrics = ServerMetrics(sources: .init(permits: parts.lastFM.permits, copies: parts.stores.historyCopies, outbox: parts.forwarding?.outbox,
-                                               uploads: parts.uploads, clock: parts.clock))
+                                               uploads: parts.uploads, jobs: parts.jobs, clock: parts.clock))
     // A kept page asked exactly as before is answered before the router;
     // not with a site password, which must see every request first.
     let digests = parts.mail.map { WeeklyDigests(parts: parts, mail: $0, sources: shared.sources, address: address) }

@@ -25,7 +25,7 @@ public protocol JobHandler: Sendable {
 /// for the next start. On PostgreSQL every instance runs one, and each job
 /// runs in one of them.
 public final class JobRunner: Service, Sendable {
-    let queue: any JobQueue
+    public let queue: any JobQueue
     let handlers: [JobKind: any JobHandler]
     let clock: WallClock
     let machine: String
@@ -53,7 +53,8 @@ public final class JobRunner: Service, Sendable {
         self.logger = logger
     }
 
-    var kinds: Set<JobKind> { Set(handlers.keys) }
+    /// The kinds this runner has handlers for.
+    public var kinds: Set<JobKind> { Set(handlers.keys) }
 
     /// Runs jobs until the server begins to stop.
     public func run() async throws {

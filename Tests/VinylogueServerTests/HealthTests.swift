@@ -63,6 +63,9 @@ import VinylogueServer
             }
             #expect(body.contains("vinylogue_outbox_lag_seconds 0"))
             #expect(body.contains("vinylogue_uploads_waiting 0"))
+            for state in ["queued", "running", "done", "failed"] {
+                #expect(body.contains(#"vinylogue_jobs{kind="upload",state="\#(state)"} 0"#), "\(state)")
+            }
             #expect(!body.contains("/u/demo"))
         }
     }

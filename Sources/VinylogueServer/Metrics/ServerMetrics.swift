@@ -34,6 +34,8 @@ final class ServerMetrics: Sendable {
         let copies: any HistoryCopyStore
         let outbox: (any ForwardingOutbox)?
         let uploads: UploadedImports?
+        /// The one job queue and the kinds this instance runs.
+        let jobs: JobRunner?
         let clock: WallClock
     }
 
@@ -95,6 +97,15 @@ final class ServerMetrics: Sendable {
         if let uploads = sources.uploads, let jobs = try? await uploads.jobs.waiting(on: uploads.machine) {
             registry.makeGauge(name: "vinylogue_uploads_waiting", help: "Uploaded exports waiting to be imported on this instance")
                 .set(Double(jobs))
+        }
+        if let jobs = sources.jobs {
+            for kind in jobs.kinds.sorted() {
+                guard let counts = try? await jobs.queue.counts(of: kind) else { continue }
+                for state in DurableJob.State.allCases {
+                    registry.makeGauge(name: "vinylogue_jobs", labels: [("kind", kind.rawValue), ("state", state.rawValue)],
+                                       help: "Jobs of the queue by kind and state (every instance's)").set(Double(counts[state] ?? 0))
+                }
+            }
         }
         return registry.emitToString()
     }

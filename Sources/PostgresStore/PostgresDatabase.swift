@@ -306,6 +306,8 @@ public final class PostgresDatabase: Sendable {
         // Every job that outlives a request in one queue (`PostgresJobQueue`),
         // the uploads waiting in `import_job` moved into it.
         Migration(name: "one-job-queue", statements: PostgresJobQueue.tables, then: PostgresJobQueue.movedUploads),
+        // History copies run by the one queue (`PostgresHistoryCopyStore`).
+        Migration(name: "history-copies-in-the-job-queue", statements: [], then: PostgresHistoryCopyStore.movedToJobQueue),
     ]
 
     /// Applies the migrations this database has not had, holding an

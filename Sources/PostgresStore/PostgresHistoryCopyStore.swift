@@ -5,9 +5,8 @@ import Stores
 import VinylogueCore
 
 /// `HistoryCopyStore` in PostgreSQL (table `history_copy`), shared by every
-/// instance of a fleet: a claim is an `UPDATE` whose condition is checked
-/// again under the row's lock, so two instances never both take one copy,
-/// and the next waiting copy is found with `SKIP LOCKED`.
+/// instance of a fleet; each copy's claim is its job's in the one queue
+/// (`PostgresJobQueue`), changed in the same transaction as the row.
 public struct PostgresHistoryCopyStore: HistoryCopyStore {
     let database: PostgresDatabase
 
@@ -37,14 +36,32 @@ public struct PostgresHistoryCopyStore: HistoryCopyStore {
         "UPDATE history_copy SET done_at = updated_at WHERE state = 'done'",
     ]
 
-    typealias Columns = (String, String, String?, Int32, Int32, Int64, Double, Double, Double?, Int64, Double?)
-    static let columns = "name, state, reason, pages_done, pages_total, scrobbles, queued_at, updated_at, lease_until, scrobbles_total, done_at"
+    /// The copies' claim columns given up to the one job queue (see
+    /// `SQLiteHistoryCopyStore.registerJobQueueMigration`).
+    static let movedToJobQueue: PostgresDatabase.Migration.Work = { connection, logger, _ in
+        var waiting: [(String, Double)] = []
+        let rows = try await connection.query("""
+            SELECT name, queued_at FROM history_copy WHERE state IN ('queued', 'copying') ORDER BY queued_at, name_key
+            """, logger: logger)
+        for try await row in rows.decode((String, Double).self) { waiting.append(row) }
+        for (name, queued) in waiting {
+            guard let user = Username(validating: name) else { continue }
+            let at = Date(timeIntervalSince1970: queued)
+            _ = try await PostgresJobQueue.enqueue(.historyCopy, for: user, key: user.key, payload: "", machine: nil, notBefore: at, at: at,
+                                                   connection, logger)
+        }
+        try await connection.query("UPDATE history_copy SET state = 'queued' WHERE state = 'copying'", logger: logger)
+        try await connection.query("ALTER TABLE history_copy DROP COLUMN holder, DROP COLUMN lease_until", logger: logger)
+    }
+
+    typealias Columns = (String, String, String?, Int32, Int32, Int64, Double, Double, Int64, Double?)
+    static let columns = "name, state, reason, pages_done, pages_total, scrobbles, queued_at, updated_at, scrobbles_total, done_at"
 
     static func copy(_ c: Columns) -> HistoryCopy? {
         guard let user = Username(validating: c.0), let state = HistoryCopy.State(rawValue: c.1) else { return nil }
         return HistoryCopy(user: user, state: state, reason: c.2, pagesDone: Int(c.3), pagesTotal: Int(c.4), scrobbles: Int(c.5),
-                           scrobblesTotal: Int(c.9), queuedAt: Date(timeIntervalSince1970: c.6), updatedAt: Date(timeIntervalSince1970: c.7),
-                           leaseUntil: c.8.map(Date.init(timeIntervalSince1970:)), doneAt: c.10.map(Date.init(timeIntervalSince1970:)))
+                           scrobblesTotal: Int(c.8), queuedAt: Date(timeIntervalSince1970: c.6), updatedAt: Date(timeIntervalSince1970: c.7),
+                           doneAt: c.9.map(Date.init(timeIntervalSince1970:)))
     }
 
     static func first(_ rows: PostgresRowSequence) async throws -> HistoryCopy? {
@@ -52,121 +69,145 @@ public struct PostgresHistoryCopyStore: HistoryCopyStore {
         return nil
     }
 
+    static func row(of key: String, _ connection: PostgresConnection, _ logger: Logger) async throws -> HistoryCopy? {
+        try await first(try await connection.query("SELECT \(unescaped: columns) FROM history_copy WHERE name_key = \(key)", logger: logger))
+    }
+
+    /// Queues `user` on `connection`, in the caller's transaction, with its
+    /// job when the row is queued (see `HistoryCopyStore.queue`).
+    @discardableResult
     static func queue(_ user: Username, at now: Date, evenIfStopped: Bool = false, _ connection: PostgresConnection,
-                      _ logger: Logger) async throws {
+                      _ logger: Logger) async throws -> HistoryCopy? {
         let time = now.timeIntervalSince1970
+        // The job's row before the copy's, the order every other change
+        // of a copy takes them in (no deadlock with a copy ending).
+        try await connection.query("""
+            SELECT 1 FROM job WHERE kind = \(JobKind.historyCopy.rawValue) AND key = \(user.key) AND state IN ('queued', 'running') FOR UPDATE
+            """, logger: logger)
         try await connection.query("""
             INSERT INTO history_copy(name_key, name, state, queued_at, updated_at) VALUES (\(user.key), \(user.value), 'queued', \(time), \(time))
             ON CONFLICT (name_key) DO UPDATE SET \(unescaped: HistoryCopy.requeued)
             WHERE history_copy.state IN ('done', 'failed') OR (history_copy.state = 'stopped' AND \(evenIfStopped))
             """, logger: logger)
+        let copy = try await row(of: user.key, connection, logger)
+        if copy?.isUnfinished == true {
+            _ = try await PostgresJobQueue.enqueue(.historyCopy, for: user, key: user.key, payload: "", machine: nil, notBefore: nil, at: now,
+                                                   connection, logger)
+        }
+        return copy
+    }
+
+    /// Whether `claim`'s job is still claimed by its holder and running;
+    /// its row is locked until the transaction ends.
+    static func holds(_ claim: JobClaim, _ connection: PostgresConnection, _ logger: Logger) async throws -> Bool {
+        try await changed(try await connection.query("""
+            SELECT 1 FROM job WHERE id = \(claim.job.id) AND holder = \(claim.holder) AND state = 'running' FOR UPDATE
+            """, logger: logger))
+    }
+
+    /// Marks the row of a claimed job copying.
+    static func begin(_ job: JobClaim, at now: Date, _ connection: PostgresConnection, _ logger: Logger) async throws -> CopyClaim? {
+        let updated = try await first(try await connection.query("""
+            UPDATE history_copy SET state = 'copying', reason = NULL, updated_at = \(now.timeIntervalSince1970)
+            WHERE name_key = \(job.job.key) AND state IN ('queued', 'copying') RETURNING \(unescaped: columns)
+            """, logger: logger))
+        return updated.map { CopyClaim(user: $0.user, job: job, copy: $0) }
     }
 
     public func queue(_ user: Username, at now: Date, evenIfStopped: Bool) async throws -> HistoryCopy {
         let logger = database.logger
         return try await database.client.withTransaction(logger: logger) { connection in
-            try await Self.queue(user, at: now, evenIfStopped: evenIfStopped, connection, logger)
-            let rows = try await connection.query("SELECT \(unescaped: Self.columns) FROM history_copy WHERE name_key = \(user.key)", logger: logger)
-            guard let copy = try await Self.first(rows) else { throw SourceError.storage(detail: "the copy of \(user.value) could not be queued") }
+            guard let copy = try await Self.queue(user, at: now, evenIfStopped: evenIfStopped, connection, logger) else {
+                throw SourceError.storage(detail: "the copy of \(user.value) could not be queued")
+            }
             return copy
         }
     }
 
-    public func claimNext(as holder: String, at now: Date, lease: TimeInterval,
-                          takingOverFrom isGone: @Sendable (String) -> Bool) async throws -> CopyClaim? {
-        let logger = database.logger, time = now.timeIntervalSince1970
+    public func begin(_ job: JobClaim, at now: Date) async throws -> CopyClaim? {
+        let logger = database.logger
         return try await database.client.withTransaction(logger: logger) { connection in
-            // Rows another transaction is claiming are skipped; those left
-            // are locked while their holders are judged.
-            let rows = try await connection.query("""
-                SELECT name_key, state, lease_until, holder FROM history_copy WHERE state IN ('queued', 'copying')
-                ORDER BY queued_at, name_key FOR UPDATE SKIP LOCKED
-                """, logger: logger)
-            var chosen: String?
-            for try await (key, state, leaseUntil, holding) in rows.decode((String, String, Double?, String?).self) where chosen == nil {
-                let gone = state == "copying" && holding.map(isGone) == true
-                if state == "queued" || (leaseUntil ?? 0) <= time || gone { chosen = key }
-            }
-            guard let chosen else { return nil }
-            let claimed = try await connection.query("""
-                UPDATE history_copy SET state = 'copying', holder = \(holder), lease_until = \(time + lease), updated_at = \(time), reason = NULL
-                WHERE name_key = \(chosen) RETURNING \(unescaped: Self.columns)
-                """, logger: logger)
-            guard let copy = try await Self.first(claimed) else { return nil }
-            return CopyClaim(user: copy.user, holder: holder, copy: copy)
+            guard try await Self.holds(job, connection, logger) else { return nil }
+            return try await Self.begin(job, at: now, connection, logger)
         }
     }
 
     public func claim(_ user: Username, as holder: String, at now: Date, lease: TimeInterval,
                       takingOverFrom isGone: @Sendable (String) -> Bool) async throws -> CopyClaim? {
-        let logger = database.logger, time = now.timeIntervalSince1970
+        let logger = database.logger
         return try await database.client.withTransaction(logger: logger) { connection in
             try await Self.queue(user, at: now, connection, logger)
-            // The row locked while its holder is judged, so the judgement holds.
-            var gone: String?
-            let current = try await connection.query("""
-                SELECT holder FROM history_copy WHERE name_key = \(user.key) AND state = 'copying' FOR UPDATE
-                """, logger: logger)
-            for try await name in current.decode(String?.self) { gone = name.flatMap { isGone($0) ? $0 : nil } }
-            let rows = try await connection.query("""
-                UPDATE history_copy SET state = 'copying', holder = \(holder), lease_until = \(time + lease), updated_at = \(time), reason = NULL
-                WHERE name_key = \(user.key)
-                    AND (state = 'queued' OR (state = 'copying' AND (lease_until <= \(time) OR holder = \(gone))))
-                RETURNING \(unescaped: Self.columns)
-                """, logger: logger)
-            guard let copy = try await Self.first(rows) else { return nil }
-            return CopyClaim(user: copy.user, holder: holder, copy: copy)
+            guard let job = try await PostgresJobQueue.claim(.historyCopy, key: user.key, as: holder, at: now, lease: lease,
+                                                             takingOverFrom: isGone, connection, logger) else { return nil }
+            return try await Self.begin(job, at: now, connection, logger)
         }
     }
 
     public func progress(_ claim: CopyClaim, pagesDone: Int, pagesTotal: Int, scrobbles: Int, scrobblesTotal: Int, at now: Date,
                          lease: TimeInterval) async throws -> Bool {
-        let time = now.timeIntervalSince1970, total = Int64(scrobblesTotal)
-        let rows = try await database.client.query("""
-            UPDATE history_copy SET pages_done = \(Int32(clamping: pagesDone)), pages_total = \(Int32(clamping: pagesTotal)),
-                scrobbles = \(Int64(scrobbles)), scrobbles_total = CASE WHEN \(total) > 0 THEN \(total) ELSE scrobbles_total END,
-                lease_until = \(time + lease), updated_at = \(time)
-            WHERE name_key = \(claim.user.key) AND holder = \(claim.holder) AND state = 'copying'
-            RETURNING 1
-            """, logger: database.logger)
-        return try await Self.changed(rows)
+        let logger = database.logger, time = now.timeIntervalSince1970
+        return try await database.client.withTransaction(logger: logger) { connection in
+            guard try await Self.changed(try await connection.query("""
+                UPDATE job SET lease_until = \(time + lease), updated_at = \(time)
+                WHERE id = \(claim.job.job.id) AND holder = \(claim.holder) AND state = 'running' RETURNING 1
+                """, logger: logger)) else { return false }
+            return try await Self.changed(try await connection.query("""
+                UPDATE history_copy SET pages_done = \(Int32(clamping: pagesDone)), pages_total = \(Int32(clamping: pagesTotal)),
+                    scrobbles = \(Int64(scrobbles)),
+                    scrobbles_total = CASE WHEN \(Int64(scrobblesTotal)) > 0 THEN \(Int64(scrobblesTotal)) ELSE scrobbles_total END,
+                    updated_at = \(time)
+                WHERE name_key = \(claim.user.key) AND state = 'copying' RETURNING 1
+                """, logger: logger))
+        }
     }
 
     public func finish(_ claim: CopyClaim, failure reason: String?, at now: Date) async throws -> Bool {
-        let time = now.timeIntervalSince1970, done = reason == nil
-        let rows = try await database.client.query("""
-            UPDATE history_copy SET state = \(done ? "done" : "failed"), reason = \(reason), lease_until = NULL, holder = NULL,
-                updated_at = \(time), done_at = CASE WHEN \(done) THEN \(time) ELSE done_at END
-            WHERE name_key = \(claim.user.key) AND holder = \(claim.holder) AND state = 'copying'
-            RETURNING 1
-            """, logger: database.logger)
-        return try await Self.changed(rows)
+        let logger = database.logger, time = now.timeIntervalSince1970
+        return try await database.client.withTransaction(logger: logger) { connection in
+            guard try await Self.holds(claim.job, connection, logger) else { return false }
+            try await connection.query("""
+                UPDATE history_copy SET state = \(reason == nil ? "done" : "failed"), reason = \(reason.map(CopyText.withoutNUL)),
+                    updated_at = \(time), done_at = CASE WHEN \(reason == nil) THEN \(time) ELSE done_at END
+                WHERE name_key = \(claim.user.key) AND state = 'copying'
+                """, logger: logger)
+            let ending: JobEnding = reason.map { .failed(reason: $0) } ?? .done
+            return try await PostgresJobQueue.end(claim.job, as: ending, at: now, connection, logger)
+        }
     }
 
     public func release(_ claim: CopyClaim, at now: Date) async throws -> Bool {
-        let rows = try await database.client.query("""
-            UPDATE history_copy SET state = 'queued', lease_until = NULL, holder = NULL, updated_at = \(now.timeIntervalSince1970)
-            WHERE name_key = \(claim.user.key) AND holder = \(claim.holder) AND state = 'copying'
-            RETURNING 1
-            """, logger: database.logger)
-        return try await Self.changed(rows)
+        let logger = database.logger
+        return try await database.client.withTransaction(logger: logger) { connection in
+            guard try await Self.holds(claim.job, connection, logger) else { return false }
+            try await connection.query("""
+                UPDATE history_copy SET state = 'queued', updated_at = \(now.timeIntervalSince1970)
+                WHERE name_key = \(claim.user.key) AND state = 'copying'
+                """, logger: logger)
+            return try await PostgresJobQueue.end(claim.job, as: .stopped, at: now, connection, logger)
+        }
     }
 
     public func stop(_ user: Username, at now: Date) async throws -> Bool {
-        let rows = try await database.client.query("""
-            UPDATE history_copy SET state = 'stopped', reason = NULL, lease_until = NULL, holder = NULL, updated_at = \(now.timeIntervalSince1970)
-            WHERE name_key = \(user.key) AND state IN ('queued', 'copying')
-            RETURNING 1
-            """, logger: database.logger)
-        return try await Self.changed(rows)
+        let logger = database.logger
+        return try await database.client.withTransaction(logger: logger) { connection in
+            try await connection.query("DELETE FROM job WHERE kind = \(JobKind.historyCopy.rawValue) AND key = \(user.key)", logger: logger)
+            return try await Self.changed(try await connection.query("""
+                UPDATE history_copy SET state = 'stopped', reason = NULL, updated_at = \(now.timeIntervalSince1970)
+                WHERE name_key = \(user.key) AND state IN ('queued', 'copying') RETURNING 1
+                """, logger: logger))
+        }
     }
 
     public func clear(_ user: Username, at now: Date) async throws {
-        try await database.client.query("""
-            UPDATE history_copy SET state = 'stopped', reason = NULL, lease_until = NULL, holder = NULL, pages_done = 0, pages_total = 0,
-                scrobbles = 0, scrobbles_total = 0, done_at = NULL, updated_at = \(now.timeIntervalSince1970)
-            WHERE name_key = \(user.key)
-            """, logger: database.logger)
+        let logger = database.logger
+        try await database.client.withTransaction(logger: logger) { connection in
+            try await connection.query("DELETE FROM job WHERE kind = \(JobKind.historyCopy.rawValue) AND key = \(user.key)", logger: logger)
+            try await connection.query("""
+                UPDATE history_copy SET state = 'stopped', reason = NULL, pages_done = 0, pages_total = 0,
+                    scrobbles = 0, scrobbles_total = 0, done_at = NULL, updated_at = \(now.timeIntervalSince1970)
+                WHERE name_key = \(user.key)
+                """, logger: logger)
+        }
     }
 
     /// Whether an `UPDATE … RETURNING 1` changed a row.
@@ -185,14 +226,13 @@ public struct PostgresHistoryCopyStore: HistoryCopyStore {
     }
 
     public func copy(of user: Username) async throws -> HistoryCopy? {
-        let rows = try await database.client.query("SELECT \(unescaped: Self.columns) FROM history_copy WHERE name_key = \(user.key)",
-                                                   logger: database.logger)
-        return try await Self.first(rows)
+        try await Self.first(try await database.client.query(
+            "SELECT \(unescaped: Self.columns) FROM history_copy WHERE name_key = \(user.key)", logger: database.logger))
     }
 
     public func counts() async throws -> [HistoryCopy.State: Int] {
-        let rows = try await database.client.query("SELECT state, count(*) FROM history_copy GROUP BY state", logger: database.logger)
         var counts: [HistoryCopy.State: Int] = [:]
+        let rows = try await database.client.query("SELECT state, count(*) FROM history_copy GROUP BY state", logger: database.logger)
         for try await (state, n) in rows.decode((String, Int64).self) {
             if let state = HistoryCopy.State(rawValue: state) { counts[state] = Int(n) }
         }
@@ -200,15 +240,20 @@ public struct PostgresHistoryCopyStore: HistoryCopyStore {
     }
 
     public func refreshOwnHistories(doneBefore: Date, at now: Date) async throws -> Int {
-        let time = now.timeIntervalSince1970
-        let rows = try await database.client.query("""
-            UPDATE history_copy SET state = 'queued', reason = NULL, pages_done = 0, pages_total = 0, scrobbles = 0,
-                scrobbles_total = 0, queued_at = \(time), updated_at = \(time), lease_until = NULL, holder = NULL
-            WHERE state = 'done' AND done_at < \(doneBefore.timeIntervalSince1970) AND name_key IN (SELECT key FROM list_entry WHERE is_me)
-            RETURNING 1
-            """, logger: database.logger)
-        var count = 0
-        for try await _ in rows.decode(Int32.self) { count += 1 }
-        return count
+        let logger = database.logger
+        return try await database.client.withTransaction(logger: logger) { connection in
+            var due: [String] = []
+            let rows = try await connection.query("""
+                SELECT name FROM history_copy
+                WHERE state = 'done' AND done_at < \(doneBefore.timeIntervalSince1970) AND name_key IN (SELECT key FROM list_entry WHERE is_me)
+                """, logger: logger)
+            for try await name in rows.decode(String.self) { due.append(name) }
+            var queued = 0
+            for name in due {
+                guard let user = Username(validating: name) else { continue }
+                if try await Self.queue(user, at: now, connection, logger)?.state == .queued { queued += 1 }
+            }
+            return queued
+        }
     }
 }

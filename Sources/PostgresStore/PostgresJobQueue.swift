@@ -112,12 +112,43 @@ public struct PostgresJobQueue: JobQueue {
                 ORDER BY not_before, id LIMIT 200 FOR UPDATE SKIP LOCKED
                 """, logger: logger))
             guard let chosen = candidates.first(where: { $0.isClaimable(at: now, takingOverFrom: isGone) }) else { return nil }
-            let claimed = try await Self.all(try await connection.query("""
-                UPDATE job SET state = 'running', holder = \(holder), lease_until = \(time + lease), attempts = attempts + 1,
-                    updated_at = \(time)
-                WHERE id = \(chosen.id) RETURNING \(unescaped: Self.columns)
-                """, logger: logger))
-            return claimed.first.map { JobClaim(job: $0, holder: holder) }
+            return try await Self.take(chosen.id, as: holder, at: now, lease: lease, connection, logger)
+        }
+    }
+
+    /// Claims the job `id` on `connection`, in the caller's transaction
+    /// (which has locked its row and checked that it may be claimed).
+    static func take(_ id: Int64, as holder: String, at now: Date, lease: TimeInterval, _ connection: PostgresConnection,
+                     _ logger: Logger) async throws -> JobClaim? {
+        let time = now.timeIntervalSince1970
+        let claimed = try await all(try await connection.query("""
+            UPDATE job SET state = 'running', holder = \(holder), lease_until = \(time + lease), attempts = attempts + 1, updated_at = \(time)
+            WHERE id = \(id) RETURNING \(unescaped: columns)
+            """, logger: logger))
+        return claimed.first.map { JobClaim(job: $0, holder: holder) }
+    }
+
+    /// Claims the unfinished job of `kind` and `key` on `connection`, in
+    /// the caller's transaction (see `JobQueue.claim`); its row is locked
+    /// until the transaction ends.
+    static func claim(_ kind: JobKind, key: String, as holder: String, at now: Date, lease: TimeInterval,
+                      takingOverFrom isGone: (String) -> Bool, _ connection: PostgresConnection, _ logger: Logger) async throws -> JobClaim? {
+        let found = try await all(try await connection.query("""
+            SELECT \(unescaped: columns) FROM job WHERE kind = \(kind.rawValue) AND key = \(key) AND state IN ('queued', 'running')
+            FOR UPDATE
+            """, logger: logger))
+        guard var job = found.first else { return nil }
+        // Due or not: a person's own request runs at once.
+        job.notBefore = min(job.notBefore, now)
+        guard job.isClaimable(at: now, takingOverFrom: isGone) else { return nil }
+        return try await take(job.id, as: holder, at: now, lease: lease, connection, logger)
+    }
+
+    public func claim(_ kind: JobKind, key: String, as holder: String, at now: Date, lease: TimeInterval,
+                      takingOverFrom isGone: @Sendable (String) -> Bool) async throws -> JobClaim? {
+        let logger = database.logger
+        return try await database.client.withTransaction(logger: logger) { connection in
+            try await Self.claim(kind, key: key, as: holder, at: now, lease: lease, takingOverFrom: isGone, connection, logger)
         }
     }
 
@@ -131,13 +162,23 @@ public struct PostgresJobQueue: JobQueue {
     }
 
     public func end(_ claim: JobClaim, as ending: JobEnding, at now: Date) async throws -> Bool {
+        let logger = database.logger
+        return try await database.client.withConnection { connection in
+            try await Self.end(claim, as: ending, at: now, connection, logger)
+        }
+    }
+
+    /// Ends a claimed job on `connection` (see `JobQueue.end`).
+    @discardableResult
+    static func end(_ claim: JobClaim, as ending: JobEnding, at now: Date, _ connection: PostgresConnection,
+                    _ logger: Logger) async throws -> Bool {
         let notBefore: Double? = if case .retry(let at, _) = ending { at.timeIntervalSince1970 } else { nil }
-        let rows = try await database.client.query("""
+        let rows = try await connection.query("""
             UPDATE job SET state = \(ending.state.rawValue), reason = coalesce(\(ending.reason.map(CopyText.withoutNUL)), reason),
                 holder = NULL, lease_until = NULL, not_before = coalesce(\(notBefore), not_before),
                 attempts = attempts - \(Int32(ending == .stopped ? 1 : 0)), updated_at = \(now.timeIntervalSince1970)
             WHERE id = \(claim.job.id) AND holder = \(claim.holder) AND state = 'running' RETURNING 1
-            """, logger: database.logger)
+            """, logger: logger)
         return try await PostgresHistoryCopyStore.changed(rows)
     }
 

@@ -138,6 +138,7 @@ public final class ArchiveDatabase: Sendable {
         SQLiteDigestStore.registerMigrations(in: &migrator)
         SQLiteImportJobStore.registerStoredBatchesMigration(in: &migrator)
         SQLiteJobQueue.registerMigrations(in: &migrator)
+        SQLiteHistoryCopyStore.registerJobQueueMigration(in: &migrator)
         return migrator
     }
 

@@ -44,67 +44,88 @@ public struct SQLiteHistoryCopyStore: HistoryCopyStore {
         }
     }
 
-    static let columns = "name, state, reason, pages_done, pages_total, scrobbles, queued_at, updated_at, lease_until, scrobbles_total, done_at"
+    /// The copies' claim columns given up to the one job queue: each copy
+    /// queued or running becomes a queued job; the row keeps only what the
+    /// copy did. Registered after the job queue.
+    static func registerJobQueueMigration(in migrator: inout DatabaseMigrator) {
+        migrator.registerMigration("history copies in the job queue") { db in
+            for row in try Row.fetchAll(db, sql: """
+                SELECT name, queued_at FROM history_copy WHERE state IN ('queued', 'copying') ORDER BY queued_at, name_key
+                """) {
+                guard let user = Username(validating: row["name"]) else { continue }
+                let queued: Double = row["queued_at"]
+                _ = try SQLiteJobQueue.enqueue(.historyCopy, for: user, key: user.key, payload: "", machine: nil,
+                                               notBefore: Date(timeIntervalSince1970: queued), at: Date(timeIntervalSince1970: queued), in: db)
+            }
+            try db.execute(sql: """
+                UPDATE history_copy SET state = 'queued' WHERE state = 'copying';
+                ALTER TABLE history_copy DROP COLUMN holder;
+                ALTER TABLE history_copy DROP COLUMN lease_until;
+                """)
+        }
+    }
+
+    static let columns = "name, state, reason, pages_done, pages_total, scrobbles, queued_at, updated_at, scrobbles_total, done_at"
 
     static func copy(_ row: Row) -> HistoryCopy? {
         guard let user = Username(validating: row["name"]), let state = HistoryCopy.State(rawValue: row["state"]) else { return nil }
         return HistoryCopy(user: user, state: state, reason: row["reason"], pagesDone: row["pages_done"], pagesTotal: row["pages_total"],
                            scrobbles: row["scrobbles"], scrobblesTotal: row["scrobbles_total"], queuedAt: Date(timeIntervalSince1970: row["queued_at"]),
                            updatedAt: Date(timeIntervalSince1970: row["updated_at"]),
-                           leaseUntil: (row["lease_until"] as Double?).map(Date.init(timeIntervalSince1970:)),
                            doneAt: (row["done_at"] as Double?).map(Date.init(timeIntervalSince1970:)))
     }
 
-    /// Queues `user` inside a write (see `HistoryCopyStore.queue`). A copy
-    /// stopped or failed midway keeps its counts: it resumes from the
-    /// archive's sync state, so its progress goes on from where it stood.
-    static func queue(_ user: Username, at now: Date, evenIfStopped: Bool = false, in db: Database) throws {
+    static func row(of key: String, in db: Database) throws -> HistoryCopy? {
+        try Row.fetchOne(db, sql: "SELECT \(columns) FROM history_copy WHERE name_key = ?", arguments: [key]).flatMap(copy)
+    }
+
+    /// Queues `user` inside a write (see `HistoryCopyStore.queue`), with
+    /// its job when the row is queued. A copy stopped or failed midway
+    /// keeps its counts: it resumes from the archive's sync state, so its
+    /// progress goes on from where it stood.
+    @discardableResult
+    static func queue(_ user: Username, at now: Date, evenIfStopped: Bool = false, in db: Database) throws -> HistoryCopy? {
         try db.execute(sql: """
             INSERT INTO history_copy(name_key, name, state, queued_at, updated_at) VALUES (?, ?, 'queued', ?, ?)
             ON CONFLICT(name_key) DO UPDATE SET \(HistoryCopy.requeued)
             WHERE history_copy.state IN ('done', 'failed') OR (history_copy.state = 'stopped' AND ?)
             """, arguments: [user.key, user.value, now.timeIntervalSince1970, now.timeIntervalSince1970, evenIfStopped])
+        let copy = try row(of: user.key, in: db)
+        if copy?.isUnfinished == true {
+            _ = try SQLiteJobQueue.enqueue(.historyCopy, for: user, key: user.key, payload: "", machine: nil, notBefore: nil, at: now, in: db)
+        }
+        return copy
     }
 
-    /// Claims the row of `key` for `holder` when it waits (queued, or its
-    /// lease ran out), or when `gone` names the worker holding it.
-    static func take(_ key: String, as holder: String = CopyClaim.newHolder(), at now: Date, lease: TimeInterval,
-                     from gone: String? = nil, in db: Database) throws -> CopyClaim? {
-        let time = now.timeIntervalSince1970
+    /// Whether `claim`'s job is still claimed by its holder and running.
+    static func holds(_ claim: CopyClaim, in db: Database) throws -> Bool {
+        try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM job WHERE id = ? AND holder = ? AND state = 'running')",
+                          arguments: [claim.job.job.id, claim.holder]) ?? false
+    }
+
+    /// Marks the row of a claimed job copying.
+    static func begin(_ job: JobClaim, at now: Date, in db: Database) throws -> CopyClaim? {
         try db.execute(sql: """
-            UPDATE history_copy SET state = 'copying', holder = ?, lease_until = ?, updated_at = ?, reason = NULL
-            WHERE name_key = ? AND (state = 'queued' OR (state = 'copying' AND (lease_until <= ? OR holder = ?)))
-            """, arguments: [holder, time + lease, time, key, time, gone])
-        guard db.changesCount == 1,
-              let row = try Row.fetchOne(db, sql: "SELECT \(columns) FROM history_copy WHERE name_key = ?", arguments: [key]),
-              let copy = copy(row) else { return nil }
-        return CopyClaim(user: copy.user, holder: holder, copy: copy)
+            UPDATE history_copy SET state = 'copying', reason = NULL, updated_at = ? WHERE name_key = ? AND state IN ('queued', 'copying')
+            """, arguments: [now.timeIntervalSince1970, job.job.key])
+        guard db.changesCount == 1, let copy = try row(of: job.job.key, in: db) else { return nil }
+        return CopyClaim(user: copy.user, job: job, copy: copy)
     }
 
     public func queue(_ user: Username, at now: Date, evenIfStopped: Bool) async throws -> HistoryCopy {
         try await writer.write { db in
-            try Self.queue(user, at: now, evenIfStopped: evenIfStopped, in: db)
-            guard let row = try Row.fetchOne(db, sql: "SELECT \(Self.columns) FROM history_copy WHERE name_key = ?", arguments: [user.key]),
-                  let copy = Self.copy(row) else { throw SourceError.storage(detail: "the copy of \(user.value) could not be queued") }
+            guard let copy = try Self.queue(user, at: now, evenIfStopped: evenIfStopped, in: db) else {
+                throw SourceError.storage(detail: "the copy of \(user.value) could not be queued")
+            }
             return copy
         }
     }
 
-    public func claimNext(as holder: String, at now: Date, lease: TimeInterval,
-                          takingOverFrom isGone: @Sendable (String) -> Bool) async throws -> CopyClaim? {
+    public func begin(_ job: JobClaim, at now: Date) async throws -> CopyClaim? {
         try await writer.write { db in
-            let time = now.timeIntervalSince1970
-            let waiting = try Row.fetchAll(db, sql: """
-                SELECT name_key, state, lease_until, holder FROM history_copy WHERE state IN ('queued', 'copying')
-                ORDER BY queued_at, name_key
-                """)
-            for row in waiting {
-                let holding: String? = row["holder"]
-                let gone = row["state"] == "copying" ? holding.flatMap { isGone($0) ? $0 : nil } : nil
-                guard row["state"] == "queued" || (row["lease_until"] as Double? ?? 0) <= time || gone != nil else { continue }
-                return try Self.take(row["name_key"], as: holder, at: now, lease: lease, from: gone, in: db)
-            }
-            return nil
+            guard try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM job WHERE id = ? AND holder = ? AND state = 'running')",
+                                    arguments: [job.job.id, job.holder]) == true else { return nil }
+            return try Self.begin(job, at: now, in: db)
         }
     }
 
@@ -112,9 +133,9 @@ public struct SQLiteHistoryCopyStore: HistoryCopyStore {
                       takingOverFrom isGone: @Sendable (String) -> Bool) async throws -> CopyClaim? {
         try await writer.write { db in
             try Self.queue(user, at: now, in: db)
-            let current = try String.fetchOne(db, sql: "SELECT holder FROM history_copy WHERE name_key = ? AND state = 'copying'",
-                                              arguments: [user.key])
-            return try Self.take(user.key, as: holder, at: now, lease: lease, from: current.flatMap { isGone($0) ? $0 : nil }, in: db)
+            guard let job = try SQLiteJobQueue.claim(.historyCopy, key: user.key, as: holder, at: now, lease: lease, takingOverFrom: isGone,
+                                                     in: db) else { return nil }
+            return try Self.begin(job, at: now, in: db)
         }
     }
 
@@ -122,42 +143,47 @@ public struct SQLiteHistoryCopyStore: HistoryCopyStore {
                          lease: TimeInterval) async throws -> Bool {
         try await writer.write { db in
             let time = now.timeIntervalSince1970
+            try db.execute(sql: "UPDATE job SET lease_until = ?, updated_at = ? WHERE id = ? AND holder = ? AND state = 'running'",
+                           arguments: [time + lease, time, claim.job.job.id, claim.holder])
+            guard db.changesCount == 1 else { return false }
             try db.execute(sql: """
                 UPDATE history_copy SET pages_done = ?, pages_total = ?, scrobbles = ?,
-                    scrobbles_total = CASE WHEN ? > 0 THEN ? ELSE scrobbles_total END, lease_until = ?, updated_at = ?
-                WHERE name_key = ? AND holder = ? AND state = 'copying'
-                """, arguments: [pagesDone, pagesTotal, scrobbles, scrobblesTotal, scrobblesTotal, time + lease, time,
-                                   claim.user.key, claim.holder])
+                    scrobbles_total = CASE WHEN ? > 0 THEN ? ELSE scrobbles_total END, updated_at = ?
+                WHERE name_key = ? AND state = 'copying'
+                """, arguments: [pagesDone, pagesTotal, scrobbles, scrobblesTotal, scrobblesTotal, time, claim.user.key])
             return db.changesCount == 1
         }
     }
 
     public func finish(_ claim: CopyClaim, failure reason: String?, at now: Date) async throws -> Bool {
         try await writer.write { db in
+            guard try Self.holds(claim, in: db) else { return false }
+            let time = now.timeIntervalSince1970
             try db.execute(sql: """
-                UPDATE history_copy SET state = ?, reason = ?, lease_until = NULL, holder = NULL, updated_at = ?,
-                    done_at = CASE WHEN ? IS NULL THEN ? ELSE done_at END
-                WHERE name_key = ? AND holder = ? AND state = 'copying'
-                """, arguments: [reason == nil ? "done" : "failed", reason, now.timeIntervalSince1970, reason, now.timeIntervalSince1970,
-                                   claim.user.key, claim.holder])
-            return db.changesCount == 1
+                UPDATE history_copy SET state = ?, reason = ?, updated_at = ?, done_at = CASE WHEN ? IS NULL THEN ? ELSE done_at END
+                WHERE name_key = ? AND state = 'copying'
+                """, arguments: [reason == nil ? "done" : "failed", reason, time, reason, time, claim.user.key])
+            let ending: JobEnding = reason.map { .failed(reason: $0) } ?? .done
+            try SQLiteJobQueue.end(claim.job, as: ending, at: now, in: db)
+            return true
         }
     }
 
     public func release(_ claim: CopyClaim, at now: Date) async throws -> Bool {
         try await writer.write { db in
-            try db.execute(sql: """
-                UPDATE history_copy SET state = 'queued', lease_until = NULL, holder = NULL, updated_at = ?
-                WHERE name_key = ? AND holder = ? AND state = 'copying'
-                """, arguments: [now.timeIntervalSince1970, claim.user.key, claim.holder])
-            return db.changesCount == 1
+            guard try Self.holds(claim, in: db) else { return false }
+            try db.execute(sql: "UPDATE history_copy SET state = 'queued', updated_at = ? WHERE name_key = ? AND state = 'copying'",
+                           arguments: [now.timeIntervalSince1970, claim.user.key])
+            try SQLiteJobQueue.end(claim.job, as: .stopped, at: now, in: db)
+            return true
         }
     }
 
     public func stop(_ user: Username, at now: Date) async throws -> Bool {
         try await writer.write { db in
+            try db.execute(sql: "DELETE FROM job WHERE kind = ? AND key = ?", arguments: [JobKind.historyCopy.rawValue, user.key])
             try db.execute(sql: """
-                UPDATE history_copy SET state = 'stopped', reason = NULL, lease_until = NULL, holder = NULL, updated_at = ?
+                UPDATE history_copy SET state = 'stopped', reason = NULL, updated_at = ?
                 WHERE name_key = ? AND state IN ('queued', 'copying')
                 """, arguments: [now.timeIntervalSince1970, user.key])
             return db.changesCount == 1
@@ -166,8 +192,9 @@ public struct SQLiteHistoryCopyStore: HistoryCopyStore {
 
     public func clear(_ user: Username, at now: Date) async throws {
         try await writer.write { db in
+            try db.execute(sql: "DELETE FROM job WHERE kind = ? AND key = ?", arguments: [JobKind.historyCopy.rawValue, user.key])
             try db.execute(sql: """
-                UPDATE history_copy SET state = 'stopped', reason = NULL, lease_until = NULL, holder = NULL, pages_done = 0, pages_total = 0,
+                UPDATE history_copy SET state = 'stopped', reason = NULL, pages_done = 0, pages_total = 0,
                     scrobbles = 0, scrobbles_total = 0, done_at = NULL, updated_at = ?
                 WHERE name_key = ?
                 """, arguments: [now.timeIntervalSince1970, user.key])
@@ -183,9 +210,7 @@ public struct SQLiteHistoryCopyStore: HistoryCopyStore {
     }
 
     public func copy(of user: Username) async throws -> HistoryCopy? {
-        try await writer.read { db in
-            try Row.fetchOne(db, sql: "SELECT \(Self.columns) FROM history_copy WHERE name_key = ?", arguments: [user.key]).flatMap(Self.copy)
-        }
+        try await writer.read { db in try Self.row(of: user.key, in: db) }
     }
 
     public func counts() async throws -> [HistoryCopy.State: Int] {
@@ -200,13 +225,15 @@ public struct SQLiteHistoryCopyStore: HistoryCopyStore {
 
     public func refreshOwnHistories(doneBefore: Date, at now: Date) async throws -> Int {
         try await writer.write { db in
-            let time = now.timeIntervalSince1970
-            try db.execute(sql: """
-                UPDATE history_copy SET state = 'queued', reason = NULL, pages_done = 0, pages_total = 0, scrobbles = 0,
-                    scrobbles_total = 0, queued_at = ?, updated_at = ?, lease_until = NULL, holder = NULL
-                WHERE state = 'done' AND done_at < ? AND name_key IN (SELECT key FROM list_entry WHERE isMe)
-                """, arguments: [time, time, doneBefore.timeIntervalSince1970])
-            return db.changesCount
+            let due = try String.fetchAll(db, sql: """
+                SELECT name FROM history_copy WHERE state = 'done' AND done_at < ? AND name_key IN (SELECT key FROM list_entry WHERE isMe)
+                """, arguments: [doneBefore.timeIntervalSince1970])
+            var queued = 0
+            for name in due {
+                guard let user = Username(validating: name) else { continue }
+                if try Self.queue(user, at: now, in: db)?.state == .queued { queued += 1 }
+            }
+            return queued
         }
     }
 }

@@ -105,12 +105,37 @@ public struct SQLiteJobQueue: JobQueue {
                 ORDER BY not_before, id
                 """, arguments: StatementArguments(names) + [machine, time]).compactMap(Self.job)
             guard let chosen = candidates.first(where: { $0.isClaimable(at: now, takingOverFrom: isGone) }) else { return nil }
-            try db.execute(sql: """
-                UPDATE job SET state = 'running', holder = ?, lease_until = ?, attempts = attempts + 1, updated_at = ? WHERE id = ?
-                """, arguments: [holder, time + lease, time, chosen.id])
-            guard let row = try Row.fetchOne(db, sql: "SELECT \(Self.columns) FROM job WHERE id = ?", arguments: [chosen.id]),
-                  let job = Self.job(row) else { return nil }
-            return JobClaim(job: job, holder: holder)
+            return try Self.take(chosen.id, as: holder, at: now, lease: lease, in: db)
+        }
+    }
+
+    /// Claims the job `id` inside a write (its claimability checked by the caller).
+    static func take(_ id: Int64, as holder: String, at now: Date, lease: TimeInterval, in db: Database) throws -> JobClaim? {
+        let time = now.timeIntervalSince1970
+        try db.execute(sql: """
+            UPDATE job SET state = 'running', holder = ?, lease_until = ?, attempts = attempts + 1, updated_at = ? WHERE id = ?
+            """, arguments: [holder, time + lease, time, id])
+        guard let row = try Row.fetchOne(db, sql: "SELECT \(columns) FROM job WHERE id = ?", arguments: [id]),
+              let job = job(row) else { return nil }
+        return JobClaim(job: job, holder: holder)
+    }
+
+    /// Claims the unfinished job of `kind` and `key` inside a write (see `JobQueue.claim`).
+    static func claim(_ kind: JobKind, key: String, as holder: String, at now: Date, lease: TimeInterval,
+                      takingOverFrom isGone: (String) -> Bool, in db: Database) throws -> JobClaim? {
+        guard let row = try Row.fetchOne(db, sql: """
+            SELECT \(columns) FROM job WHERE kind = ? AND key = ? AND state IN ('queued', 'running')
+            """, arguments: [kind.rawValue, key]), var job = job(row) else { return nil }
+        // Due or not: a person's own request runs at once.
+        job.notBefore = min(job.notBefore, now)
+        guard job.isClaimable(at: now, takingOverFrom: isGone) else { return nil }
+        return try take(job.id, as: holder, at: now, lease: lease, in: db)
+    }
+
+    public func claim(_ kind: JobKind, key: String, as holder: String, at now: Date, lease: TimeInterval,
+                      takingOverFrom isGone: @Sendable (String) -> Bool) async throws -> JobClaim? {
+        try await writer.write { db in
+            try Self.claim(kind, key: key, as: holder, at: now, lease: lease, takingOverFrom: isGone, in: db)
         }
     }
 
@@ -125,16 +150,20 @@ public struct SQLiteJobQueue: JobQueue {
     }
 
     public func end(_ claim: JobClaim, as ending: JobEnding, at now: Date) async throws -> Bool {
-        try await writer.write { db in
-            let time = now.timeIntervalSince1970
-            let notBefore: Double? = if case .retry(let at, _) = ending { at.timeIntervalSince1970 } else { nil }
-            try db.execute(sql: """
-                UPDATE job SET state = ?, reason = coalesce(?, reason), holder = NULL, lease_until = NULL,
-                    not_before = coalesce(?, not_before), attempts = attempts - ?, updated_at = ?
-                WHERE id = ? AND holder = ? AND state = 'running'
-                """, arguments: [ending.state.rawValue, ending.reason, notBefore, ending == .stopped ? 1 : 0, time, claim.job.id, claim.holder])
-            return db.changesCount == 1
-        }
+        try await writer.write { db in try Self.end(claim, as: ending, at: now, in: db) }
+    }
+
+    /// Ends a claimed job inside a write (see `JobQueue.end`).
+    @discardableResult
+    static func end(_ claim: JobClaim, as ending: JobEnding, at now: Date, in db: Database) throws -> Bool {
+        let time = now.timeIntervalSince1970
+        let notBefore: Double? = if case .retry(let at, _) = ending { at.timeIntervalSince1970 } else { nil }
+        try db.execute(sql: """
+            UPDATE job SET state = ?, reason = coalesce(?, reason), holder = NULL, lease_until = NULL,
+                not_before = coalesce(?, not_before), attempts = attempts - ?, updated_at = ?
+            WHERE id = ? AND holder = ? AND state = 'running'
+            """, arguments: [ending.state.rawValue, ending.reason, notBefore, ending == .stopped ? 1 : 0, time, claim.job.id, claim.holder])
+        return db.changesCount == 1
     }
 
     public func job(_ id: Int64) async throws -> DurableJob? {

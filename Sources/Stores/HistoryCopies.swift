@@ -6,9 +6,9 @@ import VinylogueCore
 /// keeps it: one row per person, whichever process runs the copy.
 public struct HistoryCopy: Sendable, Hashable {
     public enum State: String, Sendable, Hashable, CaseIterable {
-        /// Waiting for a worker.
+        /// Waiting for a worker (its job is queued in the `JobQueue`).
         case queued
-        /// Claimed by a worker, whose lease runs until `leaseUntil`.
+        /// A worker runs it (its job's claim, under a lease).
         case copying
         /// Every page copied.
         case done
@@ -30,7 +30,7 @@ public struct HistoryCopy: Sendable, Hashable {
         pages_total = CASE WHEN history_copy.state = 'done' THEN 0 ELSE history_copy.pages_total END,
         scrobbles = CASE WHEN history_copy.state = 'done' THEN 0 ELSE history_copy.scrobbles END,
         scrobbles_total = CASE WHEN history_copy.state = 'done' THEN 0 ELSE history_copy.scrobbles_total END,
-        queued_at = excluded.queued_at, updated_at = excluded.updated_at, lease_until = NULL, holder = NULL
+        queued_at = excluded.queued_at, updated_at = excluded.updated_at
         """
 
     /// Whether a worker has yet to finish it.
@@ -49,14 +49,12 @@ public struct HistoryCopy: Sendable, Hashable {
     public var scrobblesTotal: Int
     public var queuedAt: Date
     public var updatedAt: Date
-    /// While copying: when the worker's claim ends unless it renews it.
-    public var leaseUntil: Date?
     /// When a copy of this person last finished (nil: none ever did, so
     /// the archive may hold only part of their history).
     public var doneAt: Date?
 
     public init(user: Username, state: State, reason: String? = nil, pagesDone: Int = 0, pagesTotal: Int = 0, scrobbles: Int = 0,
-                scrobblesTotal: Int = 0, queuedAt: Date, updatedAt: Date, leaseUntil: Date? = nil, doneAt: Date? = nil) {
+                scrobblesTotal: Int = 0, queuedAt: Date, updatedAt: Date, doneAt: Date? = nil) {
         self.user = user
         self.state = state
         self.reason = reason
@@ -66,64 +64,67 @@ public struct HistoryCopy: Sendable, Hashable {
         self.scrobblesTotal = scrobblesTotal
         self.queuedAt = queuedAt
         self.updatedAt = updatedAt
-        self.leaseUntil = leaseUntil
         self.doneAt = doneAt
     }
 }
 
-/// A claim on one person's copy: only its holder may report progress or
-/// end it, and only while its lease lasts (or until another claims it).
+/// A claim on one person's copy: its job's claim in the one queue, which
+/// every write of the copy must present (`JobFence`), and the copy's row as
+/// it was claimed.
 public struct CopyClaim: Sendable, Hashable {
     public let user: Username
-    /// A random value naming this claim in the row.
-    public let holder: String
+    public let job: JobClaim
     public let copy: HistoryCopy
 
-    public init(user: Username, holder: String, copy: HistoryCopy) {
+    public init(user: Username, job: JobClaim, copy: HistoryCopy) {
         self.user = user
-        self.holder = holder
+        self.job = job
         self.copy = copy
     }
+
+    /// The worker holding it (`JobHolder`).
+    public var holder: String { job.holder }
 }
 
-/// History copies as durable jobs: queued, claimed with a lease (as the
-/// forwarding outbox claims its rows), done, or failed with a reason. A
-/// copy whose worker died is claimed again once its lease has run out, and
-/// resumes where the archive's own sync state says (`SyncState`), so no
-/// person is copied twice at once anywhere in a fleet, and none is lost to
-/// a crash. `SQLiteHistoryCopyStore` and `PostgresHistoryCopyStore` play it;
-/// one contract test suite runs against both.
+/// History copies: one row per person with what the copy has done (pages,
+/// scrobbles, why it failed), each run by a job of the one queue (kind
+/// `historyCopy`, keyed by the person's name key), queued in the same
+/// transaction as the row changes. A copy whose worker died is taken over
+/// as its job is, and resumes where the archive's own sync state says
+/// (`SyncState`), so no person is copied twice at once anywhere in a
+/// fleet, and none is lost to a crash. `SQLiteHistoryCopyStore` and
+/// `PostgresHistoryCopyStore` play it; one contract test suite runs
+/// against both.
 public protocol HistoryCopyStore: Sendable {
     /// Queues a copy of `user`: a new one, or one done or failed before (a
     /// refresh), or one the person stopped when `evenIfStopped`. One queued
     /// or copying already is left as it is. Returns the row as it is now.
     func queue(_ user: Username, at now: Date, evenIfStopped: Bool) async throws -> HistoryCopy
-    /// Claims, for `lease` seconds as `holder`, the copy queued longest ago,
-    /// or one whose worker's lease ran out or whose worker `isGone` says
-    /// has stopped; nil when none waits.
-    func claimNext(as holder: String, at now: Date, lease: TimeInterval,
-                   takingOverFrom isGone: @Sendable (String) -> Bool) async throws -> CopyClaim?
+    /// Starts the copy whose job the runner claimed: the row says it is
+    /// copying. Nil when the row is gone or its job is no longer `job`'s.
+    func begin(_ job: JobClaim, at now: Date) async throws -> CopyClaim?
     /// Claims `user`'s copy as `holder` (queuing it first when there is
     /// none, or it is done or failed): nil while another worker holds it,
     /// unless `isGone` says that worker has stopped (a process on this
     /// machine that no longer runs), whose claim is then taken over.
     func claim(_ user: Username, as holder: String, at now: Date, lease: TimeInterval,
                takingOverFrom isGone: @Sendable (String) -> Bool) async throws -> CopyClaim?
-    /// Records progress and renews the lease (`scrobblesTotal` 0 keeps the
-    /// total known before); false when the claim is no longer this
-    /// holder's (its lease ran out and another took it, or the person
-    /// stopped the copy): the worker must stop.
+    /// Records progress and renews the job's lease (`scrobblesTotal` 0
+    /// keeps the total known before); false when the claim is no longer
+    /// this holder's (taken over, or the person stopped the copy or deleted
+    /// what it copied): the worker must stop.
     func progress(_ claim: CopyClaim, pagesDone: Int, pagesTotal: Int, scrobbles: Int, scrobblesTotal: Int, at now: Date,
                   lease: TimeInterval) async throws -> Bool
-    /// Ends the claimed copy: done, or failed with `reason` when given.
-    /// False when the claim was no longer this holder's.
+    /// Ends the claimed copy and its job: done, or failed with `reason`
+    /// when given. False when the claim was no longer this holder's.
     func finish(_ claim: CopyClaim, failure reason: String?, at now: Date) async throws -> Bool
     /// Puts the claimed copy back in the queue, where it keeps its place
     /// (a worker stopping with the server); false when it was no longer
     /// this holder's.
     func release(_ claim: CopyClaim, at now: Date) async throws -> Bool
-    /// Stops `user`'s copy at the person's request: its worker stops at
-    /// its next page. False when none was queued or running.
+    /// Stops `user`'s copy at the person's request: its job is deleted, so
+    /// its worker's next page stores nothing and it stops. False when none
+    /// was queued or running.
     func stop(_ user: Username, at now: Date) async throws -> Bool
     /// Marks `user`'s copy stopped with nothing copied (what it stored was
     /// deleted), so that no view or daily refresh starts it again by itself.
@@ -146,11 +147,6 @@ extension HistoryCopyStore {
         try await queue(user, at: now, evenIfStopped: false)
     }
 
-    /// Claims the next waiting copy under a fresh holder name, taking over no one.
-    public func claimNext(at now: Date, lease: TimeInterval) async throws -> CopyClaim? {
-        try await claimNext(as: CopyClaim.newHolder(), at: now, lease: lease, takingOverFrom: { _ in false })
-    }
-
     /// Records progress without a new total.
     public func progress(_ claim: CopyClaim, pagesDone: Int, pagesTotal: Int, scrobbles: Int, at now: Date,
                          lease: TimeInterval) async throws -> Bool {
@@ -159,14 +155,6 @@ extension HistoryCopyStore {
 
     /// Claims `user`'s copy under a fresh holder name, taking over no one.
     public func claim(_ user: Username, at now: Date, lease: TimeInterval) async throws -> CopyClaim? {
-        try await claim(user, as: CopyClaim.newHolder(), at: now, lease: lease, takingOverFrom: { _ in false })
-    }
-}
-
-extension CopyClaim {
-    /// A fresh random name for a claim's holder.
-    public static func newHolder() -> String {
-        var generator = SystemRandomNumberGenerator()
-        return (0..<16).map { _ in String(UInt8.random(in: .min ... .max, using: &generator), radix: 16) }.joined()
+        try await claim(user, as: JobHolder.name(), at: now, lease: lease, takingOverFrom: { _ in false })
     }
 }

@@ -18,8 +18,8 @@ import VinylogueCore
 public struct JobFence: Sendable, Hashable {
     /// Which job's row is the fence.
     public enum Job: Sendable, Hashable {
-        /// A copy of this person's history (`HistoryCopyStore`'s row).
-        case historyCopy(of: Username)
+        /// A copy of this person's history: its job in the one queue.
+        case historyCopy(job: Int64, of: Username)
         /// A job of the one queue (`JobQueue`'s row).
         case job(id: Int64)
         /// An uploaded export's import: the queue's row `job` is the
@@ -39,7 +39,7 @@ public struct JobFence: Sendable, Hashable {
 
     /// The fence of a claimed history copy.
     public init(_ claim: CopyClaim) {
-        self.init(.historyCopy(of: claim.user), holder: claim.holder)
+        self.init(.historyCopy(job: claim.job.job.id, of: claim.user), holder: claim.holder)
     }
 
     /// The job's row, for a backend's check: its table, the column and
@@ -47,8 +47,7 @@ public struct JobFence: Sendable, Hashable {
     /// is `SELECT 1 FROM table WHERE column = key AND holder = ? AND state = running`.
     public var row: (table: String, column: String, key: Key, running: String) {
         switch job {
-        case .historyCopy(let user): ("history_copy", "name_key", .text(user.key), HistoryCopy.State.copying.rawValue)
-        case .job(let id), .upload(let id, _): ("job", "id", .integer(id), DurableJob.State.running.rawValue)
+        case .historyCopy(let id, _), .job(let id), .upload(let id, _): ("job", "id", .integer(id), DurableJob.State.running.rawValue)
         }
     }
 
@@ -61,7 +60,7 @@ public struct JobFence: Sendable, Hashable {
     /// What a write found fenced says to its job.
     public var cancellation: SourceError {
         switch job {
-        case .historyCopy(let user): .cancelled(job: "The copy of \(user.value)'s history")
+        case .historyCopy(_, let user): .cancelled(job: "The copy of \(user.value)'s history")
         case .upload: .cancelled(job: "The import of the uploaded export")
         case .job: .cancelled(job: "The work")
         }

@@ -7,7 +7,13 @@ import Foundation
 public enum JobHolder {
     /// "HOST~PIDNAMESPACE/PID/RANDOM": which machine and process holds a claim.
     public static func name() -> String {
-        "\(machine())/\(getpid())/\(CopyClaim.newHolder())"
+        "\(machine())/\(getpid())/\(random())"
+    }
+
+    /// A random value that tells apart the claims of one process.
+    static func random() -> String {
+        var generator = SystemRandomNumberGenerator()
+        return (0..<16).map { _ in String(UInt8.random(in: .min ... .max, using: &generator), radix: 16) }.joined()
     }
 
     /// This machine and PID namespace: two containers sharing a host name

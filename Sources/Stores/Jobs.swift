@@ -9,6 +9,9 @@ public struct JobKind: RawRepresentable, Sendable, Hashable, Comparable, CustomS
 
     /// An export uploaded on Settings, imported into its person's archive.
     public static let upload = JobKind(rawValue: "upload")
+    /// A copy of a person's whole history from their service (keyed by
+    /// their name key; `HistoryCopyStore` keeps its progress).
+    public static let historyCopy = JobKind(rawValue: "history-copy")
 
     public var description: String { rawValue }
 
@@ -121,6 +124,12 @@ public protocol JobQueue: Sendable {
     /// none is.
     func claimNext(of kinds: Set<JobKind>, on machine: String, as holder: String, at now: Date, lease: TimeInterval,
                    takingOverFrom isGone: @Sendable (String) -> Bool) async throws -> JobClaim?
+    /// Claims the unfinished job of `kind` and `key` as `holder`, due or
+    /// not (a person's own request runs at once): nil when there is none,
+    /// or another worker holds it under a live lease and `isGone` does not
+    /// say that worker has ended.
+    func claim(_ kind: JobKind, key: String, as holder: String, at now: Date, lease: TimeInterval,
+               takingOverFrom isGone: @Sendable (String) -> Bool) async throws -> JobClaim?
     /// Renews the claim; false when it is no longer `claim.holder`'s (taken
     /// over, or deleted with its person's data).
     func renew(_ claim: JobClaim, at now: Date, lease: TimeInterval) async throws -> Bool
@@ -143,6 +152,28 @@ public protocol JobQueue: Sendable {
     func cancel(of person: Username, kinds: Set<JobKind>?) async throws -> Int
     /// Deletes the jobs that ended before `date`; returns how many.
     func forget(endedBefore date: Date) async throws -> Int
+}
+
+/// What one kind of job does with a claimed job of its kind, run by the
+/// workers' one `JobRunner`.
+public protocol JobHandler: Sendable {
+    var kind: JobKind { get }
+    /// How many jobs of this kind one instance runs at once.
+    var slots: Int { get }
+    /// Runs the job; every write it makes goes under `claim.fence` (or a
+    /// fence built on it), so a job deleted meanwhile stores nothing more.
+    /// Returns how the run ended; a run cut short because its task was
+    /// cancelled (the server is stopping) returns `.stopped`.
+    func run(_ claim: JobClaim) async -> JobEnding
+    /// Called at each of the runner's looks (when woken, when a job falls
+    /// due, at least every poll): for work a kind does by the clock, such
+    /// as queueing its own jobs.
+    func look(at now: Date) async
+}
+
+extension JobHandler {
+    public var slots: Int { 1 }
+    public func look(at now: Date) async {}
 }
 
 /// How a run of a job ended, as its handler says and the runner records.

@@ -87,8 +87,11 @@ public struct ClaimedCopy: Sendable {
             }
             if Task.isCancelled {
                 // The worker stops with its server: the copy waits in the
-                // queue, and the next worker resumes it where it stopped.
-                _ = try? await copies.release(claim, at: clock.now)
+                // queue, and the next worker resumes it where it stopped
+                // (written in a task of its own: a cancelled task's
+                // database calls refuse to start).
+                let now = clock.now
+                await Task { _ = try? await copies.release(claim, at: now) }.value
                 throw error
             }
             _ = try? await copies.finish(claim, failure: error.message, at: clock.now)

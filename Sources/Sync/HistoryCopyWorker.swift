@@ -4,26 +4,25 @@ import Synchronization
 import VinylogueCore
 
 /// Brings people's whole histories into the archive without a terminal:
-/// runs the history copies queued in the database (`HistoryCopyStore`),
-/// for Last.fm people and `lb:` people alike, and queues them when they
-/// are due.
+/// the handler of the one job queue's history copies (`JobKind.historyCopy`),
+/// for Last.fm people and `lb:` people alike, which also queues them when
+/// they are due.
 ///
 /// When copies start: at sign-in, for the account's own history
 /// (`start`); at a person's first view, and again for what is new at most
 /// once per `freshFor` (`asked(for:)`); a copy that failed is tried again
-/// after `retryFailuresAfter`; one the person stopped waits for them.
+/// after `retryFailuresAfter`; one the person stopped waits for them; a
+/// person's own finished copy is refreshed after a day (`look(at:)`).
 ///
-/// Each copy is claimed with a lease (`ClaimedCopy`), so no one is copied
-/// twice at once anywhere in a fleet. A copy asked for here is claimed and
-/// started at once when a slot is free; the rest wait in the queue, where
-/// `run` finds them (also those queued by other instances, or left by a
-/// process that died, whose claims it takes over). At most `concurrency`
-/// copies run at once in this process; their requests share the
-/// service's budget, which serves page views first.
-///
-/// Stopping the server puts the running copies back in the queue where
-/// they stand; they resume page by page from the archive's sync state.
-public final class HistoryCopyWorker: Sendable {
+/// Queueing a copy wakes the job runner (`queued`), which claims it at
+/// once when one of this kind's `slots` is free, here or on another
+/// instance; the claim is the job's, with a lease, so no one is copied
+/// twice at once anywhere in a fleet, and a copy whose process died is
+/// taken over. Their requests share the service's budget, which serves
+/// page views first. Stopping the server puts the running copies back in
+/// the queue where they stand; they resume page by page from the
+/// archive's sync state.
+public final class HistoryCopyWorker: JobHandler {
     public let copies: any HistoryCopyStore
     let claimed: ClaimedCopy
     /// The sync of a person from their own service.
@@ -39,15 +38,14 @@ public final class HistoryCopyWorker: Sendable {
     /// How old a person's own finished copy may get before it is refreshed
     /// without a view (a day).
     public let refreshOwnAfter: TimeInterval = 86_400
-    /// How often `run` looks for copies queued elsewhere.
-    let poll: Duration
     /// The Last.fm requests a second copies may make at most (the budget
     /// views leave them), for the time a copy has left.
     public let lastFMPagesPerSecond: Double
-    /// Starts a copy in the background (the web app's `BackgroundWork`,
-    /// which bounds and stops them); runs it in a task of its own by default.
-    let start: @Sendable (@escaping @Sendable () async -> Void) async -> Void
-    private let wakeup = Wakeup()
+    /// What a copy runs inside (the web app: no page's deadline, and the
+    /// budget's background priority).
+    let context: @Sendable (@escaping @Sendable () async -> Void) async -> Void
+    /// Tells the job runner a copy is queued.
+    let queued: Wakeup
     private let state = Mutex(State())
 
     private struct State {
@@ -58,24 +56,29 @@ public final class HistoryCopyWorker: Sendable {
         var failures: [String: SourceError] = [:]
         /// Callers of `settled`, woken whenever a copy here ends.
         var waiters: [Wakeup] = []
+        /// When people's own histories were last looked at for a refresh.
+        var lastSweep: Date?
     }
 
-    public init(copies: any HistoryCopyStore, syncs: @escaping @Sendable (Username) -> ScrobbleSync, clock: WallClock,
+    public init(copies: any HistoryCopyStore, syncs: @escaping @Sendable (Username) -> ScrobbleSync, clock: WallClock, queued: Wakeup,
                 concurrency: Int = 4, lease: TimeInterval = 300, freshFor: TimeInterval = 3600, retryFailuresAfter: TimeInterval = 300,
-                poll: Duration = .seconds(30), lastFMPagesPerSecond: Double = 5, mayCopyOnView: @escaping @Sendable (Username) async -> Bool = { _ in true },
-                start: (@Sendable (@escaping @Sendable () async -> Void) async -> Void)? = nil) {
+                lastFMPagesPerSecond: Double = 5, mayCopyOnView: @escaping @Sendable (Username) async -> Bool = { _ in true },
+                context: @escaping @Sendable (@escaping @Sendable () async -> Void) async -> Void = { await $0() }) {
         self.copies = copies
         self.claimed = ClaimedCopy(copies: copies, clock: clock, lease: lease)
         self.syncs = syncs
         self.clock = clock
+        self.queued = queued
         self.concurrency = max(1, concurrency)
         self.freshFor = freshFor
         self.retryFailuresAfter = retryFailuresAfter
-        self.poll = poll
         self.lastFMPagesPerSecond = max(0.01, lastFMPagesPerSecond)
         self.mayCopyOnView = mayCopyOnView
-        self.start = start ?? { work in _ = Task { await work() } }
+        self.context = context
     }
+
+    public var kind: JobKind { .historyCopy }
+    public var slots: Int { concurrency }
 
     /// `user`'s copy as it stands (nil: none, or the table could not be read).
     public func copy(of user: Username) async -> HistoryCopy? {
@@ -126,8 +129,9 @@ public final class HistoryCopyWorker: Sendable {
         return copy
     }
 
-    /// Stops `user`'s copy at their request: its worker stops at its next
-    /// page; what was copied stays. False when none was queued or running.
+    /// Stops `user`'s copy at their request: its job is deleted, so its
+    /// worker stores nothing more and stops at its next page; what was
+    /// copied stays. False when none was queued or running.
     public func stop(_ user: Username) async throws(SourceError) -> Bool {
         do { return try await copies.stop(user, at: clock.now) } catch { throw ClaimedCopy.storage(error) }
     }
@@ -144,81 +148,62 @@ public final class HistoryCopyWorker: Sendable {
         return forgotten
     }
 
-    /// Queues `user`, and claims and starts the copy here when a slot is
-    /// free (else `run` finds it in the queue).
+    /// Queues `user`'s copy (and its job) and wakes the runner.
     private func begin(_ user: Username, evenIfStopped: Bool) async -> HistoryCopy? {
+        guard let queued = try? await copies.queue(user, at: clock.now, evenIfStopped: evenIfStopped) else { return nil }
+        self.queued.signal()
+        return queued
+    }
+
+    /// Runs the copy the runner claimed.
+    public func run(_ job: JobClaim) async -> JobEnding {
+        let claim: CopyClaim
         do {
-            let queued = try await copies.queue(user, at: clock.now, evenIfStopped: evenIfStopped)
-            guard queued.state == .queued, takeSlot(for: user.key) else {
-                wakeup.signal()
-                return queued
+            guard let begun = try await copies.begin(job, at: clock.now) else {
+                // Stopped or deleted before it began: nothing to copy.
+                return .failed(reason: "The copy is no longer wanted.")
             }
-            guard let claim = try await claimed.claim(user) else {
-                freeSlot(user.key)
-                return queued
-            }
-            await launch(claim)
-            return claim.copy
+            claim = begun
         } catch {
-            return nil
+            return .retry(at: clock.now.addingTimeInterval(retryFailuresAfter), reason: ClaimedCopy.storage(error).message)
         }
-    }
-
-    /// Reserves one of the `concurrency` slots for `key`; false when all
-    /// are taken or `key` is copying here already.
-    private func takeSlot(for key: String) -> Bool {
-        state.withLock { state in
-            guard state.running.count < concurrency, !state.running.contains(key) else { return false }
-            state.running.insert(key)
-            return true
+        let key = claim.user.key
+        state.withLock { _ = $0.running.insert(key) }
+        let claimed = self.claimed, sync = syncs(claim.user)
+        let outcome = Outcome()
+        await context {
+            do throws(SourceError) { _ = try await claimed.run(claim, sync) } catch { outcome.failure.withLock { $0 = error } }
         }
-    }
-
-    private func freeSlot(_ key: String) {
+        let failure = outcome.failure.withLock { $0 }
         let waiters = state.withLock { state in
+            state.failures[key] = failure
             state.running.remove(key)
             defer { state.waiters.removeAll() }
             return state.waiters
         }
         waiters.forEach { $0.signal() }
-        wakeup.signal()
+        // The copy's row and job were ended with it (`ClaimedCopy`); this
+        // says the same to the runner.
+        guard let failure else { return .done }
+        return Task.isCancelled ? .stopped : .failed(reason: failure.message)
     }
 
-    /// Runs a claimed copy in the background; its slot is taken.
-    private func launch(_ claim: CopyClaim) async {
-        let claimed = self.claimed, sync = syncs(claim.user)
-        await start {
-            var failure: SourceError?
-            do throws(SourceError) { _ = try await claimed.run(claim, sync) } catch { failure = error }
-            self.state.withLock { $0.failures[claim.user.key] = failure }
-            self.freeSlot(claim.user.key)
+    /// A failure carried out of the copy's context.
+    private final class Outcome: Sendable {
+        let failure = Mutex<SourceError?>(nil)
+    }
+
+    /// Once an hour: people's own histories (accounts, the household's
+    /// "me") copied more than a day ago are queued again.
+    public func look(at now: Date) async {
+        let due = state.withLock { state -> Bool in
+            guard state.lastSweep.map({ now.timeIntervalSince($0) >= 3600 }) ?? true else { return false }
+            state.lastSweep = now
+            return true
         }
-    }
-
-    /// Copies what is queued until cancelled: claims the longest waiting
-    /// (or one left by a worker that died) whenever a slot is free, and
-    /// looks again when a copy ends, one is queued here, or `poll` passes.
-    public func run() async {
-        var lastSweep: Date?
-        while !Task.isCancelled {
-            // Once an hour: people's own histories (accounts, the
-            // household's "me") copied more than a day ago are refreshed.
-            let now = clock.now
-            if lastSweep.map({ now.timeIntervalSince($0) >= 3600 }) ?? true {
-                lastSweep = now
-                _ = try? await copies.refreshOwnHistories(doneBefore: now.addingTimeInterval(-refreshOwnAfter), at: now)
-            }
-            while !Task.isCancelled, state.withLock({ $0.running.count < concurrency }) {
-                guard let claim = try? await copies.claimNext(as: ClaimedCopy.holderName(), at: clock.now, lease: claimed.lease,
-                                                              takingOverFrom: ClaimedCopy.isGone) else { break }
-                guard takeSlot(for: claim.user.key) else {
-                    // Copying here already under another claim: give it back.
-                    _ = try? await copies.release(claim, at: clock.now)
-                    break
-                }
-                await launch(claim)
-            }
-            await wakeup.wait(atMost: poll)
+        guard due else { return }
+        if let n = try? await copies.refreshOwnHistories(doneBefore: now.addingTimeInterval(-refreshOwnAfter), at: now), n > 0 {
+            queued.signal()
         }
     }
 

@@ -87,10 +87,12 @@ extension Composition {
             try await lastFM.recentTracks(of: user, from: from, to: to, page: page, limit: limit)
         }
         let lbSync = listenBrainzSync(into: archive), clock = self.clock
-        parts.copies = HistoryCopyWorker(
+        // Queueing a job wakes the job runner.
+        let queued = Wakeup()
+        let copies = HistoryCopyWorker(
             copies: stores.historyCopies,
             syncs: { user in user.service == .listenBrainz ? lbSync : ScrobbleSync(store: archive, gateway: lastFMPages, clock: clock) },
-            clock: clock, concurrency: 8, lastFMPagesPerSecond: Double(configuration.lastFM.requestsPerSecond),
+            clock: clock, queued: queued, concurrency: 8, lastFMPagesPerSecond: Double(configuration.lastFM.requestsPerSecond),
             // Anyone's view of an lb: user copies them (their own budget);
             // a Last.fm person's whole history only once they are on a list.
             mayCopyOnView: { [copiesLastFM = configuration.copiesHistories && configuration.lastFM.apiKey != nil] user in
@@ -98,22 +100,22 @@ extension Composition {
                 guard copiesLastFM else { return false }
                 return (try? await lists.isListedByAnyone(user)) ?? false
             },
-            // A copy started by a page must not inherit the page's deadline:
-            // it waits for Last.fm (and its retries) as long as a sync does.
-            // Its requests use what page views leave of the budget.
-            start: { [background] work in
-                _ = await background.start {
-                    await AnswerDeadline.$current.withValue(nil) { await LastFMRequestPriority.$current.withValue(.background) { await work() } }
-                }
+            // A copy has no page's deadline: it waits for Last.fm (and its
+            // retries) as long as a sync does. Its requests use what page
+            // views leave of the budget.
+            context: { work in
+                await AnswerDeadline.$current.withValue(nil) { await LastFMRequestPriority.$current.withValue(.background) { await work() } }
             })
+        parts.copies = copies
         parts.copiesHistories = configuration.copiesHistories && configuration.lastFM.apiKey != nil
-        let queued = Wakeup()
         let uploads = UploadedImports(jobs: stores.importJobs, archive: archive, clock: clock,
                                       directory: directory.appendingPathComponent("uploads", isDirectory: true), wakeup: queued)
         parts.uploads = uploads
         var jobsLogger = Logger(label: "vinylogue.jobs")
         jobsLogger.logLevel = logLevel(default: .info)
-        parts.jobs = JobRunner(queue: stores.jobs, handlers: [uploads], clock: clock, wakeup: queued, logger: jobsLogger)
+        let runner = JobRunner(queue: stores.jobs, handlers: [uploads, copies], clock: clock, wakeup: queued, logger: jobsLogger)
+        parts.jobs = runner
+        jobRunner.withLock { $0 = runner }
         parts.forwarding = forwarding
         parts.mail = configuration.mail.map { MailSetup(delivery: mailTransport($0.server), from: $0.from) }
         if parts.mail != nil, readyingDemo, configuration.server.publicURL?.isEmpty != false {

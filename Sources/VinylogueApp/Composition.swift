@@ -12,6 +12,8 @@ import Mail
 import PostgresStore
 import VinylogueCore
 import VinylogueServer
+import Synchronization
+import Workers
 
 /// The composition root: the one place that builds Vinylogue's object
 /// graph — HTTP client, Last.fm gateway, demo, archive, sources, and the web
@@ -34,6 +36,14 @@ public final class Composition: Sendable {
     public let demo: DemoChartSource
     /// Work the web app's pages start and do not wait for.
     public let background = BackgroundWork()
+    /// The web app's job runner, once built.
+    let jobRunner = Mutex<JobRunner?>(nil)
+
+    /// Returns once the web app's job runner has nothing running or due
+    /// (for tests: a copy or an import a request queued has ended).
+    public func jobsIdle() async {
+        await jobRunner.withLock { $0 }?.idle()
+    }
     /// The PostgreSQL database, when one is configured; its pool runs for
     /// as long as the composition does.
     let postgres: PostgresDatabase?

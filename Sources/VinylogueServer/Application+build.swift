@@ -48,7 +48,6 @@ public func buildApplication(configuration: ServerConfiguration, parts: WebAppPa
         server: try tls?.server(over: http1) ?? http1,
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "Vinylogue"),
         services: [parts.background] + (parts.forwarding.map { [$0 as any Service] } ?? [])
-            + (parts.copies.map { [HistoryCopyService(worker: $0)] } ?? [])
             + (parts.jobs.map { [$0 as any Service] } ?? [])
             + (digests.map { [$0 as any Service] } ?? [])
             + (parts.stores.notices.map {
@@ -194,15 +193,4 @@ func buildRouter(configuration: ServerConfiguration, parts: WebAppParts, shared:
     // Last, so it wraps only the not-found answer (see its doc comment).
     router.add(middleware: MethodNotAllowedMiddleware(routes: router.routes, headFollowsGet: true))
     return router
-}
-
-/// The history copies' worker as a service of the server: it runs until
-/// the server begins to stop, and the copies it started stop with the
-/// background work, back in the queue where they stood.
-struct HistoryCopyService: Service {
-    let worker: HistoryCopyWorker
-
-    func run() async throws {
-        try await cancelWhenGracefulShutdown { await worker.run() }
-    }
 }

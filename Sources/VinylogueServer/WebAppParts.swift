@@ -29,7 +29,7 @@ public struct WebAppParts: Sendable {
     public var copiesHistories: Bool
     /// Exports uploaded on Settings, imported in the background.
     public var uploads: UploadedImports?
-    /// The job queue's runner (uploads' imports today), a service of the server.
+    /// The job queue's runner (uploads' imports, history copies), a service of the server.
     public var jobs: JobRunner?
     public var settings: CurrentSettings
     /// Who may see whose listening, read at start.

@@ -5,18 +5,8 @@ import Stores
 import Synchronization
 import VinylogueCore
 
-/// What one kind of job does with a claimed job of its kind.
-public protocol JobHandler: Sendable {
-    var kind: JobKind { get }
-    /// Runs the job; every write it makes goes under `claim.fence` (or a
-    /// fence built on it), so a job deleted meanwhile stores nothing more.
-    /// Returns how the run ended; a run cut short because its task was
-    /// cancelled (the server is stopping) returns `.stopped`.
-    func run(_ claim: JobClaim) async -> JobEnding
-}
-
 /// The one runner of the job queue: claims the due jobs its handlers know
-/// (the ones this machine may run), at most `slots` at a time, each with a
+/// (the ones this machine may run), at most each kind's `slots` at a time, each with a
 /// lease it renews while the job runs; records how each run ended; takes
 /// over jobs whose holder has ended or whose lease ran out. It wakes when
 /// a job is queued (`wakeup`), when the next queued job falls due, and at
@@ -30,25 +20,26 @@ public final class JobRunner: Service, Sendable {
     let clock: WallClock
     let machine: String
     let lease: TimeInterval
-    let slots: Int
     let poll: Duration
     let wakeup: Wakeup
     let logger: Logger
-    private let busy = Mutex(0)
+    /// Jobs running here, by kind.
+    private let busy = Mutex<[JobKind: Int]>([:])
+    /// Callers of `idle`, woken whenever a job here ends.
+    private let endWaiters = Mutex<[Wakeup]>([])
     /// When ended jobs were last forgotten.
     private let tidied = Mutex<Date?>(nil)
     /// How long an ended job's row is kept (for Settings and the metrics).
     public static let endedJobsKept: TimeInterval = 90 * 86_400
 
     public init(queue: any JobQueue, handlers: [any JobHandler], clock: WallClock, wakeup: Wakeup, machine: String = JobHolder.machine(),
-                lease: TimeInterval = 120, slots: Int = 2, poll: Duration = .seconds(30), logger: Logger = Logger(label: "vinylogue.jobs")) {
+                lease: TimeInterval = 120, poll: Duration = .seconds(30), logger: Logger = Logger(label: "vinylogue.jobs")) {
         self.queue = queue
         self.handlers = Dictionary(handlers.map { ($0.kind, $0) }, uniquingKeysWith: { first, _ in first })
         self.clock = clock
         self.wakeup = wakeup
         self.machine = machine
         self.lease = lease
-        self.slots = max(1, slots)
         self.poll = poll
         self.logger = logger
     }
@@ -65,11 +56,16 @@ public final class JobRunner: Service, Sendable {
     public func runUntilCancelled() async {
         await withDiscardingTaskGroup { group in
             while !Task.isCancelled {
-                while !Task.isCancelled, busy.withLock({ $0 < slots }), let claim = await claimNext() {
-                    busy.withLock { $0 += 1 }
+                for handler in handlers.values { await handler.look(at: clock.now) }
+                while !Task.isCancelled, let claim = await claimNext(of: freeKinds()) {
+                    busy.withLock { $0[claim.job.kind, default: 0] += 1 }
                     group.addTask {
                         await self.work(claim)
-                        self.busy.withLock { $0 -= 1 }
+                        self.busy.withLock { $0[claim.job.kind, default: 1] -= 1 }
+                        self.endWaiters.withLock { waiters in
+                            defer { waiters.removeAll() }
+                            return waiters
+                        }.forEach { $0.signal() }
                         // A free slot: look again at once.
                         self.wakeup.signal()
                     }
@@ -80,16 +76,37 @@ public final class JobRunner: Service, Sendable {
         }
     }
 
+    /// Returns once no job runs here and none this runner may claim is due
+    /// (for tests and the command line): wakes whenever a job here ends,
+    /// and looks again every `recheck`.
+    public func idle(recheck: Duration = .milliseconds(50)) async {
+        while !Task.isCancelled {
+            if busy.withLock({ $0.values.allSatisfy { $0 == 0 } }) {
+                let due = (try? await queue.nextDue(of: kinds, on: machine)) ?? nil
+                if due.map({ $0 > clock.now }) ?? true { return }
+            }
+            let ended = Wakeup()
+            endWaiters.withLock { $0.append(ended) }
+            await ended.wait(atMost: recheck)
+        }
+    }
+
     /// Claims and runs one job now, on the calling task; false when none
     /// was due. For the command line and tests.
     @discardableResult
     public func runNext() async -> Bool {
-        guard let claim = await claimNext() else { return false }
+        guard let claim = await claimNext(of: kinds) else { return false }
         await work(claim)
         return true
     }
 
-    func claimNext() async -> JobClaim? {
+    /// The kinds with a slot free here.
+    func freeKinds() -> Set<JobKind> {
+        busy.withLock { busy in Set(handlers.values.filter { busy[$0.kind, default: 0] < max(1, $0.slots) }.map(\.kind)) }
+    }
+
+    func claimNext(of kinds: Set<JobKind>) async -> JobClaim? {
+        guard !kinds.isEmpty else { return nil }
         do {
             return try await queue.claimNext(of: kinds, on: machine, as: JobHolder.name(), at: clock.now, lease: lease,
                                              takingOverFrom: JobHolder.isGone)

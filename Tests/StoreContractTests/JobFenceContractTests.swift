@@ -44,7 +44,7 @@ import VinylogueCore
             // Pages are walked from the last (oldest) to the first: page 3
             // is the third asked (after page 1, asked to open the walk, and page 5).
             let sync = ScrobbleSync(store: archive, gateway: Self.upstream(heldPage: 3, gate: gate), clock: clock, pageSize: Self.perPage)
-            let worker = HistoryCopyWorker(copies: copies, syncs: { _ in sync }, clock: clock)
+            let worker = HistoryCopyWorker(copies: copies, syncs: { _ in sync }, clock: clock, queued: Wakeup())
             let copying = ClaimedCopy(copies: copies, clock: clock)
             let claim = try #require(try await copying.claim(rj))
             let run = Task { () async throws(SourceError) -> SyncSummary in try await copying.run(claim, sync) }

@@ -18,11 +18,15 @@ import Workers
     /// test says: at once with `ending`, or when the run's task is cancelled.
     final class RecordingHandler: JobHandler {
         let kind = JobRunnerTests.kind
+        let slots: Int
         let started = AsyncStream<JobClaim>.makeStream()
         let ending: JobEnding?
         let running = Mutex((now: 0, most: 0))
 
-        init(ending: JobEnding?) { self.ending = ending }
+        init(ending: JobEnding?, slots: Int = 1) {
+            self.ending = ending
+            self.slots = slots
+        }
 
         func run(_ claim: JobClaim) async -> JobEnding {
             running.withLock { $0.now += 1; $0.most = max($0.most, $0.now) }
@@ -65,12 +69,12 @@ import Workers
     @Test(.timeLimit(.minutes(1)), arguments: Backend.allCases)
     func noMoreRunAtOnceThanTheSlotsAndAStoppedRunnerHandsEachJobBack(_ backend: Backend) async throws {
         try await StoreContractTests.withStores(backend) { stores in
-            let handler = RecordingHandler(ending: nil)
+            let handler = RecordingHandler(ending: nil, slots: 2)
             for n in 0..<3 {
                 _ = try await stores.jobs.enqueue(Self.kind, for: Self.rj, key: "job-\(n)", payload: "", machine: nil, notBefore: nil, at: Self.now)
             }
             let runner = JobRunner(queue: stores.jobs, handlers: [handler], clock: .fixed(Self.now), wakeup: Wakeup(), machine: "m",
-                                   slots: 2, poll: .seconds(3600))
+                                   poll: .seconds(3600))
             let loop = Task { await runner.runUntilCancelled() }
             var runs = handler.started.stream.makeAsyncIterator()
             _ = await runs.next()

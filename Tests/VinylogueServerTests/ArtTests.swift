@@ -36,7 +36,7 @@ import VinylogueCore
             _ = try await client.get("/u/ybsc/album/Paramore/Paramore?week=2020-07-08")
             // The colours are kept once worked out, however long the first
             // visit waited for them.
-            await harness.background.idle()
+            await harness.idle()
             let page = try await client.get("/u/ybsc/album/Paramore/Paramore?week=2020-07-08")
             #expect(page.body.contains("src=\"/art/300x300/bebe11f4ddf3dee473b26c7e2d5c9ff6.png\""))
             let theme = try #require(page.body.range(of: #"/theme/[0-9a-f]{6}/[0-9a-f]{6}/[0-9a-f]{6}\.css"#, options: .regularExpression))

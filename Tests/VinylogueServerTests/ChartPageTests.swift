@@ -74,7 +74,7 @@ import VinylogueCore
             // (this page also fetches 2020's week ahead, not 2018's).
             // Each try's requests carry on after its patience, so this ends.
             while try await client.get("/u/RJ/week/2021-07-08").status != .ok {}
-            await harness.background.idle()  // its year before, fetched ahead, has been asked
+            await harness.idle()  // its year before, fetched ahead, has been asked
             // And only 2018's week is held, whatever else is on its way.
             // 1520164800: Sunday 4 March 2018, 12:00 UTC, the start of the week of 8 March.
             await harness.fake.inject(.init(.held, method: "user.getweeklyalbumchart", times: 1, parameters: ["from": "1520164800"]))
@@ -230,7 +230,7 @@ import VinylogueCore
             let before = ChartWeek(from: week.from - 52 * 604_800, to: week.to - 52 * 604_800)
             await harness.fake.add(user: "prefetch", .scripted(weeks: [before, week], albums: [ChartEntry(rank: 1, artist: "A", name: "B", plays: 2)]))
             _ = try await client.get("/u/prefetch/week/2020-07-08")
-            await harness.background.idle()
+            await harness.idle()
             let fetched = await harness.fake.requests().contains { $0.method == "user.getweeklyalbumchart" && $0.parameters["from"] == String(before.from) }
             #expect(fetched)
         }

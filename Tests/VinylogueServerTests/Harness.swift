@@ -45,8 +45,18 @@ struct Harness: Sendable {
     let dataDirectory: URL
     /// The work pages started and did not wait for; `idle()` waits for it.
     let background: BackgroundWork
+    /// Returns once the job runner has nothing running or due.
+    let jobsIdle: @Sendable () async -> Void
     /// The PostgreSQL database the app keeps personal data in, if any.
     let databaseURL: String?
+
+    /// Returns once what requests set going has ended: the pages' own
+    /// background work and the jobs they queued (copies, imports).
+    func idle() async {
+        await background.idle()
+        await jobsIdle()
+        await background.idle()
+    }
 
     /// A browser session: remembers the CSRF cookie and token.
     struct Session {
@@ -150,7 +160,8 @@ struct Harness: Sendable {
                 let database = try ArchiveDatabase(directory: directory)
                 let harness = Harness(fake: fake, listenBrainz: listenBrainz, clock: clock, lists: SQLiteListStore(database), database: database,
                                       dataDirectory: directory,
-                                      background: composition.background, databaseURL: databaseURL)
+                                      background: composition.background, jobsIdle: { await composition.jobsIdle() },
+                                      databaseURL: databaseURL)
                 try await app.test(setup.testing) { client in try await body(harness, client) }
             }
         }

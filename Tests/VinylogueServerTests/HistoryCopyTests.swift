@@ -113,7 +113,7 @@ import VinylogueCore
             #expect(rediscover.body.contains("will be ready when the copy of Nadia’s history is done"), "\(rediscover.body)")
             #expect(await harness.fake.requests().filter { $0.method == "user.getweeklyalbumchart" }.count <= 1)
             await harness.fake.releaseHeld()
-            await harness.background.idle()
+            await harness.idle()
 
             try await Self.expectArchiveHolds(Self.nadiaHistory, of: Self.nadia, harness, atLeast: 50_000)
             let copy = try #require(try await SQLiteHistoryCopyStore(harness.database).copy(of: Self.nadia))
@@ -137,11 +137,11 @@ import VinylogueCore
             #expect(try await client.post("/users", ["username": "mika"], session: session).status == .seeOther)
             let first = try await client.get("/u/Mika")
             #expect(first.status == .ok)
-            await harness.background.idle()
+            await harness.idle()
             try await Self.expectArchiveHoldsMika(harness)
             // Someone on nobody's list is charted from Last.fm and never copied.
             _ = try await client.get("/u/ybsc")
-            await harness.background.idle()
+            await harness.idle()
             #expect(try await SQLiteHistoryCopyStore(harness.database).copy(of: try Username("ybsc")) == nil)
             await harness.fake.inject(.init(.httpStatus(503)))
             #expect(try await client.get("/u/Mika/rediscover").status == .ok)
@@ -171,7 +171,7 @@ import VinylogueCore
             #expect(page.body.contains("Copying Mika’s Last.fm history"))
             #expect(page.body.contains("earlier years may be missing"))
             await harness.fake.releaseHeld()
-            await harness.background.idle()
+            await harness.idle()
             #expect(try await client.get("/u/Mika/week/\(day)").body.contains("Daydream Nation"))
         }
     }
@@ -185,13 +185,13 @@ import VinylogueCore
             let stop = try await client.post("/settings/history", ["copy": "stop"], session: browser.form)
             #expect(stop.status == .seeOther, "\(stop.body)")
             await harness.fake.releaseHeld()
-            await harness.background.idle()
+            await harness.idle()
             let copies = SQLiteHistoryCopyStore(harness.database)
             #expect(try await copies.copy(of: Self.mika)?.state == .stopped)
             // A view does not start it again; the page is Last.fm's, without a note.
             let page = try await SignInTests.page(client, "/u/Mika", browser)
             #expect(page.status == .ok && !page.body.contains("Copying Mika’s"))
-            await harness.background.idle()
+            await harness.idle()
             #expect(try await copies.copy(of: Self.mika)?.state == .stopped)
             let settings = try await SignInTests.page(client, "/settings?history=stopped", browser)
             #expect(settings.body.contains("The copy is stopped. What was copied is kept."))
@@ -199,7 +199,7 @@ import VinylogueCore
             // Going on finishes it, from where it stopped.
             let again = try await client.post("/settings/history", ["copy": "start"], session: browser.form)
             #expect(again.status == .seeOther)
-            await harness.background.idle()
+            await harness.idle()
             try await Self.expectArchiveHoldsMika(harness)
             // Without the CSRF token nothing changes.
             let forged = try await client.post("/settings/history", ["copy": "stop"], session: browser.form, token: "forged")
@@ -213,7 +213,7 @@ import VinylogueCore
         try await Harness.run(signIn: true, copies: true) { harness, client in
             await Self.addMika(to: harness)
             let browser = try await SignInTests.signIn(client, harness, as: "mika")
-            await harness.background.idle()
+            await harness.idle()
             try await Self.expectArchiveHoldsMika(harness)
             let archive = SQLiteScrobbleStore(database: harness.database)
             let sent = Scrobble(instant: 1_688_700_000, artist: "Players Own", album: "Sent Here", track: "Not From Last.fm")
@@ -246,7 +246,7 @@ import VinylogueCore
             #expect(!told.body.contains("Delete what was copied"))
             // A view does not start it again.
             _ = try await SignInTests.page(client, "/u/Mika", browser)
-            await harness.background.idle()
+            await harness.idle()
             let copy = try await SQLiteHistoryCopyStore(harness.database).copy(of: Self.mika)
             #expect(copy?.state == .stopped && copy?.scrobbles == 0)
             #expect(try await archive.scrobbleCount(of: Self.mika) == 1)

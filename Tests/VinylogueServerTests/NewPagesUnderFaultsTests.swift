@@ -101,7 +101,7 @@ import VinylogueServer
             #expect(await harness.fake.requests().contains { $0.method == "user.getweeklychartlist" && $0.answered == nil })
             await harness.fake.clearFaults()
             await harness.fake.releaseHeld()
-            await harness.background.idle()
+            await harness.idle()
         }
     }
 
@@ -164,7 +164,7 @@ import VinylogueServer
             }
             #expect(answered.contains { $0.path == Self.album && $0.body.contains("Offline Album is an album by Local Artist.") })
             #expect(answered.contains { $0.path.hasPrefix("/everyone") && $0.body.contains("Live at The Electric Ballroom") })
-            await harness.background.idle()
+            await harness.idle()
         }
     }
 }

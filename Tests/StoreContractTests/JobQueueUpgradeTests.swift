@@ -5,14 +5,16 @@ import PostgresStore
 import Testing
 import TestSupport
 import VinylogueCore
+import Synchronization
 import Workers
 @testable import SQLiteStore
 @testable import Stores
 
 /// A database from before the one job queue, with uploads waiting in
-/// `import_job`'s own claim columns (one queued, one claimed by a worker
-/// that died, one done), upgraded: each unfinished upload becomes a job and
-/// the runner imports each exactly once; the finished one is left alone.
+/// `import_job`'s own claim columns and history copies in `history_copy`'s
+/// (in each, one queued, one claimed by a worker that died, one done),
+/// upgraded: each unfinished one becomes a job and the runner runs each
+/// exactly once; the finished ones are left alone.
 @Suite struct JobQueueUpgradeTests {
     static let now = Date(timeIntervalSince1970: 1_790_000_000)
     static let rj = try! Username("RJ")
@@ -55,6 +57,11 @@ import Workers
             let queue = try DatabaseQueue(path: data.appendingPathComponent(ArchiveDatabase.fileName).path)
             try ArchiveDatabase.migrator(progress: nil).migrate(queue, upTo: "import job stored batches")
             try await queue.write { db in
+                for (name, state, holder, lease) in Self.copies {
+                    try db.execute(sql: """
+                        INSERT INTO history_copy(name_key, name, state, queued_at, updated_at, lease_until, holder) VALUES (?, ?, ?, ?, ?, ?, ?)
+                        """, arguments: [name.lowercased(), name, state, Self.now.timeIntervalSince1970, Self.now.timeIntervalSince1970, lease, holder])
+                }
                 for (path, state, holder, lease) in old.rows {
                     try db.execute(sql: """
                         INSERT INTO import_job(owner, name, file_name, path, bytes, machine, state, queued_at, updated_at, lease_until, holder)
@@ -75,7 +82,16 @@ import Workers
                 // Back to the schema before the queue.
                 try await database.client.query("DROP TABLE job")
                 try await database.client.query("ALTER TABLE import_job ADD COLUMN lease_until DOUBLE PRECISION, ADD COLUMN holder TEXT")
-                try await database.client.query("DELETE FROM schema_migration WHERE name = 'one-job-queue'")
+                try await database.client.query("ALTER TABLE history_copy ADD COLUMN lease_until DOUBLE PRECISION, ADD COLUMN holder TEXT")
+                try await database.client.query(
+                    "DELETE FROM schema_migration WHERE name IN ('one-job-queue', 'history-copies-in-the-job-queue')")
+                for (name, state, holder, lease) in Self.copies {
+                    try await database.client.query("""
+                        INSERT INTO history_copy(name_key, name, state, queued_at, updated_at, lease_until, holder)
+                        VALUES (\(name.lowercased()), \(name), \(state), \(Self.now.timeIntervalSince1970), \(Self.now.timeIntervalSince1970),
+                                \(lease), \(holder))
+                        """)
+                }
                 for (path, state, holder, lease) in old.rows {
                     try await database.client.query("""
                         INSERT INTO import_job(owner, name, file_name, path, bytes, machine, state, queued_at, updated_at, lease_until, holder)
@@ -89,16 +105,44 @@ import Workers
         }
     }
 
+    /// History copies as the old schema kept them: (name, state, holder, lease_until).
+    static let copies: [(String, String, String?, Double?)] = [
+        ("RJ", "queued", nil, nil),
+        ("Ana", "copying", "gone-host~1/99999/y", now.timeIntervalSince1970 + 600),
+        ("Zeb", "done", nil, nil),
+    ]
+
+    /// Counts the history copies it is given to run, and begins and ends
+    /// each as the copies' handler does (without copying anything).
+    final class CountingCopies: JobHandler {
+        let copies: any HistoryCopyStore
+        let ran = Mutex<[String]>([])
+        init(_ copies: any HistoryCopyStore) { self.copies = copies }
+        var kind: JobKind { .historyCopy }
+        func run(_ claim: JobClaim) async -> JobEnding {
+            ran.withLock { $0.append(claim.job.key) }
+            guard let copy = try? await copies.begin(claim, at: JobQueueUpgradeTests.now) else { return .failed(reason: "no row") }
+            _ = try? await copies.finish(copy, failure: nil, at: JobQueueUpgradeTests.now)
+            return .done
+        }
+    }
+
     /// Runs the queue until it is empty: the two unfinished uploads are
-    /// imported once each, the done one never.
+    /// imported once each and the two unfinished copies run once each; the
+    /// done ones never.
     static func runOnce(_ stores: any StoreBackend) async throws {
         let clock = WallClock.fixed(now)
         let uploads = UploadedImports(jobs: stores.importJobs, archive: stores.archive, clock: clock,
                                       directory: FileManager.default.temporaryDirectory, wakeup: Wakeup(), machine: "here")
-        let runner = JobRunner(queue: stores.jobs, handlers: [uploads], clock: clock, wakeup: Wakeup(), machine: "here")
+        let copies = CountingCopies(stores.historyCopies)
+        let runner = JobRunner(queue: stores.jobs, handlers: [uploads, copies], clock: clock, wakeup: Wakeup(), machine: "here")
         var runs = 0
         while await runner.runNext() { runs += 1 }
-        #expect(runs == 2)
+        #expect(runs == 4)
+        #expect(copies.ran.withLock { $0 }.sorted() == ["ana", "rj"])
+        for name in ["RJ", "Ana", "Zeb"] {
+            #expect(try await stores.historyCopies.copy(of: try Username(name))?.state == .done, "\(name)")
+        }
         #expect(try await stores.archive.scrobbleCount(of: rj) == 2 * OldUploads.lines)
         let listed = try await stores.importJobs.jobs(of: .household, limit: 10)
         #expect(listed.map(\.state) == [.done, .done, .done])

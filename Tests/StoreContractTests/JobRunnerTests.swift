@@ -50,7 +50,7 @@ import Workers
             let handler = RecordingHandler(ending: .retry(at: Self.now.addingTimeInterval(600), reason: "Last.fm did not answer."))
             let wakeup = Wakeup()
             let runner = JobRunner(queue: stores.jobs, handlers: [handler], clock: .fixed(Self.now), wakeup: wakeup, machine: "m",
-                                   poll: .seconds(3600))
+                                   poll: .seconds(10))
             let loop = Task { await runner.runUntilCancelled() }
             let job = try await stores.jobs.enqueue(Self.kind, for: Self.rj, key: "a", payload: "", machine: nil, notBefore: nil, at: Self.now)
             wakeup.signal()
@@ -74,7 +74,7 @@ import Workers
                 _ = try await stores.jobs.enqueue(Self.kind, for: Self.rj, key: "job-\(n)", payload: "", machine: nil, notBefore: nil, at: Self.now)
             }
             let runner = JobRunner(queue: stores.jobs, handlers: [handler], clock: .fixed(Self.now), wakeup: Wakeup(), machine: "m",
-                                   poll: .seconds(3600))
+                                   poll: .seconds(10))
             let loop = Task { await runner.runUntilCancelled() }
             var runs = handler.started.stream.makeAsyncIterator()
             _ = await runs.next()

@@ -94,7 +94,9 @@ public final class WeeklyDigests: Service, Sendable {
                       return try? await accounts.account(id: owner.id)?.name
                   },
                   cover: { user, entry in
-                      guard let found = await covers.address(user: user, artist: entry.artist, name: entry.name, mbid: entry.mbid),
+                      // A person's own digest: nothing of theirs is concealed from them.
+                      guard let found = await covers.address(user: user, artist: entry.artist, name: entry.name, mbid: entry.mbid,
+                                                             concealing: .nobody),
                             let image = try? await artwork.image(for: found) else { return nil }
                       return (image.contentType, image.bytes)
                   },

@@ -46,6 +46,9 @@ public final class HistoryCopyWorker: JobHandler {
     let context: @Sendable (@escaping @Sendable () async -> Void) async -> Void
     /// Tells the job runner a copy is queued.
     let queued: Wakeup
+    /// Runs work a page set going after the page is answered (the web
+    /// app's `BackgroundWork`); in a task of its own by default.
+    let later: @Sendable (@escaping @Sendable () async -> Void) async -> Void
     private let state = Mutex(State())
 
     private struct State {
@@ -63,7 +66,8 @@ public final class HistoryCopyWorker: JobHandler {
     public init(copies: any HistoryCopyStore, syncs: @escaping @Sendable (Username) -> ScrobbleSync, clock: WallClock, queued: Wakeup,
                 concurrency: Int = 4, lease: TimeInterval = 300, freshFor: TimeInterval = 3600, retryFailuresAfter: TimeInterval = 300,
                 lastFMPagesPerSecond: Double = 5, mayCopyOnView: @escaping @Sendable (Username) async -> Bool = { _ in true },
-                context: @escaping @Sendable (@escaping @Sendable () async -> Void) async -> Void = { await $0() }) {
+                context: @escaping @Sendable (@escaping @Sendable () async -> Void) async -> Void = { await $0() },
+                later: (@Sendable (@escaping @Sendable () async -> Void) async -> Void)? = nil) {
         self.copies = copies
         self.claimed = ClaimedCopy(copies: copies, clock: clock, lease: lease)
         self.syncs = syncs
@@ -75,6 +79,7 @@ public final class HistoryCopyWorker: JobHandler {
         self.lastFMPagesPerSecond = max(0.01, lastFMPagesPerSecond)
         self.mayCopyOnView = mayCopyOnView
         self.context = context
+        self.later = later ?? { work in _ = Task { await work() } }
     }
 
     public var kind: JobKind { .historyCopy }
@@ -106,17 +111,41 @@ public final class HistoryCopyWorker: JobHandler {
     @discardableResult
     public func asked(for user: Username) async -> HistoryCopy? {
         let current = await copy(of: user)
-        let now = clock.now
-        if let current {
-            switch current.state {
-            case .queued, .copying, .stopped: return current
-            case .done where now.timeIntervalSince(current.doneAt ?? current.updatedAt) < freshFor: return current
-            case .failed where now.timeIntervalSince(current.updatedAt) < retryFailuresAfter: return current
-            case .done, .failed: break
-            }
-        }
-        guard await mayCopyOnView(user) else { return current }
+        guard isDue(current), await mayCopyOnView(user) else { return current }
         return await begin(user, evenIfStopped: false) ?? current
+    }
+
+    /// A page's view of `user`, which must not wait for a copy to be
+    /// queued: reads the copy as it stands and, when one is due, queues it
+    /// in the background (`later`, after the page is answered) and returns
+    /// it as it will stand, queued.
+    public func viewed(_ user: Username) async -> HistoryCopy? {
+        let current = await copy(of: user)
+        guard isDue(current), await mayCopyOnView(user) else { return current }
+        await later { _ = await self.begin(user, evenIfStopped: false) }
+        return Self.queued(current, of: user, at: clock.now)
+    }
+
+    /// Whether a view starts a copy: none yet, the last finished
+    /// `freshFor` ago, or failed `retryFailuresAfter` ago (never one that
+    /// is queued, running or stopped by the person).
+    func isDue(_ current: HistoryCopy?) -> Bool {
+        guard let current else { return true }
+        let now = clock.now
+        switch current.state {
+        case .queued, .copying, .stopped: return false
+        case .done: return now.timeIntervalSince(current.doneAt ?? current.updatedAt) >= freshFor
+        case .failed: return now.timeIntervalSince(current.updatedAt) >= retryFailuresAfter
+        }
+    }
+
+    /// `current` as queueing it again leaves it (`HistoryCopy.requeued`:
+    /// a finished copy's refresh counts anew), or a new copy, queued.
+    static func queued(_ current: HistoryCopy?, of user: Username, at now: Date) -> HistoryCopy {
+        guard var copy = current else { return HistoryCopy(user: user, state: .queued, queuedAt: now, updatedAt: now) }
+        if copy.state == .done { (copy.pagesDone, copy.pagesTotal, copy.scrobbles, copy.scrobblesTotal) = (0, 0, 0, 0) }
+        (copy.state, copy.reason, copy.queuedAt, copy.updatedAt) = (.queued, nil, now, now)
+        return copy
     }
 
     /// Starts a copy of `user` at their own request (at sign-in, or from

@@ -24,9 +24,9 @@ import VinylogueCore
 /// Their profiles come from ListenBrainz; album details from Last.fm
 /// without a user (so without their play count).
 ///
-/// A person the request conceals (`Concealment`) is answered for as a name
-/// Last.fm does not know: nothing of theirs is read, copied or asked of
-/// Last.fm under their name.
+/// A person it conceals (`concealing(_:)`, for a web request whose viewer
+/// may not see them) is answered for as a name Last.fm does not know:
+/// nothing of theirs is read, copied or asked of Last.fm under their name.
 public struct ListeningSources: Sendable {
     /// Where a user's charts are read from.
     public enum Source: String, Sendable, CaseIterable {
@@ -45,6 +45,9 @@ public struct ListeningSources: Sendable {
     /// History copies started by people's pages (the web app's; nil on
     /// the command line, which runs `sync` itself).
     public let copies: HistoryCopyWorker?
+    /// Who is answered for as an unknown name (nobody, unless a web
+    /// request's viewer may not see someone).
+    public private(set) var concealment: Concealment = .nobody
     /// What "now" is, for whether an archive is up to date (the copies' clock).
     var clock: WallClock? { copies?.clock }
     /// An archive holding listens this recent is charted even while a
@@ -60,8 +63,17 @@ public struct ListeningSources: Sendable {
         self.copies = copies
     }
 
+    /// The same sources, answering for the people `concealment` names as
+    /// for names Last.fm does not know.
+    public func concealing(_ concealment: Concealment) -> ListeningSources {
+        guard concealment != self.concealment else { return self }
+        var concealing = self
+        concealing.concealment = concealment
+        return concealing
+    }
+
     /// Whether `user` is one of the demo's people and the demo is on.
-    public func isDemo(_ user: Username) -> Bool { !Concealment.conceals(user) && demo?.isMember(user) ?? false }
+    public func isDemo(_ user: Username) -> Bool { !concealment.conceals(user) && demo?.isMember(user) ?? false }
 
     /// The demo's spelling of `user`, when they are one of its people and the demo is on.
     public func demoName(of user: Username) -> Username? { demo?.household.member(user)?.username }
@@ -76,14 +88,15 @@ public struct ListeningSources: Sendable {
     }
 
     /// The source, and the person's history copy as it stands (a view
-    /// starts one when it is due).
+    /// queues one when it is due, after the page is answered:
+    /// `HistoryCopyWorker.viewed`).
     func chosenSource(for user: Username, pinned: Source?) async -> (source: Source, copy: HistoryCopy?) {
-        if Concealment.conceals(user) { return (.lastfm, nil) }
+        if concealment.conceals(user) { return (.lastfm, nil) }
         // Nothing but the archive holds a ListenBrainz user's charts.
         if user.service == .listenBrainz { return (.archive, nil) }
         if let pinned { return (pinned, nil) }
         // The demo is never copied from anywhere.
-        let copy = isDemo(user) ? nil : await copies?.asked(for: user)
+        let copy = isDemo(user) ? nil : await copies?.viewed(user)
         // While a first copy runs, the archive may hold only its oldest
         // pages (it walks from the oldest): Last.fm charts them, unless the
         // archive already holds listens of the last 30 days, from an import
@@ -120,7 +133,7 @@ public struct ListeningSources: Sendable {
     /// The source of `user`'s charts and which it is, so a caller can act
     /// on the choice (warm Last.fm's answers ahead) without asking again.
     public func chosenCharts(for user: Username, pinned: Source? = nil) async -> ChosenCharts {
-        if Concealment.conceals(user) { return ChosenCharts(source: UnavailableChartSource(error: .unknownUser(user)), origin: .lastfm) }
+        if concealment.conceals(user) { return ChosenCharts(source: UnavailableChartSource(error: .unknownUser(user)), origin: .lastfm) }
         if user.service == .listenBrainz { return await listenBrainzCharts(for: user) }
         let (origin, copy) = await chosenSource(for: user, pinned: pinned)
         switch origin {
@@ -136,7 +149,7 @@ public struct ListeningSources: Sendable {
     /// (a sync is started when none ran lately, for what is new); until
     /// then, a source that says the copy is running, or why it failed.
     func listenBrainzCharts(for user: Username) async -> ChosenCharts {
-        let copy = await copies?.asked(for: user)
+        let copy = await copies?.viewed(user)
         if let archive, (try? await archive.storedName(of: user)) ?? nil != nil {
             return ChosenCharts(source: ArchiveChartSource(store: archive), origin: .archive, copy: copy)
         }
@@ -152,7 +165,7 @@ public struct ListeningSources: Sendable {
     /// ListenBrainz's for `lb:` users, Last.fm's for everyone else (an
     /// archive holds scrobbles, not profiles).
     public func profiles(for user: Username) -> any UserSource {
-        if Concealment.conceals(user) { return UnavailableUserSource(error: .unknownUser(user)) }
+        if concealment.conceals(user) { return UnavailableUserSource(error: .unknownUser(user)) }
         if isDemo(user), let demo { return demo }
         if user.service == .listenBrainz {
             return listenBrainz ?? UnavailableUserSource(error: .notFound(what: "“\(user.value)”"))
@@ -164,7 +177,7 @@ public struct ListeningSources: Sendable {
     /// people, Last.fm for everyone else (for `lb:` users without their name,
     /// which Last.fm does not know).
     public func albums(for user: Username) -> any AlbumSource {
-        if Concealment.conceals(user) { return AlbumsForNobody(albums: lastFM) }
+        if concealment.conceals(user) { return AlbumsForNobody(albums: lastFM) }
         if isDemo(user), let demo { return demo }
         if user.service == .listenBrainz { return AlbumsForNobody(albums: lastFM) }
         return lastFM

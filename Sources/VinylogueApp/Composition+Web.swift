@@ -105,6 +105,11 @@ extension Composition {
             // views leave of the budget.
             context: { work in
                 await AnswerDeadline.$current.withValue(nil) { await LastFMRequestPriority.$current.withValue(.background) { await work() } }
+            },
+            // A view's copy is queued once the page is answered, without
+            // the page's deadline.
+            later: { [background] work in
+                _ = await background.start { await AnswerDeadline.$current.withValue(nil) { await work() } }
             })
         parts.copies = copies
         parts.copiesHistories = configuration.copiesHistories && configuration.lastFM.apiKey != nil

@@ -58,14 +58,18 @@ extension EveryYearPage {
         public var filter: PlayCountFilter
         public var rowsPerYear: Int
         public var timeZone: TimeZone
+        /// How many years back at most (nil: every year of the history);
+        /// the weeks further back are not read at all.
+        public var yearsBack: Int?
 
         public init(user: Username, kind: ChartKind = .album, filter: PlayCountFilter = .off, rowsPerYear: Int = 5,
-                    timeZone: TimeZone = .gmt) {
+                    timeZone: TimeZone = .gmt, yearsBack: Int? = nil) {
             self.user = user
             self.kind = kind
             self.filter = filter
             self.rowsPerYear = rowsPerYear
             self.timeZone = timeZone
+            self.yearsBack = yearsBack
         }
     }
 
@@ -76,6 +80,7 @@ extension EveryYearPage {
         do {
             let list = try await source.chartList(for: request.user)
             let earlier = ChartWeekFinder(timeZone: request.timeZone).weeksWithCharts(now: now, in: list)
+                .filter { week in request.yearsBack.map { week.yearsAgo <= $0 } ?? true }
             let charts = try await source.charts(for: request.user, kind: request.kind, weeks: earlier.map(\.week))
             return build(request, years: Array(zip(earlier, charts)))
         } catch {

@@ -97,14 +97,14 @@ struct SharedParts: Sendable {
 }
 
 func buildRouter(configuration: ServerConfiguration, parts: WebAppParts, shared: SharedParts, address: PublicAddress,
-                 metrics: ServerMetrics, digests: WeeklyDigests?) -> Router<BasicRequestContext> {
+                 metrics: ServerMetrics, digests: WeeklyDigests?) -> Router<WebRequestContext> {
     let clock = parts.clock, pages = parts.pages, stores = parts.stores, lists = stores.lists
     let sources = shared.sources, viewers = shared.viewers, rendered = shared.rendered
     let apiKeyConfigured = parts.lastFM.configuration.apiKey != nil
     let database = DatabaseHealth(kind: stores.kind.rawValue) { await stores.isReadable() }
     let patience = parts.patience
     // HEAD answers every GET route with its headers alone, as HTTP asks of a server.
-    let router = Router(options: .autoGenerateHeadEndpoints)
+    let router = Router(context: WebRequestContext.self, options: .autoGenerateHeadEndpoints)
     router.add(middleware: RequestMetricsMiddleware(metrics: metrics))
     router.get("/metrics") { _, _ in
         Response(status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8", .cacheControl: "no-store"],
@@ -122,11 +122,14 @@ func buildRouter(configuration: ServerConfiguration, parts: WebAppParts, shared:
     if let sitePassword { router.add(middleware: SitePasswordMiddleware(password: sitePassword)) }
     router.add(middleware: AnswerDeadlineMiddleware(patience: patience.lastFM))
     router.add(middleware: ErrorPageMiddleware(pages: pages))
-    // Who may see the person an address names, decided before anything of theirs is read.
-    router.add(middleware: VisibilityMiddleware(audiences: parts.audiences, viewers: viewers))
-    router.add(middleware: CanonicalUserPathMiddleware(lookup: CanonicalNameLookup(
-        names: CanonicalNames(), sources: sources, lists: lists, archive: stores.archive, background: parts.background,
-        patience: patience.nameLookup, clock: clock)))
+    // Who asks, from the request's head (the session's account read once, when needed).
+    router.add(middleware: ViewerMiddleware(viewers: viewers))
+    // A person's addresses: whose page it is and what this viewer may see
+    // of it, decided once, before anything of theirs is read.
+    let canonical = CanonicalNameLookup(names: CanonicalNames(), sources: sources, lists: lists, archive: stores.archive,
+                                        background: parts.background, patience: patience.nameLookup, clock: clock)
+    let people = router.group("/u/:user").add(middleware: PersonMiddleware(audiences: parts.audiences, canonical: canonical))
+    let peopleAPI = router.group("/api/u/:user").add(middleware: PersonMiddleware(audiences: parts.audiences, canonical: nil))
     router.get("/healthz") { _, _ in try await HealthReport.response(database, rendered: rendered, patience: patience.database) }
     router.get("/openapi.json") { _, _ in StaticAssets.apiDescriptionResponse() }
     router.get("/static/:file") { _, context in
@@ -139,19 +142,20 @@ func buildRouter(configuration: ServerConfiguration, parts: WebAppParts, shared:
                              background: parts.background, clock: clock, address: address)
     UsersRoutes(sources: sources, viewers: viewers, lists: lists, pages: pages, apiKeyConfigured: apiKeyConfigured,
                 configuration: configuration, audiences: parts.audiences, notices: stores.notices).register(on: router)
-    charts.register(on: router)
-    HistoryRoutes(sources: sources, viewers: viewers, pages: pages, rendered: rendered, clock: clock, address: address).register(on: router)
+    charts.register(people: people, api: peopleAPI)
+    HistoryRoutes(sources: sources, viewers: viewers, pages: pages, rendered: rendered, clock: clock, address: address)
+        .register(people: people, api: peopleAPI)
     EveryoneRoutes(sources: sources, viewers: viewers, lists: lists, pages: pages, rendered: rendered, audiences: parts.audiences,
                    clock: clock).register(on: router)
     AlbumRoutes(sources: sources, viewers: viewers, pages: pages, artwork: parts.artwork, covers: covers, background: parts.background,
-                albumColourPatience: patience.albumColours, clock: clock, address: address).register(on: router)
-    RediscoverRoutes(sources: sources, viewers: viewers, pages: pages, clock: clock).register(on: router)
+                albumColourPatience: patience.albumColours, clock: clock, address: address).register(people: people)
+    RediscoverRoutes(sources: sources, viewers: viewers, pages: pages, clock: clock).register(people: people)
     ShareCardRoutes(sources: sources, viewers: viewers, chartPages: charts, covers: covers, shareCards: parts.shareCards,
-                    kept: shared.renderedCards, clock: clock, address: address).register(on: router)
+                    kept: shared.renderedCards, clock: clock, address: address).register(people: people)
     WidgetRoutes(viewers: viewers, chartPages: charts, covers: covers, shareCards: parts.shareCards, rendered: rendered,
-                 renderedCards: shared.renderedCards, pages: pages, address: address).register(on: router)
-    covers.register(on: router)
-    FeedRoutes(sources: sources, viewers: viewers, clock: clock, address: address).register(on: router)
+                 renderedCards: shared.renderedCards, pages: pages, address: address).register(people: people)
+    covers.register(on: router, people: people)
+    FeedRoutes(sources: sources, viewers: viewers, clock: clock, address: address).register(people: people)
     SettingsRoutes(viewers: viewers, lists: lists, listenTokens: shared.listenTokens, forwarding: parts.forwarding,
                    copies: parts.copiesHistories ? parts.copies : nil, uploads: parts.uploads, archive: stores.archive, kept: shared.kept, pages: pages, clock: clock,
                    apiKeyConfigured: apiKeyConfigured, configuration: configuration, address: address,
@@ -184,8 +188,8 @@ func buildRouter(configuration: ServerConfiguration, parts: WebAppParts, shared:
             .register(on: router)
     }
     audioscrobbler?.register(on: router)
-    router.get("/api/users") { request, _ in
-        guard let owner = await viewers.viewer(of: request).owner else {
+    router.get("/api/users") { _, context in
+        guard let owner = await context.viewer.owner else {
             throw SignInRequired(message: "Sign in with Last.fm to see your list.")
         }
         return APIResponse.json(try UserListJSON(try await lists.owned(by: owner).users()).data())

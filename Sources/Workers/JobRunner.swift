@@ -23,8 +23,18 @@ public final class JobRunner: Service, Sendable {
     let poll: Duration
     let wakeup: Wakeup
     let logger: Logger
-    /// Jobs running here, by kind.
-    private let busy = Mutex<[JobKind: Int]>([:])
+    /// What runs here: jobs by kind, claims under way, and how many claims
+    /// were ever begun (so `idle` can tell that none began while it read
+    /// the queue).
+    private let busy = Mutex(Activity())
+
+    struct Activity {
+        var running: [JobKind: Int] = [:]
+        var claiming = 0
+        var claimsBegun = 0
+
+        var isQuiet: Bool { claiming == 0 && running.values.allSatisfy { $0 == 0 } }
+    }
     /// Callers of `idle`, woken whenever a job here ends.
     private let endWaiters = Mutex<[Wakeup]>([])
     /// When ended jobs were last forgotten.
@@ -57,11 +67,21 @@ public final class JobRunner: Service, Sendable {
         await withDiscardingTaskGroup { group in
             while !Task.isCancelled {
                 for handler in handlers.values { await handler.look(at: clock.now) }
-                while !Task.isCancelled, let claim = await claimNext(of: freeKinds()) {
-                    busy.withLock { $0[claim.job.kind, default: 0] += 1 }
+                while !Task.isCancelled {
+                    let kinds = busy.withLock { activity in
+                        activity.claiming += 1
+                        activity.claimsBegun += 1
+                        return freeKinds(activity)
+                    }
+                    let claim = await claimNext(of: kinds)
+                    busy.withLock { activity in
+                        activity.claiming -= 1
+                        if let claim { activity.running[claim.job.kind, default: 0] += 1 }
+                    }
+                    guard let claim else { break }
                     group.addTask {
                         await self.work(claim)
-                        self.busy.withLock { $0[claim.job.kind, default: 1] -= 1 }
+                        self.busy.withLock { $0.running[claim.job.kind, default: 1] -= 1 }
                         self.endWaiters.withLock { waiters in
                             defer { waiters.removeAll() }
                             return waiters
@@ -81,9 +101,12 @@ public final class JobRunner: Service, Sendable {
     /// and looks again every `recheck`.
     public func idle(recheck: Duration = .milliseconds(50)) async {
         while !Task.isCancelled {
-            if busy.withLock({ $0.values.allSatisfy { $0 == 0 } }) {
+            let before = busy.withLock { $0.isQuiet ? $0.claimsBegun : nil }
+            if let before {
                 let due = (try? await queue.nextDue(of: kinds, on: machine)) ?? nil
-                if due.map({ $0 > clock.now }) ?? true { return }
+                // Quiet throughout the read: no claim began meanwhile.
+                let quiet = busy.withLock { $0.isQuiet && $0.claimsBegun == before }
+                if quiet, due.map({ $0 > clock.now }) ?? true { return }
             }
             let ended = Wakeup()
             endWaiters.withLock { $0.append(ended) }
@@ -101,8 +124,8 @@ public final class JobRunner: Service, Sendable {
     }
 
     /// The kinds with a slot free here.
-    func freeKinds() -> Set<JobKind> {
-        busy.withLock { busy in Set(handlers.values.filter { busy[$0.kind, default: 0] < max(1, $0.slots) }.map(\.kind)) }
+    func freeKinds(_ activity: Activity) -> Set<JobKind> {
+        Set(handlers.values.filter { activity.running[$0.kind, default: 0] < max(1, $0.slots) }.map(\.kind))
     }
 
     func claimNext(of kinds: Set<JobKind>) async -> JobClaim? {

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 import VinylogueCore
 
@@ -23,6 +24,32 @@ import VinylogueCore
             let chart = try await demo.chart(for: DemoHistory.username, kind: .album, week: year.week)
             #expect(year.rows.map(\.entry) == Array(chart.entries.prefix(5)))
             #expect(year.moreCount == chart.entries.count - year.rows.count)
+        }
+    }
+
+    /// Asked for the last three years (the weekly digest's choice), the
+    /// page reads those three weeks' charts and no other: each is a Last.fm
+    /// request for a person charted from Last.fm.
+    @Test func aFewYearsBackReadsOnlyThoseWeeks() async throws {
+        let today = Date(timeIntervalSince1970: 1_763_900_000)  // Sun 23 Nov 2025
+        let demo = DemoChartSource(clock: .fixed(today))
+        let counted = CountingCharts(demo)
+        let page = await EveryYearPage.load(.init(user: DemoHistory.username, yearsBack: 3), from: counted, now: today)
+        #expect(page.years.map(\.yearsAgo) == [1, 2, 3])
+        #expect(counted.weeksRead.withLock { $0 } == 3)
+        let all = await EveryYearPage.load(.init(user: DemoHistory.username), from: demo, now: today)
+        #expect(Array(all.years.prefix(3)) == page.years)
+    }
+
+    /// A source that counts the weeks whose charts are read.
+    final class CountingCharts: ChartSource {
+        let source: DemoChartSource
+        let weeksRead = Mutex(0)
+        init(_ source: DemoChartSource) { self.source = source }
+        func chartList(for user: Username) async throws(SourceError) -> ChartWeekList { try await source.chartList(for: user) }
+        func chart(for user: Username, kind: ChartKind, week: ChartWeek) async throws(SourceError) -> WeeklyChart {
+            weeksRead.withLock { $0 += 1 }
+            return try await source.chart(for: user, kind: kind, week: week)
         }
     }
 

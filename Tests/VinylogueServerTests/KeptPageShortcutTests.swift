@@ -49,7 +49,7 @@ import VinylogueCore
             (parts.clock, parts.rendered, parts.settings, parts.visibility, parts.audiences, parts.nowPlaying, parts.shortcut)
         let rj = try Username("RJ")
         let routeCalls = Atomic<Int>(0)
-        let router = Router()
+        let router = Router(context: WebRequestContext.self)
         router.add(middleware: SecurityHeadersMiddleware())
         router.get("/u/:user") { request, context in
             routeCalls.add(1, ordering: .relaxed)
@@ -109,7 +109,7 @@ import VinylogueCore
         let parts = try await Parts(in: directory)
         let rj = try Username("RJ")
         let routeCalls = Atomic<Int>(0)
-        let router = Router()
+        let router = Router(context: WebRequestContext.self)
         router.add(middleware: SecurityHeadersMiddleware())
         router.get("/u/:user/widget") { request, _ in
             routeCalls.add(1, ordering: .relaxed)

@@ -10,7 +10,7 @@ import VinylogueCore
 /// stands without Last.fm (cover remembered, life from the archive), saying
 /// that the album's description and tags cannot be loaded for the moment.
 struct AlbumRoutes: Sendable {
-    typealias Context = BasicRequestContext
+    typealias Context = WebRequestContext
 
     let sources: ListeningSources
     let viewers: Viewers
@@ -24,15 +24,17 @@ struct AlbumRoutes: Sendable {
     /// The public address, for the share links' absolute URLs.
     let address: PublicAddress
 
-    func register(on router: Router<Context>) {
-        router.get("/u/:user/album/:artist/:album") { request, context in try await self.page(request, context) }
+    /// `people` is the group of `/u/{user}`.
+    func register(people: RouterGroup<Context>) {
+        people.get("album/:artist/:album") { request, context in try await self.page(request, context) }
     }
 
     func page(_ request: Request, _ context: Context) async throws -> Response {
-        let settings = await viewers.settings(for: request)
+        let settings = await viewers.settings(for: context)
         let labels = WeekLabels(timeZone: settings.timeZone)
         let asked = try RouteParameters.album(request, context, timeZone: settings.timeZone)
         let (user, artist, name, mbid, day) = (asked.user, asked.artist, asked.name, asked.mbid, asked.day)
+        let concealment = context.concealment, sources = self.sources.concealing(concealment)
         let albums = sources.albums(for: user), chosen = await sources.chosenCharts(for: user), charts = chosen.source
         let (page, savedCopies) = await SavedCopies.noted { await AlbumPage.load(asked, albums: albums, charts: charts) }
         let backURL = if let day, page.week != nil { Paths.week(user, day: labels.isoDay(day)) } else { Paths.chart(user) }
@@ -43,7 +45,7 @@ struct AlbumRoutes: Sendable {
             return pages.response("message", notFound, status: .notFound)
         }
         // The cover, and the page's colours taken from it (computed once per image).
-        let address = await covers.address(user: user, artist: artist, name: name, mbid: mbid)
+        let address = await covers.address(user: user, artist: artist, name: name, mbid: mbid, concealing: concealment)
         let colours: AlbumColours? = if let address { await colours(for: address) } else { nil }
         var view = AlbumPageView(page, backURL: backURL, artURL: address?.localPath ?? Paths.placeholderCover, csrf: "")
         view.layout.themeURL = colours.map(CoverRoutes.themePath)

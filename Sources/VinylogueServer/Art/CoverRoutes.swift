@@ -19,20 +19,23 @@ import VinylogueCore
 ///   rebuilt from its parts, so no request can name another URL).
 /// - `/theme/{bg}/{text}/{secondary}.css` is the album page's palette.
 struct CoverRoutes: Sendable {
-    typealias Context = BasicRequestContext
+    typealias Context = WebRequestContext
     let sources: ListeningSources
     let demoCovers: DemoCoverCatalogue
     let artwork: ArtworkStore
     let albumCovers: AlbumCovers
 
-    func register(on router: Router<Context>) {
-        router.get("/u/:user/cover/:artist/:album") { request, context in try await self.cover(request, context) }
+    /// `people` is the group of `/u/{user}`.
+    func register(on router: Router<Context>, people: RouterGroup<Context>) {
+        people.get("cover/:artist/:album") { request, context in try await self.cover(request, context) }
         router.get("/art/:size/:file") { _, context in try await self.art(context) }
         router.get("/theme/:bg/:text/:secondary") { _, context in Self.theme(context) }
     }
 
-    /// The `/art/` address of an album's cover, or `nil` when it has none.
-    func address(user: Username, artist: String, name: String, mbid: String?) async -> ArtworkAddress? {
+    /// The `/art/` address of an album's cover, or `nil` when it has none
+    /// (as for an unknown name, for a person `concealment` conceals).
+    func address(user: Username, artist: String, name: String, mbid: String?, concealing concealment: Concealment) async -> ArtworkAddress? {
+        let sources = self.sources.concealing(concealment)
         if sources.isDemo(user) {
             return demoCovers.register(artist: artist, album: name)
         }
@@ -46,10 +49,13 @@ struct CoverRoutes: Sendable {
 
     /// The `/art/` addresses of the given albums' covers, looked up
     /// concurrently, in order; nil for an album without one.
-    func addresses(user: Username, albums: [(artist: String, name: String, mbid: String?)]) async -> [ArtworkAddress?] {
+    func addresses(user: Username, albums: [(artist: String, name: String, mbid: String?)],
+                   concealing concealment: Concealment) async -> [ArtworkAddress?] {
         await withTaskGroup(of: (Int, ArtworkAddress?).self) { group in
             for (index, album) in albums.enumerated() {
-                group.addTask { (index, await self.address(user: user, artist: album.artist, name: album.name, mbid: album.mbid)) }
+                group.addTask {
+                    (index, await self.address(user: user, artist: album.artist, name: album.name, mbid: album.mbid, concealing: concealment))
+                }
             }
             var found = [ArtworkAddress?](repeating: nil, count: albums.count)
             for await (index, address) in group { found[index] = address }
@@ -58,13 +64,13 @@ struct CoverRoutes: Sendable {
     }
 
     func cover(_ request: Request, _ context: Context) async throws -> Response {
-        guard let raw = context.parameters.get("user"), let user = Username(validating: raw),
+        guard let person = context.person,
               let artist = context.parameters.get("artist")?.removingPercentEncoding,
               let name = context.parameters.get("album")?.removingPercentEncoding else {
             return Self.placeholder()
         }
         let mbid = request.uri.queryParameters.get("mbid").flatMap { $0.count == 36 ? $0 : nil }
-        guard let address = await address(user: user, artist: artist, name: name, mbid: mbid) else {
+        guard let address = await address(user: person.name, artist: artist, name: name, mbid: mbid, concealing: person.concealment) else {
             // Try again later: the album may gain art, or Last.fm may be back.
             return Response(status: .found, headers: [.location: Paths.placeholderCover, .cacheControl: "max-age=600"])
         }

@@ -8,7 +8,7 @@ import VinylogueCore
 /// `/u/{user}`, `/u/{user}?years_ago=N`, `/u/{user}/week/{YYYY-MM-DD}` and
 /// the JSON mirror `/api/u/{user}/chart`.
 struct ChartRoutes: Sendable {
-    typealias Context = BasicRequestContext
+    typealias Context = WebRequestContext
 
     let sources: ListeningSources
     let viewers: Viewers
@@ -20,14 +20,15 @@ struct ChartRoutes: Sendable {
     /// The public address, for the share links' absolute URLs.
     let address: PublicAddress
 
-    func register(on router: Router<Context>) {
-        router.get("/u/:user") { request, context in try await self.page(request, context, day: nil) }
-        router.get("/u/:user/week/:day") { request, context in
+    /// `people` is the group of `/u/{user}`, `api` of `/api/u/{user}`.
+    func register(people: RouterGroup<Context>, api: RouterGroup<Context>) {
+        people.get { request, context in try await self.page(request, context, day: nil) }
+        people.get("week/:day") { request, context in
             // Path parameters arrive percent-encoded; the date is read (and echoed) decoded.
             let raw = context.parameters.get("day") ?? ""
             return try await self.page(request, context, day: raw.removingPercentEncoding ?? raw)
         }
-        router.get("/api/u/:user/chart") { request, context in try await self.json(request, context) }
+        api.get("chart") { request, context in try await self.json(request, context) }
     }
 
     /// What a chart request asks for, read from the path and query.
@@ -37,10 +38,12 @@ struct ChartRoutes: Sendable {
         /// The kind and the filter the address asked for, which the page's
         /// links keep.
         let options: ChartQuery
+        /// Whom the answer conceals (the person, from a viewer who may not see them).
+        let concealment: Concealment
     }
 
     func asked(_ request: Request, _ context: Context, day: String?, settings: Settings) throws -> Asked {
-        let user = try RouteParameters.user(context)
+        let person = try context.requiredPerson(), user = person.name
         let query = request.uri.queryParameters
         let zone = settings.timeZone
         var selection = WeekSelection.yearsAgo(1)
@@ -71,13 +74,13 @@ struct ChartRoutes: Sendable {
             minPlays = value
         }
         return Asked(request: .init(user: user, kind: kind, selection: selection, filter: filter, timeZone: zone), byDate: byDate,
-                     options: ChartQuery(kind: kind, minPlays: minPlays))
+                     options: ChartQuery(kind: kind, minPlays: minPlays), concealment: person.concealment)
     }
 
     /// Loads the page, noting any saved copies used, with the person's
     /// history copy as it stands.
     func load(_ asked: Asked) async -> (WeeklyChartPage, SavedCopies, ListeningSources.ChosenCharts) {
-        let chosen = await sources.chosenCharts(for: asked.request.user)
+        let chosen = await sources.concealing(asked.concealment).chosenCharts(for: asked.request.user)
         let source = chosen.source, now = clock.now
         let (page, savedCopies) = await SavedCopies.noted { await WeeklyChartPage.load(asked.request, from: source, now: now) }
         // Warm Last.fm's cached answers for the year before, so moving there
@@ -95,16 +98,17 @@ struct ChartRoutes: Sendable {
     }
 
     func page(_ request: Request, _ context: Context, day: String?) async throws -> Response {
-        let settings = await viewers.settings(for: request)
+        let settings = await viewers.settings(for: context)
         let asked = try asked(request, context, day: day, settings: settings)
+        let sources = self.sources.concealing(asked.concealment), rendered = self.rendered.unlessConcealing(asked.concealment)
         // Keyed by what was asked, not by the raw URL: unique junk in a
         // query string must not grow the cache (only complete pages, which
         // never show the URL they were asked by, are kept).
         let key = Self.renderedKey(asked, settings: settings)
         // A page that says what is playing now is made fresh each time and
         // never kept: it is out of date when the track ends.
-        let playing = nowPlaying.track(of: asked.request.user)
-        if playing == nil, let kept = rendered.response(key, to: request) {
+        let playing = nowPlaying.track(of: asked.request.user, concealing: asked.concealment)
+        if playing == nil, let rendered, let kept = rendered.response(key, to: request) {
             rendered.remember(request.uri.description, settings: settings.fingerprint, as: key, user: asked.request.user,
                               route: context.endpointPath ?? "", showsNowPlaying: true)
             return kept
@@ -127,7 +131,7 @@ struct ChartRoutes: Sendable {
         let status = HTTPResponse.Status(failure: page.failure)
         let html = ByteBuffer(string: pages.html("chart", view))
         let response = RenderedPages.response(status: status, body: html, contentType: RenderedPages.html)
-        if status == .ok && savedCopies.failures.isEmpty && playing == nil && view.copyNote == nil {
+        if status == .ok && savedCopies.failures.isEmpty && playing == nil && view.copyNote == nil, let rendered {
             rendered.keep(key, status: status, body: html, etag: response.headers[.eTag])
             rendered.remember(request.uri.description, settings: settings.fingerprint, as: key, user: asked.request.user,
                               route: context.endpointPath ?? "", showsNowPlaying: true)
@@ -153,7 +157,7 @@ struct ChartRoutes: Sendable {
     }
 
     func json(_ request: Request, _ context: Context) async throws -> Response {
-        let settings = await viewers.settings(for: request)
+        let settings = await viewers.settings(for: context)
         let asked: Asked
         do {
             asked = try self.asked(request, context, day: nil, settings: settings)
@@ -163,7 +167,8 @@ struct ChartRoutes: Sendable {
         // Kept as the page is, under the page's key (so with the same
         // freshness): a warm answer costs a dictionary lookup.
         let key = "api|" + Self.renderedKey(asked, settings: settings)
-        if let kept = rendered.response(key, to: request) {
+        let rendered = self.rendered.unlessConcealing(asked.concealment)
+        if let rendered, let kept = rendered.response(key, to: request) {
             rendered.remember(request.uri.description, settings: settings.fingerprint, as: key, user: asked.request.user,
                               route: context.endpointPath ?? "", showsNowPlaying: false)
             return kept
@@ -196,11 +201,12 @@ enum APIResponse {
     }
 
     /// A successful answer, kept in `rendered` under `key` when it is
-    /// `complete` (no saved copy stood in for a part of it).
-    static func kept(_ data: Data, key: String, complete: Bool, in rendered: RenderedPages) -> Response {
+    /// `complete` (no saved copy stood in for a part of it) and there is
+    /// a `rendered` (none for a request that conceals someone).
+    static func kept(_ data: Data, key: String, complete: Bool, in rendered: RenderedPages?) -> Response {
         let body = ByteBuffer(bytes: data)
         let response = RenderedPages.response(status: .ok, body: body, contentType: RenderedPages.json)
-        if complete { rendered.keep(key, status: .ok, body: body, contentType: RenderedPages.json, etag: response.headers[.eTag]) }
+        if complete, let rendered { rendered.keep(key, status: .ok, body: body, contentType: RenderedPages.json, etag: response.headers[.eTag]) }
         return response
     }
 

@@ -9,7 +9,7 @@ import VinylogueCore
 /// others, one cached chart per year from Last.fm. Complete pages and JSON
 /// answers are kept in `RenderedPages`, as the chart's are.
 struct HistoryRoutes: Sendable {
-    typealias Context = BasicRequestContext
+    typealias Context = WebRequestContext
     let sources: ListeningSources
     let viewers: Viewers
     let pages: PageRenderer
@@ -58,20 +58,21 @@ struct HistoryRoutes: Sendable {
         }
     }
 
-    func register(on router: Router<Context>) {
-        router.get("/u/:user/history") { request, context in try await self.page(request, context) }
-        router.get("/api/u/:user/history") { request, context in try await self.json(request, context) }
+    /// `people` is the group of `/u/{user}`, `api` of `/api/u/{user}`.
+    func register(people: RouterGroup<Context>, api: RouterGroup<Context>) {
+        people.get("history") { request, context in try await self.page(request, context) }
+        api.get("history") { request, context in try await self.json(request, context) }
     }
 
     /// What the page, its card and its JSON ask for: the user, `?kind=`,
     /// and the viewer's filter and time zone.
     static func asked(_ request: Request, _ context: Context, settings: Settings) throws -> EveryYearPage.Request {
-        EveryYearPage.Request(user: try RouteParameters.user(context), kind: try RouteParameters.kind(request), filter: settings.filter,
+        EveryYearPage.Request(user: try context.requiredPerson().name, kind: try RouteParameters.kind(request), filter: settings.filter,
                               timeZone: settings.timeZone)
     }
 
-    func load(_ asked: EveryYearPage.Request) async -> (EveryYearPage, SavedCopies) {
-        let source = await sources.charts(for: asked.user), now = clock.now
+    func load(_ asked: EveryYearPage.Request, concealing concealment: Concealment) async -> (EveryYearPage, SavedCopies) {
+        let source = await sources.concealing(concealment).charts(for: asked.user), now = clock.now
         return await SavedCopies.noted { await EveryYearPage.load(asked, from: source, now: now) }
     }
 
@@ -82,17 +83,18 @@ struct HistoryRoutes: Sendable {
     }
 
     func page(_ request: Request, _ context: Context) async throws -> Response {
-        let settings = await viewers.settings(for: request)
+        let settings = await viewers.settings(for: context)
         let asked = try Self.asked(request, context, settings: settings)
         let key = Self.renderedKey(asked, settings: settings)
-        if let kept = rendered.response(key, to: request) { return kept }
-        let (page, savedCopies) = await load(asked)
+        let rendered = self.rendered.unlessConcealing(context.concealment)
+        if let kept = rendered?.response(key, to: request) { return kept }
+        let (page, savedCopies) = await load(asked, concealing: context.concealment)
         var view = View(page, savedCopies: savedCopies, labels: WeekLabels(timeZone: settings.timeZone))
         view.layout.share = ShareCardContent.links(page, base: address.base)
         let status = HTTPResponse.Status(failure: page.failure)
         let html = ByteBuffer(string: pages.html("history", view))
         let response = RenderedPages.response(status: status, body: html, contentType: RenderedPages.html)
-        if status == .ok && savedCopies.failures.isEmpty {
+        if status == .ok && savedCopies.failures.isEmpty, let rendered {
             rendered.keep(key, status: status, body: html, etag: response.headers[.eTag])
         }
         return response
@@ -100,7 +102,7 @@ struct HistoryRoutes: Sendable {
 
     /// `/api/u/{user}/history`: the same as `vinylogue history --json`.
     func json(_ request: Request, _ context: Context) async throws -> Response {
-        let settings = await viewers.settings(for: request)
+        let settings = await viewers.settings(for: context)
         let asked: EveryYearPage.Request
         do {
             asked = try Self.asked(request, context, settings: settings)
@@ -108,8 +110,9 @@ struct HistoryRoutes: Sendable {
             return APIResponse.error(status: .badRequest, message: error.message)
         }
         let key = "api|" + Self.renderedKey(asked, settings: settings)
-        if let kept = rendered.response(key, to: request) { return kept }
-        let (page, savedCopies) = await load(asked)
+        let rendered = self.rendered.unlessConcealing(context.concealment)
+        if let kept = rendered?.response(key, to: request) { return kept }
+        let (page, savedCopies) = await load(asked, concealing: context.concealment)
         if let failure = page.failure {
             return APIResponse.error(status: HTTPResponse.Status(for: failure), message: failure.forVisitors)
         }

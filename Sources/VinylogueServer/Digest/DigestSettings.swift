@@ -19,14 +19,16 @@ import VinylogueCore
 /// kept would wait for a link that is not sent, and a confirmed one it
 /// replaced would stop getting its digests.
 struct DigestSettings: Sendable {
+    typealias Context = WebRequestContext
+
     let viewers: Viewers
     let digests: WeeklyDigests
     let pages: PageRenderer
     let configuration: ServerConfiguration
     let logger = Logger(label: "vinylogue.digests")
 
-    func register(on router: Router<BasicRequestContext>) {
-        router.post(RouterPath(Paths.digest)) { request, _ in try await self.change(request) }
+    func register(on router: Router<WebRequestContext>) {
+        router.post(RouterPath(Paths.digest)) { request, context in try await self.change(request, context) }
         router.get(RouterPath(Paths.digestConfirmPath)) { request, _ in await self.askToConfirm(request) }
         router.post(RouterPath(Paths.digestConfirmPath)) { request, _ in await self.confirm(request) }
         router.get(RouterPath(Paths.digestUnsubscribePath)) { request, _ in await self.askToUnsubscribe(request) }
@@ -43,10 +45,10 @@ struct DigestSettings: Sendable {
         return (0..<32).map { _ in String(format: "%02x", UInt8.random(in: .min ... .max, using: &generator)) }.joined()
     }
 
-    func change(_ request: Request) async throws -> Response {
+    func change(_ request: Request, _ context: Context) async throws -> Response {
         let form = try await FormFields.read(request, limit: configuration.maxBodyBytes)
         try CSRFProtection.verify(request, form: form)
-        guard let owner = await viewers.viewer(of: request).owner else {
+        guard let owner = await context.viewer.owner else {
             throw SignInRequired(message: "Sign in with Last.fm to have your weekly digest emailed to you.")
         }
         let store = digests.store, now = digests.clock.now

@@ -94,7 +94,9 @@ public final class WeeklyDigests: Service, Sendable {
                       return try? await accounts.account(id: owner.id)?.name
                   },
                   cover: { user, entry in
-                      guard let found = await covers.address(user: user, artist: entry.artist, name: entry.name, mbid: entry.mbid),
+                      // A person's own digest: nothing of theirs is concealed from them.
+                      guard let found = await covers.address(user: user, artist: entry.artist, name: entry.name, mbid: entry.mbid,
+                                                             concealing: .nobody),
                             let image = try? await artwork.image(for: found) else { return nil }
                       return (image.contentType, image.bytes)
                   },
@@ -367,8 +369,9 @@ public final class WeeklyDigests: Service, Sendable {
         }
         guard subscription.isConfirmed else { return .skip("The address was not confirmed.") }
         let chosen = await settings.current(for: send.owner)
+        // Only the years the digest shows are read.
         let request = EveryYearPage.Request(user: person, kind: .album, filter: chosen.filter, rowsPerYear: Self.rowsPerYear,
-                                            timeZone: chosen.timeZone)
+                                            timeZone: chosen.timeZone, yearsBack: subscription.years)
         let page = await EveryYearPage.load(request, from: await sources.charts(for: person), now: clock.now)
         if let failure = page.failure { return .later(failure.message) }
         let years = page.years.filter { $0.yearsAgo <= subscription.years }

@@ -16,7 +16,7 @@ import VinylogueCore
 /// failed for the moment is not kept; one on which it cannot be shown for
 /// good (a private profile) is complete as it is.
 struct EveryoneRoutes: Sendable {
-    typealias Context = BasicRequestContext
+    typealias Context = WebRequestContext
     let sources: ListeningSources
     let viewers: Viewers
     let lists: any ListStore
@@ -32,10 +32,10 @@ struct EveryoneRoutes: Sendable {
     static let concurrentLoads = 6
 
     func register(on router: Router<Context>) {
-        router.get(RouterPath(Paths.everyonePath)) { request, _ in try await self.page(request) }
+        router.get(RouterPath(Paths.everyonePath)) { request, context in try await self.page(request, context) }
     }
 
-    func page(_ request: Request) async throws -> Response {
+    func page(_ request: Request, _ context: Context) async throws -> Response {
         var yearsAgo = 1
         if let n = request.uri.queryParameters.get("years_ago") {
             guard let years = Int(n), (1...EveryoneThisWeekPage.maxYearsAgo).contains(years) else {
@@ -43,24 +43,25 @@ struct EveryoneRoutes: Sendable {
             }
             yearsAgo = years
         }
-        let viewer = await viewers.viewer(of: request)
+        let viewer = await context.viewer
         guard let owner = viewer.owner else {
             throw SignInRequired(message: "Sign in with Last.fm to see everyone on your list.")
         }
         let users = try await lists.owned(by: owner).users().map(\.username)
-        let concealed = await audiences.concealed(users, from: viewer)
-        return try await Concealment.$people.withValue(concealed) {
-            try await page(request, owner: owner, users: users, yearsAgo: yearsAgo)
-        }
+        let concealment = Concealment(people: await audiences.concealed(users, from: viewer))
+        return try await page(request, owner: owner, users: users, yearsAgo: yearsAgo, concealing: concealment)
     }
 
-    func page(_ request: Request, owner: ListOwner, users: [Username], yearsAgo: Int) async throws -> Response {
+    /// The page of `owner`'s list, on which the people `concealment` names
+    /// are names Last.fm does not know.
+    func page(_ request: Request, owner: ListOwner, users: [Username], yearsAgo: Int, concealing concealment: Concealment) async throws -> Response {
         let settings = await viewers.settings.current(for: owner)
         let key = Self.renderedKey(owner: owner, users: users, yearsAgo: yearsAgo, settings: settings)
-        if let kept = rendered.response(key, to: request) { return kept }
+        let rendered = self.rendered.unlessConcealing(concealment)
+        if let kept = rendered?.response(key, to: request) { return kept }
         let asked = EveryoneThisWeekPage.Request(users: users, yearsAgo: yearsAgo, filter: settings.filter, timeZone: settings.timeZone,
                                                  concurrentLoads: Self.concurrentLoads)
-        let sources = self.sources, now = clock.now
+        let sources = self.sources.concealing(concealment), now = clock.now
         let (page, savedCopies) = await SavedCopies.noted {
             await EveryoneThisWeekPage.load(asked, sources: { await sources.charts(for: $0) }, now: now)
         }
@@ -68,7 +69,7 @@ struct EveryoneRoutes: Sendable {
         view.staleNote = savedCopies.note
         let html = ByteBuffer(string: pages.html("everyone", view))
         let response = RenderedPages.response(status: .ok, body: html, contentType: RenderedPages.html)
-        if savedCopies.failures.isEmpty && !page.people.contains(where: { $0.failure?.isTemporary == true }) {
+        if savedCopies.failures.isEmpty && !page.people.contains(where: { $0.failure?.isTemporary == true }), let rendered {
             rendered.keep(key, status: .ok, body: html, etag: response.headers[.eTag])
         }
         return response

@@ -7,7 +7,7 @@ import VinylogueCore
 /// `/u/{user}/feed.atom`: "this week, one year ago", a new entry each week
 /// (`FeedPage`). `?years_ago=N` makes it N years instead.
 struct FeedRoutes: Sendable {
-    typealias Context = BasicRequestContext
+    typealias Context = WebRequestContext
 
     let sources: ListeningSources
     let viewers: Viewers
@@ -17,12 +17,13 @@ struct FeedRoutes: Sendable {
     /// How many recent weeks the feed carries.
     static var weeks: Int { 4 }
 
-    func register(on router: Router<Context>) {
-        router.get("/u/:user/feed.atom") { request, context in try await self.feed(request, context) }
+    /// `people` is the group of `/u/{user}`.
+    func register(people: RouterGroup<Context>) {
+        people.get("feed.atom") { request, context in try await self.feed(request, context) }
     }
 
     func feed(_ request: Request, _ context: Context) async throws -> Response {
-        let user = try RouteParameters.user(context)
+        let person = try context.requiredPerson(), user = person.name
         var yearsAgo = 1
         if let n = request.uri.queryParameters.get("years_ago") {
             guard let years = Int(n), (1...100).contains(years) else {
@@ -30,10 +31,10 @@ struct FeedRoutes: Sendable {
             }
             yearsAgo = years
         }
-        let settings = await viewers.settings(for: request)
+        let settings = await viewers.settings(for: context)
         let asked = FeedPage.Request(user: user, yearsAgo: yearsAgo, filter: settings.filter, weeks: Self.weeks,
                                      timeZone: settings.timeZone)
-        let source = await sources.charts(for: user), now = clock.now
+        let source = await sources.concealing(person.concealment).charts(for: user), now = clock.now
         // A saved copy is served as it is: a feed has nowhere to say so.
         let feed = await FeedPage.load(asked, from: source, now: now)
         if let failure = feed.failure {

@@ -46,15 +46,17 @@ struct KeptPageShortcut: Sendable {
     }
 
     /// The viewer's settings when they can be known from memory: the
-    /// household's, or a visitor's defaults; nil for a signed-in viewer.
+    /// household's, or a visitor's defaults; nil for a session cookie
+    /// (`Viewers.asker(of:)`, the same reading of the head the router's
+    /// `ViewerMiddleware` makes).
     func settingsWithoutDatabase(_ request: Request) async -> Settings? {
-        guard viewers.signIn != nil else { return await viewers.settings.current(for: .household) }
-        return SignInSessions.token(in: request) == nil ? Settings() : nil
+        guard case .known(let viewer) = viewers.asker(of: request) else { return nil }
+        return await viewers.settings.current(for: viewer.owner)
     }
 }
 
 /// The router, with `KeptPageShortcut` in front of it (when there is one).
-struct KeptPagesFirst<Router: HTTPResponderBuilder>: HTTPResponderBuilder where Router.Responder.Context == BasicRequestContext {
+struct KeptPagesFirst<Router: HTTPResponderBuilder>: HTTPResponderBuilder where Router.Responder.Context == WebRequestContext {
     let router: Router
     let shortcut: KeptPageShortcut?
 
@@ -64,8 +66,8 @@ struct KeptPagesFirst<Router: HTTPResponderBuilder>: HTTPResponderBuilder where 
 }
 
 /// Answers from `shortcut` when it can, else from the router.
-struct KeptPageResponder<Inner: HTTPResponder>: HTTPResponder where Inner.Context == BasicRequestContext {
-    typealias Context = BasicRequestContext
+struct KeptPageResponder<Inner: HTTPResponder>: HTTPResponder where Inner.Context == WebRequestContext {
+    typealias Context = WebRequestContext
     let inner: Inner
     let shortcut: KeptPageShortcut?
 

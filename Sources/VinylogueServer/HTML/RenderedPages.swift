@@ -142,9 +142,17 @@ final class RenderedPages: Sendable {
     /// How many bytes of pages are kept now.
     var keptBytes: Int { kept.withLock { $0.bytes } }
 
-    /// The kept answer for `key`; none for a request that conceals someone.
+    /// These kept answers as a request whose answer conceals
+    /// `concealment`'s people may use them: not at all when it conceals
+    /// anyone (what is kept was made for viewers who may see everyone in
+    /// it, and what is made for a request that conceals someone is kept
+    /// for nobody). Routes reach what is kept only through this.
+    func unlessConcealing(_ concealment: Concealment) -> RenderedPages? {
+        concealment.concealsAnyone ? nil : self
+    }
+
+    /// The kept answer for `key`.
     func page(_ key: String) -> Entry? {
-        if Concealment.concealsAnyone { return nil }
         let now = clock.now
         return kept.withLock { kept in
             guard let entry = kept.entries[key] else {
@@ -164,10 +172,6 @@ final class RenderedPages: Sendable {
     /// The kept answer for `key` as a response to `request`, when there is
     /// one: 304 Not Modified, with no body, when the browser holds it
     /// already (its `If-None-Match` names the answer's `ETag`).
-    ///
-    /// A request that conceals someone (`Concealment`) is never answered
-    /// from here: what is kept was made for viewers who may see everyone in
-    /// it.
     func response(_ key: String, to request: Request) -> Response? {
         page(key).map { Self.response($0, to: request) }
     }
@@ -217,11 +221,9 @@ final class RenderedPages: Sendable {
     /// (`response(status:body:contentType:)` makes it), so a kept answer
     /// is hashed once, and a kept card, never sent by this type, not at all.
     /// `own` are headers of the route's own it is sent with again (a
-    /// framing policy). Nothing made for a request that conceals someone
-    /// is kept.
+    /// framing policy).
     func keep(_ key: String, status: HTTPResponse.Status, body: ByteBuffer, contentType: String = RenderedPages.html, etag: String? = nil,
               own: HTTPFields = [:]) {
-        if Concealment.concealsAnyone { return }
         let expires = clock.now.addingTimeInterval(lifetime)
         guard body.readableBytes <= maxBytes / 4 else { return }
         let now = clock.now
@@ -261,10 +263,8 @@ final class RenderedPages: Sendable {
         }
     }
 
-    /// Notes that `target` with `settings` is answered by the kept `key`
-    /// (nothing for a request that conceals someone).
+    /// Notes that `target` with `settings` is answered by the kept `key`.
     func remember(_ target: String, settings: String, as key: String, user: Username, route: String, showsNowPlaying: Bool) {
-        if Concealment.concealsAnyone { return }
         let capacity = self.capacity * 2
         kept.withLock { kept in
             if kept.aliases.count >= capacity { kept.aliases.removeAll(keepingCapacity: true) }

@@ -9,12 +9,15 @@ enum RouteParameters {
     /// The `:user` segment as a username, or a 400 page saying what a
     /// username looks like.
     static func user(_ context: some RequestContext) throws -> Username {
-        // `lb%3Aname` is `lb:name` (`:` need not be escaped in a path, but may be).
-        guard let raw = context.parameters.get("user"),
-              let user = Username(validating: raw) ?? raw.removingPercentEncoding.flatMap(Username.init(validating:)) else {
-            throw PageError.badRequest(notAUsername)
-        }
+        guard let user = context.parameters.get("user").flatMap(user) else { throw PageError.badRequest(notAUsername) }
         return user
+    }
+
+    /// A `:user` segment as a username: as written, else decoded (`lb%3Aname`
+    /// is `lb:name`: `:` need not be escaped in a path, but may be). The
+    /// one reading of a name in a path, `PersonMiddleware`'s too.
+    static func user(_ raw: String) -> Username? {
+        Username(validating: raw) ?? raw.removingPercentEncoding.flatMap(Username.init(validating:))
     }
 
     /// The chart kind a page or JSON address asks for with `?kind=`:
@@ -38,8 +41,8 @@ enum RouteParameters {
     /// What an album address asks for (`/u/:user/album/:artist/:album`,
     /// with `?week=` and `?mbid=`) in `timeZone`: the page and its card
     /// read it the same way. A 400 page when the address is incomplete.
-    static func album(_ request: Request, _ context: some RequestContext, timeZone: TimeZone) throws -> AlbumPage.Request {
-        let user = try self.user(context)
+    static func album(_ request: Request, _ context: WebRequestContext, timeZone: TimeZone) throws -> AlbumPage.Request {
+        let user = try context.requiredPerson().name
         guard let artist = context.parameters.get("artist")?.removingPercentEncoding, !artist.isEmpty,
               let name = context.parameters.get("album")?.removingPercentEncoding, !name.isEmpty else {
             throw PageError.badRequest("That album address is not complete: it needs a user, an artist and an album.")

@@ -33,7 +33,7 @@ import VinylogueCore
 ///
 /// Answers are `text/plain`, with HTTP 200, as the protocol has them.
 struct AudioscrobblerRoutes: Sendable {
-    typealias Context = BasicRequestContext
+    typealias Context = WebRequestContext
 
     let received: ReceivedListens
     let signIn: MobileSignIn
@@ -234,7 +234,7 @@ final class SeenHandshakes: Sendable {
 /// A handshake sent to the server's root (`GET /?hs=true…`), where players
 /// look for it: answered by `AudioscrobblerRoutes` instead of the users page.
 struct AudioscrobblerHandshakeMiddleware: RouterMiddleware {
-    typealias Context = BasicRequestContext
+    typealias Context = WebRequestContext
     let routes: AudioscrobblerRoutes
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {

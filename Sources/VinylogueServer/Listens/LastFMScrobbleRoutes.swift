@@ -31,7 +31,7 @@ import VinylogueCore
 /// session key of a player signed in here, else error 17 with HTTP 401.
 /// Signing in and scrobbling stay open: the listen token is their credential.
 struct LastFMScrobbleRoutes: Sendable {
-    typealias Context = BasicRequestContext
+    typealias Context = WebRequestContext
 
     let received: ReceivedListens
     let clock: WallClock

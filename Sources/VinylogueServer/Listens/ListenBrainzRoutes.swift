@@ -24,7 +24,7 @@ import VinylogueCore
 /// `X-RateLimit-Remaining`, `X-RateLimit-Reset-In` and `X-RateLimit-Reset`,
 /// and a request over the limit is answered 429 with nothing stored.
 struct ListenBrainzRoutes: Sendable {
-    typealias Context = BasicRequestContext
+    typealias Context = WebRequestContext
 
     let received: ReceivedListens
     let clock: WallClock

@@ -49,10 +49,11 @@ final class NowPlaying: Sendable {
         }
     }
 
-    /// What `user` is playing now, if anything (nothing for a person the
-    /// request conceals).
-    func track(of user: Username) -> Track? {
-        if isIdle || Concealment.conceals(user) { return nil }
+    /// What `user` is playing now, if anything (nothing for a person
+    /// `concealment` conceals: the chart page of a person hidden from its
+    /// viewer).
+    func track(of user: Username, concealing concealment: Concealment = .nobody) -> Track? {
+        if isIdle || concealment.conceals(user) { return nil }
         let now = clock.now
         return playing.withLock { playing in
             guard let track = playing[user.key] else { return nil }

@@ -14,11 +14,12 @@ import VinylogueCore
 /// fleet's notices are heard again after a lost connection (some may have
 /// been missed).
 ///
-/// A request for a person's page asks `concealed(_:from:)` before anything
+/// A request for a person's page asks (`PersonMiddleware`) before anything
 /// of theirs is read: with nobody restricted that is one atomic load; for
-/// a restricted person it costs the viewer's session lookup. A person the
-/// viewer may not see is bound in `Concealment` for the request, which
-/// then answers exactly as for a name Last.fm does not know.
+/// a restricted person it costs the viewer (the session's one lookup). A
+/// person the viewer may not see is concealed (`Concealment`, handed to
+/// what answers for the request), which then answers exactly as for a
+/// name Last.fm does not know.
 public final class Audiences: Sendable {
     private let rules: Mutex<Installed>
     /// Whether anyone is restricted: the fast path of every request.
@@ -105,6 +106,11 @@ public final class Audiences: Sendable {
         }
     }
 
+    /// Whether `viewer` may not see `user`.
+    func conceals(_ user: Username, from viewer: @autoclosure () async -> Viewer) async -> Bool {
+        await !concealed([user], from: await viewer()).isEmpty
+    }
+
     /// Whether `user` restricts who sees them (their pages are then sent
     /// as private to the viewer, never to a shared cache).
     func isRestricted(_ user: Username) -> Bool {
@@ -120,42 +126,5 @@ public final class Audiences: Sendable {
         guard !restricted.isEmpty else { return [] }
         let account: Account? = if case .account(let account) = await viewer() { account } else { nil }
         return Set(restricted.filter { !rules.allows(account, toSee: $0) }.map(\.key))
-    }
-}
-
-/// Decides, before anything else reads a person's listening, whether the
-/// viewer may see the person a `/u/{user}…` or `/api/u/{user}/…` address
-/// names; one they may not is bound in `Concealment` for the rest of the
-/// request (whose answer is then the unknown name's, headers and all), and
-/// a restricted person's pages, to those they chose, are marked private.
-struct VisibilityMiddleware<Context: RequestContext>: RouterMiddleware {
-    let audiences: Audiences
-    let viewers: Viewers
-
-    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        guard audiences.restrictsAnyone, let user = Self.person(in: request.uri.path), audiences.isRestricted(user) else {
-            return try await next(request, context)
-        }
-        let concealed = await audiences.concealed([user], from: await viewers.viewer(of: request))
-        if !concealed.isEmpty {
-            // Answered as for an unknown name, headers and all.
-            return try await Concealment.$people.withValue(concealed) { try await next(request, context) }
-        }
-        // The person's own page, for a viewer they chose: no shared cache may keep it.
-        var response = try await next(request, context)
-        response.headers[.cacheControl] = "private, no-cache"
-        response.headers[.vary] = "Cookie"
-        return response
-    }
-
-    /// The person a path names: "/u/RJ/week/…" and "/api/u/RJ/chart" → RJ.
-    static func person(in path: String) -> Username? {
-        let rest: Substring
-        if path.hasPrefix("/u/") { rest = path.dropFirst(3) } else if path.hasPrefix("/api/u/") { rest = path.dropFirst(7) } else { return nil }
-        let segment = rest.prefix { $0 != "/" }
-        guard !segment.isEmpty else { return nil }
-        let raw = String(segment)
-        // As `RouteParameters.user` reads it: as written, else decoded.
-        return Username(validating: raw) ?? raw.removingPercentEncoding.flatMap(Username.init(validating:))
     }
 }

@@ -9,6 +9,8 @@ import VinylogueCore
 /// announced to the other instances of a fleet, and the pages kept of the
 /// person are dropped everywhere.
 struct VisibilitySettings: Sendable {
+    typealias Context = WebRequestContext
+
     let viewers: Viewers
     let store: any VisibilityStore
     let audiences: Audiences
@@ -19,12 +21,12 @@ struct VisibilitySettings: Sendable {
     let configuration: ServerConfiguration
     let logger = Logger(label: "vinylogue.visibility")
 
-    func register(on router: Router<BasicRequestContext>) {
-        router.post(RouterPath(Paths.visibility)) { request, _ in try await self.change(request) }
+    func register(on router: Router<WebRequestContext>) {
+        router.post(RouterPath(Paths.visibility)) { request, context in try await self.change(request, context) }
     }
 
-    func change(_ request: Request) async throws -> Response {
-        let (form, account) = try await viewers.accountForm(request, limit: configuration.maxBodyBytes,
+    func change(_ request: Request, _ context: Context) async throws -> Response {
+        let (form, account) = try await viewers.accountForm(request, context, limit: configuration.maxBodyBytes,
                                                             signInFirst: "Sign in with Last.fm to choose who sees your listening.")
         guard let chosen = form["visibility"].flatMap(Visibility.init(rawValue:)) else {
             return .redirect(to: Paths.settings + "?visibility=unknown#visibility", type: .normal)
@@ -86,8 +88,8 @@ struct VisibilityView {
 }
 
 extension SettingsRoutes {
-    func visibility(for request: Request) async -> VisibilityView? {
-        guard case .account(let account) = await viewers.viewer(of: request), let audiences else { return nil }
+    func visibility(for request: Request, _ context: SettingsRoutes.Context) async -> VisibilityView? {
+        guard case .account(let account) = await context.viewer, let audiences else { return nil }
         let current = (try? await audiences.store.visibility(of: account)) ?? audiences.current.visibility(of: account)
         var view = VisibilityView(current: current, person: account.name)
         view.widget = WidgetSnippets(user: account.name, base: address.base)

@@ -8,7 +8,7 @@ import VinylogueCore
 /// of year in earlier years and not at all in the last twelve months
 /// (`Rediscoveries`), each with its best week and a link to it.
 struct RediscoverRoutes: Sendable {
-    typealias Context = BasicRequestContext
+    typealias Context = WebRequestContext
     let sources: ListeningSources
     let viewers: Viewers
     let pages: PageRenderer
@@ -63,13 +63,15 @@ struct RediscoverRoutes: Sendable {
         }
     }
 
-    func register(on router: Router<Context>) {
-        router.get("/u/:user/rediscover") { request, context in try await self.page(request, context) }
+    /// `people` is the group of `/u/{user}`.
+    func register(people: RouterGroup<Context>) {
+        people.get("rediscover") { request, context in try await self.page(request, context) }
     }
 
     func page(_ request: Request, _ context: Context) async throws -> Response {
-        let user = try RouteParameters.user(context)
-        let settings = await viewers.settings(for: request)
+        let person = try context.requiredPerson(), user = person.name
+        let settings = await viewers.settings(for: context)
+        let sources = self.sources.concealing(person.concealment)
         let chosen = await sources.chosenCharts(for: user), now = clock.now
         // Years of weekly charts from Last.fm (about 127 requests) for one
         // page, while the archive is about to hold them all: said instead.

@@ -12,6 +12,8 @@ import VinylogueCore
 /// the pages kept of them are dropped here and, through the fleet's
 /// notices, on every instance, and the browser's session ends.
 struct AccountDeletion: Sendable {
+    typealias Context = WebRequestContext
+
     let viewers: Viewers
     let eraser: any AccountEraser
     let copies: HistoryCopyWorker?
@@ -24,13 +26,13 @@ struct AccountDeletion: Sendable {
     let configuration: ServerConfiguration
     let logger = Logger(label: "vinylogue.accounts")
 
-    func register(on router: Router<BasicRequestContext>) {
-        router.post(RouterPath(Paths.deleteAccount)) { request, _ in try await self.delete(request) }
+    func register(on router: Router<WebRequestContext>) {
+        router.post(RouterPath(Paths.deleteAccount)) { request, context in try await self.delete(request, context) }
     }
 
-    func delete(_ request: Request) async throws -> Response {
+    func delete(_ request: Request, _ context: Context) async throws -> Response {
         let signInFirst = "Sign in with Last.fm to delete your account."
-        let (form, account) = try await viewers.accountForm(request, limit: configuration.maxBodyBytes, signInFirst: signInFirst)
+        let (form, account) = try await viewers.accountForm(request, context, limit: configuration.maxBodyBytes, signInFirst: signInFirst)
         guard let sessions = viewers.signIn else { throw SignInRequired(message: signInFirst) }
         guard let typed = form.values["confirm"].flatMap(Username.init(validating:)), typed.key == account.name.key else {
             return .redirect(to: Paths.settings + "?delete=unconfirmed#delete", type: .normal)
@@ -70,8 +72,8 @@ struct DeleteAccountView {
 }
 
 extension SettingsRoutes {
-    func deletion(for request: Request) async -> DeleteAccountView? {
-        guard case .account(let account) = await viewers.viewer(of: request) else { return nil }
+    func deletion(for request: Request, _ context: SettingsRoutes.Context) async -> DeleteAccountView? {
+        guard case .account(let account) = await context.viewer else { return nil }
         var view = DeleteAccountView(deleteAction: Paths.deleteAccount, accountName: account.name.value)
         if request.uri.queryParameters.get("delete") == "unconfirmed" {
             view.deleteProblem = "Nothing was deleted: type your Last.fm name, \(account.name.value), to confirm."

@@ -18,13 +18,13 @@ struct ExportUploads: Sendable {
     let configuration: ServerConfiguration
     let fileIO = FileIO()
 
-    func register(on router: Router<BasicRequestContext>) {
+    func register(on router: Router<WebRequestContext>) {
         router.post(RouterPath(Paths.exportUpload)) { request, context in try await self.upload(request, context) }
     }
 
     /// Whose archive an upload of `request`'s viewer goes into.
-    func person(for request: Request) async throws -> (owner: ListOwner, user: Username) {
-        switch await viewers.viewer(of: request) {
+    func person(for context: WebRequestContext) async throws -> (owner: ListOwner, user: Username) {
+        switch await context.viewer {
         case .account(let account): return (account.owner, account.name)
         case .household:
             guard let me = (try? await lists.owned(by: .household).users())?.first(where: \.isMe), let user = try? Username(me.name) else {
@@ -37,7 +37,7 @@ struct ExportUploads: Sendable {
         }
     }
 
-    func upload(_ request: Request, _ context: BasicRequestContext) async throws -> Response {
+    func upload(_ request: Request, _ context: WebRequestContext) async throws -> Response {
         do {
             return try await receive(request, context)
         } catch let refusal as UploadRefusal {
@@ -46,12 +46,12 @@ struct ExportUploads: Sendable {
         }
     }
 
-    func receive(_ request: Request, _ context: BasicRequestContext) async throws -> Response {
+    func receive(_ request: Request, _ context: WebRequestContext) async throws -> Response {
         guard let boundary = UploadedFile.boundary(of: request.headers[.contentType]) else {
             throw UploadRefusal(status: .unsupportedMediaType,
                                 message: "Uploads come from the form on Settings (as multipart/form-data). Choose the file there and send it.")
         }
-        let (owner, user) = try await person(for: request)
+        let (owner, user) = try await person(for: context)
         try FileManager.default.createDirectory(at: uploads.directory, withIntermediateDirectories: true)
         let partial = uploads.directory.appendingPathComponent("\(UUID().uuidString.lowercased()).part")
         let found = UploadedFile.FoundParts()

@@ -77,16 +77,16 @@ extension SettingsRoutes {
 
     /// `POST /settings/forwarding`: `lastfm=on|off`, `listenbrainz-token=…`
     /// (or `listenbrainz=off`), or `retry=<service>`.
-    func changeForwarding(_ request: Request) async throws -> Response {
+    func changeForwarding(_ request: Request, _ context: Context) async throws -> Response {
         let form = try await FormFields.read(request, limit: configuration.maxBodyBytes)
         try CSRFProtection.verify(request, form: form)
-        let owner = try await owner(of: request)
+        let owner = try await owner(of: context)
         guard let forwarding = forwarding else { throw HTTPError(.notFound) }
         let now = clock.now
         var change: String
         if let lastFM = form["lastfm"] {
             guard forwarding.targets.contains(.lastFM), try await forwarding.outbox.choice(of: owner).lastFMSession != nil else {
-                return try await refuse("Forwarding to Last.fm needs you to be signed in with Last.fm here.", owner: owner, request: request, form: form)
+                return try await refuse("Forwarding to Last.fm needs you to be signed in with Last.fm here.", owner: owner, request: request, context: context, form: form)
             }
             try await forwarding.outbox.setForwardsToLastFM(lastFM == "on", for: owner, at: now)
             change = lastFM == "on" ? "lastfm-on" : "lastfm-off"
@@ -100,22 +100,22 @@ extension SettingsRoutes {
                 try await forwarding.outbox.setListenBrainz(token: token, user: user, for: owner, at: now)
                 change = "listenbrainz-on"
             case .failure(let problem):
-                return try await refuse(problem.message, owner: owner, request: request, form: form)
+                return try await refuse(problem.message, owner: owner, request: request, context: context, form: form)
             }
         } else if let code = form["retry"].flatMap(Int.init), let target = ForwardingTarget(rawValue: code) {
             try await forwarding.outbox.retryFailed(of: owner, target: target, at: now)
             forwarding.wake()
             change = "retry"
         } else {
-            return try await refuse("Choose what to change in the forwarding section.", owner: owner, request: request, form: form)
+            return try await refuse("Choose what to change in the forwarding section.", owner: owner, request: request, context: context, form: form)
         }
         return .redirect(to: Paths.settings + "?forwarding=\(change)#forwarding", type: .normal)
     }
 
-    private func refuse(_ sentence: String, owner: ListOwner, request: Request, form: FormFields) async throws -> Response {
+    private func refuse(_ sentence: String, owner: ListOwner, request: Request, context: Context, form: FormFields) async throws -> Response {
         let settings = await viewers.settings.current(for: owner)
         var view = view(settings, csrf: form["csrf"] ?? "")
-        await addSections(to: &view, owner: owner, settings: settings, request: request)
+        await addSections(to: &view, owner: owner, settings: settings, request: request, context: context)
         view.forwarding?.refusal = sentence
         return pages.response("settings", view, status: .unprocessableContent)
     }

@@ -26,9 +26,9 @@ struct HistoryCopyView {
 extension SettingsRoutes {
     /// The person the viewer's history copy is of: the account, or the
     /// household's "me"; nil for anyone else, or when copies are off.
-    func copiedPerson(for request: Request) async -> Username? {
+    func copiedPerson(for context: Context) async -> Username? {
         guard copies != nil else { return nil }
-        switch await viewers.viewer(of: request) {
+        switch await context.viewer {
         case .account(let account): return account.name
         case .household:
             guard let me = (try? await lists.owned(by: .household).users())?.first(where: \.isMe) else { return nil }
@@ -37,8 +37,8 @@ extension SettingsRoutes {
         }
     }
 
-    func historyCopy(for request: Request, settings: Settings) async -> HistoryCopyView? {
-        guard let copies, let user = await copiedPerson(for: request) else { return nil }
+    func historyCopy(for context: Context, settings: Settings) async -> HistoryCopyView? {
+        guard let copies, let user = await copiedPerson(for: context) else { return nil }
         let copy = await copies.copy(of: user)
         let service = user.service.displayName
         let why = "Vinylogue keeps your whole \(service) history in its own archive, so that every chart, every year, "
@@ -78,11 +78,11 @@ extension SettingsRoutes {
     }
 
     /// `POST /settings/history`: `copy=start|stop` for the viewer's own history.
-    func changeHistoryCopy(_ request: Request) async throws -> Response {
+    func changeHistoryCopy(_ request: Request, _ context: Context) async throws -> Response {
         let form = try await FormFields.read(request, limit: configuration.maxBodyBytes)
         try CSRFProtection.verify(request, form: form)
-        _ = try await owner(of: request)
-        guard let copies, let user = await copiedPerson(for: request) else {
+        _ = try await owner(of: context)
+        guard let copies, let user = await copiedPerson(for: context) else {
             throw SignInRequired(message: "Mark yourself on the list (or sign in with Last.fm) to copy your history.")
         }
         let changed: String

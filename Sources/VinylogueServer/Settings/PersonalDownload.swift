@@ -11,6 +11,8 @@ import VinylogueCore
 /// account downloads its own; on a household server, the household's
 /// with "me"'s listens.
 struct PersonalDownload: Sendable {
+    typealias Context = WebRequestContext
+
     let viewers: Viewers
     let lists: any ListStore
     let archive: any ScrobbleArchive
@@ -19,15 +21,15 @@ struct PersonalDownload: Sendable {
     let digests: any DigestStore
     let clock: WallClock
 
-    func register(on router: Router<BasicRequestContext>) {
-        router.get(RouterPath(Paths.personalExport)) { request, _ in try await self.download(request) }
+    func register(on router: Router<WebRequestContext>) {
+        router.get(RouterPath(Paths.personalExport)) { request, context in try await self.download(request, context) }
     }
 
     /// Whose export `request`'s viewer may download: theirs.
-    func export(for request: Request) async throws -> PersonalExport {
+    func export(for context: WebRequestContext) async throws -> PersonalExport {
         let owner: ListOwner, person: Username?
         var visibility: Visibility?
-        switch await viewers.viewer(of: request) {
+        switch await context.viewer {
         case .account(let account):
             (owner, person) = (account.owner, account.name)
             visibility = try await viewers.signIn?.accounts.visibility(of: account)
@@ -43,8 +45,8 @@ struct PersonalDownload: Sendable {
         return export
     }
 
-    func download(_ request: Request) async throws -> Response {
-        let export = try await export(for: request)
+    func download(_ request: Request, _ context: Context) async throws -> Response {
+        let export = try await export(for: context)
         // Its first piece is read before the answer starts, so that a
         // database that cannot be read is a page saying so, not a broken file.
         if let person = export.person { _ = try await archive.span(for: person) }
@@ -67,9 +69,9 @@ struct DownloadView {
 }
 
 extension SettingsRoutes {
-    func download(for request: Request) async -> DownloadView? {
+    func download(for context: SettingsRoutes.Context) async -> DownloadView? {
         let person: String?
-        switch await viewers.viewer(of: request) {
+        switch await context.viewer {
         case .account(let account): person = account.name.value
         case .household: person = (try? await lists.owned(by: .household).users())?.first(where: \.isMe)?.name
         case .visitor: return nil

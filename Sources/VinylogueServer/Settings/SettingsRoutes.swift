@@ -10,7 +10,7 @@ import Workers
 /// API key is configured, and the listen-submission token for the
 /// ListenBrainz-compatible API (`POST /settings/listen-token` makes a new one).
 struct SettingsRoutes: Sendable {
-    typealias Context = BasicRequestContext
+    typealias Context = WebRequestContext
 
     let viewers: Viewers
     let lists: any ListStore
@@ -75,16 +75,16 @@ struct SettingsRoutes: Sendable {
     static let zones = TimeZone.knownTimeZoneIdentifiers.sorted()
 
     func register(on router: Router<Context>) {
-        router.get(RouterPath(Paths.settings)) { request, _ in try await self.show(request) }
-        router.post(RouterPath(Paths.settings)) { request, _ in try await self.save(request) }
+        router.get(RouterPath(Paths.settings)) { request, context in try await self.show(request, context) }
+        router.post(RouterPath(Paths.settings)) { request, context in try await self.save(request, context) }
         if listenTokens != nil {
-            router.post(RouterPath(Paths.listenToken)) { request, _ in try await self.renewToken(request) }
+            router.post(RouterPath(Paths.listenToken)) { request, context in try await self.renewToken(request, context) }
         }
         if forwarding != nil {
-            router.post(RouterPath(Paths.forwarding)) { request, _ in try await self.changeForwarding(request) }
+            router.post(RouterPath(Paths.forwarding)) { request, context in try await self.changeForwarding(request, context) }
         }
         if copies != nil {
-            router.post(RouterPath(Paths.historyCopy)) { request, _ in try await self.changeHistoryCopy(request) }
+            router.post(RouterPath(Paths.historyCopy)) { request, context in try await self.changeHistoryCopy(request, context) }
         }
     }
 
@@ -98,19 +98,19 @@ struct SettingsRoutes: Sendable {
 
     /// Whose settings `request` may see and change: a visitor who has not
     /// signed in has none.
-    func owner(of request: Request) async throws -> ListOwner {
-        guard let owner = await viewers.viewer(of: request).owner else {
+    func owner(of context: Context) async throws -> ListOwner {
+        guard let owner = await context.viewer.owner else {
             throw SignInRequired(message: "Sign in with Last.fm to choose your own filter and time zone.")
         }
         return owner
     }
 
     /// The listen section for `owner`, when the API is on.
-    func listens(of owner: ListOwner, settings: Settings, request: Request) async -> ListenAPIView? {
+    func listens(of owner: ListOwner, settings: Settings, context: Context) async -> ListenAPIView? {
         guard let tokens = listenTokens else { return nil }
         let made = (try? await tokens.store.tokenMade(by: owner)) ?? nil
         var user: String?
-        switch await viewers.viewer(of: request) {
+        switch await context.viewer {
         case .account(let account): user = account.name.value
         case .household: user = (try? await lists.owned(by: .household).users())?.first(where: \.isMe)?.name
         case .visitor: user = nil
@@ -124,23 +124,23 @@ struct SettingsRoutes: Sendable {
 
     /// The sections every settings page has besides the form: sending
     /// listens, and forwarding them.
-    func addSections(to view: inout View, owner: ListOwner, settings: Settings, request: Request) async {
-        view.listens = await listens(of: owner, settings: settings, request: request)
+    func addSections(to view: inout View, owner: ListOwner, settings: Settings, request: Request, context: Context) async {
+        view.listens = await listens(of: owner, settings: settings, context: context)
         view.forwarding = await forwarding(of: owner, request: request, settings: settings)
-        view.history = await historyCopy(for: request, settings: settings)
+        view.history = await historyCopy(for: context, settings: settings)
         view.imports = await imports(of: owner, settings: settings)
-        view.download = await download(for: request)
-        view.deletion = await deletion(for: request)
-        view.visibility = await visibility(for: request)
+        view.download = await download(for: context)
+        view.deletion = await deletion(for: request, context)
+        view.visibility = await visibility(for: request, context)
         view.digest = await digest(of: owner, settings: settings, request: request)
     }
 
-    func show(_ request: Request) async throws -> Response {
+    func show(_ request: Request, _ context: Context) async throws -> Response {
         let csrf = CSRFProtection.token(for: request)
-        let owner = try await owner(of: request)
+        let owner = try await owner(of: context)
         let settings = await viewers.settings.current(for: owner)
         var view = view(settings, csrf: csrf.value)
-        await addSections(to: &view, owner: owner, settings: settings, request: request)
+        await addSections(to: &view, owner: owner, settings: settings, request: request, context: context)
         if request.uri.queryParameters.get("saved") != nil { view.notice = "Settings saved." }
         if let changed = request.uri.queryParameters.get("forwarding") { view.forwarding?.changed = ForwardingView.notice(changed) }
         if let changed = request.uri.queryParameters.get("history") { view.history?.changed = Self.historyNotice(changed) }
@@ -152,21 +152,21 @@ struct SettingsRoutes: Sendable {
         return response
     }
 
-    func save(_ request: Request) async throws -> Response {
+    func save(_ request: Request, _ context: Context) async throws -> Response {
         let form = try await FormFields.read(request, limit: configuration.maxBodyBytes)
         try CSRFProtection.verify(request, form: form)
-        let owner = try await owner(of: request)
+        let owner = try await owner(of: context)
         var settings = await viewers.settings.current(for: owner)
         guard let threshold = form["filter"].flatMap(Int.init), PlayCountFilter.choices.contains(threshold) else {
             var view = view(settings, csrf: form["csrf"] ?? "")
-            await addSections(to: &view, owner: owner, settings: settings, request: request)
+            await addSections(to: &view, owner: owner, settings: settings, request: request, context: context)
             view.formError = "Choose one of the filter values offered."
             return pages.response("settings", view, status: .unprocessableContent)
         }
         let zone = (form["timezone"] ?? "").trimmingWhitespace()
         if !zone.isEmpty, TimeZone(identifier: zone) == nil {
             var view = view(settings, csrf: form["csrf"] ?? "")
-            await addSections(to: &view, owner: owner, settings: settings, request: request)
+            await addSections(to: &view, owner: owner, settings: settings, request: request, context: context)
             view.formError = "“\(zone)” is not a time zone. Use a name such as Europe/Berlin or America/New_York."
             return pages.response("settings", view, status: .unprocessableContent)
         }
@@ -180,15 +180,15 @@ struct SettingsRoutes: Sendable {
 
     /// Makes a new listen-submission token for the viewer and shows it once;
     /// the old token stops working at once.
-    func renewToken(_ request: Request) async throws -> Response {
+    func renewToken(_ request: Request, _ context: Context) async throws -> Response {
         let form = try await FormFields.read(request, limit: configuration.maxBodyBytes)
         try CSRFProtection.verify(request, form: form)
-        let owner = try await owner(of: request)
+        let owner = try await owner(of: context)
         guard let tokens = listenTokens else { throw HTTPError(.notFound) }
         let token = try await tokens.renew(for: owner)
         let settings = await viewers.settings.current(for: owner)
         var view = view(settings, csrf: form["csrf"] ?? "")
-        await addSections(to: &view, owner: owner, settings: settings, request: request)
+        await addSections(to: &view, owner: owner, settings: settings, request: request, context: context)
         view.listens?.newToken = token
         var response = pages.response("settings", view)
         // The token is in this page alone: no cache may keep it.

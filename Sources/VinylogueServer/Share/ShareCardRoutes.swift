@@ -28,7 +28,7 @@ import VinylogueCore
 /// body, so an `<img>` still shows something readable; such cards are kept
 /// neither on disk nor in memory.
 struct ShareCardRoutes: Sendable {
-    typealias Context = BasicRequestContext
+    typealias Context = WebRequestContext
 
     let sources: ListeningSources
     let viewers: Viewers
@@ -43,49 +43,51 @@ struct ShareCardRoutes: Sendable {
     let clock: WallClock
     let address: PublicAddress
 
-    func register(on router: Router<Context>) {
-        router.get("/u/:user/card.png") { request, context in try await self.chart(request, context, day: nil) }
-        router.get("/u/:user/week/:day/card.png") { request, context in
+    /// `people` is the group of `/u/{user}`.
+    func register(people: RouterGroup<Context>) {
+        people.get("card.png") { request, context in try await self.chart(request, context, day: nil) }
+        people.get("week/:day/card.png") { request, context in
             let raw = context.parameters.get("day") ?? ""
             return try await self.chart(request, context, day: raw.removingPercentEncoding ?? raw)
         }
-        router.get("/u/:user/history/card.png") { request, context in try await self.history(request, context) }
-        router.get("/u/:user/album/:artist/:album/card.png") { request, context in try await self.album(request, context) }
+        people.get("history/card.png") { request, context in try await self.history(request, context) }
+        people.get("album/:artist/:album/card.png") { request, context in try await self.album(request, context) }
     }
 
     func chart(_ request: Request, _ context: Context, day: String?) async throws -> Response {
-        let settings = await viewers.settings(for: request)
+        let settings = await viewers.settings(for: context)
         let charts = chartPages
         let asked = try charts.asked(request, context, day: day, settings: settings)
-        let key = "card|" + ChartRoutes.renderedKey(asked, settings: settings)
-        if let warm = kept.page(key) { return Self.png(warm.body, status: warm.status) }
+        let key = "card|" + ChartRoutes.renderedKey(asked, settings: settings), kept = self.kept.unlessConcealing(asked.concealment)
+        if let warm = kept?.page(key) { return Self.png(warm.body, status: warm.status) }
         let (page, savedCopies, _) = await charts.load(asked)
         let user = asked.request.user
         let rows = page.kind == .album ? Array(page.rows.prefix(9)) : []
-        let covers = await addresses(user: user, albums: rows.map { ($0.artist, $0.name, $0.entry.mbid) })
+        let covers = await addresses(user: user, albums: rows.map { ($0.artist, $0.name, $0.entry.mbid) }, concealing: asked.concealment)
         let card = ShareCardContent.card(page, covers: covers, labels: WeekLabels(timeZone: settings.timeZone), now: clock.now)
-        return await answer(card, of: user, failure: page.failure, stale: !savedCopies.failures.isEmpty, key: key)
+        return await answer(card, of: user, failure: page.failure, stale: !savedCopies.failures.isEmpty, key: key, keptIn: kept)
     }
 
     func history(_ request: Request, _ context: Context) async throws -> Response {
-        let settings = await viewers.settings(for: request)
+        let settings = await viewers.settings(for: context)
         let asked = try HistoryRoutes.asked(request, context, settings: settings)
-        let user = asked.user
-        let key = "card|" + HistoryRoutes.renderedKey(asked, settings: settings)
-        if let warm = kept.page(key) { return Self.png(warm.body, status: warm.status) }
-        let source = await sources.charts(for: user), now = clock.now
+        let user = asked.user, concealment = context.concealment
+        let key = "card|" + HistoryRoutes.renderedKey(asked, settings: settings), kept = self.kept.unlessConcealing(concealment)
+        if let warm = kept?.page(key) { return Self.png(warm.body, status: warm.status) }
+        let source = await sources.concealing(concealment).charts(for: user), now = clock.now
         let (page, savedCopies) = await SavedCopies.noted { await EveryYearPage.load(asked, from: source, now: now) }
         let tops = ShareCardContent.topAlbums(page).prefix(9)
-        let covers = await addresses(user: user, albums: tops.map { ($0.artist, $0.name, $0.entry.mbid) })
+        let covers = await addresses(user: user, albums: tops.map { ($0.artist, $0.name, $0.entry.mbid) }, concealing: concealment)
         let card = ShareCardContent.card(page, covers: covers, labels: WeekLabels(timeZone: settings.timeZone))
-        return await answer(card, of: user, failure: page.failure, stale: !savedCopies.failures.isEmpty, key: key)
+        return await answer(card, of: user, failure: page.failure, stale: !savedCopies.failures.isEmpty, key: key, keptIn: kept)
     }
 
     func album(_ request: Request, _ context: Context) async throws -> Response {
-        let settings = await viewers.settings(for: request)
+        let settings = await viewers.settings(for: context)
         let labels = WeekLabels(timeZone: settings.timeZone)
         let asked = try RouteParameters.album(request, context, timeZone: settings.timeZone)
         let (user, artist, name, mbid) = (asked.user, asked.artist, asked.name, asked.mbid)
+        let concealment = context.concealment, sources = self.sources.concealing(concealment)
         let albums = sources.albums(for: user), charts = await sources.charts(for: user)
         let (loaded, savedCopies) = await SavedCopies.noted { await AlbumPage.load(asked, albums: albums, charts: charts) }
         var page = loaded, failure = page.failure
@@ -98,28 +100,30 @@ struct ShareCardRoutes: Sendable {
             page = AlbumPage.build(asked, state: .loaded, detail: nil, week: page.week, weekPlays: page.weekPlays)
             failure = nil
         }
-        let cover = await addresses(user: user, albums: [(artist, name, mbid)]).first
+        let cover = await addresses(user: user, albums: [(artist, name, mbid)], concealing: concealment).first
         // Not kept in memory by request: the album page itself is not either.
         return await answer(ShareCardContent.card(page, cover: cover, labels: labels), of: user, failure: failure,
-                            stale: !savedCopies.failures.isEmpty, key: nil)
+                            stale: !savedCopies.failures.isEmpty, key: nil, keptIn: nil)
     }
 
     /// The `/art/` addresses of the given albums' covers, in order; albums
     /// without one are left out.
-    func addresses(user: Username, albums: [(artist: String, name: String, mbid: String?)]) async -> [ArtworkAddress] {
-        await covers.addresses(user: user, albums: albums).compactMap { $0 }
+    func addresses(user: Username, albums: [(artist: String, name: String, mbid: String?)], concealing concealment: Concealment) async -> [ArtworkAddress] {
+        await covers.addresses(user: user, albums: albums, concealing: concealment).compactMap { $0 }
     }
 
     /// Draws (or reads) the card and answers with the page's status.
-    private func answer(_ card: ShareCard, of person: Username, failure: SourceError?, stale: Bool, key: String?) async -> Response {
+    private func answer(_ card: ShareCard, of person: Username, failure: SourceError?, stale: Bool, key: String?,
+                        keptIn kept: RenderedPages?) async -> Response {
         await Self.answer(card, of: person, failure: failure, stale: stale, key: key, drawnBy: shareCards, keptIn: kept)
     }
 
     /// Draws (or reads) `card` of `person`'s page with `store` and answers
     /// with the page's status; a complete card of a page that did not fail,
-    /// drawn without a saved copy standing in, is kept in `kept` under `key`.
+    /// drawn without a saved copy standing in, is kept in `kept` under `key`
+    /// (when there is a `kept`: none for a request that conceals someone).
     static func answer(_ card: some DrawnCard, of person: Username, failure: SourceError?, stale: Bool, key: String?,
-                       drawnBy store: ShareCardStore, keptIn kept: RenderedPages) async -> Response {
+                       drawnBy store: ShareCardStore, keptIn kept: RenderedPages?) async -> Response {
         let status = HTTPResponse.Status(failure: failure)
         let drawn: DrawnShareCard
         do {
@@ -128,7 +132,7 @@ struct ShareCardRoutes: Sendable {
             return Response(status: .serviceUnavailable, headers: [.cacheControl: "no-store"])
         }
         let body = ByteBuffer(bytes: drawn.bytes)
-        if let key, status == .ok, drawn.isComplete, !stale { kept.keep(key, status: status, body: body) }
+        if let key, let kept, status == .ok, drawn.isComplete, !stale { kept.keep(key, status: status, body: body) }
         return png(body, status: status)
     }
 

@@ -2,6 +2,7 @@ import Artwork
 import Foundation
 import Hummingbird
 import Stores
+import Sync
 import VinylogueCore
 
 /// A person's "this week, N years ago" for their own site or sidebar:
@@ -24,7 +25,7 @@ import VinylogueCore
 /// with the cards, the page with the pages, where the kept-page shortcut
 /// finds it), so a received listen makes them forgotten.
 struct WidgetRoutes: Sendable {
-    typealias Context = BasicRequestContext
+    typealias Context = WebRequestContext
 
     let viewers: Viewers
     /// The chart page's reading of a request and its loading.
@@ -38,16 +39,17 @@ struct WidgetRoutes: Sendable {
     let pages: PageRenderer
     let address: PublicAddress
 
-    func register(on router: Router<Context>) {
-        router.get("/u/:user/widget.png") { request, context in try await self.png(request, context) }
-        router.get("/u/:user/widget.svg") { request, context in try await self.svg(request, context) }
-        router.get("/u/:user/widget") { request, context in try await self.page(request, context) }
+    /// `people` is the group of `/u/{user}`.
+    func register(people: RouterGroup<Context>) {
+        people.get("widget.png") { request, context in try await self.png(request, context) }
+        people.get("widget.svg") { request, context in try await self.svg(request, context) }
+        people.get("widget") { request, context in try await self.page(request, context) }
     }
 
     /// What any widget request asks, its settings and its key among the
     /// kept answers of its `form`.
     private func asked(_ request: Request, _ context: Context, form: String) async throws -> (ChartRoutes.Asked, Settings, String) {
-        let settings = await viewers.settings(for: request)
+        let settings = await viewers.settings(for: context)
         let asked = try chartPages.asked(request, context, day: nil, settings: settings)
         return (asked, settings, "widget|\(form)|" + ChartRoutes.renderedKey(asked, settings: settings))
     }
@@ -61,38 +63,41 @@ struct WidgetRoutes: Sendable {
     }
 
     /// The `/art/` address of each row's cover, nil for a row without one.
-    private func coverAddresses(_ content: WidgetContent) async -> [ArtworkAddress?] {
+    private func coverAddresses(_ content: WidgetContent, concealing concealment: Concealment) async -> [ArtworkAddress?] {
         let albums = content.albums
-        var found = await covers.addresses(user: content.user, albums: albums.compactMap { $0 }).makeIterator()
+        var found = await covers.addresses(user: content.user, albums: albums.compactMap { $0 }, concealing: concealment).makeIterator()
         return albums.map { $0 == nil ? nil : found.next() ?? nil }
     }
 
     func png(_ request: Request, _ context: Context) async throws -> Response {
         let (asked, settings, key) = try await asked(request, context, form: "png")
-        if let warm = renderedCards.page(key) { return ShareCardRoutes.png(warm.body, status: warm.status) }
+        let renderedCards = self.renderedCards.unlessConcealing(asked.concealment)
+        if let warm = renderedCards?.page(key) { return ShareCardRoutes.png(warm.body, status: warm.status) }
         let (content, failure, stale) = await content(asked, settings: settings)
-        let card = content.card(covers: await coverAddresses(content))
+        let card = content.card(covers: await coverAddresses(content, concealing: asked.concealment))
         return await ShareCardRoutes.answer(card, of: content.user, failure: failure, stale: stale, key: key, drawnBy: shareCards,
                                             keptIn: renderedCards)
     }
 
     func svg(_ request: Request, _ context: Context) async throws -> Response {
         let (asked, settings, key) = try await asked(request, context, form: "svg")
-        if let warm = renderedCards.page(key) { return Self.svg(warm.body, status: warm.status) }
+        let renderedCards = self.renderedCards.unlessConcealing(asked.concealment)
+        if let warm = renderedCards?.page(key) { return Self.svg(warm.body, status: warm.status) }
         let (content, failure, stale) = await content(asked, settings: settings)
-        let thumbnails = await shareCards.thumbnails(of: await coverAddresses(content), side: WidgetSVG.thumbnailSide)
+        let thumbnails = await shareCards.thumbnails(of: await coverAddresses(content, concealing: asked.concealment), side: WidgetSVG.thumbnailSide)
         let body = ByteBuffer(string: WidgetSVG.document(content, covers: thumbnails))
         let status = HTTPResponse.Status(failure: failure)
         // As a card: kept only when complete, every cover it names drawn.
         let complete = zip(content.albums, thumbnails).allSatisfy { $0 == nil || $1 != nil }
-        if status == .ok, !stale, complete { renderedCards.keep(key, status: status, body: body, contentType: Self.svgType) }
+        if status == .ok, !stale, complete, let renderedCards { renderedCards.keep(key, status: status, body: body, contentType: Self.svgType) }
         return Self.svg(body, status: status)
     }
 
     func page(_ request: Request, _ context: Context) async throws -> Response {
         let (asked, settings, key) = try await asked(request, context, form: "page")
         let user = asked.request.user, route = context.endpointPath ?? ""
-        if let kept = rendered.response(key, to: request) {
+        let rendered = self.rendered.unlessConcealing(asked.concealment)
+        if let rendered, let kept = rendered.response(key, to: request) {
             rendered.remember(request.uri.description, settings: settings.fingerprint, as: key, user: user, route: route, showsNowPlaying: false)
             return kept
         }
@@ -101,7 +106,7 @@ struct WidgetRoutes: Sendable {
         let status = HTTPResponse.Status(failure: failure)
         var response = RenderedPages.response(status: status, body: html, contentType: RenderedPages.html)
         response.headers.append(contentsOf: Self.framable)
-        if status == .ok, !stale {
+        if status == .ok, !stale, let rendered {
             rendered.keep(key, status: status, body: html, etag: response.headers[.eTag], own: Self.framable)
             rendered.remember(request.uri.description, settings: settings.fingerprint, as: key, user: user, route: route, showsNowPlaying: false)
         }

@@ -21,7 +21,7 @@ import VinylogueCore
 ///
 /// Only mounted when a shared secret is configured.
 struct SignInRoutes: Sendable {
-    typealias Context = BasicRequestContext
+    typealias Context = WebRequestContext
 
     let lastFM: LastFMClient
     let lists: any ListStore
@@ -84,8 +84,9 @@ struct SignInRoutes: Sendable {
         if isNew { await startList(for: account) }
         // The account's own history, copied into the archive so that every
         // page works at once and without Last.fm (Settings says so, and
-        // can stop it); a later sign-in refreshes it when it is due.
-        if let copies { await copies.asked(for: account.name) }
+        // can stop it); a later sign-in refreshes it when it is due. Queued
+        // in the background: the browser is sent on without waiting for it.
+        if let copies { _ = await copies.viewed(account.name) }
         let sessionToken = SignInSessions.newToken()
         try await sessions.accounts.startSession(digest: SignInSessions.digest(sessionToken), for: account, at: now,
                                                  expires: now.addingTimeInterval(sessions.lifetime),

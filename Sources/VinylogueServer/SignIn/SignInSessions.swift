@@ -68,12 +68,12 @@ struct SignInSessions: Sendable {
         return value
     }
 
-    /// The signed-in account, or `.visitor` for no cookie, a cookie that is
-    /// not one of ours (tampered, expired, signed out) or a database that
-    /// cannot be read.
-    func viewer(of request: Request) async -> Viewer {
-        guard let token = Self.token(in: request),
-              let account = try? await accounts.account(forSession: Self.digest(token), at: clock.now) else { return .visitor }
+    /// The signed-in account of a session cookie's `token`, or `.visitor`
+    /// for a token that is not one of ours (tampered, expired, signed out)
+    /// or a database that cannot be read. Only `SessionLookup` asks, once
+    /// per request.
+    func viewer(ofToken token: String) async -> Viewer {
+        guard let account = try? await accounts.account(forSession: Self.digest(token), at: clock.now) else { return .visitor }
         return .account(account)
     }
 

@@ -125,35 +125,3 @@ struct CanonicalNameLookup: Sendable {
         return found
     }
 }
-
-/// Sends `/u/{user}/…` addressed with another casing of a username to the
-/// address with Last.fm's casing, keeping the rest of the path and the query.
-/// Pages, their caches and shared links then have one address per user.
-struct CanonicalUserPathMiddleware<Context: RequestContext>: RouterMiddleware {
-    let lookup: CanonicalNameLookup
-
-    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        guard request.method == .get || request.method == .head,
-              let (raw, rest) = Self.userSegment(of: request.uri.path),
-              !lookup.names.isCanonical(raw),
-              let user = Username(validating: String(raw)),
-              // A person the viewer may not see is answered as an unknown name is: never sent to their spelling.
-              !Concealment.conceals(user),
-              let canonical = await lookup.canonicalName(of: user),
-              canonical.value != raw
-        else { return try await next(request, context) }
-        var location = "/u/\(canonical.value)\(rest)"
-        if let query = request.uri.query, !query.isEmpty { location += "?\(query)" }
-        return Response(status: .found, headers: [.location: location, .cacheControl: "no-cache"])
-    }
-
-    /// "/u/RJ/week/2020-07-08" → ("RJ", "/week/2020-07-08").
-    static func userSegment(of path: String) -> (Substring, Substring)? {
-        guard path.hasPrefix("/u/") else { return nil }
-        let afterPrefix = path.dropFirst(3)
-        let end = afterPrefix.firstIndex(of: "/") ?? afterPrefix.endIndex
-        let segment = afterPrefix[..<end]
-        guard !segment.isEmpty else { return nil }
-        return (segment, afterPrefix[end...])
-    }
-}

@@ -6,7 +6,7 @@ import VinylogueCore
 /// `/` and the `/users` actions: add, rename, reorder, remove, mark as me,
 /// and import friends from Last.fm.
 struct UsersRoutes: Sendable {
-    typealias Context = BasicRequestContext
+    typealias Context = WebRequestContext
 
     let sources: ListeningSources
     let viewers: Viewers
@@ -20,17 +20,17 @@ struct UsersRoutes: Sendable {
     let notices: (any FleetNotices)?
 
     func register(on router: Router<Context>) {
-        router.get(RouterPath(Paths.home)) { request, _ in try await self.list(request) }
-        router.post(RouterPath(Paths.users)) { request, _ in try await self.add(request) }
-        router.post(RouterPath(Paths.usersReorder)) { request, _ in try await self.reorder(request) }
+        router.get(RouterPath(Paths.home)) { request, context in try await self.list(request, context) }
+        router.post(RouterPath(Paths.users)) { request, context in try await self.add(request, context) }
+        router.post(RouterPath(Paths.usersReorder)) { request, context in try await self.reorder(request, context) }
         router.post("/users/:user/:action") { request, context in try await self.act(request, context) }
-        router.post(RouterPath(Paths.friendsImport)) { request, _ in try await self.importFriends(request) }
+        router.post(RouterPath(Paths.friendsImport)) { request, context in try await self.importFriends(request, context) }
     }
 
-    /// The list `request`'s viewer may change; a visitor who has not signed
-    /// in has none, and is told to sign in.
-    func list(for request: Request) async throws -> (any ListStore, Viewer) {
-        let viewer = await viewers.viewer(of: request)
+    /// The list the request's viewer may change; a visitor who has not
+    /// signed in has none, and is told to sign in.
+    func list(for context: Context) async throws -> (any ListStore, Viewer) {
+        let viewer = await context.viewer
         return (try list(for: viewer), viewer)
     }
 
@@ -48,10 +48,9 @@ struct UsersRoutes: Sendable {
         return page
     }
 
-    func list(_ request: Request) async throws -> Response {
+    func list(_ request: Request, _ context: Context) async throws -> Response {
         let csrf = CSRFProtection.token(for: request)
-        // One session lookup for the whole page.
-        let viewer = await viewers.viewer(of: request)
+        let viewer = await context.viewer
         if viewer == .visitor {
             var response = pages.response("welcome", WelcomePage(csrf: csrf.value))
             response.attach(csrf: csrf)
@@ -81,21 +80,21 @@ struct UsersRoutes: Sendable {
 
     struct FormProblem: Error { let message: String; init(_ m: String) { message = m } }
 
-    func rerender(_ request: Request, form: FormFields, problem: String) async throws -> Response {
-        var page = try await page(for: await viewers.viewer(of: request), csrf: form["csrf"] ?? "")
+    func rerender(_ request: Request, _ context: Context, form: FormFields, problem: String) async throws -> Response {
+        var page = try await page(for: await context.viewer, csrf: form["csrf"] ?? "")
         page.formError = problem
         page.formValue = form["username"]
         return pages.response("users", page, status: .unprocessableContent)
     }
 
-    func add(_ request: Request) async throws -> Response {
+    func add(_ request: Request, _ context: Context) async throws -> Response {
         let form = try await FormFields.read(request, limit: configuration.maxBodyBytes)
         try CSRFProtection.verify(request, form: form)
         switch await confirm(form["username"] ?? "") {
         case .failure(let problem):
-            return try await rerender(request, form: form, problem: problem.message)
+            return try await rerender(request, context, form: form, problem: problem.message)
         case .success(let name):
-            try await list(for: request).0.add(name)
+            try await list(for: context).0.add(name)
             await audiences.listsChanged(notices: notices, user: name)
             return .redirect(to: Paths.home, type: .normal)
         }
@@ -105,7 +104,7 @@ struct UsersRoutes: Sendable {
         let form = try await FormFields.read(request, limit: configuration.maxBodyBytes)
         try CSRFProtection.verify(request, form: form)
         let user = try RouteParameters.user(context)
-        let lists = try await list(for: request).0
+        let lists = try await list(for: context).0
         switch context.parameters.get("action") {
         case "move": try await lists.move(user, by: form["direction"] == "up" ? -1 : 1)
         case "remove": try await lists.remove(user)
@@ -113,10 +112,10 @@ struct UsersRoutes: Sendable {
         case "rename":
             switch await confirm(form["username"] ?? "") {
             case .failure(let problem):
-                return try await rerender(request, form: form, problem: problem.message)
+                return try await rerender(request, context, form: form, problem: problem.message)
             case .success(let name):
                 if try await !lists.rename(user, to: name) {
-                    return try await rerender(request, form: form, problem: "\(name) is already on the list.")
+                    return try await rerender(request, context, form: form, problem: "\(name) is already on the list.")
                 }
             }
         default:
@@ -126,20 +125,20 @@ struct UsersRoutes: Sendable {
         return .redirect(to: Paths.home, type: .normal)
     }
 
-    func reorder(_ request: Request) async throws -> Response {
+    func reorder(_ request: Request, _ context: Context) async throws -> Response {
         let form = try await FormFields.read(request, limit: configuration.maxBodyBytes)
         try CSRFProtection.verify(request, form: form)
         let names = (form["order"] ?? "").split(separator: ",").compactMap { Username(validating: String($0)) }
-        try await list(for: request).0.reorder(names)
+        try await list(for: context).0.reorder(names)
         return Response(status: .noContent)
     }
 
-    func importFriends(_ request: Request) async throws -> Response {
+    func importFriends(_ request: Request, _ context: Context) async throws -> Response {
         let form = try await FormFields.read(request, limit: configuration.maxBodyBytes)
         try CSRFProtection.verify(request, form: form)
-        let lists = try await list(for: request).0
+        let lists = try await list(for: context).0
         guard let me = try await lists.users().first(where: \.isMe)?.username else {
-            return try await rerender(request, form: form, problem: "Add yourself first, then import your friends.")
+            return try await rerender(request, context, form: form, problem: "Add yourself first, then import your friends.")
         }
         do {
             let friends = try await sources.profiles(for: me).friends(of: me)
@@ -147,7 +146,7 @@ struct UsersRoutes: Sendable {
             if !added.isEmpty { await audiences.listsChanged(notices: notices, user: me) }
             return .redirect(to: Paths.home + "?imported=\(added.count)", type: .normal)
         } catch let error as SourceError {
-            return try await rerender(request, form: FormFields(values: ["csrf": form["csrf"] ?? ""]),
+            return try await rerender(request, context, form: FormFields(values: ["csrf": form["csrf"] ?? ""]),
                                       problem: "Could not import friends: \(error.forVisitors)")
         }
     }

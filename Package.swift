@@ -112,7 +112,7 @@ let package = Package(
         .target(
             name: "Workers",
             dependencies: [
-                "VinylogueCore", "Stores", "Imports",
+                "VinylogueCore", "Stores", "Imports", "Sync",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
@@ -261,7 +261,7 @@ let package = Package(
             name: "VinylogueCLI",
             dependencies: [
                 "VinylogueCore", "LastFM", "ListenBrainz", "Stores", "SQLiteStore", "Sync", "Imports", "Exports", "Artwork", "VinylogueServer", "VinylogueApp",
-                "PostgresStore",
+                "PostgresStore", "Workers",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -308,7 +308,7 @@ let package = Package(
             dependencies: [
                 "TestSupport",
                 "VinylogueServer", "VinylogueApp", "LastFMTestServer", "ListenBrainzTestServer", "LastFM", "ListenBrainz", "Stores", "SQLiteStore", "Sync",
-                "Artwork", "VinylogueCore", "PostgresStore", "Mail",
+                "Artwork", "VinylogueCore", "PostgresStore", "Mail", "Workers",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
@@ -345,6 +345,7 @@ let package = Package(
             dependencies: [
                 "TestSupport",
                 "Stores", "SQLiteStore", "Sync", "Imports", "Exports", "Artwork", "VinylogueCore", "LastFM", "LastFMTestServer", "PostgresStore",
+                "Workers",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "GRDB", package: "GRDB.swift"),

@@ -44,7 +44,7 @@ public struct ListeningSources: Sendable {
     public let listenBrainz: (any UserSource)?
     /// History copies started by people's pages (the web app's; nil on
     /// the command line, which runs `sync` itself).
-    public let copies: HistoryCopyWorker?
+    public let copies: (any HistoryCopyRequests)?
     /// Who is answered for as an unknown name (nobody, unless a web
     /// request's viewer may not see someone).
     public private(set) var concealment: Concealment = .nobody
@@ -55,7 +55,7 @@ public struct ListeningSources: Sendable {
     public static let recentEnough: TimeInterval = 30 * 86_400
 
     public init(archive: (any ScrobbleArchive)?, demo: DemoChartSource?, lastFM: any ChartSource & UserSource & AlbumSource,
-                listenBrainz: (any UserSource)? = nil, copies: HistoryCopyWorker? = nil) {
+                listenBrainz: (any UserSource)? = nil, copies: (any HistoryCopyRequests)? = nil) {
         self.archive = archive
         self.demo = demo
         self.lastFM = lastFM

@@ -7,6 +7,7 @@ import Imports
 import Foundation
 import ListenBrainz
 import VinylogueCore
+import Workers
 
 /// `vinylogue import FILE --user NAME`: adds an export file, a ZIP archive
 /// of exports or a directory of them to the archive.

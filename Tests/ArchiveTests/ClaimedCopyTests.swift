@@ -6,6 +6,7 @@ import VinylogueCore
 @testable import SQLiteStore
 @testable import Stores
 @testable import Sync
+import Workers
 
 /// A copy run under its claim stops, at the next page, once the claim is
 /// no longer its own, instead of walking every page beside the new holder.

@@ -7,6 +7,7 @@ import VinylogueCore
 @testable import Imports
 @testable import Stores
 @testable import Sync
+import Workers
 
 /// Deleting wins every race with a running job (`JobFence`), on both
 /// stores: a history copy whose person deletes what was copied, or their

@@ -9,6 +9,7 @@ import Testing
 import TestSupport
 import VinylogueCore
 @testable import VinylogueServer
+import Workers
 
 /// The request that knows who asks (issue 37): the viewer is read from the
 /// session at most once per request, and only when something needs it;

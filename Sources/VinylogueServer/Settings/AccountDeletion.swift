@@ -4,6 +4,7 @@ import Logging
 import Stores
 import Sync
 import VinylogueCore
+import Workers
 
 /// `POST /settings/delete-account`: "Delete my account". The signed-in
 /// person confirms by typing their Last.fm name; then everything of the

@@ -5,6 +5,7 @@ import Hummingbird
 import LastFM
 import Logging
 import VinylogueCore
+import Workers
 
 /// Signing in with Last.fm's web authentication, and out again:
 ///

@@ -1,5 +1,6 @@
 import Foundation
 import Stores
+import Sync
 import VinylogueCore
 
 /// Runs one person's history copy under its claim (`HistoryCopyStore`):

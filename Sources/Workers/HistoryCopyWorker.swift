@@ -1,5 +1,6 @@
 import Foundation
 import Stores
+import Sync
 import Synchronization
 import VinylogueCore
 
@@ -22,7 +23,7 @@ import VinylogueCore
 /// page views first. Stopping the server puts the running copies back in
 /// the queue where they stand; they resume page by page from the
 /// archive's sync state.
-public final class HistoryCopyWorker: JobHandler {
+public final class HistoryCopyWorker: JobHandler, HistoryCopyRequests {
     public let copies: any HistoryCopyStore
     let claimed: ClaimedCopy
     /// The sync of a person from their own service.

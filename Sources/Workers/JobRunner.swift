@@ -59,7 +59,38 @@ public final class JobRunner: Service, Sendable {
 
     /// Runs jobs until the server begins to stop.
     public func run() async throws {
-        try await cancelWhenGracefulShutdown { await self.runUntilCancelled() }
+        await runUntilStopped(patience: .seconds(10))
+    }
+
+    /// Runs jobs until the server begins to stop (or this task is
+    /// cancelled); then stops claiming, cancels the running jobs and waits
+    /// for them to hand their jobs back, at most `patience`: a job that does
+    /// not end by then (an import's thread mid-batch) must not keep the
+    /// process from exiting. Its row stays claimed by this process, which
+    /// the next start takes over at once (`JobHolder`), and anyone else once
+    /// its lease runs out.
+    public func runUntilStopped(patience: Duration) async {
+        let ended = Wakeup()
+        let loop = Task {
+            await self.runUntilCancelled()
+            ended.signal()
+        }
+        let stop: @Sendable () -> Void = {
+            loop.cancel()
+            Task {
+                try? await Task.sleep(for: patience)
+                ended.signal()
+            }
+        }
+        await withTaskCancellationHandler {
+            await withGracefulShutdownHandler {
+                await ended.wait()
+            } onGracefulShutdown: {
+                stop()
+            }
+        } onCancel: {
+            stop()
+        }
     }
 
     /// Runs jobs until the task is cancelled.

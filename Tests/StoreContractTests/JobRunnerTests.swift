@@ -66,6 +66,59 @@ import Workers
         }
     }
 
+    /// A job that ignores being stopped (an import's thread mid-batch) does
+    /// not keep the runner, and so the server, from stopping: it waits for
+    /// it only so long.
+    @Test(.timeLimit(.minutes(1)))
+    func aJobThatDoesNotStopDoesNotHoldTheRunnerPastItsPatience() async throws {
+        try await StoreContractTests.withStores(.sqlite) { stores in
+            let handler = StubbornHandler()
+            _ = try await stores.jobs.enqueue(Self.kind, for: Self.rj, key: "stubborn", payload: "", machine: nil, notBefore: nil, at: Self.now)
+            let runner = JobRunner(queue: stores.jobs, handlers: [handler], clock: .fixed(Self.now), wakeup: Wakeup(), machine: "m",
+                                   poll: .seconds(10))
+            let running = Task { await runner.runUntilStopped(patience: .milliseconds(200)) }
+            var runs = handler.started.stream.makeAsyncIterator()
+            _ = await runs.next()
+            running.cancel()
+            // Returns after its patience though the job still runs.
+            await running.value
+            #expect(handler.finished.withLock { $0 } == false)
+            #expect(try await stores.jobs.counts(of: Self.kind) == [.running: 1])
+            handler.letGo()
+        }
+    }
+
+    /// Runs until the test releases it, whatever cancellation says.
+    final class StubbornHandler: JobHandler {
+        let kind = JobRunnerTests.kind
+        let started = AsyncStream<Void>.makeStream()
+        let finished = Mutex(false)
+        /// The run's wait, which cancellation does not end.
+        let waiting = Mutex<(released: Bool, run: CheckedContinuation<Void, Never>?)>((false, nil))
+
+        func run(_ claim: JobClaim) async -> JobEnding {
+            started.continuation.yield()
+            await withCheckedContinuation { continuation in
+                let now = waiting.withLock { state -> Bool in
+                    if state.released { return true }
+                    state.run = continuation
+                    return false
+                }
+                if now { continuation.resume() }
+            }
+            finished.withLock { $0 = true }
+            return .done
+        }
+
+        func letGo() {
+            waiting.withLock { state -> CheckedContinuation<Void, Never>? in
+                state.released = true
+                defer { state.run = nil }
+                return state.run
+            }?.resume()
+        }
+    }
+
     @Test(.timeLimit(.minutes(1)), arguments: Backend.allCases)
     func noMoreRunAtOnceThanTheSlotsAndAStoppedRunnerHandsEachJobBack(_ backend: Backend) async throws {
         try await StoreContractTests.withStores(backend) { stores in

@@ -145,7 +145,7 @@ struct ShareCardRoutes: Sendable {
     /// follows the clock ("3 years ago") and the covers, and the person may
     /// choose "Only me" at any moment, after which no cache should go on
     /// showing it for long (a restricted person's are `private, no-cache`,
-    /// `VisibilityMiddleware`). Served again from memory, a minute costs
+    /// `PersonMiddleware`). Served again from memory, a minute costs
     /// little. Failures are not kept at all.
     static func cacheControl(_ status: HTTPResponse.Status) -> String {
         status == .ok ? "public, max-age=60" : "no-store"

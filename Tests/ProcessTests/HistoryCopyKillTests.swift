@@ -25,21 +25,8 @@ import VinylogueCore
         // Queued as a sign-in queues it; the server's worker claims it at start.
         _ = try await copies.queue(person, at: Date())
 
-        let binary = try KillTests.executable()
         @Sendable func serve() throws -> ChildProcess {
-            let process = ChildProcess()
-            process.executableURL = binary
-            process.arguments = ["serve", "--host", "127.0.0.1", "--port", "0", "--data-dir", data.path]
-            var environment = ProcessInfo.processInfo.environment
-            environment["LASTFM_API_URL"] = root
-            environment["LASTFM_API_KEY"] = "test-key"
-            environment["LASTFM_REQUESTS_PER_SECOND"] = "100"
-            environment.removeValue(forKey: "DATABASE_URL")
-            process.environment = environment
-            process.standardOutput = FileHandle.nullDevice
-            process.standardError = FileHandle.nullDevice
-            try process.run()
-            return process
+            try KillTests.serve(data: data, ["LASTFM_API_URL": root, "LASTFM_API_KEY": "test-key", "LASTFM_REQUESTS_PER_SECOND": "100"])
         }
         let seed = KillTests.seed()
         var rng = SplitMix64(seed: seed)

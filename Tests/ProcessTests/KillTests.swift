@@ -15,6 +15,23 @@ private let alice = try! Username("alice")
 private let testClock = WallClock.fixed(Date(timeIntervalSince1970: 1_794_000_000))
 
 @Suite struct KillTests {
+    /// Starts `vinylogue serve` on SQLite in `data` on a free port, with
+    /// this process's environment and `extra` (nil removes a variable),
+    /// its output discarded.
+    static func serve(data: URL, _ extra: [String: String?] = [:]) throws -> ChildProcess {
+        let process = ChildProcess()
+        process.executableURL = try executable()
+        process.arguments = ["serve", "--host", "127.0.0.1", "--port", "0", "--data-dir", data.path]
+        var environment = ProcessInfo.processInfo.environment
+        environment.removeValue(forKey: "DATABASE_URL")
+        for (name, value) in extra { environment[name] = value }
+        process.environment = environment
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        return process
+    }
+
     /// The `vinylogue` executable built alongside this test bundle.
     static func executable(_ name: String = "vinylogue", filePath: String = #filePath) throws -> URL {
         let fm = FileManager.default

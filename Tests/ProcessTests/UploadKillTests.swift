@@ -37,19 +37,7 @@ import Sync
         let upload = try await uploads.queue(owner: .household, user: person, fileName: "export.csv", path: file.path,
                                              bytes: Int64(text.utf8.count), machine: JobHolder.machine(), at: Date())
 
-        let binary = try KillTests.executable()
-        @Sendable func serve() throws -> ChildProcess {
-            let process = ChildProcess()
-            process.executableURL = binary
-            process.arguments = ["serve", "--host", "127.0.0.1", "--port", "0", "--data-dir", data.path]
-            var environment = ProcessInfo.processInfo.environment
-            environment.removeValue(forKey: "DATABASE_URL")
-            process.environment = environment
-            process.standardOutput = FileHandle.nullDevice
-            process.standardError = FileHandle.nullDevice
-            try process.run()
-            return process
-        }
+        @Sendable func serve() throws -> ChildProcess { try KillTests.serve(data: data) }
         var seen: [Int] = []
         for _ in 0..<3 {
             let before = try store.count(for: person)

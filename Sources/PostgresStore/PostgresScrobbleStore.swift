@@ -308,34 +308,71 @@ public struct PostgresScrobbleStore: ScrobbleArchive {
     public func charts(_ kind: ChartKind, of user: Username, weeks: [ChartWeek]) async throws(SourceError) -> [WeeklyChart]? {
         try await reading(user) { id, connection, logger in
             guard let id else { return nil }
-            guard !weeks.isEmpty else { return [] }
-            if WeeklyRollup.canRead(kind, weeks) {
-                return try await Self.keptCharts(kind, of: user, userID: id, weeks: weeks, connection, logger)
-            }
-            let (name, grouping, mbid, albumFilter) = switch kind {
-            case .album: ("s.album", ", s.album", "s.album_mbid", "AND s.album <> ''")
-            case .artist: ("''", "", "s.artist_mbid", "")
-            case .track: ("s.track", ", s.track", "s.track_mbid", "")
-            }
-            var query = PostgresQuery(unsafeSQL: """
-                SELECT w.n, s.artist, \(name), count(*), min(s.instant) FILTER (WHERE \(mbid) IS NOT NULL),
-                    (array_agg(\(mbid) ORDER BY s.instant) FILTER (WHERE \(mbid) IS NOT NULL))[1]
-                FROM unnest($1::bigint[], $2::bigint[]) WITH ORDINALITY AS w(f, t, n)
-                CROSS JOIN LATERAL (SELECT * FROM scrobble s WHERE s.user_id = $3 AND s.instant >= w.f AND s.instant < w.t \(albumFilter)
-                                    OFFSET 0) AS s
-                GROUP BY w.n, s.artist\(grouping)
-                """)
-            query.binds.append(weeks.map(\.from))
-            query.binds.append(weeks.map(\.to))
-            query.binds.append(id)
-            var counts = SpellingCounts(kind: kind, weeks: weeks.count)
-            let rows = try await connection.query(query, logger: logger)
-            for try await (n, artist, groupName, plays, mbidInstant, groupMBID)
-                in rows.decode((Int64, String, String, Int64, Int64?, String?).self) {
-                counts.addGroup(week: Int(n) - 1, artist: artist, name: groupName, plays: Int(plays), mbid: groupMBID, mbidInstant: mbidInstant)
-            }
-            return counts.charts(of: user, weeks: weeks)
+            return try await Self.charts(kind, of: user, userID: id, weeks: weeks, connection, logger)
         }
+    }
+
+    public func chartReading(_ kind: ChartKind, of user: Username, withCopy: Bool,
+                             choosing choose: @escaping @Sendable (ClosedRange<Int64>) -> ChartWeek?) async throws(SourceError) -> ChartReading {
+        let logger = self.logger
+        return try await mapped {
+            try await database.client.withConnection { connection in
+                var reading = ChartReading()
+                if withCopy { reading.copy = try await PostgresHistoryCopyStore.row(of: user.key, connection, logger) }
+                let (low, high) = (PlausibleTime.archived.lowerBound, PlausibleTime.archived.upperBound)
+                let rows = try await connection.query("""
+                    SELECT u.id, u.name, g.generated_through,
+                        (SELECT min(instant) FROM scrobble WHERE user_id = u.id AND instant BETWEEN \(low) AND \(high)),
+                        (SELECT max(instant) FROM scrobble WHERE user_id = u.id AND instant BETWEEN \(low) AND \(high)),
+                        EXISTS (SELECT 1 FROM scrobble WHERE user_id = u.id)
+                    FROM archive_user u LEFT JOIN generated_history g ON g.user_id = u.id
+                    WHERE u.name_key = \(user.key)
+                    """, logger: logger)
+                var id: Int64?
+                for try await (userID, name, through, first, last, holds) in rows.decode((Int64, String, Int64?, Int64?, Int64?, Bool).self) {
+                    id = userID
+                    reading.generatedThrough = through
+                    if let first, let last { reading.span = first...last }
+                    if holds { reading.storedName = Username(validating: name) }
+                }
+                if let id, let span = reading.span, let week = choose(span) {
+                    reading.chart = try await Self.charts(kind, of: user, userID: id, weeks: [week], connection, logger).first
+                }
+                return reading
+            }
+        }
+    }
+
+    /// The charts of `kind` for `weeks`, on `connection`.
+    static func charts(_ kind: ChartKind, of user: Username, userID id: Int64, weeks: [ChartWeek], _ connection: PostgresConnection,
+                       _ logger: Logger) async throws -> [WeeklyChart] {
+        guard !weeks.isEmpty else { return [] }
+        if WeeklyRollup.canRead(kind, weeks) {
+            return try await Self.keptCharts(kind, of: user, userID: id, weeks: weeks, connection, logger)
+        }
+        let (name, grouping, mbid, albumFilter) = switch kind {
+        case .album: ("s.album", ", s.album", "s.album_mbid", "AND s.album <> ''")
+        case .artist: ("''", "", "s.artist_mbid", "")
+        case .track: ("s.track", ", s.track", "s.track_mbid", "")
+        }
+        var query = PostgresQuery(unsafeSQL: """
+            SELECT w.n, s.artist, \(name), count(*), min(s.instant) FILTER (WHERE \(mbid) IS NOT NULL),
+                (array_agg(\(mbid) ORDER BY s.instant) FILTER (WHERE \(mbid) IS NOT NULL))[1]
+            FROM unnest($1::bigint[], $2::bigint[]) WITH ORDINALITY AS w(f, t, n)
+            CROSS JOIN LATERAL (SELECT * FROM scrobble s WHERE s.user_id = $3 AND s.instant >= w.f AND s.instant < w.t \(albumFilter)
+                                OFFSET 0) AS s
+            GROUP BY w.n, s.artist\(grouping)
+            """)
+        query.binds.append(weeks.map(\.from))
+        query.binds.append(weeks.map(\.to))
+        query.binds.append(id)
+        var counts = SpellingCounts(kind: kind, weeks: weeks.count)
+        let rows = try await connection.query(query, logger: logger)
+        for try await (n, artist, groupName, plays, mbidInstant, groupMBID)
+            in rows.decode((Int64, String, String, Int64, Int64?, String?).self) {
+            counts.addGroup(week: Int(n) - 1, artist: artist, name: groupName, plays: Int(plays), mbid: groupMBID, mbidInstant: mbidInstant)
+        }
+        return counts.charts(of: user, weeks: weeks)
     }
 
     // MARK: - Writing

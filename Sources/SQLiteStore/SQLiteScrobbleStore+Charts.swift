@@ -14,9 +14,15 @@ extension SQLiteScrobbleStore {
     static func chartReading(_ kind: ChartKind, of user: Username, weeks: [ChartWeek]) -> @Sendable (Database) throws -> [WeeklyChart]? {
         { db in
             guard let id = try SQLiteScrobbleStore.userID(of: user, in: db) else { return nil }
-            if WeeklyRollup.canRead(kind, weeks) { return try WeeklyRollup.charts(kind, user: user, userID: id, weeks: weeks, in: db) }
             return try charts(kind, user: user, userID: id, weeks: weeks, in: db)
         }
+    }
+
+    /// The charts of `kind` for `weeks`: from the weekly rollups when
+    /// they are whole Last.fm weeks, else counted from the scrobbles.
+    static func charts(_ kind: ChartKind, user: Username, userID id: Int64, weeks: [ChartWeek], in db: Database) throws -> [WeeklyChart] {
+        if WeeklyRollup.canRead(kind, weeks) { return try WeeklyRollup.charts(kind, user: user, userID: id, weeks: weeks, in: db) }
+        return try counted(kind, user: user, userID: id, weeks: weeks, in: db)
     }
 
     /// The charts of `kind` for several weeks in one SQLite query.
@@ -24,7 +30,7 @@ extension SQLiteScrobbleStore {
     /// SQLite only walks the primary key's (user, instant) ranges, with no
     /// sorting; the rows are counted per exact spelling in Swift (a
     /// dictionary of a few hundred keys) and merged by `SpellingCounts`.
-    static func charts(_ kind: ChartKind, user: Username, userID: Int64, weeks: [ChartWeek], in db: Database) throws -> [WeeklyChart] {
+    static func counted(_ kind: ChartKind, user: Username, userID: Int64, weeks: [ChartWeek], in db: Database) throws -> [WeeklyChart] {
         guard !weeks.isEmpty else { return [] }
         let (name, mbid, albumFilter) = switch kind {
         case .album: ("s.album", "s.album_mbid", "AND s.album <> ''")

@@ -461,6 +461,29 @@ extension SQLiteScrobbleStore: ScrobbleArchive, BlockingScrobbleWriter {
         return try await readAsync(Self.chartReading(kind, of: user, weeks: weeks))
     }
 
+    public func chartReading(_ kind: ChartKind, of user: Username, withCopy: Bool,
+                             choosing choose: @escaping @Sendable (ClosedRange<Int64>) -> ChartWeek?) async throws(SourceError) -> ChartReading {
+        try await readAsync { db in
+            var reading = ChartReading()
+            if withCopy { reading.copy = try SQLiteHistoryCopyStore.row(of: user.key, in: db) }
+            guard let row = try Row.fetchOne(db.cachedStatement(sql: """
+                SELECT u.id, u.name, g.generated_through FROM archive_user u LEFT JOIN generated_history g ON g.user_id = u.id
+                WHERE u.name_key = ?
+                """), arguments: [user.key]) else { return reading }
+            let id: Int64 = row[0]
+            reading.generatedThrough = row[2]
+            reading.span = try Self.span(userID: id, in: db)
+            // Held but all outside plausible time (no span): asked apart, as `storedName` does.
+            let holds = try reading.span != nil
+                || Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM scrobble WHERE user_id = ?)", arguments: [id]) == true
+            if holds { reading.storedName = Username(validating: row[1]) }
+            if let span = reading.span, let week = choose(span) {
+                reading.chart = try Self.charts(kind, user: user, userID: id, weeks: [week], in: db).first
+            }
+            return reading
+        }
+    }
+
     public func albumsPlayed(by user: Username, since from: Int64) async throws(SourceError) -> Set<String>? {
         try await unsafeReadAsync { db in
             guard let id = try Self.userID(of: user, in: db) else { return nil }

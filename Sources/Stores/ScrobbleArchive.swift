@@ -30,6 +30,13 @@ public protocol ScrobbleArchive: Sendable {
     /// The charts of `kind` for `weeks`, in their order, with Last.fm's
     /// semantics (`ScrobbleTally`); `nil` when nothing was ever stored for `user`.
     func charts(_ kind: ChartKind, of user: Username, weeks: [ChartWeek]) async throws(SourceError) -> [WeeklyChart]?
+    /// Everything a chart page reads of `user` in one read (one hop to the
+    /// database, one snapshot): whether the archive holds them, their span,
+    /// the demo's generated end, their history copy when `withCopy`, and the
+    /// chart of `kind` for the week `choose` picks from their span. A cold
+    /// chart page costs this one read.
+    func chartReading(_ kind: ChartKind, of user: Username, withCopy: Bool,
+                      choosing choose: @escaping @Sendable (ClosedRange<Int64>) -> ChartWeek?) async throws(SourceError) -> ChartReading
     /// Every week `user` played the album `name` by `artist` (any spelling,
     /// compared as charts compare them), with its plays, oldest first;
     /// `nil` when nothing was ever stored for `user`. From the weekly
@@ -245,5 +252,29 @@ public struct RecentScrobbles: Sendable, Equatable {
     public init(total: Int, scrobbles: [Scrobble]) {
         self.total = total
         self.scrobbles = scrobbles
+    }
+}
+
+/// What one read of the archive tells a chart page about a person
+/// (`ScrobbleArchive.chartReading`).
+public struct ChartReading: Sendable {
+    /// The name as the archive stores it, when it holds a scrobble of theirs.
+    public var storedName: Username?
+    /// Their first and last archived instants (`ScrobbleArchive.span`).
+    public var span: ClosedRange<Int64>?
+    /// The end of the demo's generated weeks stored for them, if any.
+    public var generatedThrough: Int64?
+    /// Their history copy, when it was asked for and there is one.
+    public var copy: HistoryCopy?
+    /// The chart of the week chosen from `span`; nil when none was chosen.
+    public var chart: WeeklyChart?
+
+    public init(storedName: Username? = nil, span: ClosedRange<Int64>? = nil, generatedThrough: Int64? = nil, copy: HistoryCopy? = nil,
+                chart: WeeklyChart? = nil) {
+        self.storedName = storedName
+        self.span = span
+        self.generatedThrough = generatedThrough
+        self.copy = copy
+        self.chart = chart
     }
 }

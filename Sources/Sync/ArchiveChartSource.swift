@@ -17,6 +17,12 @@ public struct ArchiveChartSource: ChartSource, AlbumHistorySource {
     /// scrobble to the one holding the last.
     public func chartList(for user: Username) async throws(SourceError) -> ChartWeekList {
         guard let span = try await store.span(for: user) else { throw Self.nothingArchived(user) }
+        return Self.weeks(spanning: span)
+    }
+
+    /// Every Last.fm week from the one holding `span`'s first instant to
+    /// the one holding its last.
+    public static func weeks(spanning span: ClosedRange<Int64>) -> ChartWeekList {
         let first = LastFMWeekCalendar.week(containing: span.lowerBound)
         let last = LastFMWeekCalendar.week(containing: span.upperBound)
         return ChartWeekList(LastFMWeekCalendar.weeks(from: first.from, closedBy: last.to))

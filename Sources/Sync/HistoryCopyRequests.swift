@@ -11,6 +11,9 @@ public protocol HistoryCopyRequests: Sendable {
     /// Reads `user`'s copy and, when one is due, queues it after the page
     /// is answered; returns the copy as it will stand.
     func viewed(_ user: Username) async -> HistoryCopy?
+    /// The same, with the copy as it stands already read (`current`; nil:
+    /// there is none), as a chart page's one read of the archive reads it.
+    func viewed(_ user: Username, standing current: HistoryCopy?) async -> HistoryCopy?
     /// How `user`'s last copy in this process failed, when it did.
     func failure(of user: Username) -> SourceError?
     /// About how long `copy` has left (nil when its length is not known).

@@ -95,26 +95,64 @@ public struct ListeningSources: Sendable {
         // Nothing but the archive holds a ListenBrainz user's charts.
         if user.service == .listenBrainz { return (.archive, nil) }
         if let pinned { return (pinned, nil) }
-        // The demo is never copied from anywhere.
-        let copy = isDemo(user) ? nil : await copies?.viewed(user)
-        // While a first copy runs, the archive may hold only its oldest
-        // pages (it walks from the oldest): Last.fm charts them, unless the
-        // archive already holds listens of the last 30 days, from an import
-        // or a player, which Last.fm may not have. One that failed or was
-        // stopped leaves what the archive holds to chart.
-        if let copy, copy.doneAt == nil, copy.isUnfinished, await !archiveIsRecent(for: user) { return (.lastfm, copy) }
-        if let archive, (try? await archive.storedName(of: user)) ?? nil != nil {
-            // Asked only for the demo's five names, and only with the demo off.
-            if demo == nil, DemoHousehold.isMember(user), (try? await archive.generatedThrough(of: user)) ?? nil != nil { return (.lastfm, copy) }
-            return (.archive, copy)
-        }
-        return (isDemo(user) ? .demo : .lastfm, copy)
+        let chosen = await chosenFromArchive(for: user, kind: .album, choosing: { _ in nil })
+        return (chosen.source, chosen.copy)
     }
 
-    /// Whether the archive holds a listen of `user` from the last 30 days.
-    func archiveIsRecent(for user: Username) async -> Bool {
-        guard let archive, let now = clock?.now, let span = (try? await archive.span(for: user)) ?? nil else { return false }
+    /// The source of a Last.fm user's charts and their copy, from one read
+    /// of the archive (`ScrobbleArchive.chartReading`, which also reads the
+    /// chart of the week `choose` picks, for a page that shows one).
+    ///
+    /// While a first copy runs, the archive may hold only its oldest pages
+    /// (it walks from the oldest): Last.fm charts them, unless the archive
+    /// already holds listens of the last 30 days, from an import or a
+    /// player, which Last.fm may not have. One that failed or was stopped
+    /// leaves what the archive holds to chart. An archive that cannot be
+    /// read leaves the demo or Last.fm, and queues no copy.
+    func chosenFromArchive(for user: Username, kind: ChartKind,
+                           choosing choose: @escaping @Sendable (ClosedRange<Int64>) -> ChartWeek?) async
+        -> (source: Source, copy: HistoryCopy?, reading: ChartReading?) {
+        // The demo is never copied from anywhere.
+        let isDemo = isDemo(user), withCopy = !isDemo && copies != nil
+        guard let archive else { return (isDemo ? .demo : .lastfm, withCopy ? await copies?.viewed(user) : nil, nil) }
+        guard let reading = try? await archive.chartReading(kind, of: user, withCopy: withCopy, choosing: choose) else {
+            return (isDemo ? .demo : .lastfm, nil, nil)
+        }
+        let copy = withCopy ? await copies?.viewed(user, standing: reading.copy) : nil
+        if let copy, copy.doneAt == nil, copy.isUnfinished, !isRecent(reading.span) { return (.lastfm, copy, reading) }
+        if reading.storedName != nil {
+            // Asked only for the demo's five names, and only with the demo off.
+            if demo == nil, DemoHousehold.isMember(user), reading.generatedThrough != nil { return (.lastfm, copy, reading) }
+            return (.archive, copy, reading)
+        }
+        return (isDemo ? .demo : .lastfm, copy, reading)
+    }
+
+    /// Whether `span` reaches into the last 30 days.
+    func isRecent(_ span: ClosedRange<Int64>?) -> Bool {
+        guard let span, let now = clock?.now else { return false }
         return Double(span.upperBound) >= now.timeIntervalSince1970 - Self.recentEnough
+    }
+
+    /// `user`'s weekly chart page for `request` at `now`, and where it came
+    /// from. A cold page of an archived person costs one read of the
+    /// archive (`chosenFromArchive`), which is the page when the archive is
+    /// the source; another source is asked as `WeeklyChartPage.load` asks.
+    public func chartPage(_ request: WeeklyChartPage.Request, now: Date) async -> (page: WeeklyChartPage, chosen: ChosenCharts) {
+        let user = request.user
+        guard archive != nil, !concealment.conceals(user), user.service == .lastFM else {
+            let chosen = await chosenCharts(for: user)
+            return (await WeeklyChartPage.load(request, from: chosen.source, now: now), chosen)
+        }
+        let (origin, copy, reading) = await chosenFromArchive(for: user, kind: request.kind) { span in
+            WeeklyChartPage.week(of: request, now: now, in: ArchiveChartSource.weeks(spanning: span))
+        }
+        let chosen = chosenCharts(origin, of: user, copy: copy)
+        if origin == .archive, let span = reading?.span {
+            let outcome: WeeklyChartPage.Outcome = reading?.chart.map { .chart($0) } ?? .noWeek
+            return (WeeklyChartPage.build(request, now: now, list: ArchiveChartSource.weeks(spanning: span), outcome: outcome), chosen)
+        }
+        return (await WeeklyChartPage.load(request, from: chosen.source, now: now), chosen)
     }
 
     /// The source of `user`'s charts, by `source(for:pinned:)`.
@@ -136,6 +174,11 @@ public struct ListeningSources: Sendable {
         if concealment.conceals(user) { return ChosenCharts(source: UnavailableChartSource(error: .unknownUser(user)), origin: .lastfm) }
         if user.service == .listenBrainz { return await listenBrainzCharts(for: user) }
         let (origin, copy) = await chosenSource(for: user, pinned: pinned)
+        return chosenCharts(origin, of: user, copy: copy)
+    }
+
+    /// The source of `user`'s charts that `origin` names, with `copy`.
+    func chosenCharts(_ origin: Source, of user: Username, copy: HistoryCopy?) -> ChosenCharts {
         switch origin {
         case .archive:
             if let archive { return ChosenCharts(source: ArchiveChartSource(store: archive), origin: origin, copy: copy) }

@@ -134,19 +134,21 @@ extension WeeklyChartPage {
         } catch {
             return build(request, now: now, list: ChartWeekList([]), outcome: .failed(error))
         }
-        let finder = ChartWeekFinder(timeZone: request.timeZone)
-        let target = target(of: request, now: now, finder: finder)
-        switch finder.lookup(instant: target, in: list) {
-        case .found(let week):
-            do {
-                let chart = try await source.chart(for: request.user, kind: request.kind, week: week)
-                return build(request, now: now, list: list, outcome: .chart(chart))
-            } catch {
-                return build(request, now: now, list: list, outcome: .failed(error))
-            }
-        case .noChart, .outsideHistory:
-            return build(request, now: now, list: list, outcome: .noWeek)
+        guard let week = week(of: request, now: now, in: list) else { return build(request, now: now, list: list, outcome: .noWeek) }
+        do {
+            let chart = try await source.chart(for: request.user, kind: request.kind, week: week)
+            return build(request, now: now, list: list, outcome: .chart(chart))
+        } catch {
+            return build(request, now: now, list: list, outcome: .failed(error))
         }
+    }
+
+    /// The week of `list` whose chart `request` shows at `now`; nil when
+    /// it asks for none the list has.
+    public static func week(of request: Request, now: Date, in list: ChartWeekList) -> ChartWeek? {
+        let finder = ChartWeekFinder(timeZone: request.timeZone)
+        guard case .found(let week) = finder.lookup(instant: target(of: request, now: now, finder: finder), in: list) else { return nil }
+        return week
     }
 
     /// What loading produced.

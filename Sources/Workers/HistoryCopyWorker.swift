@@ -121,7 +121,10 @@ public final class HistoryCopyWorker: JobHandler, HistoryCopyRequests {
     /// in the background (`later`, after the page is answered) and returns
     /// it as it will stand, queued.
     public func viewed(_ user: Username) async -> HistoryCopy? {
-        let current = await copy(of: user)
+        await viewed(user, standing: await copy(of: user))
+    }
+
+    public func viewed(_ user: Username, standing current: HistoryCopy?) async -> HistoryCopy? {
         guard isDue(current), await mayCopyOnView(user) else { return current }
         await later { _ = await self.begin(user, evenIfStopped: false) }
         return Self.queued(current, of: user, at: clock.now)

@@ -40,7 +40,7 @@ import Sync
             let id = try #require(try SQLiteScrobbleStore.userID(of: user, in: db))
             for kind in WeeklyRollup.kinds {
                 let fromRollups = try WeeklyRollup.charts(kind, user: user, userID: id, weeks: weeks, in: db)
-                let fromRows = try SQLiteScrobbleStore.charts(kind, user: user, userID: id, weeks: weeks, in: db)
+                let fromRows = try SQLiteScrobbleStore.counted(kind, user: user, userID: id, weeks: weeks, in: db)
                 for (rollup, rows) in zip(fromRollups, fromRows) where rollup != rows {
                     Issue.record("the \(kind) chart of \(rows.week) from rollups differs from its rows: \(rollup.entries) ≠ \(rows.entries)",
                                  sourceLocation: sourceLocation)

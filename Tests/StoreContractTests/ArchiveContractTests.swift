@@ -1,5 +1,6 @@
 import Foundation
 import PostgresStore
+import Synchronization
 import Testing
 import VinylogueCore
 @testable import SQLiteStore
@@ -57,6 +58,41 @@ import Sync
         // An empty batch leaves no user behind.
         #expect(try await archive.store([], of: Username("nobody"), origin: .spotify) == InsertCounts())
         #expect(try await archive.storedName(of: Username("nobody")) == nil)
+    }
+
+    /// A chart page's one read (`chartReading`) says what the separate
+    /// questions say: whom the archive holds, their span, their copy and
+    /// the chosen week's chart; nothing for a person it does not hold.
+    @Test(arguments: Backend.allCases)
+    func oneReadAnswersWhatAChartPageAsks(_ backend: Backend) async throws {
+        try await StoreContractTests.withStores(backend) { stores in
+            let archive = stores.scrobbles, bob = try Username("bob")
+            let week = ChartWeek(from: Self.t, to: Self.t + 604_800)
+            let nobody = try await archive.chartReading(.album, of: bob, withCopy: true) { _ in week }
+            #expect(nobody.storedName == nil && nobody.span == nil && nobody.copy == nil && nobody.chart == nil && nobody.generatedThrough == nil)
+
+            let plays = (0..<40).map { Scrobble(instant: Self.t + Int64($0) * 30_000, artist: "A\($0 % 3)", album: "B\($0 % 4)", track: "T") }
+            _ = try await archive.store(plays, of: Self.alice, origin: .lastFMSync)
+            let queued = try await stores.historyCopies.queue(Self.alice, at: Date(timeIntervalSince1970: 1_700_000_000))
+            let chosen = Mutex<ClosedRange<Int64>?>(nil)
+            let reading = try await archive.chartReading(.artist, of: Username("ALICE"), withCopy: true) { span in
+                chosen.withLock { $0 = span }
+                return week
+            }
+            let span = Self.t...(Self.t + 39 * 30_000)
+            #expect(reading.storedName?.value == "Alice")
+            #expect(reading.span == span && chosen.withLock { $0 } == span)
+            #expect(reading.copy == queued)
+            #expect(reading.chart == (try await archive.charts(.artist, of: Self.alice, weeks: [week]))?.first)
+            #expect(reading.chart?.entries.isEmpty == false)
+            // No copy asked, no week chosen: neither is read.
+            let bare = try await archive.chartReading(.album, of: Self.alice, withCopy: false) { _ in nil }
+            #expect(bare.copy == nil && bare.chart == nil && bare.span == span && bare.storedName?.value == "Alice")
+            // A copy alone, before anything is archived.
+            let bobsCopy = try await stores.historyCopies.queue(bob, at: Date(timeIntervalSince1970: 1_700_000_000))
+            let copying = try await archive.chartReading(.album, of: bob, withCopy: true) { _ in week }
+            #expect(copying.copy == bobsCopy && copying.storedName == nil && copying.chart == nil)
+        }
     }
 
     @Test(arguments: Backend.allCases)

@@ -80,9 +80,9 @@ struct ChartRoutes: Sendable {
     /// Loads the page, noting any saved copies used, with the person's
     /// history copy as it stands.
     func load(_ asked: Asked) async -> (WeeklyChartPage, SavedCopies, ListeningSources.ChosenCharts) {
-        let chosen = await sources.concealing(asked.concealment).chosenCharts(for: asked.request.user)
-        let source = chosen.source, now = clock.now
-        let (page, savedCopies) = await SavedCopies.noted { await WeeklyChartPage.load(asked.request, from: source, now: now) }
+        let sources = self.sources.concealing(asked.concealment), now = clock.now
+        let ((page, chosen), savedCopies) = await SavedCopies.noted { await sources.chartPage(asked.request, now: now) }
+        let source = chosen.source
         // Warm Last.fm's cached answers for the year before, so moving there
         // is instant. The archive and the demo answer any week at once: for
         // them it would be a second chart per request, for nothing.

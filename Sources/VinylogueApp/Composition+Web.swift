@@ -110,11 +110,13 @@ extension Composition {
             // the page's deadline.
             later: { [background] work in
                 _ = await background.start { await AnswerDeadline.$current.withValue(nil) { await work() } }
-            })
+            },
+            changes: parts.changes)
         parts.copies = copies
         parts.copiesHistories = configuration.copiesHistories && configuration.lastFM.apiKey != nil
         let uploads = UploadedImports(jobs: stores.importJobs, archive: archive, clock: clock,
-                                      directory: directory.appendingPathComponent("uploads", isDirectory: true), wakeup: queued)
+                                      directory: directory.appendingPathComponent("uploads", isDirectory: true), wakeup: queued,
+                                      changes: parts.changes)
         parts.uploads = uploads
         var jobsLogger = Logger(label: "vinylogue.jobs")
         jobsLogger.logLevel = logLevel(default: .info)

@@ -51,7 +51,7 @@ public func buildApplication(configuration: ServerConfiguration, parts: WebAppPa
             + (parts.jobs.map { [$0 as any Service] } ?? [])
             + (digests.map { [$0 as any Service] } ?? [])
             + (parts.stores.notices.map {
-                [FleetNoticeListener(notices: $0, kept: shared.kept, nowPlaying: shared.nowPlaying,
+                [FleetNoticeListener(notices: $0, changes: parts.changes, nowPlaying: shared.nowPlaying,
                                      audiences: parts.audiences)]
             } ?? []),
         onServerRunning: { channel in
@@ -81,7 +81,8 @@ struct SharedParts: Sendable {
         let clock = parts.clock, stores = parts.stores
         rendered = RenderedPages(clock: clock)
         renderedCards = RenderedPages(clock: clock, lifetime: 300, capacity: 500, maxBytes: 64 << 20)
-        kept = KeptViews(pages: rendered, cards: renderedCards, drawn: parts.shareCards, notices: stores.notices)
+        kept = KeptViews(pages: rendered, cards: renderedCards, drawn: parts.shareCards)
+        parts.changes.follow(kept)
         nowPlaying = NowPlaying(clock: clock)
         sources = parts.sources
         let accounts = parts.signsIn ? stores.accounts : nil
@@ -91,7 +92,7 @@ struct SharedParts: Sendable {
         let tokens = ListenTokens(store: stores.listenTokens, clock: clock, accountsOn: accounts != nil, lists: stores.lists, seal: seal)
         listenTokens = tokens
         mobileSignIn = MobileSignIn(tokens: tokens, sessions: stores.mobileSessions)
-        received = ReceivedListens(store: stores.receivedListens, forwarding: parts.forwarding, notices: stores.notices, kept: kept,
+        received = ReceivedListens(store: stores.receivedListens, forwarding: parts.forwarding, notices: stores.notices, changes: parts.changes,
                                    nowPlaying: nowPlaying, clock: clock)
     }
 }
@@ -157,16 +158,16 @@ func buildRouter(configuration: ServerConfiguration, parts: WebAppParts, shared:
     covers.register(on: router, people: people)
     FeedRoutes(sources: sources, viewers: viewers, clock: clock, address: address).register(people: people)
     SettingsRoutes(viewers: viewers, lists: lists, listenTokens: shared.listenTokens, forwarding: parts.forwarding,
-                   copies: parts.copiesHistories ? parts.copies : nil, uploads: parts.uploads, archive: stores.archive, kept: shared.kept, pages: pages, clock: clock,
+                   copies: parts.copiesHistories ? parts.copies : nil, uploads: parts.uploads, archive: stores.archive, changes: parts.changes, pages: pages, clock: clock,
                    apiKeyConfigured: apiKeyConfigured, configuration: configuration, address: address,
                    audiences: viewers.signIn != nil ? parts.audiences : nil, digests: digests).register(on: router)
     if let digests {
         DigestSettings(viewers: viewers, digests: digests, pages: pages, configuration: configuration).register(on: router)
     }
     if viewers.signIn != nil {
-        AccountDeletion(viewers: viewers, eraser: stores.eraser, copies: parts.copies, notices: stores.notices, kept: shared.kept,
+        AccountDeletion(viewers: viewers, eraser: stores.eraser, copies: parts.copies, changes: parts.changes,
                         audiences: parts.audiences, pages: pages, configuration: configuration).register(on: router)
-        VisibilitySettings(viewers: viewers, store: stores.accounts, audiences: parts.audiences, notices: stores.notices, kept: shared.kept,
+        VisibilitySettings(viewers: viewers, store: stores.accounts, audiences: parts.audiences, changes: parts.changes,
                            pages: pages, configuration: configuration).register(on: router)
     }
     PersonalDownload(viewers: viewers, lists: lists, archive: stores.archive, outbox: parts.forwarding?.outbox, digests: stores.digests,

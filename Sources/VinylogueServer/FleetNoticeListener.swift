@@ -13,7 +13,8 @@ import VinylogueCore
 /// A service of the server, following the notices until it stops.
 struct FleetNoticeListener: Service {
     let notices: any FleetNotices
-    let kept: KeptViews
+    /// Where what another instance changed is handed on to what this one keeps.
+    let changes: ListeningChanges
     let nowPlaying: NowPlaying
     /// Who may see whom, read again when it changed elsewhere.
     var audiences: Audiences?
@@ -25,27 +26,25 @@ struct FleetNoticeListener: Service {
     }
 
     func apply(_ notice: FleetNotice) {
+        let change = changes.heard(notice)
         switch notice {
-        case .listensChanged(let name):
-            guard let user = Username(validating: name) else { return }
-            kept.forget(user)
+        case .listensChanged:
+            break
         case .playingNow(let name, let artist, let track, let album, let until):
             guard let user = Username(validating: name) else { return }
             nowPlaying.heard(NowPlaying.Track(artist: artist, track: track, album: album, until: Date(timeIntervalSince1970: TimeInterval(until))), for: user)
-        case .audienceChanged(let name):
-            if let user = Username(validating: name) { kept.forget(user) }
+        case .audienceChanged:
             if let audiences { Task { await audiences.reloadLogged() } }
-        case .erased(let name):
+        case .erased:
             // Forgotten before who may see whom is read again: the erased
             // person's drawn cards go from this instance's disk too.
             Task {
-                if let user = Username(validating: name) { await kept.erase(user) }
+                if let change { await changes.tidy(after: change) }
                 await audiences?.reloadLogged()
             }
         case .listeningAgain:
             // Notices may have been missed while not listening: what was
-            // kept may be out of date, and so may who sees whom.
-            kept.forgetEveryone()
+            // kept may be out of date (forgotten above), and so may who sees whom.
             if let audiences { Task { await audiences.reloadLogged() } }
         }
     }

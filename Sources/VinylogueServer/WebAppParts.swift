@@ -39,6 +39,9 @@ public struct WebAppParts: Sendable {
     public var demoCovers: DemoCoverCatalogue
     public var shareCards: ShareCardStore
     public var background: BackgroundWork
+    /// The one stream of changes to what people's pages show, which the
+    /// pages kept here follow (the workers announce on it too).
+    public var changes: ListeningChanges
     /// Sends received listens on; nil when no service is configured.
     public var forwarding: ListenForwarding?
     /// The mail server and sender the weekly digest goes out through;
@@ -67,6 +70,7 @@ public struct WebAppParts: Sendable {
         self.demoCovers = demoCovers
         self.shareCards = shareCards
         self.background = background
+        changes = ListeningChanges(notices: stores.notices)
         demo = nil
         listenBrainz = nil
         copies = nil

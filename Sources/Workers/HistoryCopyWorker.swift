@@ -50,6 +50,8 @@ public final class HistoryCopyWorker: JobHandler, HistoryCopyRequests {
     /// Runs work a page set going after the page is answered (the web
     /// app's `BackgroundWork`); in a task of its own by default.
     let later: @Sendable (@escaping @Sendable () async -> Void) async -> Void
+    /// Told when a copy ends: what it stored shows at once.
+    let changes: ListeningChanges?
     private let state = Mutex(State())
 
     private struct State {
@@ -68,8 +70,9 @@ public final class HistoryCopyWorker: JobHandler, HistoryCopyRequests {
                 concurrency: Int = 4, lease: TimeInterval = 300, freshFor: TimeInterval = 3600, retryFailuresAfter: TimeInterval = 300,
                 lastFMPagesPerSecond: Double = 5, mayCopyOnView: @escaping @Sendable (Username) async -> Bool = { _ in true },
                 context: @escaping @Sendable (@escaping @Sendable () async -> Void) async -> Void = { await $0() },
-                later: (@Sendable (@escaping @Sendable () async -> Void) async -> Void)? = nil) {
+                later: (@Sendable (@escaping @Sendable () async -> Void) async -> Void)? = nil, changes: ListeningChanges? = nil) {
         self.copies = copies
+        self.changes = changes
         self.claimed = ClaimedCopy(copies: copies, clock: clock, lease: lease)
         self.syncs = syncs
         self.clock = clock
@@ -208,6 +211,9 @@ public final class HistoryCopyWorker: JobHandler, HistoryCopyRequests {
             do throws(SourceError) { _ = try await claimed.run(claim, sync) } catch { outcome.failure.withLock { $0 = error } }
         }
         let failure = outcome.failure.withLock { $0 }
+        // What it stored shows at once, and the page's source may change
+        // with the copy's end (from Last.fm to the archive).
+        await changes?.changed(.listens(claim.user))
         let waiters = state.withLock { state in
             state.failures[key] = failure
             state.running.remove(key)

@@ -19,10 +19,13 @@ public final class UploadedImports: JobHandler {
     public let machine: String
     /// Tells the job runner an upload is queued.
     let wakeup: Wakeup
+    /// Told when an import stored listens.
+    let changes: ListeningChanges?
 
     public init(jobs: any ImportJobStore, archive: any ScrobbleArchive, clock: WallClock, directory: URL, wakeup: Wakeup,
-                machine: String = JobHolder.machine()) {
+                changes: ListeningChanges? = nil, machine: String = JobHolder.machine()) {
         self.jobs = jobs
+        self.changes = changes
         self.archive = archive
         self.clock = clock
         self.directory = directory
@@ -60,6 +63,8 @@ public final class UploadedImports: JobHandler {
         importer.fence = JobFence(.upload(job: claim.job.id, upload: id), holder: claim.holder)
         importer.earlier = upload.stored
         let (summary, failure) = await Self.run(upload, importer: importer)
+        // What it stored shows at once (batches of a stopped or failed run too).
+        await changes?.changed(.listens(upload.user))
         if Task.isCancelled, failure != nil {
             // Stopped with the server: the job waits for the next start.
             return .stopped

@@ -91,6 +91,27 @@ import ZIPFoundation
         }
     }
 
+    /// An import is a change of what the person's pages show: a page kept
+    /// before it is forgotten when its listens are stored (it was shown
+    /// until it expired, a minute later).
+    @Test func aPageKeptBeforeAnImportShowsWhatItStored() async throws {
+        try await Harness.run { harness, client in
+            let session = try await client.session()
+            #expect(try await client.post("/users", ["username": "rj"], session: session).status == .seeOther)
+            let earlier = Scrobble(instant: 1_625_000_000 - 600, artist: "Massive Attack", album: "Mezzanine", track: "Angel")
+            _ = try await SQLiteScrobbleStore(database: harness.database).store([earlier], of: Username("RJ"), origin: .received)
+            let before = try await client.get("/api/u/RJ/chart?week=2021-06-30")
+            #expect(before.status == .ok && before.body.contains("Mezzanine") && !before.body.contains("Dummy"), "\(before.body)")
+            let csv = ([csvHeader] + Self.scrobbles.map(csvLine)).joined(separator: "\n") + "\n"
+            let sent = try await Self.upload(client, session, body: Self.body(token: session.token, fileName: "scrobbles.csv", contents: Data(csv.utf8)))
+            #expect(sent.0 == .seeOther, "\(sent.1)")
+            let jobs = try await Self.untilImported(harness, count: 1)
+            #expect(jobs.first?.state == .done, "\(jobs.map(\.reason))")
+            let after = try await client.get("/api/u/RJ/chart?week=2021-06-30")
+            #expect(after.status == .ok && after.body.contains("Dummy") && after.body.contains("Mezzanine"), "\(after.body)")
+        }
+    }
+
     @Test func hostileUploadsAreSentencesAndStoreNothing() async throws {
         try await Harness.run { harness, client in
             let session = try await client.session()

@@ -25,8 +25,9 @@ import VinylogueCore
                     pages.keep("api|chart|ybsc|y1|album", status: .ok, body: body)
                     cards.keep("card|RJ|y1", status: .ok, body: body)
                     let nowPlaying = NowPlaying(clock: .fixed(july2023))
-                    let listener = FleetNoticeListener(notices: PostgresFleetNotices(there), kept: KeptViews(pages: pages, cards: cards, drawn: nil),
-                                                       nowPlaying: nowPlaying)
+                    let changes = ListeningChanges(notices: nil)
+                    changes.follow(KeptViews(pages: pages, cards: cards, drawn: nil))
+                    let listener = FleetNoticeListener(notices: PostgresFleetNotices(there), changes: changes, nowPlaying: nowPlaying)
                     let announcer = PostgresFleetNotices(here)
                     let rj = try Username("RJ")
                     try await withThrowingTaskGroup(of: Void.self) { group in

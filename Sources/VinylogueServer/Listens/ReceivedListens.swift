@@ -17,8 +17,8 @@ struct ReceivedListens: Sendable {
     let store: any ReceivedListenStore
     let forwarding: ListenForwarding?
     let notices: (any FleetNotices)?
-    /// What is kept of people's pages, forgotten when their listens change.
-    let kept: KeptViews
+    /// Where it is announced that a person's listens changed.
+    let changes: ListeningChanges
     let nowPlaying: NowPlaying
     let clock: WallClock
 
@@ -66,7 +66,7 @@ struct ReceivedListens: Sendable {
     /// here were made without them (the other instances of a fleet heard
     /// so from the store's transaction); the sender wakes for what was queued.
     private func kept(for user: Username, queued: Int) async {
-        kept.forget(user)
+        await changes.changed(.listens(user), fleetTold: true)
         if queued > 0 { forwarding?.wake() }
     }
 

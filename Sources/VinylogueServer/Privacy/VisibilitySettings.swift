@@ -14,9 +14,9 @@ struct VisibilitySettings: Sendable {
     let viewers: Viewers
     let store: any VisibilityStore
     let audiences: Audiences
-    let notices: (any FleetNotices)?
-    /// What is kept of people's pages, forgotten when who may see them changes.
-    let kept: KeptViews
+    /// Where the change is announced: the pages kept of the person, here
+    /// and on the fleet's other instances, are forgotten.
+    let changes: ListeningChanges
     let pages: PageRenderer
     let configuration: ServerConfiguration
     let logger = Logger(label: "vinylogue.visibility")
@@ -40,8 +40,7 @@ struct VisibilitySettings: Sendable {
                                                        section: "visibility"), status: .serviceUnavailable)
         }
         await audiences.apply(chosen, of: account)
-        kept.forget(account.name)
-        await notices?.announce(.audienceChanged(user: account.name.value))
+        await changes.changed(.audience(account.name))
         return .redirect(to: Paths.settings + "?visibility=saved#visibility", type: .normal)
     }
 }

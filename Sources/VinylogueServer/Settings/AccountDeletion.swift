@@ -18,9 +18,9 @@ struct AccountDeletion: Sendable {
     let viewers: Viewers
     let eraser: any AccountEraser
     let copies: HistoryCopyWorker?
-    let notices: (any FleetNotices)?
-    /// What is kept of the account's pages: erased with it, drawn cards too.
-    let kept: KeptViews
+    /// Where the deletion is announced: what this instance and the fleet's
+    /// others kept of the account's pages goes, drawn cards too.
+    let changes: ListeningChanges
     /// Who may see whom: the account's choice and friendships go with it.
     let audiences: Audiences
     let pages: PageRenderer
@@ -49,9 +49,8 @@ struct AccountDeletion: Sendable {
                                                        section: "delete"), status: .serviceUnavailable)
         }
         for path in erased.uploads { try? FileManager.default.removeItem(atPath: path) }
-        await kept.erase(account.name)
+        await changes.changed(.erased(account.name))
         await audiences.reloadLogged()
-        await notices?.announce(.erased(user: account.name.value))
         var page = MessagePage(title: "Account deleted", heading: "Your account is deleted",
                                csrf: "", message: "Everything of \(account.name.value) is gone from this Vinylogue: your listening archive, "
                                    + "your list and settings, your tokens and sessions, and your place on other people’s lists. "

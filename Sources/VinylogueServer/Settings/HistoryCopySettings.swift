@@ -95,7 +95,7 @@ extension SettingsRoutes {
         case "delete":
             guard let archive else { throw HTTPError(.badRequest, message: "Choose to start or to stop the copy.") }
             let forgotten = try await copies.forget(user, from: archive)
-            await kept.listeningChanged(of: user)
+            await changes.changed(.listens(user))
             changed = "deleted-\(forgotten)"
         default:
             throw HTTPError(.badRequest, message: "Choose to start or to stop the copy.")

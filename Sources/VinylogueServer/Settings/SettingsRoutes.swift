@@ -22,8 +22,8 @@ struct SettingsRoutes: Sendable {
     let uploads: UploadedImports?
     /// The archive, for deleting what a copy stored.
     let archive: (any ScrobbleArchive)?
-    /// What is kept of people's pages, forgotten once what a copy stored is deleted.
-    let kept: KeptViews
+    /// Where it is announced that what a copy stored was deleted.
+    let changes: ListeningChanges
     let pages: PageRenderer
     let clock: WallClock
     /// Whether a Last.fm API key is set (people can be added from Last.fm).

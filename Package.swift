@@ -361,6 +361,7 @@ let package = Package(
                 "TestSupport",
                 "Stores", "SQLiteStore", "Sync", "Imports", "VinylogueCore", "PostgresStore", "vinylogue", "fake-lastfm", "fake-listenbrainz",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
             ]

@@ -154,15 +154,6 @@ public struct SQLiteScrobbleStore: Sendable {
 
     // MARK: - Writing
 
-    /// Stores `scrobbles` for `user` in one transaction.
-    @discardableResult
-    public func insert(_ scrobbles: some Collection<Scrobble>, for user: Username, origin: ScrobbleOrigin) throws(SourceError) -> InsertCounts {
-        try write { db in
-            let id = try Self.ensureUserID(of: user, in: db)
-            return try Self.insertDistinct(scrobbles, userID: id, origin: origin, in: db)
-        }
-    }
-
     /// Rows per multi-row `INSERT`: one statement step stores this many.
     static let rowsPerStatement = 64
 
@@ -353,14 +344,6 @@ public struct SQLiteScrobbleStore: Sendable {
 
     // MARK: - Reading
 
-    /// How many scrobbles are archived for `user`.
-    public func count(for user: Username) throws(SourceError) -> Int {
-        try read { db in
-            guard let id = try Self.userID(of: user, in: db) else { return 0 }
-            return try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM scrobble WHERE user_id = ?", arguments: [id]) ?? 0
-        }
-    }
-
     /// The first and last archived instants of `user` within
     /// `PlausibleTime.archived`, if any.
     public func span(for user: Username) async throws(SourceError) -> ClosedRange<Int64>? {
@@ -382,11 +365,6 @@ public struct SQLiteScrobbleStore: Sendable {
                                       arguments: [userID, low, high])
         guard let first, let last else { return nil }
         return first...last
-    }
-
-    /// Every archived scrobble of `user` in `[from, to)`, in time order.
-    public func scrobbles(for user: Username, from: Int64, to: Int64) throws(SourceError) -> [Scrobble] {
-        try read { db in try Self.scrobbles(of: user, from: from, to: to, in: db) }
     }
 
     static func scrobbles(of user: Username, from: Int64, to: Int64, in db: Database) throws -> [Scrobble] {

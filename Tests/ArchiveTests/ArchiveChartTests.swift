@@ -53,7 +53,7 @@ import Sync
 
         let second = try ScrobbleImporter(store: store, clock: testClock).importFile(at: path, for: alice)
         #expect(second.imported == 0 && second.duplicates == scrobbles.count)
-        #expect(try store.count(for: alice) == scrobbles.count)
+        #expect(try await store.scrobbleCount(of: alice) == scrobbles.count)
         for (week, chart) in zip(weeks, before) {
             #expect(try await source.chart(for: alice, kind: .album, week: week) == chart)
         }
@@ -64,7 +64,7 @@ import Sync
         let dir = try TemporaryDirectory()
         let store = try dir.store()
         let (scrobbles, weeks) = Self.madeUpExport()
-        try store.insert(scrobbles, for: alice, origin: .lastFMExport)
+        try await store.store(scrobbles, of: alice, origin: .lastFMExport)
         let source = ArchiveChartSource(store: store)
         for week in weeks + [ChartWeek(from: weeks[3].from + 3600, to: weeks[5].to - 7200)] {
             let expected = ScrobbleTally.chart(kind, user: alice, week: week, scrobbles: scrobbles)
@@ -103,7 +103,7 @@ import Sync
         let added = try await generated.fill(now: clock.now)
         #expect(added > 0)
         #expect(try await generated.fill(now: clock.now) == 0)
-        #expect(try store.count(for: DemoHistory.username) == added)
+        #expect(try await store.scrobbleCount(of: DemoHistory.username) == added)
         let later = clock.now.addingTimeInterval(3 * 7 * 86_400)
         let more = try await generated.fill(now: later)
         #expect(more > 0 && more < added / 10)

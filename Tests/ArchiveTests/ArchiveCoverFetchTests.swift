@@ -29,7 +29,7 @@ import Sync
         }
     }
 
-    static func archive(_ albums: [String], in directory: URL) throws -> ArchiveDatabase {
+    static func archive(_ albums: [String], in directory: URL) async throws -> ArchiveDatabase {
         let database = try ArchiveDatabase(directory: directory)
         let scrobbles = albums.enumerated().flatMap { n, album in
             // More plays for earlier albums: the order they are asked in.
@@ -37,7 +37,7 @@ import Sync
                 Scrobble(instant: 1_600_000_000 + Int64(n * 100 + k) * 600, artist: "Artist", album: album, track: "T\(k)")
             }
         }
-        try SQLiteScrobbleStore(database: database).insert(scrobbles, for: Username("fetcher"), origin: .lastFMExport)
+        try await SQLiteScrobbleStore(database: database).store(scrobbles, of: Username("fetcher"), origin: .lastFMExport)
         return database
     }
 

@@ -62,13 +62,13 @@ import Sync
         try await importing.value
 
         let restored = SQLiteScrobbleStore(database: try ArchiveDatabase(directory: copy))
-        let listens = Set(try restored.scrobbles(for: Self.bob, from: 0, to: .max).map(\.instant))
+        let listens = Set(try await restored.scrobbles(of: Self.bob, from: 0, to: .max).map(\.instant))
         #expect(before.allSatisfy(listens.contains), "\(before.count) acknowledged before, \(listens.count) in the copy")
         // The server went on writing: what it stored after is not in the copy.
         let late = acknowledged.withLock { $0[afterBackup + 1] }
         #expect(!listens.contains(late))
-        #expect(try store.scrobbles(for: Self.bob, from: late, to: late + 1).count == 1)
-        #expect(summary.scrobbles == (try restored.count(for: Self.alice)) + listens.count)
+        #expect(try await store.scrobbles(of: Self.bob, from: late, to: late + 1).count == 1)
+        #expect(summary.scrobbles == (try await restored.scrobbleCount(of: Self.alice)) + listens.count)
         #expect(summary.people == 2)
         #expect(summary.files == 1)
         #expect(try Data(contentsOf: copy.appendingPathComponent("mobile-sign-in.key")) == Data("a key".utf8))
@@ -77,7 +77,7 @@ import Sync
         #expect(!FileManager.default.fileExists(atPath: copy.appendingPathComponent(".vinylogue.sqlite.partial").path))
         let source = ArchiveChartSource(store: restored)
         for week in weeks {
-            let rows = try restored.scrobbles(for: Self.alice, from: week.from, to: week.to)
+            let rows = try await restored.scrobbles(of: Self.alice, from: week.from, to: week.to)
             for kind in [ChartKind.album, .artist] {
                 let chart = try await source.chart(for: Self.alice, kind: kind, week: week)
                 #expect(chart == ScrobbleTally.chart(kind, user: Self.alice, week: week, scrobbles: rows), "\(kind) chart of \(week)")

@@ -47,7 +47,7 @@ import Sync
         // Importing the same archive again adds nothing.
         let again = try ScrobbleImporter(store: store, clock: testClock).importFile(at: zip.path, for: alice)
         #expect(again.imported == 0 && again.duplicates == 4)
-        #expect(try store.count(for: alice) == 4)
+        #expect(try await store.scrobbleCount(of: alice) == 4)
     }
 
     /// `my_spotify_data.zip` with the extended streaming history, a video file and the ReadMe.
@@ -72,7 +72,7 @@ import Sync
             .skipped("a document, not listening history"), .read(.spotifyJSON), .read(.spotifyJSON), .skipped("Spotify video history, not music"),
         ])
         #expect(summary.members[1].skipped == ["plays shorter than 30 seconds": 1, "entries without a track (podcasts)": 1])
-        #expect(try store.scrobbles(for: alice, from: 0, to: .max).map(\.track) == ["Glory Box", "Overcome"])
+        #expect(try await store.scrobbles(of: alice, from: 0, to: .max).map(\.track) == ["Glory Box", "Overcome"])
     }
 
     /// Spotify's account data ZIP: `StreamingHistory_music_0.json` beside files that are not history.
@@ -116,7 +116,7 @@ import Sync
         #expect(summary.refused.map(\.name) == ["listens/2020/5.jsonl"])
         guard case .refused(let reason) = summary.members[1].outcome else { Issue.record("not refused"); return }
         #expect(reason.contains("damaged") && reason.contains("download the export again"))
-        #expect(try store.scrobbles(for: alice, from: 0, to: .max).map(\.track) == ["First", "Last"])
+        #expect(try await store.scrobbles(of: alice, from: 0, to: .max).map(\.track) == ["First", "Last"])
     }
 
     /// A member that inflates past the limit is refused, whether its header

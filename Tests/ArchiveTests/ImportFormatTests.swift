@@ -8,7 +8,7 @@ import Sync
 @testable import Stores
 
 @Suite struct ImportFormatTests {
-    @Test func headerlessLastFMCSVWithQuotingAndBrokenLines() throws {
+    @Test func headerlessLastFMCSVWithQuotingAndBrokenLines() async throws {
         let dir = try TemporaryDirectory()
         let path = try dir.file("scrobbles.csv", #"""
             Radiohead,OK Computer,Airbag,31 Jan 2020 18:25
@@ -32,7 +32,7 @@ import Sync
         #expect(summary.rejected[2].reason.contains("unterminated"))
         #expect(summary.rejected[3].reason.contains("invalid date"))
 
-        let all = try store.scrobbles(for: alice, from: 0, to: .max)
+        let all = try await store.scrobbles(of: alice, from: 0, to: .max)
         #expect(all.count == 4)
         #expect(all[0] == Scrobble(instant: 1_580_495_100, artist: "Radiohead", album: "OK Computer", track: "Airbag"))
         #expect(all[1].artist == "Crosby, Stills & Nash" && all[1].album == "Déjà Vu" && all[1].track == "Carry On")
@@ -41,10 +41,10 @@ import Sync
 
         let again = try ScrobbleImporter(store: store, clock: testClock).importFile(at: path, for: alice)
         #expect(again.imported == 0 && again.duplicates == 4)
-        #expect(try store.count(for: alice) == 4)
+        #expect(try await store.scrobbleCount(of: alice) == 4)
     }
 
-    @Test func lastFMCSVWithHeaderKeepsMBIDs() throws {
+    @Test func lastFMCSVWithHeaderKeepsMBIDs() async throws {
         let dir = try TemporaryDirectory()
         let path = try dir.file("export.csv", #"""
             uts,utc_time,artist,artist_mbid,album,album_mbid,track,track_mbid
@@ -62,13 +62,13 @@ import Sync
         #expect(summary.rejected[0].reason.contains("invalid date"))
         #expect(summary.rejected[1].reason.contains("missing track"))
         #expect(summary.rejected[2].reason.contains("after the closing quote"))
-        let all = try store.scrobbles(for: alice, from: 0, to: .max)
+        let all = try await store.scrobbles(of: alice, from: 0, to: .max)
         #expect(all[0].artistMBID == "a74b1b7f-71a5-4011-9441-d0b5e4122711")
         #expect(all[0].albumMBID == "b1392450-e666-3926-a536-22c65f834433")
         #expect(all[1].track == "Paranoid Android" && all[1].artistMBID == nil)
     }
 
-    @Test func listenBrainzJSONArrayStreamsAndReportsBadElements() throws {
+    @Test func listenBrainzJSONArrayStreamsAndReportsBadElements() async throws {
         let dir = try TemporaryDirectory()
         // The shape of a ListenBrainz user export (listens.json).
         let path = try dir.file("listens.json", #"""
@@ -101,7 +101,7 @@ import Sync
         #expect(summary.rejected[0].reason.contains("track_name"))
         #expect(summary.rejected[1].reason.contains("invalid JSON"))
         #expect(summary.rejected[2].reason.contains("listened_at"))
-        let all = try store.scrobbles(for: alice, from: 0, to: .max)
+        let all = try await store.scrobbles(of: alice, from: 0, to: .max)
         #expect(all[0] == Scrobble(instant: 1_580_495_100, artist: "Portishead", album: "Dummy", track: "Sour Times",
                                    artistMBID: "8f6bd1e4-fbe1-4f50-aa9b-94c450ec0f11", albumMBID: "76df3287-6cda-33eb-8e9a-044b5e15ffdd",
                                    trackMBID: "7c5b5ba7-8d23-4ed6-9e1c-9e7a0c4f5a3f"))
@@ -136,11 +136,11 @@ import Sync
         #expect(summary.imported == 2)
         #expect(summary.rejected.map(\.line) == [2, 4])
         #expect(summary.rejected[1].reason.contains("not a JSON object"))
-        let first = try #require(try store.scrobbles(for: alice, from: 0, to: .max).first)
+        let first = try #require(try await store.scrobbles(of: alice, from: 0, to: .max).first)
         #expect(first.albumMBID == "rel-1" && first.trackMBID == "rec-1" && first.artistMBID == "art-1" && first.track == "Jóga")
     }
 
-    @Test func spotifyExtendedHistoryCountsOnlyRealPlays() throws {
+    @Test func spotifyExtendedHistoryCountsOnlyRealPlays() async throws {
         let dir = try TemporaryDirectory()
         // Field names as in Spotify's "Extended streaming history" ReadMe.
         let path = try dir.file("Streaming_History_Audio_2020.json", #"""
@@ -168,13 +168,13 @@ import Sync
         #expect(summary.skipped["plays shorter than 30 seconds"] == 1)
         #expect(summary.skipped["entries without a track (podcasts)"] == 1)
         #expect(summary.rejected.map(\.line) == [12])
-        let all = try store.scrobbles(for: alice, from: 0, to: .max)
+        let all = try await store.scrobbles(of: alice, from: 0, to: .max)
         // ts is the end of playback; the instant is when it started.
         #expect(all.map(\.instant) == [1_580_495_301 - 201, 1_580_500_800 - 30])
         #expect(all[0].track == "Glory Box" && all[0].album == "Dummy")
     }
 
-    @Test func largeFileCrossesChunkBoundaries() throws {
+    @Test func largeFileCrossesChunkBoundaries() async throws {
         let dir = try TemporaryDirectory()
         // ~3 MB: lines straddle the importer's 1 MiB reads.
         var text = csvHeader + "\n"
@@ -190,8 +190,8 @@ import Sync
         #expect(summary.imported == 40_000)
         #expect(summary.rejected.map(\.line) == [40_002])
         #expect(reports >= 6)
-        #expect(try store.count(for: alice) == 40_000)
-        let some = try store.scrobbles(for: alice, from: 1_500_000_000 + 12_345 * 60, to: 1_500_000_000 + 12_346 * 60)
+        #expect(try await store.scrobbleCount(of: alice) == 40_000)
+        let some = try await store.scrobbles(of: alice, from: 1_500_000_000 + 12_345 * 60, to: 1_500_000_000 + 12_346 * 60)
         #expect(some == [Scrobble(instant: 1_500_000_000 + 12_345 * 60, artist: "Artist \(12_345 % 37) with a longer name",
                                   album: "Album, \(12_345 % 91)", track: "Track \"12345\"")])
     }
@@ -213,7 +213,7 @@ import Sync
 }
 
 @Suite struct ImportEdgeTests {
-    @Test func bracketsAndQuotesInsideJSONStringsAndCRLFLines() throws {
+    @Test func bracketsAndQuotesInsideJSONStringsAndCRLFLines() async throws {
         let dir = try TemporaryDirectory()
         let json = "[\r\n" + #"""
             {"listened_at": 1580495100, "track_metadata": {"artist_name": "A ] B", "release_name": "{Live}", "track_name": "Say \"[hi]\", \\o/"}},
@@ -224,13 +224,13 @@ import Sync
         let store = try dir.store()
         let summary = try ScrobbleImporter(store: store, clock: testClock).importFile(at: path, for: alice)
         #expect(summary.imported == 2 && summary.rejectedCount == 0)
-        let all = try store.scrobbles(for: alice, from: 0, to: .max)
+        let all = try await store.scrobbles(of: alice, from: 0, to: .max)
         #expect(all.first == Scrobble(instant: 1_580_495_100, artist: "A ] B", album: "{Live}", track: #"Say "[hi]", \o/"#))
 
         let csv = try dir.file("crlf.csv", "Artist,Album,Track,31 Jan 2020 18:25\r\nArtist,Album,Track 2,31 Jan 2020 18:29\r\n")
         let csvSummary = try ScrobbleImporter(store: store, clock: testClock).importFile(at: csv, for: alice)
         #expect(csvSummary.imported == 2)
-        #expect(try store.scrobbles(for: alice, from: 1_580_495_340, to: 1_580_495_341).first?.track == "Track 2")
+        #expect(try await store.scrobbles(of: alice, from: 1_580_495_340, to: 1_580_495_341).first?.track == "Track 2")
     }
 
     @Test func timestampsParseOnlyRealDates() {

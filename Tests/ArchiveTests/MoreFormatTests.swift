@@ -40,7 +40,7 @@ import Sync
         // A page's rejections carry the line the page starts on.
         #expect(summary.rejected.map(\.line) == [10, 10, 16])
         #expect(summary.rejected[0].reason.contains("date.uts") && summary.rejected[1].reason.contains("artist"))
-        let all = try store.scrobbles(for: alice, from: 0, to: .max)
+        let all = try await store.scrobbles(of: alice, from: 0, to: .max)
         #expect(all.map(\.track) == ["Roads", "Airbag"])
         #expect(all[1] == Scrobble(instant: 1_580_495_100, artist: "Radiohead", album: "OK Computer", track: "Airbag",
                                    artistMBID: "a74b1b7f-71a5-4011-9441-d0b5e4122711", albumMBID: "b1392450-e666-3926-a536-22c65f834433",
@@ -73,7 +73,7 @@ import Sync
         #expect(summary.rejected.map(\.line) == [7, 8, 9, 10])
         #expect(summary.rejected[0].reason.contains("expected 7 or 8"))
         #expect(summary.notes.isEmpty)
-        let all = try store.scrobbles(for: alice, from: 0, to: .max)
+        let all = try await store.scrobbles(of: alice, from: 0, to: .max)
         #expect(all.map(\.track) == ["Mysterons", "Strangers"])
         #expect(all[0].trackMBID == "6bf2e5e5-5b4e-4d17-9b83-bcb8d2b1b0a1" && all[0].album == "Dummy" && all[0].instant == 1_580_495_100)
 
@@ -94,7 +94,7 @@ import Sync
             + "Björk\tVespertine\tHidden Place\t1\t330\tL\t1594000000\t\n")
         _ = try ScrobbleImporter(store: zoned, clock: testClock, playerTimeZone: berlin).importFile(at: summer, for: alice)
         _ = try ScrobbleImporter(store: zoned, clock: testClock, playerTimeZone: berlin).importFile(at: path, for: alice)
-        let instants = try zoned.scrobbles(for: alice, from: 0, to: .max).map(\.instant)
+        let instants = try await zoned.scrobbles(of: alice, from: 0, to: .max).map(\.instant)
         #expect(instants == [1_580_495_100, 1_580_495_658, 1_580_600_000 - 3600, 1_594_000_000 - 7200])
     }
 
@@ -132,7 +132,7 @@ import Sync
         #expect(summary.format == .malojaJSON)
         #expect(summary.imported == 3)
         #expect(summary.rejected.map(\.line) == [20, 21])
-        let all = try store.scrobbles(for: alice, from: 0, to: .max)
+        let all = try await store.scrobbles(of: alice, from: 0, to: .max)
         #expect(all[0] == Scrobble(instant: 1_580_495_100, artist: "Massive Attack, Horace Andy", album: "Mezzanine", track: "Angel"))
         #expect(all[1].album == "Dummy" && all[2].album == "")
 
@@ -159,7 +159,7 @@ import Sync
         #expect(summary.skipped["plays shorter than 30 seconds"] == 1)
         #expect(summary.rejected.map(\.line) == [4])
         #expect(summary.notes.count == 1 && summary.notes[0].contains("no album"))
-        let all = try store.scrobbles(for: alice, from: 0, to: .max)
+        let all = try await store.scrobbles(of: alice, from: 0, to: .max)
         #expect(all.map(\.instant) == [1_580_495_280 - 201, 1_580_497_200 - 220])
         #expect(all.allSatisfy { $0.album.isEmpty && $0.artist == "Portishead" })
     }

@@ -55,7 +55,7 @@ import Sync
         let zipPath = dir.url.appendingPathComponent(export.fileName).path
         try Data(bytes.withLock { $0 }).write(to: URL(fileURLWithPath: zipPath))
         #expect(export.fileName == "vinylogue-alice-2026-11-06.zip")
-        let stored = try store.count(for: Self.alice)
+        let stored = try await store.scrobbleCount(of: Self.alice)
         #expect(summary.listens == stored)
         #expect(summary.months > 30)
         // Streamed in many pieces, not made whole first.
@@ -89,7 +89,7 @@ import Sync
         #expect(imported.imported == stored)
         #expect(imported.duplicates == 0 && imported.rejectedCount == 0)
         #expect(imported.refused.isEmpty && imported.unrecognised.isEmpty)
-        #expect(try fresh.scrobbles(for: Self.alice, from: .min, to: .max) == store.scrobbles(for: Self.alice, from: .min, to: .max))
+        #expect(try await fresh.scrobbles(of: Self.alice, from: .min, to: .max) == store.scrobbles(of: Self.alice, from: .min, to: .max))
         let span = try #require(try await store.span(for: Self.alice))
         let weeks = LastFMWeekCalendar.weeks(from: span.lowerBound, closedBy: span.upperBound + LastFMWeekCalendar.weekLength)
         for kind in [ChartKind.album, .artist, .track] {

@@ -74,7 +74,7 @@ import Sync
             // The oldest three pages are in (the last page is the short one),
             // and exactly the oldest scrobbles: no hole behind the sync.
             let lastPage = expected.count - (pending.totalPages - 1) * 200
-            let partial = try store.scrobbles(for: Self.rj, from: 0, to: .max)
+            let partial = try await store.scrobbles(of: Self.rj, from: 0, to: .max)
             #expect(partial.count == lastPage + 400)
             #expect(Set(partial) == Set(expected.prefix(lastPage + 400)))
 
@@ -88,7 +88,7 @@ import Sync
             let requests = await fake.requests().filter { $0.method == "user.getrecenttracks" }
             #expect(requests.allSatisfy { $0.parameters["to"] == String(end) && $0.parameters["from"] == "0" })
 
-            let archived = try store.scrobbles(for: Self.rj, from: 0, to: .max)
+            let archived = try await store.scrobbles(of: Self.rj, from: 0, to: .max)
             #expect(archived.count == expected.count)
             #expect(Set(archived) == Set(expected))
 
@@ -109,8 +109,8 @@ import Sync
         let dir = try TemporaryDirectory()
         let store = try dir.store()
         // A newer play imported from Spotify must not move the sync's start.
-        try store.insert([Scrobble(instant: Int64(Self.now.timeIntervalSince1970) - 10, artist: "S", album: "S", track: "S")],
-                         for: Self.rj, origin: .spotify)
+        try await store.store([Scrobble(instant: Int64(Self.now.timeIntervalSince1970) - 10, artist: "S", album: "S", track: "S")],
+                              of: Self.rj, origin: .spotify)
         let early = Date(timeIntervalSince1970: 1_136_073_600 + 40 * 86_400)
         try await Self.withSync(store, clock: .fixed(early)) { _, sync in
             let first = try await sync.sync(Self.rj)
@@ -124,7 +124,7 @@ import Sync
             #expect(second.imported > 0)
         }
         let expected = Self.expected(until: Int64(Self.now.timeIntervalSince1970))
-        #expect(try store.count(for: Self.rj) == expected.count + 1)
+        #expect(try await store.scrobbleCount(of: Self.rj) == expected.count + 1)
         // The archive's chart of a synced week equals Last.fm's (the fake's) semantics.
         let week = LastFMWeekCalendar.week(containing: 1_136_073_600 + 60 * 86_400)
         let chart = try await ArchiveChartSource(store: store).chart(for: Self.rj, kind: .album, week: week)
@@ -140,15 +140,15 @@ import Sync
         let end = Int64(Self.now.timeIntervalSince1970)
         try await Self.withSync(store, clock: clock) { fake, sync in
             _ = try await sync.sync(Self.rj)
-            let before = try store.count(for: Self.rj)
+            let before = try await store.scrobbleCount(of: Self.rj)
             #expect(before == Self.expected(until: end).count)
             // Played offline five days ago, submitted only now.
             let late = Scrobble(instant: end - 5 * 86_400 + 17, artist: "The Offline Band", album: "Airplane Mode", track: "Roaming")
             await fake.scrobbleLate(late, for: "rj")
             let next = try await sync.sync(Self.rj)
             #expect(next.imported == 1)
-            #expect(try store.count(for: Self.rj) == before + 1)
-            #expect(try store.scrobbles(for: Self.rj, from: late.instant, to: late.instant + 1).map(\.artist).contains("The Offline Band"))
+            #expect(try await store.scrobbleCount(of: Self.rj) == before + 1)
+            #expect(try await store.scrobbles(of: Self.rj, from: late.instant, to: late.instant + 1).map(\.artist).contains("The Offline Band"))
         }
     }
 
@@ -174,7 +174,7 @@ import Sync
             #expect(summary.duplicates >= imported.imported)
         }
         try await Self.withSync(syncOnly, clock: clock) { _, sync in _ = try await sync.sync(Self.rj) }
-        #expect(try both.count(for: Self.rj) == syncOnly.count(for: Self.rj))
+        #expect(try await both.scrobbleCount(of: Self.rj) == syncOnly.scrobbleCount(of: Self.rj))
     }
 
     @Test func anUnknownUserLeavesNoArchiveBehind() async throws {

@@ -32,12 +32,12 @@ import VinylogueCore
         var rng = SplitMix64(seed: seed)
         var seen: [Int] = []
         for round in 0..<5 {
-            let before = try store.count(for: person)
+            let before = try await store.scrobbleCount(of: person)
             let delay: Duration? = round == 0 || rng.next() % 2 == 0 ? nil : .milliseconds(50 + Int(rng.next() % 300))
-            let process = try await KillTests.launchAndStop({ try serve() }, afterNextCommit: { try store.count(for: person) }, in: data, delay: delay)
+            let process = try await KillTests.launchAndStop({ try serve() }, afterNextCommit: { try KillTests.stored(store, of: person) }, in: data, delay: delay)
             kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()
-            let count = try store.count(for: person)
+            let count = try await store.scrobbleCount(of: person)
             seen.append(count)
             #expect(count >= before, "archived after each kill: \(seen), seed \(seed)")
         }
@@ -71,7 +71,7 @@ import VinylogueCore
             return true
         }
         #expect(counted.count > 15_000)
-        let archived = try store.scrobbles(for: person, from: 0, to: .max)
+        let archived = try await store.scrobbles(of: person, from: 0, to: .max)
         let missing = Set(counted).subtracting(archived), extra = Set(archived).subtracting(counted)
         #expect(archived.count == counted.count, "seed \(seed); missing \(Array(missing.prefix(3))), extra \(Array(extra.prefix(3)))")
         #expect(missing.isEmpty && extra.isEmpty, "seed \(seed)")

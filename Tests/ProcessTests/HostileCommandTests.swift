@@ -39,7 +39,7 @@ import Sync
         try finish(try start(arguments, in: dir))
     }
 
-    @Test func chartAndHistoryStandADamagedArchive() throws {
+    @Test func chartAndHistoryStandADamagedArchive() async throws {
         let dir = try TemporaryDirectory()
         let data = dir.url.appendingPathComponent("data")
         let store = SQLiteScrobbleStore(database: try ArchiveDatabase(directory: data))
@@ -48,11 +48,11 @@ import Sync
         var utc = Calendar(identifier: .gregorian)
         utc.timeZone = .gmt
         let yearAgo = Int64(try #require(utc.date(byAdding: .year, value: -1, to: Date())).timeIntervalSince1970)
-        try store.insert([Scrobble(instant: 1_594_000_000, artist: "Local Artist", album: "Offline Album", track: "T"),
-                          Scrobble(instant: yearAgo, artist: "Last Year", album: "A Year Ago", track: "T"),
-                          Scrobble(instant: .max, artist: "A", album: "B", track: "D"),
-                          Scrobble(instant: 1_000_000_000_000_000_000, artist: "A", album: "B", track: "D")],
-                         for: bomb, origin: .lastFMExport)
+        try await store.store([Scrobble(instant: 1_594_000_000, artist: "Local Artist", album: "Offline Album", track: "T"),
+                               Scrobble(instant: yearAgo, artist: "Last Year", album: "A Year Ago", track: "T"),
+                               Scrobble(instant: .max, artist: "A", album: "B", track: "D"),
+                               Scrobble(instant: 1_000_000_000_000_000_000, artist: "A", album: "B", track: "D")],
+                              of: bomb, origin: .lastFMExport)
         let chart = try Self.run(["chart", "bomb", "--week", "2020-07-06", "--source", "archive", "--data-dir", data.path, "--json"], in: dir.url)
         #expect(chart.status == 0, "\(chart.output)")
         #expect(chart.output.contains("Offline Album"))
@@ -61,15 +61,15 @@ import Sync
         #expect(history.output.contains("A Year Ago"))
         // Reading it changed nothing stored.
         let after = SQLiteScrobbleStore(database: try ArchiveDatabase(directory: data))
-        #expect(try after.count(for: bomb) == 4)
-        #expect(try after.scrobbles(for: bomb, from: 1_594_000_000, to: 1_594_000_001).map(\.album) == ["Offline Album"])
+        #expect(try await after.scrobbleCount(of: bomb) == 4)
+        #expect(try await after.scrobbles(of: bomb, from: 1_594_000_000, to: 1_594_000_001).map(\.album) == ["Offline Album"])
     }
 
     /// What a data directory holds for `user` after a command: nothing at
     /// all when the command never made the database.
-    static func stored(for user: String, in data: URL) throws -> Int {
+    static func stored(for user: String, in data: URL) async throws -> Int {
         guard ArchiveDatabase.exists(in: data) else { return 0 }
-        return try SQLiteScrobbleStore(database: try ArchiveDatabase(directory: data)).count(for: try Username(user))
+        return try await SQLiteScrobbleStore(database: try ArchiveDatabase(directory: data)).scrobbleCount(of: try Username(user))
     }
 
     @Test func importingAnEmptyDirectorySaysItHoldsNoExports() throws {
@@ -96,7 +96,7 @@ import Sync
     /// Three imports started at once into a directory that does not exist
     /// yet; before migrations took a lock, about one round in ten failed
     /// with "table archive_user already exists".
-    @Test func simultaneousImportsIntoANewDirectoryAllSucceed() throws {
+    @Test func simultaneousImportsIntoANewDirectoryAllSucceed() async throws {
         let dir = try TemporaryDirectory()
         let file = try dir.file("export.csv", csvHeader + "\n1580495100,x,Radiohead,,OK Computer,,Airbag,\n")
         var failures: [String] = []
@@ -107,7 +107,7 @@ import Sync
                 failures.append("round \(round): \(outcome.output)")
             }
             // Three imports of one listen keep it once.
-            let kept = try Self.stored(for: "alice", in: data)
+            let kept = try await Self.stored(for: "alice", in: data)
             if kept != 1 { failures.append("round \(round): \(kept) listens kept, not 1") }
         }
         #expect(failures.isEmpty, "\(failures.count) failed: \(failures.prefix(2))")

@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 import Testing
 import TestSupport
 import VinylogueCore
@@ -112,6 +113,15 @@ private let testClock = WallClock.fixed(Date(timeIntervalSince1970: 1_794_000_00
     /// tests running in parallel can keep Swift's cooperative threads busy
     /// for long enough that a starved watcher lets the child finish unseen
     /// (seen in CI).
+    /// How many scrobbles `user` has, read on the calling thread: for the
+    /// watcher's own thread, which stops the child right after a commit.
+    static func stored(_ store: SQLiteScrobbleStore, of user: Username) throws -> Int {
+        try store.database.writer.read { db in
+            try Int.fetchOne(db, sql: "SELECT count(*) FROM scrobble s JOIN archive_user u ON u.id = s.user_id WHERE u.name_key = ?",
+                             arguments: [user.key]) ?? 0
+        }
+    }
+
     static func launchAndStop(_ launch: @escaping @Sendable () throws -> ChildProcess, afterNextCommit count: @escaping @Sendable () throws -> Int,
                               in directory: URL, delay: Duration? = nil) async throws -> ChildProcess {
         try await withCheckedThrowingContinuation { (done: CheckedContinuation<ChildProcess, any Error>) in
@@ -159,7 +169,7 @@ private let testClock = WallClock.fixed(Date(timeIntervalSince1970: 1_794_000_00
         var counts: [Int] = []
         for round in 0..<7 {
             let launch: @Sendable () throws -> ChildProcess = { try Self.importProcess(binary, file: file, dataDir: killed) }
-            let archived: @Sendable () throws -> Int = { try store.count(for: alice) }
+            let archived: @Sendable () throws -> Int = { try Self.stored(store, of: alice) }
             // Right after a batch commits (the first round always lands
             // mid-import: the archive is empty and every batch commits), and
             // at random moments.
@@ -169,7 +179,7 @@ private let testClock = WallClock.fixed(Date(timeIntervalSince1970: 1_794_000_00
             if process.isRunning { interrupted += 1 }
             kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()
-            let count = try store.count(for: alice)
+            let count = try await store.scrobbleCount(of: alice)
             // Committed batches survive each kill; later runs only add.
             #expect(count >= (counts.last ?? 0))
             #expect(count <= scrobbles.count)
@@ -189,14 +199,14 @@ private let testClock = WallClock.fixed(Date(timeIntervalSince1970: 1_794_000_00
         // (the generated history has a few repeats less than a minute apart).
         #expect(summary.imported + summary.duplicates == scrobbles.count)
         #expect(summary.duplicates < 10)
-        #expect(try store.count(for: alice) == summary.imported)
-        #expect(try store.scrobbles(for: alice, from: 0, to: .max) == clean.scrobbles(for: alice, from: 0, to: .max))
+        #expect(try await store.scrobbleCount(of: alice) == summary.imported)
+        #expect(try await store.scrobbles(of: alice, from: 0, to: .max) == clean.scrobbles(of: alice, from: 0, to: .max))
         let killedSource = ArchiveChartSource(store: store), cleanSource = ArchiveChartSource(store: clean)
         // The weekly rollups the killed imports left equal a count of the
         // rows themselves, for every week and kind.
         for week in weeks {
             // The week's rows, read once for its three charts.
-            let rows = try store.scrobbles(for: alice, from: week.from, to: week.to)
+            let rows = try await store.scrobbles(of: alice, from: week.from, to: week.to)
             for kind in [ChartKind.album, .artist, .track] {
                 let chart = try await killedSource.chart(for: alice, kind: kind, week: week)
                 #expect(chart == ScrobbleTally.chart(kind, user: alice, week: week, scrobbles: rows), "\(kind) chart of \(week), seed \(seed)")
@@ -236,12 +246,12 @@ private let testClock = WallClock.fixed(Date(timeIntervalSince1970: 1_794_000_00
         var seen: [Int] = []
         for round in 0..<4 {
             // Kill right after a page commits (always in the first round), or a little later.
-            let before = try store.count(for: rj)
+            let before = try await store.scrobbleCount(of: rj)
             let delay: Duration? = round == 0 || rng.next() % 2 == 0 ? nil : .milliseconds(50 + Int(rng.next() % 400))
-            let process = try await Self.launchAndStop({ try syncProcess() }, afterNextCommit: { try store.count(for: rj) }, in: data, delay: delay)
+            let process = try await Self.launchAndStop({ try syncProcess() }, afterNextCommit: { try KillTests.stored(store, of: rj) }, in: data, delay: delay)
             kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()
-            let count = try store.count(for: rj)
+            let count = try await store.scrobbleCount(of: rj)
             seen.append(count)
             #expect(count >= before)
             if count > 0, try await ScrobbleSync(store: store, gateway: RecentTracksGateway { _, _, _, _, _ throws(SourceError) in
@@ -257,7 +267,7 @@ private let testClock = WallClock.fixed(Date(timeIntervalSince1970: 1_794_000_00
         let expected = LastFMWeekCalendar.weeks(from: history.firstWeek.from, closedBy: fakeNow + LastFMWeekCalendar.weekLength)
             .flatMap { history.scrobbles(in: $0) }
             .filter { $0.instant <= fakeNow }
-        let archived = try store.scrobbles(for: rj, from: 0, to: .max)
+        let archived = try await store.scrobbles(of: rj, from: 0, to: .max)
         #expect(archived.count == expected.count)
         #expect(Set(archived) == Set(expected))
     }
@@ -296,12 +306,12 @@ private let testClock = WallClock.fixed(Date(timeIntervalSince1970: 1_794_000_00
         var partial = 0
         var seen: [Int] = []
         for round in 0..<3 {
-            let before = try store.count(for: rob)
+            let before = try await store.scrobbleCount(of: rob)
             let delay: Duration? = round == 0 || rng.next() % 2 == 0 ? nil : .milliseconds(50 + Int(rng.next() % 400))
-            let process = try await KillTests.launchAndStop({ try syncProcess() }, afterNextCommit: { try store.count(for: rob) }, in: data, delay: delay)
+            let process = try await KillTests.launchAndStop({ try syncProcess() }, afterNextCommit: { try KillTests.stored(store, of: rob) }, in: data, delay: delay)
             kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()
-            let count = try store.count(for: rob)
+            let count = try await store.scrobbleCount(of: rob)
             seen.append(count)
             #expect(count >= before)
             if count > 0, try await store.syncStart(of: rob).pending != nil { partial += 1 }
@@ -316,7 +326,7 @@ private let testClock = WallClock.fixed(Date(timeIntervalSince1970: 1_794_000_00
             .flatMap { history.scrobbles(in: $0) }
             .filter { $0.instant <= fakeNow }
             .map { Scrobble(instant: $0.instant, artist: $0.artist, album: $0.album, track: $0.track, albumMBID: $0.albumMBID) }
-        let archived = try store.scrobbles(for: rob, from: 0, to: .max)
+        let archived = try await store.scrobbles(of: rob, from: 0, to: .max)
         #expect(archived.count == expected.count)
         #expect(Set(archived) == Set(expected))
     }

@@ -40,11 +40,11 @@ import Sync
         @Sendable func serve() throws -> ChildProcess { try KillTests.serve(data: data) }
         var seen: [Int] = []
         for _ in 0..<3 {
-            let before = try store.count(for: person)
-            let process = try await KillTests.launchAndStop({ try serve() }, afterNextCommit: { try store.count(for: person) }, in: data)
+            let before = try await store.scrobbleCount(of: person)
+            let process = try await KillTests.launchAndStop({ try serve() }, afterNextCommit: { try KillTests.stored(store, of: person) }, in: data)
             kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()
-            let count = try store.count(for: person)
+            let count = try await store.scrobbleCount(of: person)
             seen.append(count)
             #expect(count >= before, "archived after each kill: \(seen)")
         }
@@ -63,7 +63,7 @@ import Sync
         let clean = SQLiteScrobbleStore(database: try ArchiveDatabase(directory: dir.url.appendingPathComponent("clean")))
         let reference = try ScrobbleImporter(store: clean, clock: .fixed(Date(timeIntervalSince1970: 1_794_000_000)))
             .importFile(at: export, for: person)
-        #expect(try store.scrobbles(for: person, from: 0, to: .max) == clean.scrobbles(for: person, from: 0, to: .max))
+        #expect(try await store.scrobbles(of: person, from: 0, to: .max) == clean.scrobbles(of: person, from: 0, to: .max))
         let counts = "Imported \(grouped(reference.imported)) scrobbles for alice; \(grouped(reference.duplicates)) duplicates skipped"
         #expect(done.summary?.contains(counts) == true, "\(done.summary ?? "no summary"), archived after each kill: \(seen)")
         #expect(!FileManager.default.fileExists(atPath: file.path), "the upload's file is deleted once read")

@@ -34,7 +34,7 @@ import VinylogueCore
             ("Slint", "Spiderland", 1, nil),
         ]
 
-        init() throws {
+        init() async throws {
             let database = try ArchiveDatabase(directory: url)
             var scrobbles: [Scrobble] = []
             let t: Int64 = 1_593_950_400
@@ -44,7 +44,7 @@ import VinylogueCore
                                               track: "Track \(n)", albumMBID: album.mbid))
                 }
             }
-            try SQLiteScrobbleStore(database: database).insert(scrobbles, for: Username("collector"), origin: .lastFMExport)
+            try await SQLiteScrobbleStore(database: database).store(scrobbles, of: Username("collector"), origin: .lastFMExport)
         }
 
         /// The remembered answers, read straight from the database.
@@ -67,7 +67,7 @@ import VinylogueCore
     @Test func resolvesEveryAlbumOnceWithinTheRateLimitAndASecondRunAsksNothing() async throws {
         try await withFakeEnvironment { fake, env in
             await fake.removeCover(artist: "No Art", album: "Blank")
-            let archived = try Archived()
+            let archived = try await Archived()
             let run = try await vinylogue(["art", "fetch", "collector", "--data-dir", archived.path], environment: Self.environment(env, perSecond: 2))
             #expect(run.status == 0, "\(run.stderr)")
             #expect(run.stdout.contains("Covers for collector: 9 albums in the archive."), "\(run.stdout)")
@@ -143,7 +143,7 @@ import VinylogueCore
 
     @Test func anInterruptedRunResumesWithoutAskingAgain() async throws {
         try await withFakeEnvironment { fake, env in
-            let archived = try Archived()
+            let archived = try await Archived()
             // Last.fm answers the first questions only when the test says so.
             await fake.inject(FakeLastFM.FaultRule(.held, method: "album.getinfo"))
             let process = try startVinylogue(["art", "fetch", "collector", "--data-dir", archived.path], environment: Self.environment(env, perSecond: 2))
@@ -180,7 +180,7 @@ import VinylogueCore
 
     @Test func withoutAnAPIKeyItSaysHowToGetOne() async throws {
         try await withFakeEnvironment { fake, env in
-            let archived = try Archived()
+            let archived = try await Archived()
             var environment = Self.environment(env)
             environment["LASTFM_API_KEY"] = ""
             let run = try await vinylogue(["art", "fetch", "collector", "--data-dir", archived.path], environment: environment)
@@ -192,7 +192,7 @@ import VinylogueCore
     }
 
     @Test func withLastFMUnreachableItStopsAndSaysWhatToDo() async throws {
-        let archived = try Archived()
+        let archived = try await Archived()
         // Nothing listens on port 9 of this machine (discard is not run here).
         let env = ["LASTFM_API_URL": "http://127.0.0.1:9/2.0/", "LASTFM_API_KEY": "test-key"]
         let run = try await vinylogue(["art", "fetch", "collector", "--data-dir", archived.path], environment: Self.environment(env))
@@ -215,7 +215,7 @@ import VinylogueCore
 
     @Test func aUserWithNothingArchivedIsToldHowToArchive() async throws {
         try await withFakeEnvironment { _, env in
-            let archived = try Archived()
+            let archived = try await Archived()
             let run = try await vinylogue(["art", "fetch", "nobody", "--data-dir", archived.path], environment: Self.environment(env))
             #expect(run.status == 2)
             #expect(run.stderr.contains("Nothing with an album name is archived for “nobody” here"))

@@ -153,7 +153,7 @@ import VinylogueCore
         #expect(run.status == 0, "\(run.stderr)")
         #expect(run.stdout.contains("1 scrobble of 1 person"), "\(run.stdout)")
         #expect(run.stdout.contains("To restore: stop serve, then start it with --data-dir \(copy.path)."))
-        #expect(try SQLiteScrobbleStore(database: try ArchiveDatabase(directory: copy)).count(for: rj) == 1)
+        #expect(try await SQLiteScrobbleStore(database: try ArchiveDatabase(directory: copy)).scrobbleCount(of: rj) == 1)
 
         let again = try await vinylogue(["db", "backup", copy.path, "--data-dir", data.path])
         #expect(again.status == 2)

@@ -53,7 +53,7 @@ import VinylogueCore
                                           albumMBID: mbid))
             }
         }
-        try SQLiteScrobbleStore(database: ArchiveDatabase(directory: directory)).insert(scrobbles, for: user, origin: .lastFMExport)
+        try await SQLiteScrobbleStore(database: ArchiveDatabase(directory: directory)).store(scrobbles, of: user, origin: .lastFMExport)
 
         let (urls, continuation) = AsyncStream.makeStream(of: String.self)
         let server = Task { try await FakeLastFMServer.run(fake) { continuation.yield($0) } }

@@ -9,19 +9,19 @@ import VinylogueCore
 
 @Suite struct ArchiveServingTests {
     /// Scrobbles of the week 5–12 July 2020 for a user Last.fm has never heard of.
-    func fill(_ harness: Harness, user: Username) throws {
+    func fill(_ harness: Harness, user: Username) async throws {
         let week = ChartWeek(from: 1_593_950_400, to: 1_594_555_200)
         var scrobbles: [Scrobble] = []
         for i in 0..<5 { scrobbles.append(Scrobble(instant: week.from + Int64(i) * 600, artist: "Local Artist", album: "Offline Album", track: "T\(i)")) }
         scrobbles.append(Scrobble(instant: week.from + 9000, artist: "local artist", album: "OFFLINE ALBUM", track: "T9"))
         scrobbles.append(Scrobble(instant: week.from - 364 * 86400 + 60, artist: "Older", album: "Last Year", track: "X"))
-        try SQLiteScrobbleStore(database: harness.database).insert(scrobbles, for: user, origin: .lastFMExport)
+        try await SQLiteScrobbleStore(database: harness.database).store(scrobbles, of: user, origin: .lastFMExport)
     }
 
     @Test func archivedUsersAreChartedOffline() async throws {
         try await Harness.run { harness, client in
             let user = try Username("offliner")
-            try fill(harness, user: user)
+            try await fill(harness, user: user)
             let page = try await client.get("/u/offliner/week/2020-07-08")
             #expect(page.status == .ok)
             #expect(page.body.containsInOrder(["Local Artist", "Offline Album", "6 plays"]))
@@ -35,7 +35,7 @@ import VinylogueCore
     /// first page) must not hide the user's Last.fm charts.
     @Test func anEmptyArchiveEntryDoesNotShadowLastFM() async throws {
         try await Harness.run { harness, client in
-            try SQLiteScrobbleStore(database: harness.database).insert([], for: try Username("ybsc"), origin: .lastFMSync)
+            try await SQLiteScrobbleStore(database: harness.database).store([], of: try Username("ybsc"), origin: .lastFMSync)
             let page = try await client.get("/u/ybsc/week/2020-07-08")
             #expect(page.status == .ok)
             #expect(page.body.containsInOrder(["PUP", "Live at The Electric Ballroom", "22 plays"]))
@@ -47,10 +47,10 @@ import VinylogueCore
     @Test func aDamagedRowNeitherCrashesNorStretchesPages() async throws {
         try await Harness.run { harness, client in
             let bomb = try Username("bomb")
-            try fill(harness, user: bomb)
-            try SQLiteScrobbleStore(database: harness.database).insert(
+            try await fill(harness, user: bomb)
+            try await SQLiteScrobbleStore(database: harness.database).store(
                 [Int64.max, 1_000_000_000_000_000_000, -1].map { Scrobble(instant: $0, artist: "A", album: "B", track: "D") },
-                for: bomb, origin: .lastFMExport)
+                of: bomb, origin: .lastFMExport)
             let page = try await client.get("/u/bomb/week/2020-07-06")
             #expect(page.status == .ok)
             #expect(page.body.containsInOrder(["Local Artist", "Offline Album", "6 plays"]))
@@ -62,7 +62,7 @@ import VinylogueCore
 
     @Test func historyShowsEveryYearFromTheArchive() async throws {
         try await Harness.run { harness, client in
-            try fill(harness, user: try Username("offliner"))
+            try await fill(harness, user: try Username("offliner"))
             let page = try await client.get("/u/offliner/history")
             #expect(page.status == .ok)
             #expect(page.body.containsInOrder(["3 years ago", "Offline Album", "4 years ago", "Last Year"]))

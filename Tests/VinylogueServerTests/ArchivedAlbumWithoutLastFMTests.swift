@@ -20,7 +20,7 @@ import VinylogueCore
 
     @Test func thePageStandsOnTheArchiveAndRecoversWhenLastFMIsBack() async throws {
         try await Harness.run { harness, client in
-            try SQLiteScrobbleStore(database: harness.database).insert(KeptAnswersTests.plays(6), for: KeptAnswersTests.user,
+            try await SQLiteScrobbleStore(database: harness.database).store(KeptAnswersTests.plays(6), of: KeptAnswersTests.user,
                                                                         origin: .lastFMExport)
             await harness.fake.inject(.init(.httpStatus(503), method: "album.getinfo"))
             let failing = try await client.get(Self.page)
@@ -53,7 +53,7 @@ import VinylogueCore
     /// page still says Last.fm failed, with its status.
     @Test func anAlbumNotInTheArchiveStillSaysLastFMFailed() async throws {
         try await Harness.run { harness, client in
-            try SQLiteScrobbleStore(database: harness.database).insert(KeptAnswersTests.plays(6), for: KeptAnswersTests.user,
+            try await SQLiteScrobbleStore(database: harness.database).store(KeptAnswersTests.plays(6), of: KeptAnswersTests.user,
                                                                         origin: .lastFMExport)
             await harness.fake.inject(.init(.httpStatus(503), method: "album.getinfo"))
             let page = try await client.get("/u/offliner/album/Someone%20Else/Never%20Played")

@@ -65,7 +65,7 @@ import VinylogueServer
             fields.merge(Self.track(3, "  ", at: Self.now - 100)) { a, _ in a }
             #expect(try await Self.post(client, "/audioscrobbler/submit", fields) == ["OK"])
             #expect(try await Listens.stored(harness) == 2)
-            let kept = try SQLiteScrobbleStore(database: harness.database).scrobbles(for: try Username("listener"), from: 0, to: .max)
+            let kept = try await SQLiteScrobbleStore(database: harness.database).scrobbles(of: try Username("listener"), from: 0, to: .max)
             #expect(kept.map(\.track) == ["First", "Second"])
             #expect(kept.allSatisfy { $0.album == "Mpd Album" && $0.artist == "Mpd Artist" })
             let chart = try await client.get("/api/u/listener/chart?week=2023-07-08")

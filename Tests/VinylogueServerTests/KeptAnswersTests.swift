@@ -25,8 +25,8 @@ import VinylogueCore
         }
     }
 
-    static func archive(_ scrobbles: [Scrobble], _ harness: Harness) throws {
-        try SQLiteScrobbleStore(database: harness.database).insert(scrobbles, for: user, origin: .lastFMExport)
+    static func archive(_ scrobbles: [Scrobble], _ harness: Harness) async throws {
+        try await SQLiteScrobbleStore(database: harness.database).store(scrobbles, of: user, origin: .lastFMExport)
     }
 
     /// Past the rendered-page cache's minute.
@@ -34,14 +34,14 @@ import VinylogueCore
 
     @Test func theEveryonePageIsKeptAndFollowsTheList() async throws {
         try await Harness.run { harness, client in
-            try Self.archive(Self.plays(6), harness)
+            try await Self.archive(Self.plays(6), harness)
             _ = try await harness.lists.add(Self.user)
             let first = try await client.get("/everyone?years_ago=3")
             #expect(first.status == .ok)
             #expect(first.body.containsInOrder(["data-user=\"offliner\"", "Offline Album", "6 plays"]))
 
             // Three more plays reach the archive: the kept page is served.
-            try Self.archive(Self.plays(3, from: 6), harness)
+            try await Self.archive(Self.plays(3, from: 6), harness)
             let kept = try await client.get("/everyone?years_ago=3")
             #expect(kept.body == first.body)
 
@@ -65,10 +65,10 @@ import VinylogueCore
 
     @Test func theEveryonePageFollowsTheClockAfterItsMinute() async throws {
         try await Harness.run { harness, client in
-            try Self.archive(Self.plays(6), harness)
+            try await Self.archive(Self.plays(6), harness)
             _ = try await harness.lists.add(Self.user)
             #expect(try await client.get("/everyone?years_ago=3").body.contains("6 plays"))
-            try Self.archive(Self.plays(3, from: 6), harness)
+            try await Self.archive(Self.plays(3, from: 6), harness)
             #expect(try await client.get("/everyone?years_ago=3").body.contains("6 plays"))
             Self.pastTheMinute(harness)
             #expect(try await client.get("/everyone?years_ago=3").body.contains("9 plays"))
@@ -93,13 +93,13 @@ import VinylogueCore
 
     @Test func theChartJSONIsKeptLikeThePage() async throws {
         try await Harness.run { harness, client in
-            try Self.archive(Self.plays(6), harness)
+            try await Self.archive(Self.plays(6), harness)
             let api = "/api/u/offliner/chart?week=2020-07-08"
             let first = try await client.get(api)
             #expect(first.status == .ok)
             #expect(first.headers[.contentType] == "application/json; charset=utf-8")
             #expect(first.body.contains("\"plays\" : 6"))
-            try Self.archive(Self.plays(3, from: 6), harness)
+            try await Self.archive(Self.plays(3, from: 6), harness)
             // A hit: the kept answer, byte for byte, with the same headers.
             let kept = try await client.get(api)
             #expect(kept.body == first.body)
@@ -119,7 +119,7 @@ import VinylogueCore
     /// with no body; another tag, or a page changed since, is the page.
     @Test func aReloadOfAKeptPageIsNotModified() async throws {
         try await Harness.run { harness, client in
-            try Self.archive(Self.plays(6), harness)
+            try await Self.archive(Self.plays(6), harness)
             let page = "/u/offliner/week/2020-07-08"
             let first = try await client.get(page)
             let etag = try #require(first.headers[.eTag])
@@ -136,7 +136,7 @@ import VinylogueCore
             #expect(other.status == .ok)
             #expect(String(buffer: other.body) == first.body)
             // Changed since: past the minute the page is made again, with a new tag.
-            try Self.archive(Self.plays(3, from: 6), harness)
+            try await Self.archive(Self.plays(3, from: 6), harness)
             Self.pastTheMinute(harness)
             let changed = try await client.execute(uri: page, method: .get, headers: [.ifNoneMatch: etag], body: nil)
             #expect(changed.status == .ok)
@@ -147,12 +147,12 @@ import VinylogueCore
 
     @Test func theEveryYearPageAndItsJSONAreKept() async throws {
         try await Harness.run { harness, client in
-            try Self.archive(Self.plays(6), harness)
+            try await Self.archive(Self.plays(6), harness)
             let page = try await client.get("/u/offliner/history")
             let json = try await client.get("/api/u/offliner/history")
             #expect(page.body.containsInOrder(["3 years ago", "Offline Album", "6 plays"]))
             #expect(json.body.contains("\"plays\" : 6"))
-            try Self.archive(Self.plays(3, from: 6), harness)
+            try await Self.archive(Self.plays(3, from: 6), harness)
             #expect(try await client.get("/u/offliner/history").body == page.body)
             #expect(try await client.get("/api/u/offliner/history").body == json.body)
             Self.pastTheMinute(harness)

@@ -33,7 +33,7 @@ import VinylogueServer
     /// An archived user who played "Offline Album" ten times three years
     /// ago (so rediscover finds it), and a Last.fm user, on the list.
     static func prepare(_ harness: Harness) async throws {
-        try SQLiteScrobbleStore(database: harness.database).insert(KeptAnswersTests.plays(10), for: KeptAnswersTests.user,
+        try await SQLiteScrobbleStore(database: harness.database).store(KeptAnswersTests.plays(10), of: KeptAnswersTests.user,
                                                                     origin: .lastFMExport)
         _ = try await harness.lists.add(KeptAnswersTests.user)
         _ = try await harness.lists.add(try Username("ybsc"))

@@ -193,7 +193,7 @@ import VinylogueCore
 
     @Test func keptWidgetsAreServedUntilTheyExpire() async throws {
         try await Harness.run { harness, client in
-            try KeptAnswersTests.archive(KeptAnswersTests.plays(6), harness)
+            try await KeptAnswersTests.archive(KeptAnswersTests.plays(6), harness)
             let uris = ["/u/offliner/widget?years_ago=3", "/u/offliner/widget.svg?years_ago=3", "/u/offliner/widget.png?years_ago=3"]
             var first: [String: TestResponse] = [:]
             for uri in uris { first[uri] = try await Self.get(client, uri) }
@@ -206,7 +206,7 @@ import VinylogueCore
             let hitsBefore = try await hits()
 
             // Three more plays reach the archive: the kept widgets are served, headers and all.
-            try KeptAnswersTests.archive(KeptAnswersTests.plays(3, from: 6), harness)
+            try await KeptAnswersTests.archive(KeptAnswersTests.plays(3, from: 6), harness)
             for uri in uris {
                 let kept = try await Self.get(client, uri)
                 #expect(kept.body == first[uri]!.body, "\(uri)")

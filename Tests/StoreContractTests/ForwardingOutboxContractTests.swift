@@ -152,6 +152,17 @@ import Sync
         }
     }
 
+    /// RJ's `listens` queued for Last.fm, their job claimed as `holder`,
+    /// and the ids of the listens due.
+    static func rjsJob(_ stores: StoreContractTests.Stores, listens: Int, holder: String = "m/1/w") async throws
+        -> (job: ForwardingJob, claim: JobClaim, ids: [Int64]) {
+        let (account, _) = try await stores.accounts.signedIn(try Username("RJ"), lastFMSessionKey: "k", at: Self.now)
+        try await stores.outbox.enqueue(Self.listens(listens), of: account.owner, to: [.lastFM], at: Self.now)
+        let job = ForwardingJob(owner: account.owner, target: .lastFM)
+        let claim = try await Self.claim(stores.jobs, as: holder)
+        return (job, claim, try await stores.outbox.due(for: job, at: Self.now, limit: 50).map(\.id))
+    }
+
     /// Listens being sent are uncertain until the outcome is written, so a
     /// sender that dies mid-send leaves them to be asked about; an outcome
     /// that says nothing of them (no send was tried) leaves them so.
@@ -159,11 +170,7 @@ import Sync
     func listensBeingSentAreUncertainUntilTheOutcome(_ backend: Backend) async throws {
         try await StoreContractTests.withStores(backend) { stores in
             let (outbox, jobs) = (stores.outbox, stores.jobs)
-            let (account, _) = try await stores.accounts.signedIn(try Username("RJ"), lastFMSessionKey: "k", at: Self.now)
-            try await outbox.enqueue(Self.listens(3), of: account.owner, to: [.lastFM], at: Self.now)
-            let job = ForwardingJob(owner: account.owner, target: .lastFM)
-            let claim = try await Self.claim(jobs, as: "m/1/dead")
-            let ids = try await outbox.due(for: job, at: Self.now, limit: 50).map(\.id)
+            let (job, claim, ids) = try await Self.rjsJob(stores, listens: 3, holder: "m/1/dead")
             #expect(try await outbox.record(OutboxMarks(sending: ids), for: job, under: claim, at: Self.now) == nil)
             // Its holder died mid-send: the job is taken over, the listens uncertain.
             let taken = try #require(try await jobs.claimNext(of: [.forwarding], on: "m", as: "m/2/w", at: Self.now, lease: 60,
@@ -188,16 +195,12 @@ import Sync
     func aFencedWriteStoresNothing(_ backend: Backend) async throws {
         try await StoreContractTests.withStores(backend) { stores in
             let (outbox, jobs) = (stores.outbox, stores.jobs)
-            let (account, _) = try await stores.accounts.signedIn(try Username("RJ"), lastFMSessionKey: "k", at: Self.now)
-            try await outbox.enqueue(Self.listens(2), of: account.owner, to: [.lastFM], at: Self.now)
-            let job = ForwardingJob(owner: account.owner, target: .lastFM)
-            let claim = try await Self.claim(jobs)
-            let ids = try await outbox.due(for: job, at: Self.now, limit: 50).map(\.id)
+            let (job, claim, ids) = try await Self.rjsJob(stores, listens: 2)
             #expect(try await jobs.cancel(of: try Username("RJ"), kinds: [.forwarding]) == 1)
             await #expect(throws: SourceError.self) {
                 _ = try await outbox.record(OutboxMarks(sent: ids), for: job, under: claim, at: Self.now)
             }
-            #expect(try await outbox.states(of: account.owner)[.lastFM]?.sent == 0)
+            #expect(try await outbox.states(of: job.owner)[.lastFM]?.sent == 0)
         }
     }
 

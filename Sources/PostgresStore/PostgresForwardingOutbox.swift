@@ -201,9 +201,12 @@ public struct PostgresForwardingOutbox: ForwardingOutbox {
             """, logger: logger)
     }
 
+    /// A row still "sending" (state 1) was claimed by an instance from
+    /// before the job queue (a fleet mid-upgrade): read as uncertain, it is
+    /// asked about before it is sent.
     public func due(for job: ForwardingJob, at now: Date, limit: Int) async throws -> [OutboxListen] {
         let rows = try await database.client.query("""
-            SELECT id, instant, artist, track, album, artist_mbid, album_mbid, track_mbid, duration, attempts, uncertain
+            SELECT id, instant, artist, track, album, artist_mbid, album_mbid, track_mbid, duration, attempts, uncertain OR state = 1
             FROM forward_outbox WHERE owner = \(job.owner.id) AND target = \(Int16(job.target.rawValue)) AND state < 2 AND due_at <= \(now)
             ORDER BY instant, id LIMIT \(max(1, limit))
             """, logger: logger)

@@ -160,10 +160,14 @@ public struct SQLiteForwardingOutbox: ForwardingOutbox {
             """).execute(arguments: [JobKind.forwarding.rawValue, job.owner.id, job.key, time, time, time])
     }
 
+    /// A row still "sending" (state 1) was claimed by a sender from before
+    /// the job queue (a fleet mid-upgrade): read as uncertain, it is asked
+    /// about before it is sent.
     public func due(for job: ForwardingJob, at now: Date, limit: Int) async throws -> [OutboxListen] {
         try await writer.read { db in
             try Row.fetchAll(db, sql: """
-                SELECT id, instant, artist, track, album, artist_mbid, album_mbid, track_mbid, duration, attempts, uncertain
+                SELECT id, instant, artist, track, album, artist_mbid, album_mbid, track_mbid, duration, attempts,
+                    (uncertain OR state = 1) AS uncertain
                 FROM forward_outbox INDEXED BY forward_outbox_line
                 WHERE owner = ? AND target = ? AND state < 2 AND due_at <= ?
                 ORDER BY instant, id LIMIT ?

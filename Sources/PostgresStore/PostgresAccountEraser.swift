@@ -25,6 +25,9 @@ public struct PostgresAccountEraser: AccountEraser {
             // a write takes after its job's row: the same order, no deadlock.
             // The queue's rows before the uploads' (a batch's write locks
             // its job's row, then updates its upload's row).
+            // Locked in key order first, as new listens lock their owner's
+            // forwarding jobs (`PostgresForwardingOutbox.queueJobs`).
+            try await connection.query("SELECT 1 FROM job WHERE person = \(nameKey) ORDER BY kind, key FOR UPDATE", logger: logger)
             try await connection.query("DELETE FROM job WHERE person = \(nameKey)", logger: logger)
             var uploads: [String] = []
             for try await path in try await connection.query("DELETE FROM import_job WHERE owner = \(id) RETURNING path",

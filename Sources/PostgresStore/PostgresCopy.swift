@@ -193,7 +193,8 @@ public struct PostgresCopy: Sendable {
     }
 
     /// Copies rows of the forwarding outbox, so listens not yet forwarded
-    /// are forwarded from the fleet; a listen the database holds already
+    /// are forwarded from the fleet (their owners' jobs queued with them);
+    /// a listen the database holds already
     /// (same owner, service, time, artist and track) is left as it is.
     public func write(_ rows: [PersonalData.OutboxRow]) async throws {
         let logger = self.logger
@@ -209,6 +210,10 @@ public struct PostgresCopy: Sendable {
                     ON CONFLICT (owner, target, instant, artist, track) DO NOTHING
                     """, logger: logger)
             }
+            // What still waits is sent by its owner's job for the service.
+            let waiting = rows.filter { $0.state == 0 }
+            let jobs = Set(waiting.compactMap { r in ForwardingTarget(rawValue: r.target).map { ForwardingJob(owner: ListOwner(id: r.owner), target: $0) } })
+            if let first = waiting.map(\.dueAt).min() { try await PostgresForwardingOutbox.queueJobs(jobs, at: first, connection, logger) }
         }
     }
 

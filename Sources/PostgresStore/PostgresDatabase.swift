@@ -308,6 +308,8 @@ public final class PostgresDatabase: Sendable {
         Migration(name: "one-job-queue", statements: PostgresJobQueue.tables, then: PostgresJobQueue.movedUploads),
         // History copies run by the one queue (`PostgresHistoryCopyStore`).
         Migration(name: "history-copies-in-the-job-queue", statements: [], then: PostgresHistoryCopyStore.movedToJobQueue),
+        // Forwarding run by the one queue: a job per owner and service (`PostgresForwardingOutbox`).
+        Migration(name: "forwarding-in-the-job-queue", statements: PostgresForwardingOutbox.movedToJobQueue),
     ]
 
     /// Applies the migrations this database has not had, holding an

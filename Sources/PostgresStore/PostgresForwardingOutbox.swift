@@ -5,9 +5,9 @@ import PostgresNIO
 import VinylogueCore
 
 /// `ForwardingOutbox` in PostgreSQL: every instance of a fleet sends from
-/// one outbox. A claim takes its rows with `FOR UPDATE SKIP LOCKED`, so two
-/// instances never claim the same listen, and an instance that dies leaves
-/// its claim to expire at its deadline, when another takes it (uncertain).
+/// one outbox. Who sends an owner's listens to a service is the one job
+/// queue's (`ForwardingJob`): one instance at a time holds the job, and
+/// one that dies leaves it to be taken over, its listens uncertain.
 public struct PostgresForwardingOutbox: ForwardingOutbox {
     let database: PostgresDatabase
 
@@ -48,6 +48,22 @@ public struct PostgresForwardingOutbox: ForwardingOutbox {
         """,
         "CREATE INDEX forward_outbox_due ON forward_outbox(due_at) WHERE state < 2",
         "CREATE INDEX forward_outbox_line ON forward_outbox(owner, target, due_at) WHERE state < 2",
+    ]
+
+    /// The outbox's own claims given up to the one job queue (see
+    /// `SQLiteForwardingOutbox.registerJobQueueMigration`): rows a dead
+    /// sender held ("sending", state 1, its deadline in `due_at`) wait
+    /// again, due at once and uncertain; every owner and service with
+    /// listens waiting gets its `ForwardingJob`.
+    static let movedToJobQueue = [
+        "UPDATE forward_outbox SET state = 0, uncertain = true, due_at = received_at WHERE state = 1",
+        """
+        INSERT INTO job(kind, person, key, state, not_before, queued_at, updated_at)
+        SELECT '\(JobKind.forwarding.rawValue)', coalesce(min(a.name_key), ''), o.owner || '/' || o.target, 'queued',
+            extract(epoch FROM min(o.due_at)), extract(epoch FROM min(o.received_at)), extract(epoch FROM min(o.received_at))
+        FROM forward_outbox o LEFT JOIN account a ON a.id = o.owner
+        WHERE o.state = 0 GROUP BY o.owner, o.target
+        """,
     ]
 
     public func choice(of owner: ListOwner) async throws -> ForwardingChoice {
@@ -97,22 +113,18 @@ public struct PostgresForwardingOutbox: ForwardingOutbox {
     }
 
     public func enqueue(_ listens: [ListenToForward], of owner: ListOwner, to targets: Set<ForwardingTarget>, at now: Date) async throws -> Int {
+        guard !listens.isEmpty, !targets.isEmpty else { return 0 }
         let logger = self.logger
-        return try await database.client.withConnection { connection in
-            try await Self.enqueue(listens, of: owner, to: targets, at: now, connection, logger)
+        return try await database.client.withTransaction(logger: logger) { connection in
+            try await Self.queueJobs(Set(targets.map { ForwardingJob(owner: owner, target: $0) }), at: now, connection, logger)
+            return try await Self.enqueue([(listens, owner, targets)], at: now, connection, logger)[0]
         }
     }
 
-    /// Queues `listens` on `connection` (in the caller's transaction, when
-    /// it has one); returns how many rows were added.
-    static func enqueue(_ listens: [ListenToForward], of owner: ListOwner, to targets: Set<ForwardingTarget>, at now: Date,
-                        _ connection: PostgresConnection, _ logger: Logger) async throws -> Int {
-        try await enqueue([(listens, owner, targets)], at: now, connection, logger)[0]
-    }
-
-    /// Queues each entry's listens for its owner and targets, all in one
-    /// statement; returns how many rows each entry added (a row two entries
-    /// of one owner both sent counts for the first).
+    /// Adds each entry's listens for its owner and targets to the outbox,
+    /// all in one statement (their jobs are the caller's: `queueJobs`);
+    /// returns how many rows each entry added (a row two entries of one
+    /// owner both sent counts for the first).
     static func enqueue(_ entries: [(listens: [ListenToForward], owner: ListOwner, targets: Set<ForwardingTarget>)], at now: Date,
                         _ connection: PostgresConnection, _ logger: Logger) async throws -> [Int] {
         var added = [Int](repeating: 0, count: entries.count)
@@ -164,80 +176,119 @@ public struct PostgresForwardingOutbox: ForwardingOutbox {
         return added
     }
 
-    public func claim(at now: Date, lease: TimeInterval, limit: @Sendable (ForwardingTarget) -> Int) async throws -> OutboxBatch? {
+    /// The owners' `ForwardingJob`s queued on `connection`, in the caller's
+    /// transaction, in one statement, or their due times brought forward
+    /// to `now` (a new listen goes at once, even while older ones wait out
+    /// a backoff). A running job is left running: its last write, which
+    /// ends it, waits for this row lock and then sees the new rows
+    /// (`record`); one that ended first leaves no unfinished row, and a
+    /// new job is queued. Callers queue jobs before they take the people's
+    /// archive locks: the order the eraser and the fenced writes take them.
+    /// Each job's person is its owner's name key (the household's: ""), by
+    /// which erasing the account deletes it.
+    static func queueJobs(_ jobs: Set<ForwardingJob>, at now: Date, _ connection: PostgresConnection, _ logger: Logger) async throws {
+        guard !jobs.isEmpty else { return }
+        // In key order: two writers lock the same rows in the same order.
+        let sorted = jobs.sorted { $0.key < $1.key }
+        let time = now.timeIntervalSince1970
+        try await connection.query("""
+            INSERT INTO job(kind, person, key, state, not_before, queued_at, updated_at)
+            SELECT \(JobKind.forwarding.rawValue), coalesce(a.name_key, ''), j.key, 'queued', \(time), \(time), \(time)
+            FROM unnest(\(sorted.map(\.owner.id))::bigint[], \(sorted.map(\.key))::text[]) WITH ORDINALITY AS j(owner, key, n)
+            LEFT JOIN account a ON a.id = j.owner
+            ORDER BY j.n
+            ON CONFLICT (kind, key) WHERE state IN ('queued', 'running') DO UPDATE SET not_before = LEAST(job.not_before, EXCLUDED.not_before)
+            """, logger: logger)
+    }
+
+    /// A row still "sending" (state 1) was claimed by an instance from
+    /// before the job queue (a fleet mid-upgrade): read as uncertain, it is
+    /// asked about before it is sent.
+    public func due(for job: ForwardingJob, at now: Date, limit: Int) async throws -> [OutboxListen] {
+        let rows = try await database.client.query("""
+            SELECT id, instant, artist, track, album, artist_mbid, album_mbid, track_mbid, duration, attempts, uncertain OR state = 1
+            FROM forward_outbox WHERE owner = \(job.owner.id) AND target = \(Int16(job.target.rawValue)) AND state < 2 AND due_at <= \(now)
+            ORDER BY instant, id LIMIT \(max(1, limit))
+            """, logger: logger)
+        var listens: [OutboxListen] = []
+        for try await (id, instant, artist, track, album, artistID, albumID, trackID, duration, attempts, uncertain)
+            in rows.decode((Int64, Int64, String, String, String, String?, String?, String?, Int64?, Int32, Bool).self) {
+            let scrobble = Scrobble(instant: instant, artist: artist, album: album, track: track,
+                                    artistMBID: artistID, albumMBID: albumID, trackMBID: trackID)
+            listens.append(OutboxListen(id: id, listen: ListenToForward(scrobble: scrobble, duration: duration),
+                                        attempts: Int(attempts), uncertain: uncertain))
+        }
+        return listens
+    }
+
+    public func record(_ marks: OutboxMarks, for job: ForwardingJob, under claim: JobClaim, at now: Date) async throws -> JobEnding? {
         let logger = self.logger
-        return try await database.client.withTransaction(logger: logger) { connection -> OutboxBatch? in
-            var head: (Int64, Int16)?
-            let heads = try await connection.query("""
-                SELECT owner, target FROM forward_outbox WHERE state < 2 AND due_at <= \(now) ORDER BY due_at, id LIMIT 1
-                FOR UPDATE SKIP LOCKED
-                """, logger: logger)
-            for try await row in heads.decode((Int64, Int16).self) { head = row }
-            guard let (owner, code) = head, let target = ForwardingTarget(rawValue: Int(code)) else { return nil }
-            let count = max(1, limit(target))
-            let until = now.addingTimeInterval(lease)
-            let rows = try await connection.query("""
-                WITH line AS (
-                    SELECT id FROM forward_outbox WHERE owner = \(owner) AND target = \(code) AND state < 2 AND due_at <= \(now)
-                    ORDER BY instant, id LIMIT \(count) FOR UPDATE SKIP LOCKED)
-                UPDATE forward_outbox o SET uncertain = (o.uncertain OR o.state = 1), state = 1, due_at = \(until)
-                FROM line WHERE o.id = line.id
-                RETURNING o.id, o.instant, o.artist, o.track, o.album, o.artist_mbid, o.album_mbid, o.track_mbid, o.duration,
-                    o.attempts, o.uncertain
-                """, logger: logger)
-            var listens: [OutboxListen] = []
-            for try await (id, instant, artist, track, album, artistID, albumID, trackID, duration, attempts, uncertain)
-                in rows.decode((Int64, Int64, String, String, String, String?, String?, String?, Int64?, Int32, Bool).self) {
-                let scrobble = Scrobble(instant: instant, artist: artist, album: album, track: track,
-                                        artistMBID: artistID, albumMBID: albumID, trackMBID: trackID)
-                listens.append(OutboxListen(id: id, listen: ListenToForward(scrobble: scrobble, duration: duration),
-                                            attempts: Int(attempts), uncertain: uncertain))
-            }
-            guard !listens.isEmpty else { return nil }
-            listens.sort { ($0.listen.scrobble.instant, $0.id) < ($1.listen.scrobble.instant, $1.id) }
-            return OutboxBatch(owner: owner == 0 ? .household : .account(owner), target: target, listens: listens)
+        do {
+            return try await write(marks, for: job, under: claim, at: now, logger)
+        } catch let error as PostgresTransactionError where error.closureError is SourceError && error.rollbackError == nil {
+            // Fenced: the job is gone or another's; rolled back, as it should be.
+            throw error.closureError as! SourceError
         }
     }
 
-    public func markSent(_ ids: [Int64], at now: Date) async throws {
-        guard !ids.isEmpty else { return }
-        try await database.client.query("""
-            UPDATE forward_outbox SET state = 2, sent_at = \(now), reason = NULL, uncertain = false WHERE id = ANY(\(ids))
-            """, logger: logger)
-    }
-
-    public func markWaiting(_ ids: [Int64], until due: Date, reason: String, uncertain: Bool) async throws {
-        guard !ids.isEmpty else { return }
-        try await database.client.query("""
-            UPDATE forward_outbox SET state = 0, attempts = attempts + 1, due_at = \(due), reason = \(reason),
-                uncertain = (uncertain OR \(uncertain)) WHERE id = ANY(\(ids))
-            """, logger: logger)
-    }
-
-    public func markCertain(_ ids: [Int64]) async throws {
-        guard !ids.isEmpty else { return }
-        try await database.client.query("UPDATE forward_outbox SET uncertain = false WHERE id = ANY(\(ids))", logger: logger)
-    }
-
-    public func markFailed(_ ids: [Int64], reason: String, at now: Date) async throws {
-        guard !ids.isEmpty else { return }
-        try await database.client.query("""
-            UPDATE forward_outbox SET state = 3, attempts = attempts + 1, reason = \(reason) WHERE id = ANY(\(ids))
-            """, logger: logger)
+    /// `record`'s transaction.
+    private func write(_ marks: OutboxMarks, for job: ForwardingJob, under claim: JobClaim, at now: Date, _ logger: Logger) async throws -> JobEnding? {
+        try await database.client.withTransaction(logger: logger) { connection -> JobEnding? in
+            // The job's row locked first, as the eraser and new listens lock it.
+            try await PostgresScrobbleStore.hold(claim.fence, connection, logger, exclusively: true)
+            if !marks.sent.isEmpty {
+                try await connection.query("""
+                    UPDATE forward_outbox SET state = 2, sent_at = \(now), reason = NULL, uncertain = false WHERE id = ANY(\(marks.sent))
+                    """, logger: logger)
+            }
+            if !marks.sending.isEmpty {
+                try await connection.query("UPDATE forward_outbox SET uncertain = true WHERE id = ANY(\(marks.sending))", logger: logger)
+            }
+            for w in marks.waiting where !w.ids.isEmpty {
+                try await connection.query("""
+                    UPDATE forward_outbox SET state = 0, attempts = attempts + 1, due_at = \(w.due), reason = \(w.reason),
+                        uncertain = coalesce(\(w.uncertain), uncertain) WHERE id = ANY(\(w.ids))
+                    """, logger: logger)
+            }
+            for f in marks.failed where !f.ids.isEmpty {
+                try await connection.query("""
+                    UPDATE forward_outbox SET state = 3, attempts = attempts + 1, reason = \(f.reason),
+                        uncertain = coalesce(\(f.uncertain), uncertain) WHERE id = ANY(\(f.ids))
+                    """, logger: logger)
+            }
+            // A send follows: the job goes on.
+            guard marks.sending.isEmpty else { return nil }
+            var next: Date?
+            for try await due in try await connection.query("""
+                SELECT min(due_at) FROM forward_outbox WHERE owner = \(job.owner.id) AND target = \(Int16(job.target.rawValue)) AND state < 2
+                """, logger: logger).decode(Date?.self) { next = due }
+            if let next, next <= now { return nil }
+            let ending = ForwardingJob.ending(nextDue: next)
+            // The rows say what was sent: an owner's earlier ended jobs for
+            // this service are kept no longer than this one ends.
+            try await connection.query("""
+                DELETE FROM job WHERE person = \(claim.job.person) AND kind = \(JobKind.forwarding.rawValue) AND key = \(job.key)
+                    AND state IN ('done', 'failed') AND id <> \(claim.job.id)
+                """, logger: logger)
+            try await PostgresJobQueue.end(claim, as: ending, at: now, connection, logger)
+            return ending
+        }
     }
 
     public func retryFailed(of owner: ListOwner, target: ForwardingTarget, at now: Date) async throws -> Int {
-        let rows = try await database.client.query("""
-            WITH again AS (UPDATE forward_outbox SET state = 0, attempts = 0, due_at = \(now)
-                WHERE owner = \(owner.id) AND target = \(Int16(target.rawValue)) AND state = 3 RETURNING 1)
-            SELECT count(*) FROM again
-            """, logger: logger)
-        for try await count in rows.decode(Int64.self) { return Int(count) }
-        return 0
+        let logger = self.logger
+        return try await database.client.withTransaction(logger: logger) { connection in
+            // The job first, in the order a send's own writes lock them.
+            try await Self.queueJobs([ForwardingJob(owner: owner, target: target)], at: now, connection, logger)
+            let rows = try await connection.query("""
+                WITH again AS (UPDATE forward_outbox SET state = 0, attempts = 0, due_at = \(now)
+                    WHERE owner = \(owner.id) AND target = \(Int16(target.rawValue)) AND state = 3 RETURNING 1)
+                SELECT count(*) FROM again
+                """, logger: logger)
+            for try await count in rows.decode(Int64.self) { return Int(count) }
+            return 0
+        }
     }
-
-    /// Nothing: other instances may hold claims; a dead one's expire.
-    public func releaseOrphanedClaims() async throws {}
 
     public func nextDue() async throws -> Date? {
         let rows = try await database.client.query("SELECT min(due_at) FROM forward_outbox WHERE state < 2", logger: logger)
@@ -265,7 +316,7 @@ public struct PostgresForwardingOutbox: ForwardingOutbox {
         for target in states.keys {
             let reasons = try await database.client.query("""
                 SELECT reason FROM forward_outbox WHERE owner = \(owner.id) AND target = \(Int16(target.rawValue))
-                    AND state IN (0, 1, 3) AND reason IS NOT NULL ORDER BY id DESC LIMIT 1
+                    AND state IN (0, 3) AND reason IS NOT NULL ORDER BY id DESC LIMIT 1
                 """, logger: logger)
             for try await reason in reasons.decode(String.self) { states[target]?.problem = reason }
         }

@@ -171,6 +171,17 @@ final class PostgresListenGroups: Sendable {
             }
         }
         let storing = group.indices.filter { senders[$0] != nil && !group[$0].listens.isEmpty }
+
+        // Where each submission's owner forwards, and their forwarding jobs
+        // queued (one statement for the group, one row per owner and
+        // service) before the people's archive locks: the order in which
+        // the eraser and a forwarding job's own writes take them.
+        let forwarding = storing.filter { !group[$0].available.isEmpty }
+        let choices = try await PostgresForwardingOutbox.choices(of: Set(forwarding.map { senders[$0]!.owner }), connection, logger)
+        let targets = forwarding.map { index in (choices[senders[index]!.owner]?.targets ?? []).intersection(group[index].available) }
+        let jobs = zip(forwarding, targets).flatMap { index, targets in targets.map { ForwardingJob(owner: senders[index]!.owner, target: $0) } }
+        try await PostgresForwardingOutbox.queueJobs(Set(jobs), at: group[0].now, connection, logger)
+
         let ids = try await PostgresScrobbleStore.lockedUserIDs(of: storing.map { senders[$0]!.user }, connection, logger)
 
         // Rounds in which each person appears once, in the order sent.
@@ -191,11 +202,8 @@ final class PostgresListenGroups: Sendable {
         let people = Set(storing.map { senders[$0]!.user.value }).sorted()
         try await PostgresFleetNotices.announce(people.map { FleetNotice.listensChanged(user: $0) }, connection, logger)
 
-        let forwarding = storing.filter { !group[$0].available.isEmpty }
-        let choices = try await PostgresForwardingOutbox.choices(of: Set(forwarding.map { senders[$0]!.owner }), connection, logger)
-        let queued = try await PostgresForwardingOutbox.enqueue(forwarding.map { index in
-            let owner = senders[index]!.owner
-            return (group[index].listens, owner, (choices[owner]?.targets ?? []).intersection(group[index].available))
+        let queued = try await PostgresForwardingOutbox.enqueue(zip(forwarding, targets).map { index, targets in
+            (group[index].listens, senders[index]!.owner, targets)
         }, at: group[0].now, connection, logger)
         var answers = senders.map { $0.map { KeptListens(sender: $0, queued: 0) } }
         for (n, index) in forwarding.enumerated() { answers[index] = KeptListens(sender: senders[index]!, queued: queued[n]) }

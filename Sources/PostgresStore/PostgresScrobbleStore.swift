@@ -102,8 +102,9 @@ public struct PostgresScrobbleStore: ScrobbleArchive {
     /// holds the job's row until the transaction ends, so a deletion's
     /// `DELETE` or a stop's `UPDATE` of it waits for this write and then
     /// sees (and deletes) what it stored; one that came first leaves no row
-    /// to find once it commits.
-    static func hold(_ fence: JobFence?, _ connection: PostgresConnection, _ logger: Logger) async throws {
+    /// to find once it commits. `exclusively` locks it `FOR UPDATE`, for a
+    /// write that ends the job in the same transaction.
+    static func hold(_ fence: JobFence?, _ connection: PostgresConnection, _ logger: Logger, exclusively: Bool = false) async throws {
         guard let fence else { return }
         let row = fence.row
         var binds = PostgresBindings()
@@ -113,7 +114,7 @@ public struct PostgresScrobbleStore: ScrobbleArchive {
         }
         binds.append(fence.holder)
         binds.append(row.running)
-        let sql = "SELECT 1 FROM \(row.table) WHERE \(row.column) = $1 AND holder = $2 AND state = $3 FOR SHARE"
+        let sql = "SELECT 1 FROM \(row.table) WHERE \(row.column) = $1 AND holder = $2 AND state = $3 FOR \(exclusively ? "UPDATE" : "SHARE")"
         var held = false
         for try await _ in try await connection.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger) { held = true }
         if !held { throw fence.cancellation }

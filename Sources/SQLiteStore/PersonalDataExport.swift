@@ -87,11 +87,9 @@ public struct PersonalDataExport: Sendable {
                     uncertain, due_at, reason, received_at, sent_at
                 FROM forward_outbox WHERE id > ? ORDER BY id LIMIT ?
                 """, arguments: [id, limit]).map { row in
-                let claimed = (row["state"] as Int) == OutboxRowState.sending.rawValue
-                return PersonalData.OutboxRow(id: row["id"], owner: row["owner"], target: row["target"], listen: SQLiteForwardingOutbox.listen(row),
-                                 state: claimed ? OutboxRowState.waiting.rawValue : row["state"], attempts: row["attempts"],
-                                 uncertain: row["uncertain"] || claimed,
-                                 dueAt: Date(timeIntervalSince1970: claimed ? row["received_at"] : row["due_at"]),
+                PersonalData.OutboxRow(id: row["id"], owner: row["owner"], target: row["target"], listen: SQLiteForwardingOutbox.listen(row),
+                                 state: row["state"], attempts: row["attempts"], uncertain: row["uncertain"],
+                                 dueAt: Date(timeIntervalSince1970: row["due_at"]),
                                  reason: row["reason"], receivedAt: Date(timeIntervalSince1970: row["received_at"]),
                                  sentAt: (row["sent_at"] as Double?).map(Date.init(timeIntervalSince1970:)))
             }

@@ -28,7 +28,7 @@ public struct ListenToForward: Sendable, Hashable {
     }
 }
 
-/// One row of the outbox, as a sender claims it.
+/// One row of the outbox, as the forwarding job reads it.
 public struct OutboxListen: Sendable, Hashable {
     public let id: Int64
     public let listen: ListenToForward
@@ -47,17 +47,86 @@ public struct OutboxListen: Sendable, Hashable {
     }
 }
 
-/// Listens of one owner for one service, claimed together for one send.
-public struct OutboxBatch: Sendable, Hashable {
+/// The job of the one queue (`JobKind.forwarding`) that sends what is due
+/// of one owner's listens to one service: one per owner and service, not
+/// per listen, so a burst of listens is one job and the service sees one
+/// sender per person at a time.
+public struct ForwardingJob: Sendable, Hashable {
     public let owner: ListOwner
     public let target: ForwardingTarget
-    /// In time order.
-    public let listens: [OutboxListen]
 
-    public init(owner: ListOwner, target: ForwardingTarget, listens: [OutboxListen]) {
+    public init(owner: ListOwner, target: ForwardingTarget) {
         self.owner = owner
         self.target = target
-        self.listens = listens
+    }
+
+    /// Read back from a job's key; nil for a key no forwarding job has.
+    public init?(key: String) {
+        let parts = key.split(separator: "/")
+        guard parts.count == 2, let id = Int64(parts[0]), id >= 0, let code = Int(parts[1]),
+              let target = ForwardingTarget(rawValue: code) else { return nil }
+        self.init(owner: ListOwner(id: id), target: target)
+    }
+
+    /// The job's key: "<owner id>/<target code>", unique per owner and service.
+    public var key: String { "\(owner.id)/\(target.rawValue)" }
+
+    /// How a run ends when nothing of it is due now: done when nothing
+    /// waits, else queued again for `nextDue` (a backoff, or the service's
+    /// own "retry after").
+    public static func ending(nextDue: Date?) -> JobEnding {
+        guard let nextDue else { return .done }
+        return .retry(at: nextDue, reason: "Listens wait to be sent again.")
+    }
+}
+
+/// What one step of a forwarding job learnt about its listens, written
+/// together under the job's fence (`ForwardingOutbox.record`).
+public struct OutboxMarks: Sendable, Hashable {
+    /// The service has these.
+    public var sent: [Int64] = []
+    /// About to be handed to the service: uncertain until the outcome is
+    /// recorded, so a sender killed mid-send leaves them to be asked about.
+    public var sending: [Int64] = []
+    /// To try again at `due`, with `reason` meanwhile; `uncertain` when the
+    /// service may have them (nil: each stays as it was, for listens no
+    /// send was tried with).
+    public var waiting: [Waiting] = []
+    /// Not to be sent, with the reason; `uncertain` kept for a later "try
+    /// again", which then asks the service first (nil: as it was).
+    public var failed: [Failed] = []
+
+    public struct Waiting: Sendable, Hashable {
+        public let ids: [Int64]
+        public let due: Date
+        public let reason: String
+        public let uncertain: Bool?
+
+        public init(ids: [Int64], due: Date, reason: String, uncertain: Bool?) {
+            self.ids = ids
+            self.due = due
+            self.reason = reason
+            self.uncertain = uncertain
+        }
+    }
+
+    public struct Failed: Sendable, Hashable {
+        public let ids: [Int64]
+        public let reason: String
+        public let uncertain: Bool?
+
+        public init(ids: [Int64], reason: String, uncertain: Bool?) {
+            self.ids = ids
+            self.reason = reason
+            self.uncertain = uncertain
+        }
+    }
+
+    public init(sent: [Int64] = [], sending: [Int64] = [], waiting: [Waiting] = [], failed: [Failed] = []) {
+        self.sent = sent
+        self.sending = sending
+        self.waiting = waiting
+        self.failed = failed
     }
 }
 
@@ -129,10 +198,11 @@ public struct ForwardingState: Sendable, Hashable {
 ///
 /// A listen enters once per owner, service, instant, artist and track
 /// (a player that sends it again changes nothing), and moves through
-/// waiting → sending (claimed, with a deadline) → sent, or back to waiting
-/// with a later due time and the reason, or to failed with the reason. A
-/// claim whose deadline passes (its sender died) is taken again, marked
-/// uncertain, so the next sender first asks the service whether it arrived.
+/// waiting → sent, or back to waiting with a later due time and the
+/// reason, or to failed with the reason. The rows are what is sent; who
+/// sends them is the one job queue's: entering a listen queues (or leaves
+/// queued) its owner's `ForwardingJob` for that service in the same
+/// transaction, and the job's writes go under its fence.
 public protocol ForwardingOutbox: Sendable {
     /// Where `owner` forwards to.
     func choice(of owner: ListOwner) async throws -> ForwardingChoice
@@ -140,33 +210,29 @@ public protocol ForwardingOutbox: Sendable {
     /// Sets (or with nil clears) the ListenBrainz token and its user name.
     func setListenBrainz(token: String?, user: String?, for owner: ListOwner, at now: Date) async throws
 
-    /// Puts `listens` in the outbox for each of `targets`, due now; a listen
-    /// already there for that service is left as it is. Returns how many
-    /// rows are new.
+    /// Puts `listens` in the outbox for each of `targets`, due now, with
+    /// the owner's job for each service queued (or brought forward to now)
+    /// in the same transaction; a listen already there for that service is
+    /// left as it is. Returns how many rows are new.
     @discardableResult
     func enqueue(_ listens: [ListenToForward], of owner: ListOwner, to targets: Set<ForwardingTarget>, at now: Date) async throws -> Int
 
-    /// Claims the due listens of one owner and service (those waiting
-    /// longest first, at most `limit(target)` of them, in time order) until
-    /// `now + lease`; nil when nothing is due.
-    func claim(at now: Date, lease: TimeInterval, limit: @Sendable (ForwardingTarget) -> Int) async throws -> OutboxBatch?
-    /// The service has these.
-    func markSent(_ ids: [Int64], at now: Date) async throws
-    /// Try these again at `due`, saying `reason` meanwhile; `uncertain` when
-    /// the service may have them already (it stays set once set).
-    func markWaiting(_ ids: [Int64], until due: Date, reason: String, uncertain: Bool) async throws
-    /// Asked, the service did not have these: they are certain again.
-    func markCertain(_ ids: [Int64]) async throws
-    /// These will not be sent: `reason` says why.
-    func markFailed(_ ids: [Int64], reason: String, at now: Date) async throws
-    /// Puts `owner`'s failed listens for `target` back in line, due now.
-    /// Returns how many.
+    /// The job's listens due at `now`, in time order, at most `limit`.
+    func due(for job: ForwardingJob, at now: Date, limit: Int) async throws -> [OutboxListen]
+    /// Writes `marks` for the claimed job's listens in one transaction that
+    /// first checks the job's fence (`JobFence`; `SourceError.cancelled`
+    /// and nothing written when the job is gone or another holds it). When
+    /// nothing is being sent and nothing of the job is due at `now`, the
+    /// same transaction ends the job — done when nothing waits, queued
+    /// again for the earliest due listen otherwise — and returns how it
+    /// ended; nil while more is due now (the run goes on). Ended in one
+    /// transaction with the check, a listen entered meanwhile either is
+    /// seen here or finds the job ended and queues a new one.
+    func record(_ marks: OutboxMarks, for job: ForwardingJob, under claim: JobClaim, at now: Date) async throws -> JobEnding?
+    /// Puts `owner`'s failed listens for `target` back in line, due now,
+    /// with their job. Returns how many.
     @discardableResult
     func retryFailed(of owner: ListOwner, target: ForwardingTarget, at now: Date) async throws -> Int
-    /// Takes back claims a process that stopped may have left, when the store
-    /// can know that no other process holds them (one process on a SQLite
-    /// file); a shared database waits for their deadlines instead.
-    func releaseOrphanedClaims() async throws
     /// When the next listen falls due (now or earlier when one is due); nil
     /// when nothing is waiting.
     func nextDue() async throws -> Date?

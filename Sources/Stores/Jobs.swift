@@ -12,6 +12,9 @@ public struct JobKind: RawRepresentable, Sendable, Hashable, Comparable, CustomS
     /// A copy of a person's whole history from their service (keyed by
     /// their name key; `HistoryCopyStore` keeps its progress).
     public static let historyCopy = JobKind(rawValue: "history-copy")
+    /// Sending what is due of one owner's received listens to one service
+    /// (keyed by `ForwardingJob.key`; the outbox keeps the listens).
+    public static let forwarding = JobKind(rawValue: "forwarding")
 
     public var description: String { rawValue }
 

@@ -76,7 +76,6 @@ extension Composition {
         upstreams.append(ListenBrainzForwarding(client: listenBrainz))
         var forwardingLogger = Logger(label: "vinylogue.forwarding")
         forwardingLogger.logLevel = logLevel(default: .info)
-        let forwarding = ListenForwarding(outbox: outbox, upstreams: upstreams, clock: clock, logger: forwardingLogger)
         var parts = WebAppParts(clock: clock, stores: stores, lastFM: lastFM, settings: try await CurrentSettings(store: lists, clock: clock),
                                 audiences: try await Audiences(store: stores.accounts),
                                 pages: try await PageRenderer.bundled(), artwork: artwork, demoCovers: demoCovers,
@@ -89,6 +88,8 @@ extension Composition {
         let lbSync = listenBrainzSync(into: archive), clock = self.clock
         // Queueing a job wakes the job runner.
         let queued = Wakeup()
+        let forwarding = ListenForwarding(outbox: outbox, upstreams: upstreams, clock: clock, wakeup: queued, logger: forwardingLogger)
+        let forwarder = ListenForwarder(outbox: outbox, upstreams: upstreams, clock: clock, logger: forwardingLogger)
         let copies = HistoryCopyWorker(
             copies: stores.historyCopies,
             syncs: { user in user.service == .listenBrainz ? lbSync : ScrobbleSync(store: archive, gateway: lastFMPages, clock: clock) },
@@ -120,7 +121,7 @@ extension Composition {
         parts.uploads = uploads
         var jobsLogger = Logger(label: "vinylogue.jobs")
         jobsLogger.logLevel = logLevel(default: .info)
-        let runner = JobRunner(queue: stores.jobs, handlers: [uploads, copies], clock: clock, wakeup: queued, logger: jobsLogger)
+        let runner = JobRunner(queue: stores.jobs, handlers: [uploads, copies, forwarder], clock: clock, wakeup: queued, logger: jobsLogger)
         parts.jobs = runner
         jobRunner.withLock { $0 = runner }
         parts.forwarding = forwarding

@@ -186,6 +186,9 @@ import Sync
         }
         #expect(try await received.keep(backlog, of: alice, owner: .household, forwardingAmong: [.listenBrainz], at: Self.now) == 1000)
         #expect(try await archive.scrobbleCount(of: alice) == 1005)
+        // One forwarding job for the owner and service, queued with the rows.
+        let jobs = try await SQLiteJobQueue(database).jobs(of: .forwarding, key: "0/2")
+        #expect(jobs.map(\.state) == [.queued] && jobs.first?.person == "")
     }
 
     @Test func whenTheOutboxCannotBeWrittenTheListensAreNotKeptEither() async throws {

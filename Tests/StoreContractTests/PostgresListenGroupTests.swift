@@ -73,6 +73,9 @@ import VinylogueCore
             // Person 0's second request repeated both listens: kept and queued once.
             #expect(answers.map { $0.1?.queued ?? -1 }.reduce(0, +) == 24)
             #expect(answers.filter { $0.0 == 0 }.map { $0.1?.queued ?? -1 }.sorted() == [0, 2])
+            // One forwarding job for the owner and service, queued with the group.
+            let forwardingJobs = try await PostgresJobQueue(database).jobs(of: .forwarding, key: "0/2")
+            #expect(forwardingJobs.map(\.state) == [.queued] && forwardingJobs.first?.person == "")
             let archive = PostgresScrobbleStore(database)
             let week = LastFMWeekCalendar.week(containing: 1_699_990_000)
             for person in people {

@@ -27,17 +27,19 @@ import VinylogueCore
         try await SQLiteAccountStore(database).startSession(digest: "d1", for: account, at: now, expires: .distantFuture, replacing: nil)
         try await SQLiteListenTokenStore(database).replaceToken(of: .household, digest: "t0", at: now)
         try await SQLiteListenTokenStore(database).replaceToken(of: account.owner, digest: "t1", at: now)
-        // Forwarding: RJ's choices, a listen sent, one waiting, one claimed
-        // by a sender that died (it comes over uncertain).
+        // Forwarding: RJ's choices, a listen sent, one waiting, one being
+        // sent by a sender that died (it comes over uncertain).
         let outbox = SQLiteForwardingOutbox(database)
         try await outbox.setForwardsToLastFM(true, for: account.owner, at: now)
         try await outbox.setListenBrainz(token: "lb-secret", user: "rj_lb", for: account.owner, at: now)
         let forwarded = (0..<3).map { ListenToForward(scrobble: Scrobble(instant: 1_699_990_000 + Int64($0) * 300, artist: "Sent On", album: "",
                                                                          track: "Forwarded \($0)"), duration: nil) }
         try await outbox.enqueue(forwarded, of: account.owner, to: [.lastFM], at: now)
-        let sent = try #require(try await outbox.claim(at: now, lease: 60) { _ in 1 })
-        try await outbox.markSent(sent.listens.map(\.id), at: now)
-        _ = try #require(try await outbox.claim(at: now, lease: 60) { _ in 1 })
+        let forwardingJob = ForwardingJob(owner: account.owner, target: .lastFM)
+        let claim = try #require(try await SQLiteJobQueue(database).claimNext(of: [.forwarding], on: "m", as: "m/1/dead", at: now, lease: 60,
+                                                                               takingOverFrom: { _ in false }))
+        let rows = try await outbox.due(for: forwardingJob, at: now, limit: 2).map(\.id)
+        _ = try await outbox.record(OutboxMarks(sent: [rows[0]], sending: [rows[1]]), for: forwardingJob, under: claim, at: now)
         // RJ's weekly digest, confirmed; the household's, not yet.
         let digests = SQLiteDigestStore(database)
         _ = try await digests.save(account.owner, address: "rj@example.org", weekday: 2, hour: 8, years: 4, newToken: "rj-token", at: now)
@@ -102,9 +104,12 @@ import VinylogueCore
                 let choice = try await fleetOutbox.choice(of: account.owner)
                 #expect(choice.toLastFM && choice.listenBrainzToken == "lb-secret" && choice.listenBrainzUser == "rj_lb")
                 #expect(try await fleetOutbox.states(of: account.owner)[.lastFM] == ForwardingState(sent: 1, waiting: 2, lastSent: now))
-                let due = try #require(try await fleetOutbox.claim(at: now, lease: 60) { _ in 50 })
-                #expect(due.listens.map(\.listen) == Array(forwarded.dropFirst()))
-                #expect(due.listens.map(\.uncertain) == [true, false])
+                let due = try await fleetOutbox.due(for: forwardingJob, at: now, limit: 50)
+                #expect(due.map(\.listen) == Array(forwarded.dropFirst()))
+                #expect(due.map(\.uncertain) == [true, false])
+                // Their owner's job for the service came with them.
+                let fleetJobs = try await PostgresJobQueue(postgres).jobs(of: .forwarding, key: forwardingJob.key)
+                #expect(fleetJobs.map(\.state) == [.queued] && fleetJobs.first?.person == "rj")
                 // The digests go on: the same addresses, schedules, links and confirmations.
                 let fleetDigests = PostgresDigestStore(postgres)
                 let rj = try #require(try await fleetDigests.subscription(token: "rj-token"))

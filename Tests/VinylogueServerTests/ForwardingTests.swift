@@ -8,6 +8,7 @@ import LastFMTestServer
 import Testing
 import VinylogueCore
 import VinylogueServer
+import Workers
 
 /// The forwarding outbox's sender against the fake Last.fm over real HTTP:
 /// every listen arrives once, in order, in batches of 50; failures wait,
@@ -18,11 +19,14 @@ import VinylogueServer
         let fake: FakeLastFM
         let clock: TestClock
         let outbox: SQLiteForwardingOutbox
+        let jobs: SQLiteJobQueue
         let forwarding: ListenForwarding
+        /// The job runner with the forwarding handler, as the server builds it.
+        let runner: JobRunner
         let owner: ListOwner
         let database: ArchiveDatabase
-        /// A sender on the same outbox whose Last.fm client gives up after `timeout`.
-        let sender: @Sendable (Duration) -> ListenForwarding
+        /// A runner on the same queue whose Last.fm client gives up after `timeout`.
+        let sender: @Sendable (Duration) -> JobRunner
 
         func received() async -> [Scrobble] { await fake.scrobbles()["RJ"] ?? [] }
 
@@ -30,10 +34,16 @@ import VinylogueServer
 
         func state() async throws -> ForwardingState { try await outbox.states(of: owner)[.lastFM] ?? ForwardingState() }
 
-        /// A sender that starts afresh on the same outbox (a restarted server).
-        func restarted() -> ListenForwarding {
-            ListenForwarding(outbox: outbox, upstreams: forwarding.upstreams, clock: clock.wallClock)
-        }
+        /// Runs the forwarding jobs due now; returns how many runs there were.
+        @discardableResult
+        func sendDue(with runner: JobRunner? = nil) async -> Int { await ForwardingTests.sendDue(runner ?? self.runner) }
+    }
+
+    /// Runs `runner`'s due jobs one after another until none is due; returns how many ran.
+    static func sendDue(_ runner: JobRunner) async -> Int {
+        var runs = 0
+        while await runner.runNext() { runs += 1 }
+        return runs
     }
 
     /// RJ signed in here (its session key the fake's), forwarding to Last.fm.
@@ -51,23 +61,32 @@ import VinylogueServer
                 let (account, _) = try await SQLiteAccountStore(database).signedIn(try Username("RJ"), lastFMSessionKey: key, at: clock.now)
                 let owner = ListOwner.account(account.id)
                 let outbox = SQLiteForwardingOutbox(database)
+                let jobs = SQLiteJobQueue(database)
                 try await outbox.setForwardsToLastFM(true, for: owner, at: clock.now)
-                let forwarding = ListenForwarding(outbox: outbox, upstreams: [LastFMForwarding(client: client)], clock: clock.wallClock)
+                let upstreams: [any ForwardingUpstream] = [LastFMForwarding(client: client)]
+                let forwarding = ListenForwarding(outbox: outbox, upstreams: upstreams, clock: clock.wallClock, wakeup: Wakeup())
+                let runner = Self.runner(jobs, outbox, upstreams, clock)
                 let patient = configuration
-                let sender: @Sendable (Duration) -> ListenForwarding = { timeout in
+                let sender: @Sendable (Duration) -> JobRunner = { timeout in
                     var impatient = patient
                     impatient.timeout = timeout
                     let client = LastFMClient(configuration: impatient, transport: .live(http), clock: clock.wallClock)
-                    return ListenForwarding(outbox: outbox, upstreams: [LastFMForwarding(client: client)], clock: clock.wallClock)
+                    return Self.runner(jobs, outbox, [LastFMForwarding(client: client)], clock)
                 }
-                try await body(Setup(fake: fake, clock: clock, outbox: outbox, forwarding: forwarding, owner: owner, database: database,
-                                     sender: sender))
+                try await body(Setup(fake: fake, clock: clock, outbox: outbox, jobs: jobs, forwarding: forwarding, runner: runner, owner: owner,
+                                     database: database, sender: sender))
             }
             try await http.shutdown()
         } catch {
             try? await http.shutdown()
             throw error
         }
+    }
+
+    /// A job runner with only the forwarding handler.
+    static func runner(_ jobs: any JobQueue, _ outbox: any ForwardingOutbox, _ upstreams: [any ForwardingUpstream], _ clock: TestClock) -> JobRunner {
+        JobRunner(queue: jobs, handlers: [ListenForwarder(outbox: outbox, upstreams: upstreams, clock: clock.wallClock)], clock: clock.wallClock,
+                  wakeup: Wakeup())
     }
 
     /// `count` listens a few minutes apart, the last an hour before now.
@@ -86,12 +105,12 @@ import VinylogueServer
             try await setup.forwarding.enqueue(listens, of: setup.owner)
             // The same listens again (a player retrying) change nothing.
             try await setup.forwarding.enqueue(Array(listens.prefix(10)), of: setup.owner)
-            #expect(await setup.forwarding.sendDue() == 3)
+            #expect(await setup.sendDue() == 1)
             #expect(await setup.received() == listens.map(\.scrobble))
             #expect(await setup.scrobbleRequests() == 3)
             let state = try await setup.state()
             #expect(state.sent == 120 && state.waiting == 0 && state.failed == 0 && state.lastSent == setup.clock.now)
-            #expect(await setup.forwarding.sendDue() == 0)
+            #expect(await setup.sendDue() == 0)
         }
     }
 
@@ -102,14 +121,14 @@ import VinylogueServer
             await setup.fake.inject(.init(.apiError(code: 29, status: 429), method: "track.scrobble", times: 1))
             let listens = Self.listens(3, before: setup.clock.now)
             try await setup.forwarding.enqueue(listens, of: setup.owner)
-            await setup.forwarding.sendDue()
+            await setup.sendDue()
             var state = try await setup.state()
             #expect(state.waiting == 3 && state.sent == 0)
             #expect(state.problem == SourceError.rateLimited.message)
             setup.clock.advance(days: 59.0 / 86400)
-            #expect(await setup.forwarding.sendDue() == 0)
+            #expect(await setup.sendDue() == 0)
             setup.clock.advance(days: 2.0 / 86400)
-            #expect(await setup.forwarding.sendDue() == 1)
+            #expect(await setup.sendDue() == 1)
             #expect(await setup.received() == listens.map(\.scrobble))
             state = try await setup.state()
             #expect(state.sent == 3 && state.problem == nil)
@@ -124,11 +143,11 @@ import VinylogueServer
             await setup.fake.inject(.init(.httpStatus(502), method: "track.scrobble", times: 1))
             let listens = Self.listens(4, before: setup.clock.now)
             try await setup.forwarding.enqueue(listens, of: setup.owner)
-            await setup.forwarding.sendDue()
+            await setup.sendDue()
             #expect(await setup.received().isEmpty)
             #expect(try await setup.state().waiting == 4)
             setup.clock.advance(days: 1.0 / 24)
-            await setup.forwarding.sendDue()
+            await setup.sendDue()
             #expect(await setup.received() == listens.map(\.scrobble))
             let asked = await setup.fake.requests().map(\.method)
             #expect(asked == ["track.scrobble", "user.getrecenttracks", "track.scrobble"])
@@ -143,13 +162,13 @@ import VinylogueServer
             await setup.fake.inject(.init(.held, method: "track.scrobble", times: 1))
             let listens = Self.listens(5, before: setup.clock.now)
             try await setup.forwarding.enqueue(listens, of: setup.owner)
-            await setup.sender(.milliseconds(200)).sendDue()
+            await setup.sendDue(with: setup.sender(.milliseconds(200)))
             await setup.fake.releaseHeld()
             var state = try await setup.state()
             #expect(state.waiting == 5 && state.problem == SourceError.timeout.message)
             #expect(await setup.received().count == 5)
             setup.clock.advance(days: 1.0 / 24)
-            await setup.forwarding.sendDue()
+            await setup.sendDue()
             #expect(await setup.received() == listens.map(\.scrobble))
             #expect(await setup.scrobbleRequests() == 1)
             state = try await setup.state()
@@ -158,21 +177,28 @@ import VinylogueServer
     }
 
     /// A sender killed after Last.fm took a batch but before the outbox
-    /// heard: the restarted server takes the claim back as uncertain, finds
-    /// the batch in the recent tracks, and sends only what never went.
+    /// heard: its job is taken over at once (its process has ended), the
+    /// batch is found uncertain and then in the recent tracks, and only
+    /// what never went is sent.
     @Test func aRestartAfterAKilledSendSendsOnlyWhatNeverWent() async throws {
         try await Self.withForwarding { setup in
             let listens = Self.listens(70, before: setup.clock.now)
             try await setup.forwarding.enqueue(listens, of: setup.owner)
-            // What the killed sender did: claimed 50, delivered them, died.
-            let claimed = try #require(try await setup.outbox.claim(at: setup.clock.now, lease: 120) { _ in 50 })
+            // What the killed sender did: claimed the job, marked 50 as
+            // being sent, delivered them, died.
+            let dead = "\(JobHolder.machine())/4194999/killed"
+            let claim = try #require(try await setup.jobs.claimNext(of: [.forwarding], on: JobHolder.machine(), as: dead, at: setup.clock.now,
+                                                                    lease: 120, takingOverFrom: { _ in false }))
+            let job = try #require(ForwardingJob(key: claim.job.key))
+            let batch = try await setup.outbox.due(for: job, at: setup.clock.now, limit: 50)
+            _ = try await setup.outbox.record(OutboxMarks(sending: batch.map(\.id)), for: job, under: claim, at: setup.clock.now)
             let upstream = try #require(setup.forwarding.upstreams.first)
-            #expect(await upstream.send(claimed.listens, as: try await setup.outbox.choice(of: setup.owner)) == .delivered(ignored: [:]))
-            let restarted = setup.restarted()
-            try await setup.outbox.releaseOrphanedClaims()
-            #expect(await restarted.sendDue() == 2)
+            #expect(await upstream.send(batch, as: try await setup.outbox.choice(of: setup.owner)) == .delivered(ignored: [:]))
+            #expect(await setup.sendDue() == 1)
             #expect(await setup.received() == listens.map(\.scrobble))
+            #expect(await setup.scrobbleRequests() == 2)
             #expect(try await setup.state().sent == 70)
+            #expect(try await setup.jobs.job(claim.job.id)?.state == .done)
         }
     }
 
@@ -183,12 +209,12 @@ import VinylogueServer
             await setup.fake.inject(.init(.apiError(code: 9, status: 403), method: "track.scrobble", times: 1))
             let listens = Self.listens(3, before: setup.clock.now)
             try await setup.forwarding.enqueue(listens, of: setup.owner)
-            await setup.forwarding.sendDue()
+            await setup.sendDue()
             let state = try await setup.state()
             #expect(state.failed == 3 && state.problem?.contains("sign in with Last.fm again") == true)
-            #expect(await setup.forwarding.sendDue() == 0)
+            #expect(await setup.sendDue() == 0)
             #expect(try await setup.outbox.retryFailed(of: setup.owner, target: .lastFM, at: setup.clock.now) == 3)
-            await setup.forwarding.sendDue()
+            await setup.sendDue()
             #expect(await setup.received() == listens.map(\.scrobble))
         }
     }
@@ -202,7 +228,7 @@ import VinylogueServer
                                                          artist: "Old Artist", album: "", track: "Old Track"), duration: nil)
             listens.insert(old, at: 0)
             try await setup.forwarding.enqueue(listens, of: setup.owner)
-            await setup.forwarding.sendDue()
+            await setup.sendDue()
             let state = try await setup.state()
             #expect(state.sent == 3 && state.failed == 1 && state.problem == "Last.fm takes no scrobbles this old")
             #expect(await setup.received() == listens.dropFirst().map(\.scrobble))
@@ -217,8 +243,9 @@ import VinylogueServer
             var waits: [TimeInterval] = []
             for _ in 0..<30 {
                 let before = setup.clock.now
-                await setup.forwarding.sendDue()
+                await setup.sendDue()
                 guard let due = try await setup.outbox.nextDue() else { break }
+                #expect(try await setup.jobs.nextDue(of: [.forwarding], on: JobHolder.machine()) == due)
                 waits.append(due.timeIntervalSince(before))
                 setup.clock.advance(days: due.timeIntervalSince(before) / 86400)
             }

@@ -65,6 +65,7 @@ import VinylogueServer
             #expect(body.contains("vinylogue_uploads_waiting 0"))
             for state in ["queued", "running", "done", "failed"] {
                 #expect(body.contains(#"vinylogue_jobs{kind="upload",state="\#(state)"} 0"#), "\(state)")
+                #expect(body.contains(#"vinylogue_jobs{kind="forwarding",state="\#(state)"} 0"#), "\(state)")
             }
             #expect(!body.contains("/u/demo"))
         }

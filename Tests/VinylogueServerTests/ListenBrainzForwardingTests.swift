@@ -8,6 +8,7 @@ import ListenBrainzTestServer
 import Testing
 import VinylogueCore
 import VinylogueServer
+import Workers
 
 /// The forwarding outbox's sender against the fake ListenBrainz over real
 /// HTTP: every listen kept once, in batches of 500; a 429's `Reset-In`
@@ -19,8 +20,14 @@ import VinylogueServer
         let clock: TestClock
         let outbox: SQLiteForwardingOutbox
         let forwarding: ListenForwarding
-        /// A sender on the same outbox whose client gives up after `timeout`.
-        let sender: @Sendable (Duration) -> ListenForwarding
+        /// The job runner with the forwarding handler.
+        let runner: JobRunner
+        /// A runner on the same queue whose client gives up after `timeout`.
+        let sender: @Sendable (Duration) -> JobRunner
+
+        /// Runs the forwarding jobs due now; returns how many runs there were.
+        @discardableResult
+        func sendDue(with runner: JobRunner? = nil) async -> Int { await ForwardingTests.sendDue(runner ?? self.runner) }
 
         func state() async throws -> ForwardingState { try await outbox.states(of: .household)[.listenBrainz] ?? ForwardingState() }
         func submitted() async -> [LoggedRequestSummary] {
@@ -47,12 +54,15 @@ import VinylogueServer
                 let database = try ArchiveDatabase()
                 let outbox = SQLiteForwardingOutbox(database)
                 try await outbox.setListenBrainz(token: token, user: "rob", for: .household, at: clock.now)
-                let forwarding = ListenForwarding(outbox: outbox, upstreams: [ListenBrainzForwarding(client: client)], clock: clock.wallClock)
-                let sender: @Sendable (Duration) -> ListenForwarding = { timeout in
+                let jobs = SQLiteJobQueue(database)
+                let upstreams: [any ForwardingUpstream] = [ListenBrainzForwarding(client: client)]
+                let forwarding = ListenForwarding(outbox: outbox, upstreams: upstreams, clock: clock.wallClock, wakeup: Wakeup())
+                let sender: @Sendable (Duration) -> JobRunner = { timeout in
                     let impatient = ListenBrainzClient(configuration: .init(apiRoot: root, timeout: timeout, attempts: 1), http: http, pacing: pacing)
-                    return ListenForwarding(outbox: outbox, upstreams: [ListenBrainzForwarding(client: impatient)], clock: clock.wallClock)
+                    return ForwardingTests.runner(jobs, outbox, [ListenBrainzForwarding(client: impatient)], clock)
                 }
-                try await body(Setup(fake: fake, clock: clock, outbox: outbox, forwarding: forwarding, sender: sender))
+                try await body(Setup(fake: fake, clock: clock, outbox: outbox, forwarding: forwarding,
+                                     runner: ForwardingTests.runner(jobs, outbox, upstreams, clock), sender: sender))
             }
             try await http.shutdown()
         } catch {
@@ -69,7 +79,7 @@ import VinylogueServer
         try await Self.withForwarding { setup in
             let listens = Self.listens(600, before: setup.clock.now)
             try await setup.forwarding.enqueue(listens, of: .household)
-            #expect(await setup.forwarding.sendDue() == 2)
+            #expect(await setup.sendDue() == 1)
             let received = await setup.fake.received()
             #expect(received.listensReceived == 600 && received.listens.count == 600 && received.submissions == 2)
             #expect(received.listens.map(\.listen.track) == listens.map(\.scrobble.track))
@@ -83,11 +93,11 @@ import VinylogueServer
             await setup.fake.inject(.init(.rateLimited(resetIn: 30), endpoint: "submit-listens", times: 1))
             let listens = Self.listens(3, before: setup.clock.now)
             try await setup.forwarding.enqueue(listens, of: .household)
-            await setup.forwarding.sendDue()
+            await setup.sendDue()
             #expect(try await setup.outbox.nextDue() == setup.clock.now.addingTimeInterval(30))
             #expect(try await setup.state().problem == "ListenBrainz is rate limiting requests (it asked to wait 30 s).")
             setup.clock.advance(days: 30.0 / 86400)
-            await setup.forwarding.sendDue()
+            await setup.sendDue()
             #expect(await setup.fake.received().listensReceived == 3)
             // A 429 stored nothing, so nothing was checked before sending again.
             #expect(await setup.fake.requests().map(\.endpoint) == ["submit-listens", "submit-listens"])
@@ -101,11 +111,11 @@ import VinylogueServer
             await setup.fake.inject(.init(.held, endpoint: "submit-listens", times: 1))
             let listens = Self.listens(4, before: setup.clock.now)
             try await setup.forwarding.enqueue(listens, of: .household)
-            await setup.sender(.milliseconds(200)).sendDue()
+            await setup.sendDue(with: setup.sender(.milliseconds(200)))
             await setup.fake.releaseHeld()
             #expect(try await setup.state().waiting == 4)
             setup.clock.advance(days: 1.0 / 24)
-            await setup.forwarding.sendDue()
+            await setup.sendDue()
             let received = await setup.fake.received()
             #expect(received.listensReceived == 4 && received.submissions == 1)
             #expect(try await setup.state().sent == 4)
@@ -119,9 +129,9 @@ import VinylogueServer
         try await Self.withForwarding { setup in
             await setup.fake.inject(.init(.httpStatus(502), endpoint: "submit-listens", times: 1))
             try await setup.forwarding.enqueue(Self.listens(2, before: setup.clock.now), of: .household)
-            await setup.forwarding.sendDue()
+            await setup.sendDue()
             setup.clock.advance(days: 1.0 / 24)
-            await setup.forwarding.sendDue()
+            await setup.sendDue()
             #expect(await setup.fake.received().listensReceived == 2)
             #expect(await setup.fake.requests().map(\.endpoint) == ["submit-listens", "listens", "submit-listens"])
         }
@@ -130,7 +140,7 @@ import VinylogueServer
     @Test func aRefusedTokenFailsWithWhatToDo() async throws {
         try await Self.withForwarding(token: "revoked-token") { setup in
             try await setup.forwarding.enqueue(Self.listens(2, before: setup.clock.now), of: .household)
-            await setup.forwarding.sendDue()
+            await setup.sendDue()
             let state = try await setup.state()
             #expect(state.failed == 2 && state.problem == ListenBrainzForwarding.enterANewToken)
             #expect(await setup.fake.received().listensReceived == 0)

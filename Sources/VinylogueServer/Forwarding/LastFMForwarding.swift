@@ -3,6 +3,7 @@ import Sync
 import Foundation
 import LastFM
 import VinylogueCore
+import Workers
 
 /// Forwarding to Last.fm: `track.scrobble` in batches of 50 with the
 /// session the account got by signing in here, within the Last.fm client's

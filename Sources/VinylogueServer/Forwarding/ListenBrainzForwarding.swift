@@ -3,6 +3,7 @@ import Sync
 import Foundation
 import ListenBrainz
 import VinylogueCore
+import Workers
 
 /// Forwarding to ListenBrainz: `submit-listens` with the user token the
 /// person entered (checked with `validate-token` before it is kept), within

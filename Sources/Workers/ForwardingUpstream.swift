@@ -1,11 +1,11 @@
-import Stores
-import Sync
 import Foundation
+import Stores
 import VinylogueCore
 
-/// A service received listens are forwarded to, as the outbox's sender
-/// sees it: send a batch, and say which listens it already has.
-/// `LastFMForwarding` and `ListenBrainzForwarding` play it.
+/// A service received listens are forwarded to, as the forwarding job
+/// (`ListenForwarder`) sees it: send a batch, and say which listens it
+/// already has. `LastFMForwarding` and `ListenBrainzForwarding` (the web
+/// server's, over their clients) play it.
 public protocol ForwardingUpstream: Sendable {
     var target: ForwardingTarget { get }
     /// The most listens one send may carry.

@@ -26,6 +26,9 @@ public struct PostgresAccountEraser: AccountEraser {
             // The queue's rows before the uploads' (a batch's write locks
             // its job's row, then updates its upload's row).
             try await connection.query("DELETE FROM job WHERE person = \(nameKey)", logger: logger)
+            var owner = PostgresBindings()
+            owner.append(id)
+            try await connection.query(PostgresQuery(unsafeSQL: AccountErasure.digestJobs(placeholder: "$1"), binds: owner), logger: logger)
             var uploads: [String] = []
             for try await path in try await connection.query("DELETE FROM import_job WHERE owner = \(id) RETURNING path",
                                                               logger: logger).decode(String.self) {

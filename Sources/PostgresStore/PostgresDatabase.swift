@@ -308,6 +308,8 @@ public final class PostgresDatabase: Sendable {
         Migration(name: "one-job-queue", statements: PostgresJobQueue.tables, then: PostgresJobQueue.movedUploads),
         // History copies run by the one queue (`PostgresHistoryCopyStore`).
         Migration(name: "history-copies-in-the-job-queue", statements: [], then: PostgresHistoryCopyStore.movedToJobQueue),
+        // Digest emails run by the one queue (`PostgresDigestStore`).
+        Migration(name: "digests-in-the-job-queue", statements: [], then: PostgresDigestStore.movedToJobQueue),
     ]
 
     /// Applies the migrations this database has not had, holding an

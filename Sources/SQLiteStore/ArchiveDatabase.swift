@@ -139,6 +139,7 @@ public final class ArchiveDatabase: Sendable {
         SQLiteImportJobStore.registerStoredBatchesMigration(in: &migrator)
         SQLiteJobQueue.registerMigrations(in: &migrator)
         SQLiteHistoryCopyStore.registerJobQueueMigration(in: &migrator)
+        SQLiteDigestStore.registerJobQueueMigration(in: &migrator)
         return migrator
     }
 

@@ -12,6 +12,9 @@ public struct JobKind: RawRepresentable, Sendable, Hashable, Comparable, CustomS
     /// A copy of a person's whole history from their service (keyed by
     /// their name key; `HistoryCopyStore` keeps its progress).
     public static let historyCopy = JobKind(rawValue: "history-copy")
+    /// An email of the weekly digest's (a digest, "send it now", a
+    /// confirmation link), keyed by its `digest_send` row's id.
+    public static let digest = JobKind(rawValue: "digest")
 
     public var description: String { rawValue }
 

@@ -29,7 +29,7 @@ import Testing
             "import jobs",
             "account-visibility",
             "digests",
-            "import job stored batches", "one job queue", "history copies in the job queue",
+            "import job stored batches", "one job queue", "history copies in the job queue", "digests in the job queue",
         ])
     }
 
@@ -52,7 +52,7 @@ import Testing
             "import-jobs",
             "account-visibility",
             "digests",
-            "import-job-stored-batches", "one-job-queue", "history-copies-in-the-job-queue",
+            "import-job-stored-batches", "one-job-queue", "history-copies-in-the-job-queue", "digests-in-the-job-queue",
         ])
     }
 }

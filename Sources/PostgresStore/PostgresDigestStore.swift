@@ -58,7 +58,7 @@ public struct PostgresDigestStore: DigestStore {
             """, logger: logger)
         for try await row in rows.decode((Int64, Int64, Double, Double).self) { waiting.append(row) }
         for (id, owner, due, queued) in waiting {
-            _ = try await PostgresJobQueue.enqueue(.digest, personKey: try await person(of: ListOwner(id: owner), connection, logger),
+            _ = try await PostgresJobQueue.enqueue(.digest, personKey: try await PostgresDigestStore.person(of: ListOwner(id: owner), connection, logger),
                                                    key: String(id), payload: "", machine: nil, notBefore: Date(timeIntervalSince1970: due),
                                                    at: Date(timeIntervalSince1970: queued), connection, logger)
         }

@@ -197,7 +197,7 @@ public struct SQLiteDigestStore: DigestStore {
                     sent_at = ?, attempts = attempts - ?
                 WHERE id = ? AND state = 'sending'
                 """, arguments: [outcome.state.rawValue, outcome == .stopped, outcome.reason, due,
-                                 outcome.state == .sent ? now.timeIntervalSince1970 : nil, outcome == .stopped ? 1 : 0, job.job.key])
+                                 outcome.state == .sent ? now.timeIntervalSince1970 : nil, outcome == .stopped ? 1 : 0, Int64(job.job.key)])
             return try SQLiteJobQueue.end(job, as: outcome.ending, at: now, in: db)
         }
     }

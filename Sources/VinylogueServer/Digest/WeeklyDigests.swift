@@ -457,7 +457,9 @@ extension WeeklyDigests {
         guard let claim, let id = Int64(claim.job.key) else {
             return .notSent("A running server took the digest to send it: its Settings say what came of it.", .upstream)
         }
-        _ = await digests.run(claim)
+        // As the runner would: an email that did not begin ends its job here.
+        let ending = await digests.run(claim)
+        _ = try? await parts.stores.jobs.end(claim, as: ending, at: digests.clock.now)
         guard let done = await digests.sends(of: owner).first(where: { $0.id == id }) else {
             return .notSent("The digest was sent or not, and the database could not say which: Settings shows it.", .upstream)
         }

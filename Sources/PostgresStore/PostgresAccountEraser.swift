@@ -29,6 +29,9 @@ public struct PostgresAccountEraser: AccountEraser {
             // forwarding jobs (`PostgresForwardingOutbox.queueJobs`).
             try await connection.query("SELECT 1 FROM job WHERE person = \(nameKey) ORDER BY kind, key FOR UPDATE", logger: logger)
             try await connection.query("DELETE FROM job WHERE person = \(nameKey)", logger: logger)
+            var owner = PostgresBindings()
+            owner.append(id)
+            try await connection.query(PostgresQuery(unsafeSQL: AccountErasure.digestJobs(placeholder: "$1"), binds: owner), logger: logger)
             var uploads: [String] = []
             for try await path in try await connection.query("DELETE FROM import_job WHERE owner = \(id) RETURNING path",
                                                               logger: logger).decode(String.self) {

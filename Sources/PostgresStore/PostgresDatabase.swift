@@ -310,6 +310,8 @@ public final class PostgresDatabase: Sendable {
         Migration(name: "history-copies-in-the-job-queue", statements: [], then: PostgresHistoryCopyStore.movedToJobQueue),
         // Forwarding run by the one queue: a job per owner and service (`PostgresForwardingOutbox`).
         Migration(name: "forwarding-in-the-job-queue", statements: PostgresForwardingOutbox.movedToJobQueue),
+        // Digest emails run by the one queue (`PostgresDigestStore`).
+        Migration(name: "digests-in-the-job-queue", statements: [], then: PostgresDigestStore.movedToJobQueue),
     ]
 
     /// Applies the migrations this database has not had, holding an

@@ -5,9 +5,11 @@ import Stores
 import VinylogueCore
 
 /// `DigestStore` in PostgreSQL (tables `digest_subscription`,
-/// `digest_send`), shared by a fleet: queueing a week's digest twice adds
-/// nothing (`UNIQUE (owner, kind, key)`), and a claim takes the due email
-/// with `SKIP LOCKED`, so each goes through one sender.
+/// `digest_send`; each email's `digest` job in `job`), shared by a fleet:
+/// queueing a week's digest twice adds nothing (`UNIQUE (owner, kind,
+/// key)`), and the job queue gives each email to one sender. A change to
+/// an email locks its job's row before the email's, the order the
+/// account eraser takes them in.
 public struct PostgresDigestStore: DigestStore {
     let database: PostgresDatabase
 
@@ -45,6 +47,33 @@ public struct PostgresDigestStore: DigestStore {
         """,
         "CREATE INDEX digest_send_due ON digest_send(state, due_at)",
     ]
+
+    /// The emails' claim columns given up to the one job queue: each email
+    /// waiting or being sent (by a sender that may have died) becomes a
+    /// queued `digest` job, due when the email was.
+    static let movedToJobQueue: PostgresDatabase.Migration.Work = { connection, logger, _ in
+        var waiting: [(Int64, Int64, Double, Double)] = []
+        let rows = try await connection.query("""
+            SELECT id, owner, due_at, queued_at FROM digest_send WHERE state IN ('waiting', 'sending') ORDER BY due_at, id
+            """, logger: logger)
+        for try await row in rows.decode((Int64, Int64, Double, Double).self) { waiting.append(row) }
+        for (id, owner, due, queued) in waiting {
+            _ = try await PostgresJobQueue.enqueue(.digest, personKey: try await PostgresDigestStore.person(of: ListOwner(id: owner), connection, logger),
+                                                   key: String(id), payload: "", machine: nil, notBefore: Date(timeIntervalSince1970: due),
+                                                   at: Date(timeIntervalSince1970: queued), connection, logger)
+        }
+        try await connection.query("UPDATE digest_send SET state = 'waiting' WHERE state = 'sending'", logger: logger)
+        try await connection.query("ALTER TABLE digest_send DROP COLUMN holder, DROP COLUMN lease_until", logger: logger)
+    }
+
+    /// Whose an owner's email jobs are: the account's name key (erasing
+    /// the account deletes them), the household's "".
+    static func person(of owner: ListOwner, _ connection: PostgresConnection, _ logger: Logger) async throws -> String {
+        guard owner != .household else { return "" }
+        for try await key in try await connection.query("SELECT name_key FROM account WHERE id = \(owner.id)", logger: logger)
+            .decode(String.self) { return key }
+        return ""
+    }
 
     typealias SubscriptionColumns = (Int64, String, Int32, Int32, Int32, String, Double?, Double)
     static let subscriptionColumns = "owner, address, weekday, hour, years, token, confirmed_at, updated_at"
@@ -115,10 +144,16 @@ public struct PostgresDigestStore: DigestStore {
         }
     }
 
+    /// Skips `owner`'s waiting emails; their jobs go first (the order
+    /// every change of an email locks them in), so a sender that claimed
+    /// one meanwhile writes nothing.
     static func skipWaiting(_ owner: ListOwner, reason: String, _ connection: PostgresConnection, _ logger: Logger) async throws {
         try await connection.query("""
-            UPDATE digest_send SET state = 'skipped', reason = \(reason), lease_until = NULL, holder = NULL
-            WHERE owner = \(owner.id) AND state = 'waiting'
+            DELETE FROM job WHERE kind = \(JobKind.digest.rawValue)
+              AND key IN (SELECT CAST(id AS TEXT) FROM digest_send WHERE owner = \(owner.id) AND state = 'waiting')
+            """, logger: logger)
+        try await connection.query("""
+            UPDATE digest_send SET state = 'skipped', reason = \(reason) WHERE owner = \(owner.id) AND state = 'waiting'
             """, logger: logger)
     }
 
@@ -147,53 +182,49 @@ public struct PostgresDigestStore: DigestStore {
     }
 
     public func queue(_ owner: ListOwner, kind: DigestSend.Kind, key: String, address: String, due: Date, at now: Date) async throws -> Bool {
-        try await PostgresHistoryCopyStore.changed(database.client.query("""
-            INSERT INTO digest_send(owner, kind, key, address, state, due_at, queued_at)
-            VALUES (\(owner.id), \(kind.rawValue), \(CopyText.withoutNUL(key)), \(CopyText.withoutNUL(address)), 'waiting',
-                    \(due.timeIntervalSince1970), \(now.timeIntervalSince1970))
-            ON CONFLICT (owner, kind, key) DO NOTHING RETURNING 1
-            """, logger: database.logger))
+        let logger = database.logger
+        return try await database.client.withTransaction(logger: logger) { connection in
+            var queued: Int64?
+            for try await id in try await connection.query("""
+                INSERT INTO digest_send(owner, kind, key, address, state, due_at, queued_at)
+                VALUES (\(owner.id), \(kind.rawValue), \(CopyText.withoutNUL(key)), \(CopyText.withoutNUL(address)), 'waiting',
+                        \(due.timeIntervalSince1970), \(now.timeIntervalSince1970))
+                ON CONFLICT (owner, kind, key) DO NOTHING RETURNING id
+                """, logger: logger).decode(Int64.self) { queued = id }
+            guard let queued else { return false }
+            _ = try await PostgresJobQueue.enqueue(.digest, personKey: try await Self.person(of: owner, connection, logger), key: String(queued),
+                                                   payload: "", machine: nil, notBefore: due, at: now, connection, logger)
+            return true
+        }
     }
 
-    public func claim(as holder: String, at now: Date, lease: TimeInterval,
-                      takingOverFrom isGone: @Sendable (String) -> Bool) async throws -> DigestSend? {
-        let logger = database.logger, time = now.timeIntervalSince1970
+    public func begin(_ job: JobClaim, at now: Date) async throws -> DigestSend? {
+        let logger = database.logger
         return try await database.client.withTransaction(logger: logger) { connection in
-            let rows = try await connection.query("""
-                SELECT id, state, lease_until, holder FROM digest_send
-                WHERE (state = 'waiting' AND due_at <= \(time)) OR state = 'sending'
-                ORDER BY due_at, id LIMIT 100 FOR UPDATE SKIP LOCKED
-                """, logger: logger)
-            var chosen: Int64?
-            for try await (id, state, leaseUntil, holding) in rows.decode((Int64, String, Double?, String?).self) where chosen == nil {
-                let taken = state == "sending" && (leaseUntil ?? 0) > time && holding.map(isGone) != true
-                if !taken { chosen = id }
-            }
-            guard let chosen else { return nil }
+            guard try await PostgresJobQueue.holds(job, connection, logger), let id = Int64(job.job.key) else { return nil }
             return try await Self.sends(connection.query("""
-                UPDATE digest_send SET state = 'sending', holder = \(holder), lease_until = \(time + lease), attempts = attempts + 1
-                WHERE id = \(chosen) RETURNING \(unescaped: Self.sendColumns)
+                UPDATE digest_send SET state = 'sending', attempts = attempts + 1 WHERE id = \(id) AND state IN ('waiting', 'sending')
+                RETURNING \(unescaped: Self.sendColumns)
                 """, logger: logger)).first
         }
     }
 
-    public func claim(_ id: Int64, as holder: String, at now: Date, lease: TimeInterval,
-                      takingOverFrom isGone: @Sendable (String) -> Bool) async throws -> DigestSend? {
-        let logger = database.logger, time = now.timeIntervalSince1970
+    public func end(_ job: JobClaim, as outcome: DigestOutcome, at now: Date) async throws -> Bool {
+        let logger = database.logger
+        guard let id = Int64(job.job.key) else { return false }
+        let due: Double? = if case .retry(let at, _) = outcome { at.timeIntervalSince1970 } else { nil }
+        let sentAt: Double? = outcome.state == .sent ? now.timeIntervalSince1970 : nil
         return try await database.client.withTransaction(logger: logger) { connection in
-            let rows = try await connection.query("""
-                SELECT state, due_at, lease_until, holder FROM digest_send WHERE id = \(id) FOR UPDATE SKIP LOCKED
+            // The job's row first, locked: an erasure deleting it waits,
+            // or has already won and nothing is written.
+            guard try await PostgresJobQueue.holds(job, connection, logger) else { return false }
+            try await connection.query("""
+                UPDATE digest_send SET state = \(outcome.state.rawValue),
+                    reason = CASE WHEN \(outcome == .stopped) THEN reason ELSE \(outcome.reason.map(CopyText.withoutNUL)) END,
+                    due_at = coalesce(\(due), due_at), sent_at = \(sentAt), attempts = attempts - \(Int32(outcome == .stopped ? 1 : 0))
+                WHERE id = \(id) AND state = 'sending'
                 """, logger: logger)
-            var free = false
-            for try await (state, due, leaseUntil, holding) in rows.decode((String, Double, Double?, String?).self) {
-                free = (state == "waiting" && due <= time)
-                    || (state == "sending" && ((leaseUntil ?? 0) <= time || holding.map(isGone) == true))
-            }
-            guard free else { return nil }
-            return try await Self.sends(connection.query("""
-                UPDATE digest_send SET state = 'sending', holder = \(holder), lease_until = \(time + lease), attempts = attempts + 1
-                WHERE id = \(id) RETURNING \(unescaped: Self.sendColumns)
-                """, logger: logger)).first
+            return try await PostgresJobQueue.end(job, as: outcome.ending, at: now, connection, logger)
         }
     }
 
@@ -206,34 +237,9 @@ public struct PostgresDigestStore: DigestStore {
         return count
     }
 
-    public func finish(_ id: Int64, as holder: String, state: DigestSend.State, reason: String?, at now: Date) async throws -> Bool {
-        let sentAt: Double? = state == .sent ? now.timeIntervalSince1970 : nil
-        return try await PostgresHistoryCopyStore.changed(database.client.query("""
-            UPDATE digest_send SET state = \(state.rawValue), reason = \(reason.map(CopyText.withoutNUL)), sent_at = \(sentAt),
-                lease_until = NULL, holder = NULL
-            WHERE id = \(id) AND holder = \(holder) AND state = 'sending' RETURNING 1
-            """, logger: database.logger))
-    }
-
-    public func postpone(_ id: Int64, as holder: String, until due: Date, reason: String, at now: Date) async throws -> Bool {
-        try await PostgresHistoryCopyStore.changed(database.client.query("""
-            UPDATE digest_send SET state = 'waiting', due_at = \(due.timeIntervalSince1970), reason = \(CopyText.withoutNUL(reason)),
-                lease_until = NULL, holder = NULL
-            WHERE id = \(id) AND holder = \(holder) AND state = 'sending' RETURNING 1
-            """, logger: database.logger))
-    }
-
     public func sends(of owner: ListOwner, limit: Int) async throws -> [DigestSend] {
         try await Self.sends(database.client.query("""
             SELECT \(unescaped: Self.sendColumns) FROM digest_send WHERE owner = \(owner.id) ORDER BY id DESC LIMIT \(Int64(limit))
             """, logger: database.logger))
-    }
-
-    public func nextDue() async throws -> Date? {
-        let rows = try await database.client.query("""
-            SELECT min(CASE state WHEN 'waiting' THEN due_at ELSE lease_until END) FROM digest_send WHERE state IN ('waiting', 'sending')
-            """, logger: database.logger)
-        for try await due in rows.decode(Double?.self) { return due.map(Date.init(timeIntervalSince1970:)) }
-        return nil
     }
 }

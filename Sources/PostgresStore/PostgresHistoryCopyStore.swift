@@ -97,14 +97,6 @@ public struct PostgresHistoryCopyStore: HistoryCopyStore {
         return copy
     }
 
-    /// Whether `claim`'s job is still claimed by its holder and running;
-    /// its row is locked until the transaction ends.
-    static func holds(_ claim: JobClaim, _ connection: PostgresConnection, _ logger: Logger) async throws -> Bool {
-        try await changed(try await connection.query("""
-            SELECT 1 FROM job WHERE id = \(claim.job.id) AND holder = \(claim.holder) AND state = 'running' FOR UPDATE
-            """, logger: logger))
-    }
-
     /// Marks the row of a claimed job copying.
     static func begin(_ job: JobClaim, at now: Date, _ connection: PostgresConnection, _ logger: Logger) async throws -> CopyClaim? {
         let updated = try await first(try await connection.query("""
@@ -127,7 +119,7 @@ public struct PostgresHistoryCopyStore: HistoryCopyStore {
     public func begin(_ job: JobClaim, at now: Date) async throws -> CopyClaim? {
         let logger = database.logger
         return try await database.client.withTransaction(logger: logger) { connection in
-            guard try await Self.holds(job, connection, logger) else { return nil }
+            guard try await PostgresJobQueue.holds(job, connection, logger) else { return nil }
             return try await Self.begin(job, at: now, connection, logger)
         }
     }
@@ -164,7 +156,7 @@ public struct PostgresHistoryCopyStore: HistoryCopyStore {
     public func finish(_ claim: CopyClaim, failure reason: String?, at now: Date) async throws -> Bool {
         let logger = database.logger, time = now.timeIntervalSince1970
         return try await database.client.withTransaction(logger: logger) { connection in
-            guard try await Self.holds(claim.job, connection, logger) else { return false }
+            guard try await PostgresJobQueue.holds(claim.job, connection, logger) else { return false }
             try await connection.query("""
                 UPDATE history_copy SET state = \(reason == nil ? "done" : "failed"), reason = \(reason.map(CopyText.withoutNUL)),
                     updated_at = \(time), done_at = CASE WHEN \(reason == nil) THEN \(time) ELSE done_at END
@@ -178,7 +170,7 @@ public struct PostgresHistoryCopyStore: HistoryCopyStore {
     public func release(_ claim: CopyClaim, at now: Date) async throws -> Bool {
         let logger = database.logger
         return try await database.client.withTransaction(logger: logger) { connection in
-            guard try await Self.holds(claim.job, connection, logger) else { return false }
+            guard try await PostgresJobQueue.holds(claim.job, connection, logger) else { return false }
             try await connection.query("""
                 UPDATE history_copy SET state = 'queued', updated_at = \(now.timeIntervalSince1970)
                 WHERE name_key = \(claim.user.key) AND state = 'copying'

@@ -77,10 +77,18 @@ public struct PostgresJobQueue: JobQueue {
     /// `JobQueue.enqueue`): for stores that queue their own jobs with their rows.
     static func enqueue(_ kind: JobKind, for person: Username, key: String, payload: String, machine: String?, notBefore: Date?,
                         at now: Date, _ connection: PostgresConnection, _ logger: Logger) async throws -> DurableJob {
+        try await enqueue(kind, personKey: person.key, key: key, payload: payload, machine: machine, notBefore: notBefore, at: now,
+                          connection, logger)
+    }
+
+    /// `enqueue` for a person given by their name key: "" for the
+    /// household, whose jobs (its digests) belong to no account.
+    static func enqueue(_ kind: JobKind, personKey: String, key: String, payload: String, machine: String?, notBefore: Date?,
+                        at now: Date, _ connection: PostgresConnection, _ logger: Logger) async throws -> DurableJob {
         let time = now.timeIntervalSince1970, due = notBefore?.timeIntervalSince1970 ?? time
         let inserted = try await all(try await connection.query("""
             INSERT INTO job(kind, person, key, payload, machine, state, not_before, queued_at, updated_at)
-            VALUES (\(kind.rawValue), \(person.key), \(key), \(CopyText.withoutNUL(payload)), \(machine), 'queued', \(due), \(time), \(time))
+            VALUES (\(kind.rawValue), \(personKey), \(key), \(CopyText.withoutNUL(payload)), \(machine), 'queued', \(due), \(time), \(time))
             ON CONFLICT (kind, key) WHERE state IN ('queued', 'running') DO NOTHING
             RETURNING \(unescaped: columns)
             """, logger: logger))
@@ -150,6 +158,16 @@ public struct PostgresJobQueue: JobQueue {
         return try await database.client.withTransaction(logger: logger) { connection in
             try await Self.claim(kind, key: key, as: holder, at: now, lease: lease, takingOverFrom: isGone, connection, logger)
         }
+    }
+
+    /// Whether `claim`'s job is still claimed by its holder and running,
+    /// on `connection` in the caller's transaction: the fence a job's own
+    /// rows are written under. Its row is locked until the transaction
+    /// ends, so a deletion of it waits, or has won already.
+    static func holds(_ claim: JobClaim, _ connection: PostgresConnection, _ logger: Logger) async throws -> Bool {
+        try await PostgresHistoryCopyStore.changed(try await connection.query("""
+            SELECT 1 FROM job WHERE id = \(claim.job.id) AND holder = \(claim.holder) AND state = 'running' FOR UPDATE
+            """, logger: logger))
     }
 
     public func renew(_ claim: JobClaim, at now: Date, lease: TimeInterval) async throws -> Bool {

@@ -140,6 +140,7 @@ public final class ArchiveDatabase: Sendable {
         SQLiteJobQueue.registerMigrations(in: &migrator)
         SQLiteHistoryCopyStore.registerJobQueueMigration(in: &migrator)
         SQLiteForwardingOutbox.registerJobQueueMigration(in: &migrator)
+        SQLiteDigestStore.registerJobQueueMigration(in: &migrator)
         return migrator
     }
 

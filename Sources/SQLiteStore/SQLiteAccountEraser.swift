@@ -30,6 +30,9 @@ public struct SQLiteAccountEraser: AccountEraser {
                     try db.execute(sql: "UPDATE list_entry SET isMe = 1 WHERE owner = ? AND position = 0", arguments: [owner])
                 }
             }
+            if tables.contains("job"), tables.contains("digest_send") {
+                try db.execute(sql: AccountErasure.digestJobs(placeholder: "?"), arguments: [id])
+            }
             for rows in AccountErasure.rows where tables.contains(rows.table) {
                 let value: (any DatabaseValueConvertible)?
                 switch rows.key {

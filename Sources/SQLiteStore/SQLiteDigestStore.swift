@@ -3,9 +3,9 @@ import GRDB
 import Stores
 import VinylogueCore
 
-/// `DigestStore` in SQLite (tables `digest_subscription`, `digest_send`).
-/// Every change is one write transaction: SQLite's one writer makes a
-/// claim atomic.
+/// `DigestStore` in SQLite (tables `digest_subscription`, `digest_send`;
+/// each email's `digest` job in `job`). Every change is one write
+/// transaction: an email and its job are queued, and ended, together.
 public struct SQLiteDigestStore: DigestStore {
     let writer: any DatabaseWriter
 
@@ -42,6 +42,35 @@ public struct SQLiteDigestStore: DigestStore {
                 CREATE INDEX digest_send_due ON digest_send(state, due_at);
                 """)
         }
+    }
+
+    /// The emails' claim columns given up to the one job queue: each email
+    /// waiting or being sent (by a sender that may have died) becomes a
+    /// queued `digest` job, due when the email was; the row keeps what the
+    /// email is and what came of it. Registered after the job queue.
+    static func registerJobQueueMigration(in migrator: inout DatabaseMigrator) {
+        migrator.registerMigration("digests in the job queue") { db in
+            for row in try Row.fetchAll(db, sql: """
+                SELECT id, owner, due_at, queued_at FROM digest_send WHERE state IN ('waiting', 'sending') ORDER BY due_at, id
+                """) {
+                let id: Int64 = row["id"]
+                _ = try SQLiteJobQueue.enqueue(.digest, personKey: try person(of: ListOwner(id: row["owner"]), in: db), key: String(id),
+                                               payload: "", machine: nil, notBefore: Date(timeIntervalSince1970: row["due_at"]),
+                                               at: Date(timeIntervalSince1970: row["queued_at"]), in: db)
+            }
+            try db.execute(sql: """
+                UPDATE digest_send SET state = 'waiting' WHERE state = 'sending';
+                ALTER TABLE digest_send DROP COLUMN holder;
+                ALTER TABLE digest_send DROP COLUMN lease_until;
+                """)
+        }
+    }
+
+    /// Whose an owner's email jobs are: the account's name key (erasing
+    /// the account deletes them), the household's "".
+    static func person(of owner: ListOwner, in db: Database) throws -> String {
+        guard owner != .household else { return "" }
+        return try String.fetchOne(db, sql: "SELECT name_key FROM account WHERE id = ?", arguments: [owner.id]) ?? ""
     }
 
     static let subscriptionColumns = "owner, address, weekday, hour, years, token, confirmed_at, updated_at"
@@ -101,11 +130,14 @@ public struct SQLiteDigestStore: DigestStore {
         }
     }
 
+    /// Skips `owner`'s waiting emails; their jobs go first, so a sender
+    /// that claimed one meanwhile writes nothing.
     static func skipWaiting(_ owner: ListOwner, reason: String, _ db: Database) throws {
         try db.execute(sql: """
-            UPDATE digest_send SET state = 'skipped', reason = ?, lease_until = NULL, holder = NULL
-            WHERE owner = ? AND state = 'waiting'
-            """, arguments: [reason, owner.id])
+            DELETE FROM job WHERE kind = ? AND key IN (SELECT CAST(id AS TEXT) FROM digest_send WHERE owner = ? AND state = 'waiting')
+            """, arguments: [JobKind.digest.rawValue, owner.id])
+        try db.execute(sql: "UPDATE digest_send SET state = 'skipped', reason = ? WHERE owner = ? AND state = 'waiting'",
+                       arguments: [reason, owner.id])
     }
 
     public func confirm(token: String, at now: Date) async throws -> DigestSubscription? {
@@ -139,45 +171,34 @@ public struct SQLiteDigestStore: DigestStore {
                 INSERT INTO digest_send(owner, kind, key, address, state, due_at, queued_at) VALUES (?, ?, ?, ?, 'waiting', ?, ?)
                 ON CONFLICT(owner, kind, key) DO NOTHING
                 """, arguments: [owner.id, kind.rawValue, key, address, due.timeIntervalSince1970, now.timeIntervalSince1970])
-            return db.changesCount == 1
+            guard db.changesCount == 1 else { return false }
+            _ = try SQLiteJobQueue.enqueue(.digest, personKey: try Self.person(of: owner, in: db), key: String(db.lastInsertedRowID), payload: "",
+                                           machine: nil, notBefore: due, at: now, in: db)
+            return true
         }
     }
 
-    public func claim(as holder: String, at now: Date, lease: TimeInterval,
-                      takingOverFrom isGone: @Sendable (String) -> Bool) async throws -> DigestSend? {
+    public func begin(_ job: JobClaim, at now: Date) async throws -> DigestSend? {
         try await writer.write { db in
-            let time = now.timeIntervalSince1970
-            let candidates = try Row.fetchAll(db, sql: """
-                SELECT id, state, lease_until, holder FROM digest_send
-                WHERE (state = 'waiting' AND due_at <= ?) OR state = 'sending' ORDER BY due_at, id LIMIT 100
-                """, arguments: [time])
-            for row in candidates {
-                let holding: String? = row["holder"]
-                let taken = row["state"] == "sending" && (row["lease_until"] as Double? ?? 0) > time && holding.map(isGone) != true
-                guard !taken else { continue }
-                let id: Int64 = row["id"]
-                try db.execute(sql: """
-                    UPDATE digest_send SET state = 'sending', holder = ?, lease_until = ?, attempts = attempts + 1 WHERE id = ?
-                    """, arguments: [holder, time + lease, id])
-                return try Row.fetchOne(db, sql: "SELECT \(Self.sendColumns) FROM digest_send WHERE id = ?", arguments: [id]).flatMap(Self.send)
-            }
-            return nil
-        }
-    }
-
-    public func claim(_ id: Int64, as holder: String, at now: Date, lease: TimeInterval,
-                      takingOverFrom isGone: @Sendable (String) -> Bool) async throws -> DigestSend? {
-        try await writer.write { db in
-            let time = now.timeIntervalSince1970
-            guard let row = try Row.fetchOne(db, sql: "SELECT state, due_at, lease_until, holder FROM digest_send WHERE id = ?", arguments: [id])
-            else { return nil }
-            let holding: String? = row["holder"], state: String = row["state"], due: Double = row["due_at"]
-            let leaseUntil: Double = row["lease_until"] ?? 0
-            let free = (state == "waiting" && due <= time) || (state == "sending" && (leaseUntil <= time || holding.map(isGone) == true))
-            guard free else { return nil }
-            try db.execute(sql: "UPDATE digest_send SET state = 'sending', holder = ?, lease_until = ?, attempts = attempts + 1 WHERE id = ?",
-                           arguments: [holder, time + lease, id])
+            guard try SQLiteJobQueue.holds(job, in: db), let id = Int64(job.job.key) else { return nil }
+            try db.execute(sql: "UPDATE digest_send SET state = 'sending', attempts = attempts + 1 WHERE id = ? AND state IN ('waiting', 'sending')",
+                           arguments: [id])
+            guard db.changesCount == 1 else { return nil }
             return try Row.fetchOne(db, sql: "SELECT \(Self.sendColumns) FROM digest_send WHERE id = ?", arguments: [id]).flatMap(Self.send)
+        }
+    }
+
+    public func end(_ job: JobClaim, as outcome: DigestOutcome, at now: Date) async throws -> Bool {
+        try await writer.write { db in
+            guard try SQLiteJobQueue.holds(job, in: db) else { return false }
+            let due: Double? = if case .retry(let at, _) = outcome { at.timeIntervalSince1970 } else { nil }
+            try db.execute(sql: """
+                UPDATE digest_send SET state = ?, reason = CASE WHEN ? THEN reason ELSE ? END, due_at = coalesce(?, due_at),
+                    sent_at = ?, attempts = attempts - ?
+                WHERE id = ? AND state = 'sending'
+                """, arguments: [outcome.state.rawValue, outcome == .stopped, outcome.reason, due,
+                                 outcome.state == .sent ? now.timeIntervalSince1970 : nil, outcome == .stopped ? 1 : 0, Int64(job.job.key)])
+            return try SQLiteJobQueue.end(job, as: outcome.ending, at: now, in: db)
         }
     }
 
@@ -189,38 +210,10 @@ public struct SQLiteDigestStore: DigestStore {
         }
     }
 
-    public func finish(_ id: Int64, as holder: String, state: DigestSend.State, reason: String?, at now: Date) async throws -> Bool {
-        try await writer.write { db in
-            try db.execute(sql: """
-                UPDATE digest_send SET state = ?, reason = ?, sent_at = ?, lease_until = NULL, holder = NULL
-                WHERE id = ? AND holder = ? AND state = 'sending'
-                """, arguments: [state.rawValue, reason, state == .sent ? now.timeIntervalSince1970 : nil, id, holder])
-            return db.changesCount == 1
-        }
-    }
-
-    public func postpone(_ id: Int64, as holder: String, until due: Date, reason: String, at now: Date) async throws -> Bool {
-        try await writer.write { db in
-            try db.execute(sql: """
-                UPDATE digest_send SET state = 'waiting', due_at = ?, reason = ?, lease_until = NULL, holder = NULL
-                WHERE id = ? AND holder = ? AND state = 'sending'
-                """, arguments: [due.timeIntervalSince1970, reason, id, holder])
-            return db.changesCount == 1
-        }
-    }
-
     public func sends(of owner: ListOwner, limit: Int) async throws -> [DigestSend] {
         try await writer.read { db in
             try Row.fetchAll(db, sql: "SELECT \(Self.sendColumns) FROM digest_send WHERE owner = ? ORDER BY id DESC LIMIT ?",
                              arguments: [owner.id, limit]).compactMap(Self.send)
-        }
-    }
-
-    public func nextDue() async throws -> Date? {
-        try await writer.read { db in
-            try Double.fetchOne(db, sql: """
-                SELECT min(CASE state WHEN 'waiting' THEN due_at ELSE lease_until END) FROM digest_send WHERE state IN ('waiting', 'sending')
-                """).map(Date.init(timeIntervalSince1970:))
         }
     }
 }

@@ -99,8 +99,7 @@ public struct SQLiteHistoryCopyStore: HistoryCopyStore {
 
     /// Whether `claim`'s job is still claimed by its holder and running.
     static func holds(_ claim: CopyClaim, in db: Database) throws -> Bool {
-        try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM job WHERE id = ? AND holder = ? AND state = 'running')",
-                          arguments: [claim.job.job.id, claim.holder]) ?? false
+        try SQLiteJobQueue.holds(claim.job, in: db)
     }
 
     /// Marks the row of a claimed job copying.
@@ -123,8 +122,7 @@ public struct SQLiteHistoryCopyStore: HistoryCopyStore {
 
     public func begin(_ job: JobClaim, at now: Date) async throws -> CopyClaim? {
         try await writer.write { db in
-            guard try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM job WHERE id = ? AND holder = ? AND state = 'running')",
-                                    arguments: [job.job.id, job.holder]) == true else { return nil }
+            guard try SQLiteJobQueue.holds(job, in: db) else { return nil }
             return try Self.begin(job, at: now, in: db)
         }
     }

@@ -71,12 +71,19 @@ public struct SQLiteJobQueue: JobQueue {
     /// that queue their own jobs in the same transaction as their rows.
     static func enqueue(_ kind: JobKind, for person: Username, key: String, payload: String, machine: String?, notBefore: Date?,
                         at now: Date, in db: Database) throws -> DurableJob {
+        try enqueue(kind, personKey: person.key, key: key, payload: payload, machine: machine, notBefore: notBefore, at: now, in: db)
+    }
+
+    /// `enqueue` for a person given by their name key: "" for the
+    /// household, whose jobs (its digests) belong to no account.
+    static func enqueue(_ kind: JobKind, personKey: String, key: String, payload: String, machine: String?, notBefore: Date?,
+                        at now: Date, in db: Database) throws -> DurableJob {
         let time = now.timeIntervalSince1970
         try db.execute(sql: """
             INSERT INTO job(kind, person, key, payload, machine, state, not_before, queued_at, updated_at)
             VALUES (?, ?, ?, ?, ?, 'queued', ?, ?, ?)
             ON CONFLICT(kind, key) WHERE state IN ('queued', 'running') DO NOTHING
-            """, arguments: [kind.rawValue, person.key, key, payload, machine, notBefore?.timeIntervalSince1970 ?? time, time, time])
+            """, arguments: [kind.rawValue, personKey, key, payload, machine, notBefore?.timeIntervalSince1970 ?? time, time, time])
         guard let row = try Row.fetchOne(db, sql: """
             SELECT \(columns) FROM job WHERE kind = ? AND key = ? AND state IN ('queued', 'running')
             """, arguments: [kind.rawValue, key]), let job = job(row) else {
@@ -137,6 +144,13 @@ public struct SQLiteJobQueue: JobQueue {
         try await writer.write { db in
             try Self.claim(kind, key: key, as: holder, at: now, lease: lease, takingOverFrom: isGone, in: db)
         }
+    }
+
+    /// Whether `claim`'s job is still claimed by its holder and running,
+    /// inside a write: the fence a job's own rows are written under.
+    static func holds(_ claim: JobClaim, in db: Database) throws -> Bool {
+        try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM job WHERE id = ? AND holder = ? AND state = 'running')",
+                          arguments: [claim.job.id, claim.holder]) ?? false
     }
 
     public func renew(_ claim: JobClaim, at now: Date, lease: TimeInterval) async throws -> Bool {

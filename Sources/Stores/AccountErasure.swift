@@ -48,6 +48,15 @@ public enum AccountErasure {
         public let key: Key
     }
 
+    /// Deletes the account's emails' jobs (`JobKind.digest`, keyed by
+    /// their `digest_send` row's id, `placeholder` binding the account's
+    /// id), whatever person they name: run after the person's own jobs
+    /// and before the emails' rows, the order an email's end locks them
+    /// in, so a send in flight writes nothing after the erasure.
+    public static func digestJobs(placeholder: String) -> String {
+        "DELETE FROM job WHERE kind = '\(JobKind.digest.rawValue)' AND key IN (SELECT CAST(id AS TEXT) FROM digest_send WHERE owner = \(placeholder))"
+    }
+
     /// In order: rows before the rows they name.
     public static let rows: [Rows] = [
         Rows(table: "job", column: "person", key: .nameKey),

@@ -55,7 +55,7 @@ public struct DigestSend: Sendable, Hashable {
     public enum State: String, Sendable, Hashable, CaseIterable {
         /// Due at `dueAt` (again, after a failure: `reason` says why).
         case waiting
-        /// Claimed by a sender until its lease runs out.
+        /// Its job is claimed by a sender.
         case sending
         /// The mail server took it.
         case sent
@@ -73,7 +73,7 @@ public struct DigestSend: Sendable, Hashable {
     /// Where it goes, as the subscription said when it was queued.
     public let address: String
     public var state: State
-    /// Tries so far (each claim is one).
+    /// Tries so far (its job's runs begun, a run stopped with the server not counted).
     public var attempts: Int
     public var dueAt: Date
     public var reason: String?
@@ -96,59 +96,99 @@ public struct DigestSend: Sendable, Hashable {
     }
 }
 
-/// Digest subscriptions and the durable queue of emails to send.
+/// What came of one claimed email, written to its row and its job in one
+/// transaction (`DigestStore.end`), so Settings shows what the queue did.
+public enum DigestOutcome: Sendable, Hashable {
+    /// The mail server took it (`note`: taken, it is thought, though its
+    /// answer was lost).
+    case sent(note: String?)
+    /// Not sent, and rightly so.
+    case skipped(reason: String)
+    /// Given up on (the mail server's words).
+    case failed(reason: String)
+    /// Not now: waiting again until `at`.
+    case retry(at: Date, reason: String)
+    /// Handed back as it was, the try not counted: the server is stopping.
+    case stopped
+
+    /// The row's state after it.
+    public var state: DigestSend.State {
+        switch self {
+        case .sent: .sent
+        case .skipped: .skipped
+        case .failed: .failed
+        case .retry, .stopped: .waiting
+        }
+    }
+
+    /// The reason the row shows after it (nil: the one it had stays, for `stopped`).
+    public var reason: String? {
+        switch self {
+        case .sent(let note): note
+        case .skipped(let reason), .failed(let reason), .retry(_, let reason): reason
+        case .stopped: nil
+        }
+    }
+
+    /// How its job ends: a skipped email is done with, as a sent one is.
+    public var ending: JobEnding {
+        switch self {
+        case .sent, .skipped: .done
+        case .failed(let reason): .failed(reason: reason)
+        case .retry(let at, let reason): .retry(at: at, reason: reason)
+        case .stopped: .stopped
+        }
+    }
+}
+
+/// Digest subscriptions and the emails sent for them.
 /// `SQLiteDigestStore` and `PostgresDigestStore` play it; one contract
 /// test runs against both.
 ///
-/// An email is queued once per owner, kind and key (a second queueing of
+/// An email is a `digest_send` row (what it is and what came of it, for
+/// Settings), queued once per owner, kind and key (a second queueing of
 /// the same week's digest, by this instance or another of a fleet, adds
-/// nothing), claimed with a lease by one sender, and ends sent, skipped or
-/// failed; a claim whose lease runs out (its sender was killed) is taken
-/// again.
+/// nothing) with its `JobKind.digest` job in the same transaction; the job
+/// queue claims it (one sender at a time, taken over when its sender
+/// died). Its row is ended with its job, in one transaction that checks the
+/// job is still held: an email whose job was deleted (its account erased)
+/// records nothing.
 public protocol DigestStore: Sendable {
     func subscription(of owner: ListOwner) async throws -> DigestSubscription?
     /// The subscription a link's `token` belongs to.
     func subscription(token: String) async throws -> DigestSubscription?
     /// Keeps `owner`'s address and schedule. The same address (in any
     /// case) keeps its token and confirmation; another one takes `newToken`
-    /// and waits for confirmation again.
+    /// and waits for confirmation again (what waited for the old one is
+    /// skipped, its jobs deleted).
     func save(_ owner: ListOwner, address: String, weekday: Int, hour: Int, years: Int, newToken: String,
               at now: Date) async throws -> DigestSubscription
     /// Confirms the address `token` was sent to; nil when no subscription
     /// has that token (an old link, or one that was unsubscribed).
     func confirm(token: String, at now: Date) async throws -> DigestSubscription?
-    /// Ends `owner`'s subscription; its waiting emails are skipped.
-    /// Returns whether there was one.
+    /// Ends `owner`'s subscription; its waiting emails are skipped (their
+    /// jobs deleted). Returns whether there was one.
     @discardableResult
     func remove(_ owner: ListOwner, reason: String, at now: Date) async throws -> Bool
     /// Every confirmed subscription, for the schedule.
     func confirmedSubscriptions() async throws -> [DigestSubscription]
 
-    /// Queues an email due at `due` unless one of that owner, kind and key
-    /// is there already; returns whether this queued it.
+    /// Queues an email due at `due`, with its job (its person the owner's
+    /// account's name key, the household's ""), unless one of that owner,
+    /// kind and key is there already; returns whether this queued it.
     @discardableResult
     func queue(_ owner: ListOwner, kind: DigestSend.Kind, key: String, address: String, due: Date, at now: Date) async throws -> Bool
-    /// Claims, for `lease` seconds as `holder`, the email due longest ago
-    /// (or one whose sender's lease ran out, or whose sender `isGone` says
-    /// has stopped), counting a try; nil when none is due.
-    func claim(as holder: String, at now: Date, lease: TimeInterval,
-               takingOverFrom isGone: @Sendable (String) -> Bool) async throws -> DigestSend?
-    /// Claims the email `id` (the command line's own "send it now"), as
-    /// `claim` would when it is due; nil when it is not to be had.
-    func claim(_ id: Int64, as holder: String, at now: Date, lease: TimeInterval,
-               takingOverFrom isGone: @Sendable (String) -> Bool) async throws -> DigestSend?
-    /// Ends a claimed email as sent, skipped or failed (with `reason`);
-    /// false when the claim is no longer `holder`'s.
+    /// Starts the email whose job the runner claimed: its row says
+    /// sending, its tries counted as the job's. Nil when the job is no
+    /// longer `job`'s, or its row is gone or no longer waits (skipped).
+    func begin(_ job: JobClaim, at now: Date) async throws -> DigestSend?
+    /// Writes what came of the claimed email to its row and ends its job
+    /// accordingly, in one transaction; false (nothing written) when the
+    /// job is no longer `job`'s (deleted with its account, or taken over).
     @discardableResult
-    func finish(_ id: Int64, as holder: String, state: DigestSend.State, reason: String?, at now: Date) async throws -> Bool
-    /// Puts a claimed email back, due at `due`, saying `reason` meanwhile.
-    @discardableResult
-    func postpone(_ id: Int64, as holder: String, until due: Date, reason: String, at now: Date) async throws -> Bool
+    func end(_ job: JobClaim, as outcome: DigestOutcome, at now: Date) async throws -> Bool
     /// `owner`'s emails, the newest first, at most `limit`.
     func sends(of owner: ListOwner, limit: Int) async throws -> [DigestSend]
-    /// When the next email falls due (a waiting one, or a claim that runs
-    /// out); nil when none waits.
-    func nextDue() async throws -> Date?
     /// Deletes the emails that ended (sent, skipped, failed) and were queued
     /// before `date`; returns how many.
     @discardableResult

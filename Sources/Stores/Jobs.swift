@@ -15,6 +15,9 @@ public struct JobKind: RawRepresentable, Sendable, Hashable, Comparable, CustomS
     /// Sending what is due of one owner's received listens to one service
     /// (keyed by `ForwardingJob.key`; the outbox keeps the listens).
     public static let forwarding = JobKind(rawValue: "forwarding")
+    /// An email of the weekly digest's (a digest, "send it now", a
+    /// confirmation link), keyed by its `digest_send` row's id.
+    public static let digest = JobKind(rawValue: "digest")
 
     public var description: String { rawValue }
 

@@ -38,6 +38,8 @@ public func buildApplication(configuration: ServerConfiguration, parts: WebAppPa
     // A kept page asked exactly as before is answered before the router;
     // not with a site password, which must see every request first.
     let digests = parts.mail.map { WeeklyDigests(parts: parts, mail: $0, sources: shared.sources, address: address) }
+    // The runner is made with the parts, before the digests it runs.
+    if let digests { parts.jobs?.register(digests) }
     let shortcut = configuration.sitePassword != nil ? nil
         : KeptPageShortcut(rendered: shared.rendered, viewers: shared.viewers, audiences: parts.audiences, nowPlaying: shared.nowPlaying,
                            metrics: metrics)
@@ -49,7 +51,6 @@ public func buildApplication(configuration: ServerConfiguration, parts: WebAppPa
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "Vinylogue"),
         services: [parts.background] + (parts.forwarding.map { [$0 as any Service] } ?? [])
             + (parts.jobs.map { [$0 as any Service] } ?? [])
-            + (digests.map { [$0 as any Service] } ?? [])
             + (parts.stores.notices.map {
                 [FleetNoticeListener(notices: $0, changes: parts.changes, nowPlaying: shared.nowPlaying,
                                      audiences: parts.audiences)]

@@ -16,12 +16,18 @@ import VinylogueCore
 /// runs in one of them.
 public final class JobRunner: Service, Sendable {
     public let queue: any JobQueue
-    let handlers: [JobKind: any JobHandler]
+    /// The handlers by kind: given at `init`, and by `register` before the
+    /// runner starts (a handler made later in the composition, such as
+    /// the web app's digests).
+    private let registered: Mutex<[JobKind: any JobHandler]>
+    /// Set once `run` begins: no handler may be registered after.
+    private let started = Mutex(false)
     let clock: WallClock
     let machine: String
     let lease: TimeInterval
     let poll: Duration
-    let wakeup: Wakeup
+    /// Signalled when a job is queued: the runner looks at once.
+    public let wakeup: Wakeup
     let logger: Logger
     /// What runs here: jobs by kind, claims under way, and how many claims
     /// were ever begun (so `idle` can tell that none began while it read
@@ -45,7 +51,7 @@ public final class JobRunner: Service, Sendable {
     public init(queue: any JobQueue, handlers: [any JobHandler], clock: WallClock, wakeup: Wakeup, machine: String = JobHolder.machine(),
                 lease: TimeInterval = 120, poll: Duration = .seconds(30), logger: Logger = Logger(label: "vinylogue.jobs")) {
         self.queue = queue
-        self.handlers = Dictionary(handlers.map { ($0.kind, $0) }, uniquingKeysWith: { first, _ in first })
+        self.registered = Mutex(Dictionary(handlers.map { ($0.kind, $0) }, uniquingKeysWith: { first, _ in first }))
         self.clock = clock
         self.wakeup = wakeup
         self.machine = machine
@@ -53,6 +59,20 @@ public final class JobRunner: Service, Sendable {
         self.poll = poll
         self.logger = logger
     }
+
+    /// Adds the handler of a kind this runner had none for. Only before
+    /// the runner runs: a kind added later would find the loop's looks
+    /// and slots already counted without it.
+    public func register(_ handler: any JobHandler) {
+        precondition(!started.withLock { $0 }, "a job handler (\(handler.kind)) was registered after the job runner started")
+        registered.withLock { handlers in
+            precondition(handlers[handler.kind] == nil, "two job handlers of kind \(handler.kind)")
+            handlers[handler.kind] = handler
+        }
+    }
+
+    /// The handlers by kind.
+    var handlers: [JobKind: any JobHandler] { registered.withLock { $0 } }
 
     /// The kinds this runner has handlers for.
     public var kinds: Set<JobKind> { Set(handlers.keys) }
@@ -95,6 +115,8 @@ public final class JobRunner: Service, Sendable {
 
     /// Runs jobs until the task is cancelled.
     public func runUntilCancelled() async {
+        started.withLock { $0 = true }
+        let handlers = self.handlers
         await withDiscardingTaskGroup { group in
             while !Task.isCancelled {
                 for handler in handlers.values { await handler.look(at: clock.now) }

@@ -44,7 +44,7 @@ import Sync
     @Test func aResetImageRequestIsTriedOnceMoreAndNotFoundMeansNoCover() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("cover-fetch-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }
-        let database = try Self.archive(["One", "Two", "Unknown"], in: directory)
+        let database = try await Self.archive(["One", "Two", "Unknown"], in: directory)
         let png = try GeneratedCover(artist: "a", album: "b").pngData()
         let attempts = Mutex<[String: Int]>([:])
         // Every image fails once (a connection reset), then arrives.
@@ -70,7 +70,7 @@ import Sync
     @Test func fiveFailuresOfTheMomentInARowStopTheRun() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("cover-fetch-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }
-        let database = try Self.archive((1...8).map { "Album \($0)" }, in: directory)
+        let database = try await Self.archive((1...8).map { "Album \($0)" }, in: directory)
         let albums = ScriptedAlbums(failing: .transport(detail: "connection refused"))
         let fetch = ArchiveCoverFetch(covers: AlbumCovers(store: SQLiteAlbumCoverStore(database), albums: albums, clock: .system),
                                       artwork: ArtworkStore(dataDirectory: directory, upstream: ArtworkUpstream { _ in (404, Data()) }),
@@ -85,7 +85,7 @@ import Sync
     @Test func aMissingKeyStopsAtOnce() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("cover-fetch-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }
-        let database = try Self.archive((1...8).map { "Album \($0)" }, in: directory)
+        let database = try await Self.archive((1...8).map { "Album \($0)" }, in: directory)
         let albums = ScriptedAlbums(failing: .missingAPIKey)
         let fetch = ArchiveCoverFetch(covers: AlbumCovers(store: SQLiteAlbumCoverStore(database), albums: albums, clock: .system),
                                       artwork: ArtworkStore(dataDirectory: directory, upstream: ArtworkUpstream { _ in (404, Data()) }),

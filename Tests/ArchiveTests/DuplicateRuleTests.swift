@@ -35,7 +35,7 @@ import Sync
     /// The same plays kept by Last.fm (CSV) and by ListenBrainz (a ZIP),
     /// with ListenBrainz's copies a few seconds off and in other casing,
     /// count once; the plays only one of them has are added.
-    @Test func overlappingLastFMAndListenBrainzExportsCountEachPlayOnce() throws {
+    @Test func overlappingLastFMAndListenBrainzExportsCountEachPlayOnce() async throws {
         let dir = try TemporaryDirectory()
         let start: Int64 = 1_580_000_000
         let plays = (0..<300).map { i in

@@ -26,7 +26,7 @@ import Sync
         return url
     }
 
-    @Test func aListenBrainzZIPImportsMemberByMember() throws {
+    @Test func aListenBrainzZIPImportsMemberByMember() async throws {
         let dir = try TemporaryDirectory()
         let zip = try listenBrainzZIP(in: dir)
         let store = try dir.store()
@@ -51,7 +51,7 @@ import Sync
     }
 
     /// `my_spotify_data.zip` with the extended streaming history, a video file and the ReadMe.
-    @Test func aSpotifyExtendedHistoryZIP() throws {
+    @Test func aSpotifyExtendedHistoryZIP() async throws {
         let dir = try TemporaryDirectory()
         let zip = dir.url.appendingPathComponent("my_spotify_data.zip")
         let folder = "Spotify Extended Streaming History/"
@@ -94,7 +94,7 @@ import Sync
     }
 
     /// One damaged member is refused whole; the others still import.
-    @Test func aCorruptMemberIsReportedAndTheRestImports() throws {
+    @Test func aCorruptMemberIsReportedAndTheRestImports() async throws {
         let dir = try TemporaryDirectory()
         let zip = dir.url.appendingPathComponent("export.zip")
         let middle = (0..<400).map { listenLine(1_590_000_000 + Int64($0) * 300, "Artist \($0 % 7)", "Track \($0)") }.joined(separator: "\n")

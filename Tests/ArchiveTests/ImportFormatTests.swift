@@ -122,7 +122,7 @@ import Sync
         #expect(summary.rejected.first?.reason.contains("ends inside an element") == true)
     }
 
-    @Test func listenBrainzJSONLines() throws {
+    @Test func listenBrainzJSONLines() async throws {
         let dir = try TemporaryDirectory()
         let path = try dir.file("2020-01.jsonl", #"""
             {"listened_at": 1580495100, "track_metadata": {"artist_name": "Björk", "release_name": "Homogenic", "track_name": "Jóga", "mbid_mapping": {"recording_mbid": "rec-1", "release_mbid": "rel-1", "artist_mbids": ["art-1"]}}}

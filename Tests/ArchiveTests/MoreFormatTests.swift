@@ -12,7 +12,7 @@ import Sync
 @Suite struct MoreFormatTests {
     /// The `scrobbles-*.json` of the common Last.fm export site: an array of
     /// pages, each the `track` array of a `user.getRecentTracks` answer.
-    @Test func lastFMJSONExportPagesOfRecentTracks() throws {
+    @Test func lastFMJSONExportPagesOfRecentTracks() async throws {
         let dir = try TemporaryDirectory()
         let path = try dir.file("scrobbles-alice-1700000000.json", #"""
             [[
@@ -49,7 +49,7 @@ import Sync
     }
 
     /// Audioscrobbler 1.1, as Rockbox writes it: only `L` lines are plays.
-    @Test func rockboxScrobblerLog() throws {
+    @Test func rockboxScrobblerLog() async throws {
         let dir = try TemporaryDirectory()
         let lines = [
             "#AUDIOSCROBBLER/1.1",
@@ -99,7 +99,7 @@ import Sync
     }
 
     /// Maloja's export (`json.dump(indent=3)` of `{"maloja": {...}, "scrobbles": [...]}`).
-    @Test func malojaExport() throws {
+    @Test func malojaExport() async throws {
         let dir = try TemporaryDirectory()
         let path = try dir.file("maloja_export_2024_01_01_00_00_00.json", #"""
             {
@@ -142,7 +142,7 @@ import Sync
     }
 
     /// Spotify's account data (`StreamingHistory0.json`, later `StreamingHistory_music_0.json`): no album.
-    @Test func spotifyAccountDataKeepsPlaysWithoutAlbums() throws {
+    @Test func spotifyAccountDataKeepsPlaysWithoutAlbums() async throws {
         let dir = try TemporaryDirectory()
         let path = try dir.file("StreamingHistory0.json", #"""
             [

@@ -54,7 +54,7 @@ import Sync
         #expect(try await store.scrobbleCount(of: alice) == 150)
         // Users are separate; the name is matched case-insensitively.
         let bob = try Username("Bob")
-        #expect(try await store.store(unique.prefix(10), of: bob, origin: .demo).inserted == 10)
+        #expect(try await store.store(Array(unique.prefix(10)), of: bob, origin: .demo).inserted == 10)
         #expect(try await store.scrobbleCount(of: Username("BOB")) == 10)
         #expect(try await store.span(for: alice) == 1_600_000_000...(1_600_000_000 + 149 * 60))
         let origins = try await store.database.writer.read { db in

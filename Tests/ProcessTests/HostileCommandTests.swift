@@ -72,7 +72,7 @@ import Sync
         return try await SQLiteScrobbleStore(database: try ArchiveDatabase(directory: data)).scrobbleCount(of: try Username(user))
     }
 
-    @Test func importingAnEmptyDirectorySaysItHoldsNoExports() throws {
+    @Test func importingAnEmptyDirectorySaysItHoldsNoExports() async throws {
         let dir = try TemporaryDirectory()
         let empty = dir.url.appendingPathComponent("empty")
         try FileManager.default.createDirectory(at: empty, withIntermediateDirectories: true)
@@ -80,17 +80,17 @@ import Sync
         #expect(run.status == 1)
         #expect(run.output.contains("is a directory with no export files in it"))
         #expect(run.output.contains("Give the path of an export file, a ZIP archive"))
-        #expect(try Self.stored(for: "alice", in: dir.url.appendingPathComponent("data")) == 0)
+        #expect(try await Self.stored(for: "alice", in: dir.url.appendingPathComponent("data")) == 0)
     }
 
-    @Test func importingABombReportsTheLineAndStoresNothingAbsurd() throws {
+    @Test func importingABombReportsTheLineAndStoresNothingAbsurd() async throws {
         let dir = try TemporaryDirectory()
         let file = try dir.file("bomb.csv", csvHeader + "\n9223372036854775807,x,A,,B,,D,\n")
         let data = dir.url.appendingPathComponent("data")
         let run = try Self.run(["import", file, "--user", "bomb", "--data-dir", data.path], in: dir.url)
         #expect(run.status == 2)
         #expect(run.output.contains("line 2: time 9223372036854775807 is more than a day in the future"))
-        #expect(try Self.stored(for: "bomb", in: data) == 0)
+        #expect(try await Self.stored(for: "bomb", in: data) == 0)
     }
 
     /// Three imports started at once into a directory that does not exist

@@ -6,8 +6,10 @@ import VinylogueCore
 /// Digest subscriptions and their send queue, on both stores: an address
 /// waits for its confirmation, a changed address takes a new token and
 /// skips what was waiting for the old one, a week's digest is queued once
-/// however often it is asked, each email is claimed by one sender at a
-/// time and taken over when its sender died, and ends as its holder says.
+/// however often it is asked with its job in the queue, each email is
+/// claimed (its job) by one sender at a time and taken over when its
+/// sender died, and ends as its holder says, its row with its job; an
+/// email whose account was erased mid-send records nothing.
 @Suite struct DigestContractTests {
     typealias Backend = StoreContractTests.Backend
     static let now = Date(timeIntervalSince1970: 1_790_000_000)
@@ -49,8 +51,18 @@ import VinylogueCore
             #expect(try await digests.subscription(of: vera) == nil)
             #expect(try await digests.subscription(token: "t-three") == nil)
             #expect(try await digests.sends(of: vera, limit: 10).map(\.state) == [.skipped, .skipped])
-            #expect(try await digests.nextDue() == nil)
+            // Their jobs went with them.
+            #expect(try await stores.jobs.nextDue(of: [.digest], on: "m") == nil)
         }
+    }
+
+    /// Claims the next due email's job as `holder` at `now` (as the runner
+    /// does) and begins it; nil when none is due.
+    static func claim(_ stores: StoreContractTests.Stores, as holder: String, at now: Date,
+                      takingOverFrom isGone: @escaping @Sendable (String) -> Bool = { _ in false }) async throws -> (JobClaim, DigestSend)? {
+        guard let job = try await stores.jobs.claimNext(of: [.digest], on: "m", as: holder, at: now, lease: 60, takingOverFrom: isGone),
+              let send = try await stores.digests.begin(job, at: now) else { return nil }
+        return (job, send)
     }
 
     @Test(arguments: Backend.allCases)
@@ -59,67 +71,75 @@ import VinylogueCore
             let digests = stores.digests
             let noor = ListOwner.account(4), household = ListOwner.household
             let due = Self.now.addingTimeInterval(-10)
-            // Two instances queue the same week: one row.
+            // Two instances queue the same week: one row, one job.
             #expect(try await digests.queue(noor, kind: .weekly, key: "2026-11-30", address: "noor@example.org", due: due, at: Self.now))
             #expect(try await digests.queue(noor, kind: .weekly, key: "2026-11-30", address: "noor@example.org", due: due, at: Self.now) == false)
             #expect(try await digests.queue(household, kind: .now, key: "1", address: "me@example.org", due: Self.now.addingTimeInterval(30),
                                             at: Self.now))
-            #expect(try await digests.nextDue() == due)
-            let first = try #require(try await digests.claim(as: "a/1/x", at: Self.now, lease: 60, takingOverFrom: { _ in false }))
+            #expect(try await stores.jobs.nextDue(of: [.digest], on: "m") == due)
+            let (firstJob, first) = try #require(try await Self.claim(stores, as: "a/1/x", at: Self.now))
             #expect(first.owner == noor && first.kind == .weekly && first.key == "2026-11-30" && first.attempts == 1 && first.state == .sending)
+            #expect(firstJob.job.key == String(first.id) && firstJob.job.person == "")
             // The other is not due yet; the claimed one is held.
-            #expect(try await digests.claim(as: "b/1/y", at: Self.now, lease: 60, takingOverFrom: { _ in false }) == nil)
-            // Its sender failed for now: back in line with the reason.
-            #expect(try await digests.postpone(first.id, as: "a/1/x", until: Self.now.addingTimeInterval(120), reason: "451 Try again later",
-                                               at: Self.now))
-            #expect(try await digests.sends(of: noor, limit: 5).first?.reason == "451 Try again later")
-            let second = try #require(try await digests.claim(as: "b/1/y", at: Self.now.addingTimeInterval(30), lease: 60,
-                                                              takingOverFrom: { _ in false }))
+            #expect(try await Self.claim(stores, as: "b/1/y", at: Self.now) == nil)
+            // Its sender failed for now: back in line with the reason, row and job together.
+            #expect(try await digests.end(firstJob, as: .retry(at: Self.now.addingTimeInterval(120), reason: "451 Try again later"), at: Self.now))
+            let postponed = try #require(try await digests.sends(of: noor, limit: 5).first)
+            #expect(postponed.reason == "451 Try again later" && postponed.state == .waiting && postponed.dueAt == Self.now.addingTimeInterval(120))
+            let (secondJob, second) = try #require(try await Self.claim(stores, as: "b/1/y", at: Self.now.addingTimeInterval(30)))
             #expect(second.owner == household && second.kind == .now)
             // A sender killed mid-send: its lease runs out and another takes it, counting a second try.
-            let again = try #require(try await digests.claim(as: "c/1/z", at: Self.now.addingTimeInterval(125), lease: 60,
-                                                             takingOverFrom: { _ in false }))
+            let (againJob, again) = try #require(try await Self.claim(stores, as: "c/1/z", at: Self.now.addingTimeInterval(125)))
             #expect(again.id == second.id && again.attempts == 2)
-            let next = try #require(try await digests.claim(as: "d/1/w", at: Self.now.addingTimeInterval(126), lease: 60,
-                                                            takingOverFrom: { _ in false }))
+            let (nextJob, next) = try #require(try await Self.claim(stores, as: "d/1/w", at: Self.now.addingTimeInterval(126)))
             #expect(next.id == first.id && next.attempts == 2)
             // A sender known to have stopped is taken over before its lease ends.
-            let taken = try #require(try await digests.claim(as: "e/1/v", at: Self.now.addingTimeInterval(127), lease: 60,
-                                                             takingOverFrom: { $0 == "d/1/w" }))
+            let (takenJob, taken) = try #require(try await Self.claim(stores, as: "e/1/v", at: Self.now.addingTimeInterval(127),
+                                                                      takingOverFrom: { $0 == "d/1/w" }))
             #expect(taken.id == first.id && taken.attempts == 3)
             // Only the holder ends a claim.
-            #expect(try await digests.finish(second.id, as: "b/1/y", state: .sent, reason: nil, at: Self.now.addingTimeInterval(127)) == false)
-            #expect(try await digests.finish(second.id, as: "c/1/z", state: .sent, reason: nil, at: Self.now.addingTimeInterval(127)))
-            #expect(try await digests.finish(first.id, as: "d/1/w", state: .sent, reason: nil, at: Self.now.addingTimeInterval(128)) == false)
-            #expect(try await digests.finish(first.id, as: "e/1/v", state: .failed, reason: "550 No such user",
-                                             at: Self.now.addingTimeInterval(128)))
-            #expect(try await digests.claim(as: "f/1/u", at: Self.now.addingTimeInterval(1000), lease: 60, takingOverFrom: { _ in true }) == nil)
+            #expect(try await digests.end(secondJob, as: .sent(note: nil), at: Self.now.addingTimeInterval(127)) == false)
+            #expect(try await digests.end(againJob, as: .sent(note: nil), at: Self.now.addingTimeInterval(127)))
+            #expect(try await digests.end(nextJob, as: .sent(note: nil), at: Self.now.addingTimeInterval(128)) == false)
+            #expect(try await digests.end(takenJob, as: .failed(reason: "550 No such user"), at: Self.now.addingTimeInterval(128)))
+            #expect(try await Self.claim(stores, as: "f/1/u", at: Self.now.addingTimeInterval(1000), takingOverFrom: { _ in true }) == nil)
             let noorSends = try await digests.sends(of: noor, limit: 5)
             #expect(noorSends.map(\.state) == [.failed] && noorSends[0].reason == "550 No such user" && noorSends[0].sentAt == nil)
             #expect(noorSends[0].attempts == 3)
             let sent = try #require(try await digests.sends(of: household, limit: 5).first)
-            #expect(sent.state == .sent && sent.sentAt == Self.now.addingTimeInterval(127))
-            #expect(try await digests.nextDue() == nil)
+            #expect(sent.state == .sent && sent.sentAt == Self.now.addingTimeInterval(127) && sent.reason == nil)
+            #expect(try await stores.jobs.nextDue(of: [.digest], on: "m") == nil)
+            #expect(try await stores.jobs.counts(of: .digest) == [.done: 1, .failed: 1])
         }
     }
 
     @Test(arguments: Backend.allCases)
-    func oneEmailIsClaimedByItsIdAndOldOnesAreForgotten(_ backend: Backend) async throws {
+    func oneEmailIsClaimedByItsKeyAndOldOnesAreForgotten(_ backend: Backend) async throws {
         try await StoreContractTests.withStores(backend) { stores in
-            let digests = stores.digests
+            let digests = stores.digests, jobs = stores.jobs
             try await digests.queue(.household, kind: .now, key: "early", address: "me@example.org", due: Self.now, at: Self.now)
             try await digests.queue(.household, kind: .now, key: "mine", address: "me@example.org", due: Self.now, at: Self.now)
             let mine = try #require(try await digests.sends(of: .household, limit: 5).first { $0.key == "mine" })
-            // Not due yet; then claimed though an older one waits; then held.
-            #expect(try await digests.claim(mine.id, as: "cli/1/a", at: Self.now.addingTimeInterval(-1), lease: 60,
-                                            takingOverFrom: { _ in false }) == nil)
-            let claimed = try #require(try await digests.claim(mine.id, as: "cli/1/a", at: Self.now, lease: 60, takingOverFrom: { _ in false }))
+            // Claimed by its key though an older one waits; then held.
+            let cli = try #require(try await jobs.claim(.digest, key: String(mine.id), as: "cli/1/a", at: Self.now, lease: 60,
+                                                        takingOverFrom: { _ in false }))
+            let claimed = try #require(try await digests.begin(cli, at: Self.now))
             #expect(claimed.key == "mine" && claimed.state == .sending && claimed.attempts == 1)
-            #expect(try await digests.claim(mine.id, as: "srv/1/b", at: Self.now, lease: 60, takingOverFrom: { _ in false }) == nil)
-            #expect(try await digests.claim(mine.id, as: "srv/1/b", at: Self.now, lease: 60, takingOverFrom: { $0 == "cli/1/a" })?.attempts == 2)
-            #expect(try await digests.finish(mine.id, as: "srv/1/b", state: .sent, reason: nil, at: Self.now))
-            #expect(try await digests.claim(mine.id, as: "cli/1/c", at: Self.now.addingTimeInterval(999), lease: 60,
-                                            takingOverFrom: { _ in true }) == nil)
+            #expect(try await jobs.claim(.digest, key: String(mine.id), as: "srv/1/b", at: Self.now, lease: 60, takingOverFrom: { _ in false }) == nil)
+            // The command line's process ended: a server takes it over.
+            let server = try #require(try await jobs.claim(.digest, key: String(mine.id), as: "srv/1/b", at: Self.now, lease: 60,
+                                                           takingOverFrom: { $0 == "cli/1/a" }))
+            #expect(try await digests.begin(server, at: Self.now)?.attempts == 2)
+            // A run stopped with its server hands the email back, its try not counted.
+            #expect(try await digests.end(server, as: .stopped, at: Self.now))
+            #expect(try await digests.sends(of: .household, limit: 5).first { $0.key == "mine" }.map { [$0.state.rawValue, String($0.attempts)] }
+                == ["waiting", "1"])
+            let last = try #require(try await jobs.claim(.digest, key: String(mine.id), as: "srv/1/c", at: Self.now, lease: 60,
+                                                         takingOverFrom: { _ in false }))
+            #expect(try await digests.begin(last, at: Self.now)?.attempts == 2)
+            #expect(try await digests.end(last, as: .sent(note: nil), at: Self.now))
+            #expect(try await jobs.claim(.digest, key: String(mine.id), as: "cli/1/c", at: Self.now.addingTimeInterval(999), lease: 60,
+                                         takingOverFrom: { _ in true }) == nil)
             // Ended emails queued before a date go; waiting ones stay.
             #expect(try await digests.forget(endedBefore: Self.now.addingTimeInterval(1)) == 1)
             #expect(try await digests.sends(of: .household, limit: 5).map(\.key) == ["early"])
@@ -129,24 +149,44 @@ import VinylogueCore
     @Test(arguments: Backend.allCases)
     func racingSendersClaimEachEmailOnce(_ backend: Backend) async throws {
         try await StoreContractTests.withStores(backend) { stores in
-            let digests = stores.digests
             for n in 1...20 {
-                try await digests.queue(.account(Int64(n)), kind: .weekly, key: "2026-11-30", address: "p\(n)@example.org",
-                                        due: Self.now, at: Self.now)
+                try await stores.digests.queue(.account(Int64(n)), kind: .weekly, key: "2026-11-30", address: "p\(n)@example.org",
+                                               due: Self.now, at: Self.now)
             }
             let claimed = try await withThrowingTaskGroup(of: [Int64].self) { group in
                 for sender in 0..<4 {
                     group.addTask {
                         var mine: [Int64] = []
-                        while let send = try await digests.claim(as: "s/\(sender)/x", at: Self.now, lease: 60, takingOverFrom: { _ in false }) {
-                            mine.append(send.id)
-                        }
+                        while let claimed = try await Self.claim(stores, as: "s/\(sender)/x", at: Self.now) { mine.append(claimed.1.id) }
                         return mine
                     }
                 }
                 return try await group.reduce(into: []) { $0 += $1 }
             }
             #expect(claimed.count == 20 && Set(claimed).count == 20)
+        }
+    }
+
+    /// An account erased while its email is being sent: the erasure deletes
+    /// the email's job (the fence) and row, and the send's end, arriving
+    /// after, writes nothing.
+    @Test(arguments: Backend.allCases)
+    func anEmailOfAnErasedAccountRecordsNothing(_ backend: Backend) async throws {
+        try await AccountErasureContractTests.withStores(backend) { stores, eraser, _, _ in
+            let (vera, _) = try await stores.accounts.signedIn(try Username("Vera"), lastFMSessionKey: "sk", at: Self.now)
+            let (ybsc, _) = try await stores.accounts.signedIn(try Username("ybsc"), lastFMSessionKey: "sk2", at: Self.now)
+            try await stores.digests.queue(vera.owner, kind: .now, key: "1", address: "vera@example.org", due: Self.now, at: Self.now)
+            try await stores.digests.queue(ybsc.owner, kind: .now, key: "1", address: "y@example.org", due: Self.now, at: Self.now)
+            let (job, send) = try #require(try await Self.claim(stores, as: "s/1/x", at: Self.now))
+            #expect(send.owner == vera.owner && job.job.person == "vera")
+            _ = try await eraser.erase(vera)
+            #expect(try await stores.digests.end(job, as: .sent(note: nil), at: Self.now) == false)
+            #expect(try await stores.jobs.job(job.job.id) == nil)
+            #expect(try await stores.digests.sends(of: vera.owner, limit: 5).isEmpty)
+            // Another person's email is theirs still.
+            let (other, otherSend) = try #require(try await Self.claim(stores, as: "s/1/x", at: Self.now))
+            #expect(otherSend.owner == ybsc.owner && other.job.person == "ybsc")
+            #expect(try await stores.digests.end(other, as: .sent(note: nil), at: Self.now))
         }
     }
 

@@ -2,7 +2,6 @@ import Foundation
 import LastFM
 import Logging
 import Mail
-import ServiceLifecycle
 import Stores
 import Sync
 import Synchronization
@@ -15,21 +14,26 @@ public protocol MailDelivery: Sendable {
 
 extension SMTPClient: MailDelivery {}
 
-/// The weekly digest, as a service of the server: it queues each
+/// The weekly digest, as the handler of the one job queue's emails
+/// (`JobKind.digest`): at each of the runner's looks it queues each
 /// confirmed person's digest when their day and hour come (in their own
-/// time zone), and sends what the durable queue (`DigestStore`) holds:
-/// digests, "send it now", and confirmation links.
+/// time zone); it sends the emails the runner claims: digests, "send it
+/// now", and confirmation links.
 ///
-/// Each email is claimed with a lease by one sender of the fleet, so none
-/// goes twice; a sender killed mid-send leaves its claim to run out and
-/// the email is sent by the next (the mail server drops a message whose
+/// Each email's job is claimed with a lease by one runner of the fleet, so
+/// none goes twice; a sender killed mid-send leaves its job to be taken
+/// over (at once by the next start on its machine, `JobHolder`) and the
+/// email is sent by the next (the mail server drops a message whose
 /// sender vanished before the end of `DATA`). A refusal the server calls
-/// temporary, a timeout or a lost connection is tried again with a backoff
-/// (a minute, doubling to six hours, ten tries); a permanent one fails at
-/// once. Either way Settings shows the server's words. A connection lost
-/// after the whole message was sent, before the server said it took it,
-/// counts as sent (with a note): sending again could deliver it twice.
-public final class WeeklyDigests: Service, Sendable {
+/// temporary, a timeout or a lost connection is tried again with
+/// `retries`' backoff (a minute, doubling to six hours, ten tries); a
+/// permanent one fails at once. Either way Settings shows the server's
+/// words: the email's row is written with its job's end, in one
+/// transaction that finds nothing to write once its account was erased. A
+/// connection lost after the whole message was sent, before the server
+/// said it took it, counts as sent (with a note): sending again could
+/// deliver it twice.
+public final class WeeklyDigests: JobHandler, Sendable {
     let store: any DigestStore
     let mail: any MailDelivery
     /// The sender's address and name.
@@ -44,18 +48,18 @@ public final class WeeklyDigests: Service, Sendable {
     let cover: @Sendable (Username, ChartEntry) async -> (contentType: String, bytes: Data)?
     let clock: WallClock
     let logger: Logger
-    /// Longer than any one send can take: writing it (at most
-    /// `writingPatience`) and the mail server's every step under its timeout.
-    let lease: TimeInterval
-    let holder = JobHolder.name()
-    private let wakeup = Wakeup()
-    /// Set when the server begins to stop: no new email is claimed.
-    private let stopping = Mutex(false)
+    /// Tells the job runner an email is queued.
+    let queued: Wakeup
     /// When ended emails were last forgotten.
     private let forgotten = Mutex(Date.distantPast)
     /// How long ended emails are listed on Settings before they are forgotten.
     static let keptFor: TimeInterval = 90 * 86400
-    static let maxAttempts = 10
+    /// When an email not sent for now is tried again.
+    static let retries = RetrySchedule(first: 60, longest: 6 * 3600, tries: 10)
+    /// The lease of the command line's own claim, which nobody renews:
+    /// longer than any one send can take (writing it, at most
+    /// `writingPatience`, and the mail server's every step under its timeout).
+    static let ownLease: TimeInterval = 600
     /// How long writing one email may wait for its charts and covers (a
     /// person charted from Last.fm while Last.fm is slow).
     static let writingPatience: Duration = .seconds(120)
@@ -65,7 +69,7 @@ public final class WeeklyDigests: Service, Sendable {
     init(store: any DigestStore, mail: any MailDelivery, from: MailAddress, writer: DigestWriter, settings: CurrentSettings,
          sources: ListeningSources, person: @escaping @Sendable (ListOwner) async -> Username?,
          cover: @escaping @Sendable (Username, ChartEntry) async -> (contentType: String, bytes: Data)?,
-         clock: WallClock, lease: TimeInterval = 600, logger: Logger = Logger(label: "vinylogue.digests")) {
+         clock: WallClock, queued: Wakeup, logger: Logger = Logger(label: "vinylogue.digests")) {
         self.store = store
         self.mail = mail
         self.from = from
@@ -75,9 +79,11 @@ public final class WeeklyDigests: Service, Sendable {
         self.person = person
         self.cover = cover
         self.clock = clock
-        self.lease = lease
+        self.queued = queued
         self.logger = logger
     }
+
+    public var kind: JobKind { .digest }
 
     /// The digest of a web app made of `parts`, mailing through `mail`,
     /// its links pointing at `address`.
@@ -100,7 +106,7 @@ public final class WeeklyDigests: Service, Sendable {
                             let image = try? await artwork.image(for: found) else { return nil }
                       return (image.contentType, image.bytes)
                   },
-                  clock: parts.clock, logger: logger)
+                  clock: parts.clock, queued: parts.jobs?.wakeup ?? Wakeup(), logger: logger)
     }
 
     // MARK: Queueing
@@ -111,7 +117,7 @@ public final class WeeklyDigests: Service, Sendable {
     func queueConfirmation(of subscription: DigestSubscription) async throws {
         try await store.queue(subscription.owner, kind: .confirmation, key: String(subscription.token.prefix(16)) + "@" + Self.minute(clock.now),
                               address: subscription.address, due: clock.now, at: clock.now)
-        wakeup.signal()
+        queued.signal()
     }
 
     /// Queues this week's digest now ("send me this week's digest now");
@@ -121,7 +127,7 @@ public final class WeeklyDigests: Service, Sendable {
     func queueNow(of subscription: DigestSubscription, key: String? = nil) async throws -> Bool {
         let queued = try await store.queue(subscription.owner, kind: .now, key: key ?? Self.minute(clock.now), address: subscription.address,
                                            due: clock.now, at: clock.now)
-        wakeup.signal()
+        self.queued.signal()
         return queued
     }
 
@@ -176,21 +182,12 @@ public final class WeeklyDigests: Service, Sendable {
 
     // MARK: Sending
 
-    public func run() async throws {
-        await withGracefulShutdownHandler {
-            while !Task.isCancelled, !isStopping {
-                await queueOwed()
-                await sendDue()
-                await forgetOldEmails()
-                await wakeup.wait(atMost: await pause())
-            }
-        } onGracefulShutdown: {
-            self.stopping.withLock { $0 = true }
-            self.wakeup.signal()
-        }
+    /// At each of the runner's looks: queues the weekly digests owed now,
+    /// and once an hour forgets old emails.
+    public func look(at now: Date) async {
+        await queueOwed()
+        await forgetOldEmails()
     }
-
-    var isStopping: Bool { stopping.withLock { $0 } }
 
     /// Once an hour, forgets the emails that ended `keptFor` ago.
     func forgetOldEmails() async {
@@ -207,35 +204,23 @@ public final class WeeklyDigests: Service, Sendable {
         }
     }
 
-    /// Until the next email falls due, and at most a minute (the next
-    /// person's hour may come).
-    func pause() async -> Duration {
-        guard let due = try? await store.nextDue() else { return .seconds(60) }
-        let wait = max(1, min(60, due.timeIntervalSince(clock.now)))
-        return .milliseconds(Int64(wait * 1000))
-    }
-
-    /// Sends every email due now; returns how many were claimed.
-    @discardableResult
-    public func sendDue() async -> Int {
-        var claimed = 0
-        while !Task.isCancelled, !isStopping, await sendOne() { claimed += 1 }
-        return claimed
-    }
-
-    /// Claims and sends one email; false when none was due (or the queue
-    /// could not be read).
-    func sendOne() async -> Bool {
-        let send: DigestSend?
+    /// Writes, sends and records the email whose job the runner claimed
+    /// (or the command line did): its row and its job end together.
+    public func run(_ claim: JobClaim) async -> JobEnding {
+        let send: DigestSend
         do {
-            send = try await store.claim(as: holder, at: clock.now, lease: lease, takingOverFrom: JobHolder.isGone)
+            // Nil: skipped (the address changed, or the digest was turned
+            // off) or erased before it began; nothing is left to do.
+            guard let begun = try await store.begin(claim, at: clock.now) else { return .done }
+            send = begun
         } catch {
-            logger.warning("could not read the digest queue: \(error)")
-            return false
+            return .retry(at: clock.now.addingTimeInterval(Self.retries.first), reason: "The database could not be read: \(error).")
         }
-        guard let send else { return false }
-        await deliver(send)
-        return true
+        var outcome = await deliver(send)
+        // Stopped with the server before it went: handed back, the try not counted.
+        if Task.isCancelled, case .retry = outcome { outcome = .stopped }
+        await record(outcome, of: claim, send)
+        return outcome.ending
     }
 
     /// What one claimed email comes to.
@@ -247,14 +232,14 @@ public final class WeeklyDigests: Service, Sendable {
         case later(String)
     }
 
-    /// Writes, sends and records one claimed email.
-    func deliver(_ send: DigestSend) async {
+    /// Writes and sends one claimed email; returns what came of it.
+    func deliver(_ send: DigestSend) async -> DigestOutcome {
         let outcome = await composeInTime(send)
         switch outcome {
         case .skip(let reason):
-            await record(send) { try await $0.store.finish(send.id, as: $0.holder, state: .skipped, reason: reason, at: $0.clock.now) }
+            return .skipped(reason: reason)
         case .later(let reason):
-            await retryOrFail(send, reason: reason)
+            return retryOrFail(send, reason: reason)
         case .letter(let letter, let address, let unsubscribe):
             let message = self.message(letter, to: address, send: send, unsubscribe: unsubscribe)
             let failure: MailFailure?
@@ -266,21 +251,13 @@ public final class WeeklyDigests: Service, Sendable {
             }
             guard let failure else {
                 logger.info("sent a \(send.kind.rawValue) email (\(send.id))")
-                await record(send) { try await $0.store.finish(send.id, as: $0.holder, state: .sent, reason: nil, at: $0.clock.now) }
-                return
+                return .sent(note: nil)
             }
             logger.info("a \(send.kind.rawValue) email (\(send.id)) was not sent: \(failure.message)")
             let reason = failure.message + (Self.isTheServersSetting(failure) ? " Whoever runs this Vinylogue must check its mail server settings." : "")
-            if failure.mayHaveArrived {
-                await record(send) {
-                    try await $0.store.finish(send.id, as: $0.holder, state: .sent, reason: reason + " It is not sent again, so as not to send it twice.",
-                                              at: $0.clock.now)
-                }
-            } else if failure.isPermanent {
-                await record(send) { try await $0.store.finish(send.id, as: $0.holder, state: .failed, reason: reason, at: $0.clock.now) }
-            } else {
-                await retryOrFail(send, reason: reason)
-            }
+            if failure.mayHaveArrived { return .sent(note: reason + " It is not sent again, so as not to send it twice.") }
+            if failure.isPermanent { return .failed(reason: reason) }
+            return retryOrFail(send, reason: reason)
         }
     }
 
@@ -294,43 +271,39 @@ public final class WeeklyDigests: Service, Sendable {
         }
     }
 
-    func retryOrFail(_ send: DigestSend, reason: String) async {
-        if send.attempts >= Self.maxAttempts {
-            await record(send) {
-                try await $0.store.finish(send.id, as: $0.holder, state: .failed, reason: reason + " Vinylogue tried \(send.attempts) times and stopped.",
-                                          at: $0.clock.now)
-            }
-        } else {
-            await record(send) {
-                try await $0.store.postpone(send.id, as: $0.holder, until: $0.clock.now.addingTimeInterval(Self.backoff(afterTry: send.attempts)),
-                                            reason: reason, at: $0.clock.now)
-            }
+    /// Tried again after `retries`' wait, or failed when its tries are spent.
+    func retryOrFail(_ send: DigestSend, reason: String) -> DigestOutcome {
+        guard let wait = Self.retries.wait(after: send.attempts) else {
+            return .failed(reason: reason + " Vinylogue tried \(send.attempts) times and stopped.")
         }
+        return .retry(at: clock.now.addingTimeInterval(wait), reason: reason)
     }
 
-    /// Writes an email's outcome, trying again for up to half a minute
-    /// when the database is busy or away: an outcome not written leaves the
-    /// email to be sent again when its claim runs out.
-    func record(_ send: DigestSend, _ write: @Sendable (WeeklyDigests) async throws -> Bool) async {
-        var wait = Duration.milliseconds(500)
-        for attempt in 1...6 {
-            do {
-                _ = try await write(self)
-                return
-            } catch {
-                if attempt == 6 {
-                    logger.error("could not record what came of email \(send.id) (\(error)); it may go again when its claim runs out")
+    /// Writes what came of an email to its row and ends its job, trying
+    /// again for about half a minute when the database is busy or away (an
+    /// outcome not written leaves the email to be sent again when its
+    /// job's lease runs out). In a task of its own: a run stopped with the
+    /// server ends in a cancelled task, whose database calls would refuse
+    /// to start.
+    func record(_ outcome: DigestOutcome, of claim: JobClaim, _ send: DigestSend) async {
+        await Task {
+            var wait = Duration.milliseconds(500)
+            for attempt in 1...6 {
+                do {
+                    if try await store.end(claim, as: outcome, at: clock.now) == false {
+                        logger.info("email \(send.id) was deleted or taken over while it was sent; nothing is recorded")
+                    }
                     return
+                } catch {
+                    if attempt == 6 {
+                        logger.error("could not record what came of email \(send.id) (\(error)); it may go again when its job's lease runs out")
+                        return
+                    }
+                    try? await Task.sleep(for: wait)
+                    wait *= 2
                 }
-                try? await Task.sleep(for: wait)
-                wait *= 2
             }
-        }
-    }
-
-    /// A minute after the first try, doubling, at most six hours.
-    static func backoff(afterTry attempts: Int) -> TimeInterval {
-        min(6 * 3600, 60 * pow(2, Double(max(0, attempts - 1))))
+        }.value
     }
 
     /// `compose`, given `writingPatience` at most; its Last.fm requests wait
@@ -411,8 +384,8 @@ public final class WeeklyDigests: Service, Sendable {
         (try? await store.sends(of: owner, limit: 5)) ?? []
     }
 
-    /// Wakes the sender.
-    func wake() { wakeup.signal() }
+    /// Wakes the job runner (an address confirmed: a digest may be owed).
+    func wake() { queued.signal() }
 }
 
 /// What `vinylogue digest send USER` came to.
@@ -471,19 +444,23 @@ extension WeeklyDigests {
         }
         // Its own key: a click on Settings in the same minute is another email.
         let key = "command line " + UUID().uuidString
-        var send: DigestSend?
+        var claim: JobClaim?
         do {
             try await digests.queueNow(of: subscription, key: key)
             if let queued = try await digests.store.sends(of: owner, limit: 20).first(where: { $0.kind == .now && $0.key == key }) {
-                send = try await digests.store.claim(queued.id, as: digests.holder, at: digests.clock.now, lease: digests.lease,
-                                                     takingOverFrom: JobHolder.isGone)
+                claim = try await parts.stores.jobs.claim(.digest, key: String(queued.id), as: JobHolder.name(), at: digests.clock.now,
+                                                          lease: ownLease, takingOverFrom: JobHolder.isGone)
             }
         } catch {
             return .notSent("The digest could not be queued (\(error)). Check that the database is reachable, then run this again.", .upstream)
         }
-        guard let send else { return .notSent("A running server took the digest to send it: its Settings say what came of it.", .upstream) }
-        await digests.deliver(send)
-        guard let done = await digests.sends(of: owner).first(where: { $0.id == send.id }) else {
+        guard let claim, let id = Int64(claim.job.key) else {
+            return .notSent("A running server took the digest to send it: its Settings say what came of it.", .upstream)
+        }
+        // As the runner would: an email that did not begin ends its job here.
+        let ending = await digests.run(claim)
+        _ = try? await parts.stores.jobs.end(claim, as: ending, at: digests.clock.now)
+        guard let done = await digests.sends(of: owner).first(where: { $0.id == id }) else {
             return .notSent("The digest was sent or not, and the database could not say which: Settings shows it.", .upstream)
         }
         let reason = done.reason ?? "the mail server did not take it."

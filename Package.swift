@@ -14,7 +14,9 @@ let package = Package(
         .library(name: "Imports", targets: ["Imports"]),
         .library(name: "Sync", targets: ["Sync"]),
         .library(name: "Artwork", targets: ["Artwork"]),
-        .library(name: "VinylogueServer", targets: ["VinylogueServer"]),
+        .library(name: "HTTPServing", targets: ["HTTPServing"]),
+        .library(name: "ListenIngest", targets: ["ListenIngest"]),
+        .library(name: "Web", targets: ["Web"]),
         .library(name: "PostgresStore", targets: ["PostgresStore"]),
         .library(name: "Mail", targets: ["Mail"]),
         .library(name: "Workers", targets: ["Workers"]),
@@ -112,7 +114,9 @@ let package = Package(
         .target(
             name: "Workers",
             dependencies: [
-                "VinylogueCore", "Stores", "Imports", "Sync",
+                // Mail, LastFM and ListenBrainz: the digest's sender and the
+                // forwarder's two upstreams.
+                "VinylogueCore", "Stores", "Imports", "Sync", "Mail", "LastFM", "ListenBrainz",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
@@ -153,11 +157,48 @@ let package = Package(
             ]
         ),
         // The web app: Hummingbird routes, Mustache templates, static assets.
+        // What both HTTP faces (the pages, the listen APIs) share: the
+        // server's configuration and TLS, the early body limit, form
+        // fields, the site password, client addresses, CSRF tokens.
         .target(
-            name: "VinylogueServer",
+            name: "HTTPServing",
+            dependencies: [
+                "VinylogueCore",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdCore", package: "hummingbird"),
+                .product(name: "HummingbirdTLS", package: "hummingbird"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+            ]
+        ),
+        // Listens in: ListenBrainz's `/1/`, Last.fm's `/2.0/` (scrobbling
+        // and the read API over the archive), Audioscrobbler 1.2; tokens,
+        // the mobile sign-in, now playing, and the forwarding jobs a write
+        // queues. Nothing of the pages.
+        .target(
+            name: "ListenIngest",
+            dependencies: [
+                "VinylogueCore", "Stores", "Sync", "Workers", "HTTPServing",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
+        // The pages: charts, albums, settings, sign-in, feeds, cards, the
+        // widget; it mounts ListenIngest's routes in the one application.
+        .target(
+            name: "Web",
             dependencies: [
                 // No SQLite module: the web app never names a store's backend.
                 "VinylogueCore", "LastFM", "ListenBrainz", "Stores", "Sync", "Imports", "Exports", "Artwork", "Mail", "Workers",
+                "HTTPServing", "ListenIngest",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "MultipartKit", package: "multipart-kit"),
@@ -224,7 +265,7 @@ let package = Package(
         .executableTarget(
             name: "fleet-bench",
             dependencies: [
-                "VinylogueApp", "VinylogueServer", "LastFMTestServer", "PostgresStore", "LastFM", "VinylogueCore",
+                "VinylogueApp", "Web", "LastFMTestServer", "PostgresStore", "LastFM", "VinylogueCore",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
             ]
@@ -249,8 +290,8 @@ let package = Package(
         .target(
             name: "VinylogueApp",
             dependencies: [
-                "VinylogueCore", "LastFM", "ListenBrainz", "Stores", "SQLiteStore", "Sync", "Imports", "Artwork", "VinylogueServer", "PostgresStore",
-                "Mail", "Workers",
+                "VinylogueCore", "LastFM", "ListenBrainz", "Stores", "SQLiteStore", "Sync", "Imports", "Artwork", "Web", "PostgresStore",
+                "Mail", "Workers", "HTTPServing", "ListenIngest",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
@@ -260,8 +301,10 @@ let package = Package(
         .target(
             name: "VinylogueCLI",
             dependencies: [
-                "VinylogueCore", "LastFM", "ListenBrainz", "Stores", "SQLiteStore", "Sync", "Imports", "Exports", "Artwork", "VinylogueServer", "VinylogueApp",
-                "PostgresStore", "Workers",
+                "VinylogueCore", "LastFM", "ListenBrainz", "Stores", "SQLiteStore", "Sync", "Imports", "Exports", "Artwork", "VinylogueApp",
+                // HTTPServing for `serve`'s TLS options; never Web: the
+                // composition root (VinylogueApp) builds the web app.
+                "PostgresStore", "Workers", "HTTPServing",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -304,11 +347,11 @@ let package = Package(
         ),
         .testTarget(name: "ArtworkTests", dependencies: ["Artwork", "VinylogueCore", .product(name: "NIOPosix", package: "swift-nio")]),
         .testTarget(
-            name: "VinylogueServerTests",
+            name: "WebTests",
             dependencies: [
                 "TestSupport",
-                "VinylogueServer", "VinylogueApp", "LastFMTestServer", "ListenBrainzTestServer", "LastFM", "ListenBrainz", "Stores", "SQLiteStore", "Sync",
-                "Artwork", "VinylogueCore", "PostgresStore", "Mail", "Workers",
+                "Web", "VinylogueApp", "LastFMTestServer", "ListenBrainzTestServer", "LastFM", "ListenBrainz", "Stores", "SQLiteStore", "Sync",
+                "Artwork", "VinylogueCore", "PostgresStore", "Mail", "Workers", "HTTPServing", "ListenIngest",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),

@@ -1,13 +1,15 @@
-import Stores
-import Sync
 import Artwork
 import Foundation
-import Imports
+import HTTPServing
 import Hummingbird
+import Imports
 import LastFM
+import ListenIngest
 import Logging
+import Stores
+import Sync
 import VinylogueCore
-import VinylogueServer
+import Web
 import Workers
 
 extension Composition {
@@ -24,7 +26,7 @@ extension Composition {
         let parts = try await webAppParts()
         var logger = Logger(label: "vinylogue.server")
         logger.logLevel = logLevel(default: .info)
-        return try VinylogueServer.buildApplication(configuration: configuration.server, parts: parts, logger: logger,
+        return try Web.buildApplication(configuration: configuration.server, parts: parts, logger: logger,
                                                    tls: tls, onServing: onServing)
     }
 

@@ -11,7 +11,7 @@ import Logging
 import Mail
 import PostgresStore
 import VinylogueCore
-import VinylogueServer
+import Web
 import Synchronization
 import Workers
 

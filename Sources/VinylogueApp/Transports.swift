@@ -4,7 +4,8 @@ import LastFM
 import ListenBrainz
 import Logging
 import Mail
-import VinylogueServer
+import Web
+import Workers
 
 /// How the composition reaches the services outside the process: Last.fm's
 /// API, its image host, ListenBrainz, and the mail server. `live`, the default, goes over

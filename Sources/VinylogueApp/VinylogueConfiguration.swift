@@ -1,14 +1,15 @@
-import SQLiteStore
-import Stores
-import Sync
 import Artwork
 import Foundation
+import HTTPServing
 import LastFM
 import ListenBrainz
 import Logging
 import Mail
+import SQLiteStore
+import Stores
+import Sync
 import VinylogueCore
-import VinylogueServer
+import Web
 
 /// Everything Vinylogue can be told, read once: from the environment here,
 /// then refined by a command's options. Nothing else reads the environment.

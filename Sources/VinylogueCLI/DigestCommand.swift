@@ -2,7 +2,6 @@ import ArgumentParser
 import Foundation
 import VinylogueApp
 import VinylogueCore
-import VinylogueServer
 
 /// `vinylogue digest send USER`: this week's digest, now, to the address
 /// USER confirmed on Settings (what Settings' "Send me this week's digest

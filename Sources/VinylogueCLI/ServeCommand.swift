@@ -11,7 +11,7 @@ import Logging
 import NIOCore
 import VinylogueCore
 import VinylogueApp
-import VinylogueServer
+import HTTPServing
 
 /// `vinylogue serve`: the self-hosted web app.
 struct ServeCommand: AsyncParsableCommand {

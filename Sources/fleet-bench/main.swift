@@ -6,7 +6,7 @@ import LastFMTestServer
 import PostgresStore
 import VinylogueApp
 import VinylogueCore
-import VinylogueServer
+import Web
 
 // Upstream economy of a fleet: how many requests Vinylogue sends Last.fm
 // for a mix of page views, and so how many views one API key can carry.

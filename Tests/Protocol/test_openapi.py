@@ -1,5 +1,5 @@
 """The published API description (`/openapi.json`, OpenAPI 3.1, written by
-hand in Sources/VinylogueServer/Public/openapi.json) fuzzed with
+hand in Sources/Web/Public/openapi.json) fuzzed with
 schemathesis against a running `vinylogue serve --demo`: every operation
 (the JSON API, ListenBrainz's `/1/`, Last.fm's `/2.0/`) is called with
 generated inputs, and no answer may be a server error or differ from the

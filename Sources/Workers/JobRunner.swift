@@ -216,16 +216,25 @@ public final class JobRunner: Service, Sendable {
     /// Runs a claimed job under a renewed lease and records how it ended.
     func work(_ claim: JobClaim) async {
         guard let handler = handlers[claim.job.kind] else { return }
-        let queue = self.queue, clock = self.clock, lease = self.lease
+        let ending = await Self.renewing(claim, in: queue, clock: clock, lease: lease) { await handler.run(claim) }
+        await record(ending, of: claim)
+    }
+
+    /// What `body` returns, run while `claim`'s lease is renewed every third
+    /// of `lease`: a job held this way is taken over only when its holder
+    /// is gone or stopped renewing. The runner's jobs, and the one a
+    /// command claims by key (`vinylogue digest send`).
+    package static func renewing<Value: Sendable, Failure: Error>(_ claim: JobClaim, in queue: any JobQueue, clock: WallClock,
+                                                                  lease: TimeInterval,
+                                                                  during body: () async throws(Failure) -> Value) async throws(Failure) -> Value {
         let renewal = Task {
             while !Task.isCancelled {
                 try await Task.sleep(for: .seconds(max(1, lease / 3)))
                 _ = try? await queue.renew(claim, at: clock.now, lease: lease)
             }
         }
-        let ending = await handler.run(claim)
-        renewal.cancel()
-        await record(ending, of: claim)
+        defer { renewal.cancel() }
+        return try await body()
     }
 
     /// Writes how the run ended, trying again for about half a minute when

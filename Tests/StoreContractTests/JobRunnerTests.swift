@@ -66,6 +66,37 @@ import Workers
         }
     }
 
+    /// A job held under `renewing` (the runner's, and the one `vinylogue
+    /// digest send` claims by key) keeps its lease past the first one while
+    /// it runs, so nobody takes it over; once it is done, its lease runs out.
+    @Test(.timeLimit(.minutes(1)), arguments: Backend.allCases)
+    func aJobHeldWhileItRunsIsRenewedAndNotTakenOver(_ backend: Backend) async throws {
+        try await StoreContractTests.withStores(backend) { stores in
+            let instant = Mutex(Self.now)
+            let clock = WallClock { instant.withLock { $0 } }
+            let job = try await stores.jobs.enqueue(Self.kind, for: Self.rj, key: "held", payload: "", machine: nil, notBefore: nil, at: Self.now)
+            let claim = try #require(try await stores.jobs.claim(Self.kind, key: "held", as: "command", at: Self.now, lease: 3,
+                                                                  takingOverFrom: { _ in false }))
+            let renewedUntil = Self.now.addingTimeInterval(5)
+            try await JobRunner.renewing(claim, in: stores.jobs, clock: clock, lease: 3) {
+                instant.withLock { $0 = Self.now.addingTimeInterval(2) }
+                // The renewal comes a second in (a third of the lease).
+                let deadline = ContinuousClock.now + .seconds(10)
+                while try await stores.jobs.job(job.id)?.leaseUntil != renewedUntil {
+                    guard ContinuousClock.now < deadline else { Issue.record("the lease was not renewed within 10 s"); return }
+                    try await Task.sleep(for: .milliseconds(20))
+                }
+                // Past the first lease, within the renewed one: nobody takes it.
+                instant.withLock { $0 = Self.now.addingTimeInterval(4) }
+                #expect(try await stores.jobs.claim(Self.kind, key: "held", as: "other", at: clock.now, lease: 3,
+                                                    takingOverFrom: { _ in false }) == nil)
+            }
+            // Done and no longer renewed: another holder takes it once the lease ran out.
+            #expect(try await stores.jobs.claim(Self.kind, key: "held", as: "other", at: renewedUntil.addingTimeInterval(1), lease: 3,
+                                                takingOverFrom: { _ in false }) != nil)
+        }
+    }
+
     /// A job that ignores being stopped (an import's thread mid-batch) does
     /// not keep the runner, and so the server, from stopping: it waits for
     /// it only so long.

@@ -58,10 +58,11 @@ public final class WeeklyDigests: JobHandler, Sendable {
     package static let keptFor: TimeInterval = 90 * 86400
     /// When an email not sent for now is tried again.
     package static let retries = RetrySchedule(first: 60, longest: 6 * 3600, tries: 10)
-    /// The lease of the command line's own claim, which nobody renews:
-    /// longer than any one send can take (writing it, at most
-    /// `writingPatience`, and the mail server's every step under its timeout).
-    package static let ownLease: TimeInterval = 600
+    /// The lease of the command line's own claim, renewed every third of
+    /// it while the email is written and sent (as the runner renews its
+    /// jobs'): a command killed mid-send leaves its email to a server within
+    /// two minutes.
+    package static let ownLease: TimeInterval = 120
     /// How long writing one email may wait for its charts and covers (a
     /// person charted from Last.fm while Last.fm is slow).
     package static let writingPatience: Duration = .seconds(120)
@@ -414,7 +415,7 @@ extension WeeklyDigests {
             return .notSent("A running server took the digest to send it: its Settings say what came of it.", .upstream)
         }
         // As the runner would: an email that did not begin ends its job here.
-        let ending = await run(claim)
+        let ending = await JobRunner.renewing(claim, in: jobs, clock: clock, lease: Self.ownLease) { await run(claim) }
         _ = try? await jobs.end(claim, as: ending, at: clock.now)
         guard let done = await sends(of: owner).first(where: { $0.id == id }) else {
             return .notSent("The digest was sent or not, and the database could not say which: Settings shows it.", .upstream)

@@ -186,7 +186,8 @@ func buildRouter(configuration: ServerConfiguration, parts: WebAppParts, shared:
         ListenBrainzRoutes(received: shared.received, clock: clock, tokens: tokens, limit: listenLimit).register(on: router)
     }
     if let signIn = shared.mobileSignIn {
-        let reads = LastFMReadAPI(archive: stores.archive, lists: lists, accounts: viewers.signIn?.accounts, visibility: { [audiences = parts.audiences] in audiences.current },
+        let audiences = parts.audiences
+        let reads = LastFMReadAPI(archive: stores.archive, lists: lists, accounts: viewers.signIn?.accounts, visibility: { audiences.current },
                                   nowPlaying: shared.nowPlaying, signIn: signIn, albums: parts.lastFM)
         LastFMScrobbleRoutes(received: shared.received, clock: clock, signIn: signIn, limit: listenLimit, reads: reads, sitePassword: sitePassword)
             .register(on: router)

@@ -19,6 +19,10 @@ public struct PostgresAccountEraser: AccountEraser {
             var tables = Set<String>()
             for try await name in try await connection.query("SELECT tablename FROM pg_tables WHERE schemaname = current_schema()",
                                                               logger: logger).decode(String.self) { tables.insert(name) }
+            // The account's row before anything: what queues work for it
+            // (a digest) locks it `FOR SHARE` and waits, then finds no
+            // account; or it queued first and this waited for it.
+            try await connection.query("SELECT 1 FROM account WHERE id = \(id) FOR UPDATE", logger: logger)
             // The account's jobs first: a job's write in flight holds its
             // row (`JobFence`), so these wait for it to commit, and every
             // later write finds no claim. Then the archive's lock, which such

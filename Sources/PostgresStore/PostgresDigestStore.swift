@@ -58,7 +58,7 @@ public struct PostgresDigestStore: DigestStore {
             """, logger: logger)
         for try await row in rows.decode((Int64, Int64, Double, Double).self) { waiting.append(row) }
         for (id, owner, due, queued) in waiting {
-            _ = try await PostgresJobQueue.enqueue(.digest, personKey: try await PostgresDigestStore.person(of: ListOwner(id: owner), connection, logger),
+            _ = try await PostgresJobQueue.enqueue(.digest, personKey: try await PostgresDigestStore.person(of: ListOwner(id: owner), connection, logger) ?? "",
                                                    key: String(id), payload: "", machine: nil, notBefore: Date(timeIntervalSince1970: due),
                                                    at: Date(timeIntervalSince1970: queued), connection, logger)
         }
@@ -67,12 +67,16 @@ public struct PostgresDigestStore: DigestStore {
     }
 
     /// Whose an owner's email jobs are: the account's name key (erasing
-    /// the account deletes them), the household's "".
-    static func person(of owner: ListOwner, _ connection: PostgresConnection, _ logger: Logger) async throws -> String {
+    /// the account deletes them), the household's ""; nil when the account
+    /// is gone. The account's row is locked `FOR SHARE` until the caller's
+    /// transaction ends: an erasure, which locks it first
+    /// (`PostgresAccountEraser`), either waits for what this queues and
+    /// deletes it, or has already won and this finds no account.
+    static func person(of owner: ListOwner, _ connection: PostgresConnection, _ logger: Logger) async throws -> String? {
         guard owner != .household else { return "" }
-        for try await key in try await connection.query("SELECT name_key FROM account WHERE id = \(owner.id)", logger: logger)
+        for try await key in try await connection.query("SELECT name_key FROM account WHERE id = \(owner.id) FOR SHARE", logger: logger)
             .decode(String.self) { return key }
-        return ""
+        return nil
     }
 
     typealias SubscriptionColumns = (Int64, String, Int32, Int32, Int32, String, Double?, Double)
@@ -184,6 +188,8 @@ public struct PostgresDigestStore: DigestStore {
     public func queue(_ owner: ListOwner, kind: DigestSend.Kind, key: String, address: String, due: Date, at now: Date) async throws -> Bool {
         let logger = database.logger
         return try await database.client.withTransaction(logger: logger) { connection in
+            // Nothing is queued for an account erased meanwhile.
+            guard let person = try await Self.person(of: owner, connection, logger) else { return false }
             var queued: Int64?
             for try await id in try await connection.query("""
                 INSERT INTO digest_send(owner, kind, key, address, state, due_at, queued_at)
@@ -192,7 +198,7 @@ public struct PostgresDigestStore: DigestStore {
                 ON CONFLICT (owner, kind, key) DO NOTHING RETURNING id
                 """, logger: logger).decode(Int64.self) { queued = id }
             guard let queued else { return false }
-            _ = try await PostgresJobQueue.enqueue(.digest, personKey: try await Self.person(of: owner, connection, logger), key: String(queued),
+            _ = try await PostgresJobQueue.enqueue(.digest, personKey: person, key: String(queued),
                                                    payload: "", machine: nil, notBefore: due, at: now, connection, logger)
             return true
         }

@@ -54,7 +54,7 @@ public struct SQLiteDigestStore: DigestStore {
                 SELECT id, owner, due_at, queued_at FROM digest_send WHERE state IN ('waiting', 'sending') ORDER BY due_at, id
                 """) {
                 let id: Int64 = row["id"]
-                _ = try SQLiteJobQueue.enqueue(.digest, personKey: try person(of: ListOwner(id: row["owner"]), in: db), key: String(id),
+                _ = try SQLiteJobQueue.enqueue(.digest, personKey: try person(of: ListOwner(id: row["owner"]), in: db) ?? "", key: String(id),
                                                payload: "", machine: nil, notBefore: Date(timeIntervalSince1970: row["due_at"]),
                                                at: Date(timeIntervalSince1970: row["queued_at"]), in: db)
             }
@@ -68,9 +68,9 @@ public struct SQLiteDigestStore: DigestStore {
 
     /// Whose an owner's email jobs are: the account's name key (erasing
     /// the account deletes them), the household's "".
-    static func person(of owner: ListOwner, in db: Database) throws -> String {
+    static func person(of owner: ListOwner, in db: Database) throws -> String? {
         guard owner != .household else { return "" }
-        return try String.fetchOne(db, sql: "SELECT name_key FROM account WHERE id = ?", arguments: [owner.id]) ?? ""
+        return try String.fetchOne(db, sql: "SELECT name_key FROM account WHERE id = ?", arguments: [owner.id])
     }
 
     static let subscriptionColumns = "owner, address, weekday, hour, years, token, confirmed_at, updated_at"
@@ -167,12 +167,14 @@ public struct SQLiteDigestStore: DigestStore {
 
     public func queue(_ owner: ListOwner, kind: DigestSend.Kind, key: String, address: String, due: Date, at now: Date) async throws -> Bool {
         try await writer.write { db in
+            // Nothing is queued for an account erased meanwhile.
+            guard let person = try Self.person(of: owner, in: db) else { return false }
             try db.execute(sql: """
                 INSERT INTO digest_send(owner, kind, key, address, state, due_at, queued_at) VALUES (?, ?, ?, ?, 'waiting', ?, ?)
                 ON CONFLICT(owner, kind, key) DO NOTHING
                 """, arguments: [owner.id, kind.rawValue, key, address, due.timeIntervalSince1970, now.timeIntervalSince1970])
             guard db.changesCount == 1 else { return false }
-            _ = try SQLiteJobQueue.enqueue(.digest, personKey: try Self.person(of: owner, in: db), key: String(db.lastInsertedRowID), payload: "",
+            _ = try SQLiteJobQueue.enqueue(.digest, personKey: person, key: String(db.lastInsertedRowID), payload: "",
                                            machine: nil, notBefore: due, at: now, in: db)
             return true
         }

@@ -18,7 +18,7 @@ import VinylogueCore
     func anAddressIsConfirmedByItsTokenOnly(_ backend: Backend) async throws {
         try await StoreContractTests.withStores(backend) { stores in
             let digests = stores.digests
-            let vera = ListOwner.account(3)
+            let vera = try await stores.accounts.signedIn(try Username("Vera"), lastFMSessionKey: "sk", at: Self.now).0.owner
             #expect(try await digests.subscription(of: vera) == nil)
             let saved = try await digests.save(vera, address: "vera@example.org", weekday: 2, hour: 8, years: 3, newToken: "t-one", at: Self.now)
             #expect(saved.address == "vera@example.org" && saved.weekday == 2 && saved.hour == 8 && saved.years == 3)
@@ -69,7 +69,8 @@ import VinylogueCore
     func eachEmailGoesThroughOneSenderOnce(_ backend: Backend) async throws {
         try await StoreContractTests.withStores(backend) { stores in
             let digests = stores.digests
-            let noor = ListOwner.account(4), household = ListOwner.household
+            let noor = try await stores.accounts.signedIn(try Username("Noor"), lastFMSessionKey: "sk", at: Self.now).0.owner
+            let household = ListOwner.household
             let due = Self.now.addingTimeInterval(-10)
             // Two instances queue the same week: one row, one job.
             #expect(try await digests.queue(noor, kind: .weekly, key: "2026-11-30", address: "noor@example.org", due: due, at: Self.now))
@@ -79,7 +80,7 @@ import VinylogueCore
             #expect(try await stores.jobs.nextDue(of: [.digest], on: "m") == due)
             let (firstJob, first) = try #require(try await Self.claim(stores, as: "a/1/x", at: Self.now))
             #expect(first.owner == noor && first.kind == .weekly && first.key == "2026-11-30" && first.attempts == 1 && first.state == .sending)
-            #expect(firstJob.job.key == String(first.id) && firstJob.job.person == "")
+            #expect(firstJob.job.key == String(first.id) && firstJob.job.person == "noor")
             // The other is not due yet; the claimed one is held.
             #expect(try await Self.claim(stores, as: "b/1/y", at: Self.now) == nil)
             // Its sender failed for now: back in line with the reason, row and job together.
@@ -150,7 +151,8 @@ import VinylogueCore
     func racingSendersClaimEachEmailOnce(_ backend: Backend) async throws {
         try await StoreContractTests.withStores(backend) { stores in
             for n in 1...20 {
-                try await stores.digests.queue(.account(Int64(n)), kind: .weekly, key: "2026-11-30", address: "p\(n)@example.org",
+                let owner = try await stores.accounts.signedIn(try Username("p\(n)"), lastFMSessionKey: "sk\(n)", at: Self.now).0.owner
+                try await stores.digests.queue(owner, kind: .weekly, key: "2026-11-30", address: "p\(n)@example.org",
                                                due: Self.now, at: Self.now)
             }
             let claimed = try await withThrowingTaskGroup(of: [Int64].self) { group in
@@ -164,6 +166,21 @@ import VinylogueCore
                 return try await group.reduce(into: []) { $0 += $1 }
             }
             #expect(claimed.count == 20 && Set(claimed).count == 20)
+        }
+    }
+
+    /// An email asked for an account erased meanwhile (its subscription
+    /// read just before the erasure) is not queued: no row, no job. (It
+    /// was, its job the household's.)
+    @Test(arguments: Backend.allCases)
+    func nothingIsQueuedForAnErasedAccount(_ backend: Backend) async throws {
+        try await AccountErasureContractTests.withStores(backend) { stores, eraser, _, _ in
+            let (vera, _) = try await stores.accounts.signedIn(try Username("Vera"), lastFMSessionKey: "sk", at: Self.now)
+            _ = try await eraser.erase(vera)
+            #expect(try await stores.digests.queue(vera.owner, kind: .weekly, key: "2026-11-30", address: "vera@example.org",
+                                                   due: Self.now, at: Self.now) == false)
+            #expect(try await stores.digests.sends(of: vera.owner, limit: 5).isEmpty)
+            #expect(try await stores.jobs.nextDue(of: [.digest], on: "m") == nil)
         }
     }
 

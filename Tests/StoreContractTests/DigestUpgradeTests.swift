@@ -24,24 +24,18 @@ import VinylogueCore
     ]
 
     @Test func sqliteEmailsWaitingBeforeTheQueueAreSentOnceAfterIt() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("digest-upgrade-\(UUID().uuidString)")
-        defer { try? FileManager.default.removeItem(at: directory) }
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        do {
-            // The database as the release before digests moved left it.
-            let queue = try DatabaseQueue(path: directory.appendingPathComponent(ArchiveDatabase.fileName).path)
-            try ArchiveDatabase.migrator(progress: nil).migrate(queue, upTo: "history copies in the job queue")
-            try await queue.write { db in
-                for (owner, key, state, holder, lease, attempts) in Self.emails {
-                    try db.execute(sql: """
-                        INSERT INTO digest_send(owner, kind, key, address, state, attempts, due_at, lease_until, holder, queued_at)
-                        VALUES (?, 'now', ?, 'me@example.org', ?, ?, ?, ?, ?, ?)
-                        """, arguments: [owner, key, state, attempts, Self.now.timeIntervalSince1970 - 60, lease, holder,
-                                         Self.now.timeIntervalSince1970 - 60])
-                }
+        // The database as the release before digests moved left it.
+        try await OldSQLiteDatabase.upgraded(from: "history copies in the job queue", filling: { db in
+            for (owner, key, state, holder, lease, attempts) in Self.emails {
+                try db.execute(sql: """
+                    INSERT INTO digest_send(owner, kind, key, address, state, attempts, due_at, lease_until, holder, queued_at)
+                    VALUES (?, 'now', ?, 'me@example.org', ?, ?, ?, ?, ?, ?)
+                    """, arguments: [owner, key, state, attempts, Self.now.timeIntervalSince1970 - 60, lease, holder,
+                                     Self.now.timeIntervalSince1970 - 60])
             }
+        }) { database in
+            try await Self.sendOnce(SQLiteBackend(database))
         }
-        try await Self.sendOnce(SQLiteBackend(try ArchiveDatabase(directory: directory)))
     }
 
     @Test func postgresEmailsWaitingBeforeTheQueueAreSentOnceAfterIt() async throws {

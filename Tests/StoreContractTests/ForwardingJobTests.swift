@@ -71,29 +71,22 @@ import Workers
     ]
 
     @Test func sqliteOutboxWaitingBeforeTheQueueIsForwardedOnceAfterIt() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("forward-upgrade-\(UUID().uuidString)")
-        defer { try? FileManager.default.removeItem(at: directory) }
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        do {
-            // The database as the release before forwarding's jobs left it.
-            let queue = try DatabaseQueue(path: directory.appendingPathComponent(ArchiveDatabase.fileName).path)
-            try ArchiveDatabase.migrator(progress: nil).migrate(queue, upTo: "history copies in the job queue")
-            try await queue.write { db in
+        // The database as the release before forwarding's jobs left it.
+        try await OldSQLiteDatabase.upgraded(from: "history copies in the job queue", filling: { db in
+            try db.execute(sql: """
+                INSERT INTO account(id, name_key, name, lastfm_session_key, created_at, signed_in_at) VALUES (1, 'rj', 'RJ', 'k', 0, 0)
+                """)
+            for row in Self.oldRows {
+                let s = Self.scrobble(row.n)
                 try db.execute(sql: """
-                    INSERT INTO account(id, name_key, name, lastfm_session_key, created_at, signed_in_at) VALUES (1, 'rj', 'RJ', 'k', 0, 0)
-                    """)
-                for row in Self.oldRows {
-                    let s = Self.scrobble(row.n)
-                    try db.execute(sql: """
-                        INSERT INTO forward_outbox(owner, target, instant, artist, track, album, state, due_at, received_at, sent_at)
-                        VALUES (?, ?, ?, ?, ?, '', ?, ?, ?, ?)
-                        """, arguments: [row.owner, row.target, s.instant, s.artist, s.track, row.state, row.due,
-                                         Self.now.timeIntervalSince1970 - 900, row.state == 2 ? Self.now.timeIntervalSince1970 - 600 : nil])
-                }
+                    INSERT INTO forward_outbox(owner, target, instant, artist, track, album, state, due_at, received_at, sent_at)
+                    VALUES (?, ?, ?, ?, ?, '', ?, ?, ?, ?)
+                    """, arguments: [row.owner, row.target, s.instant, s.artist, s.track, row.state, row.due,
+                                     Self.now.timeIntervalSince1970 - 900, row.state == 2 ? Self.now.timeIntervalSince1970 - 600 : nil])
             }
+        }) { database in
+            try await Self.forwardOnce(SQLiteBackend(database))
         }
-        let database = try ArchiveDatabase(directory: directory)
-        try await Self.forwardOnce(SQLiteBackend(database))
     }
 
     @Test func postgresOutboxWaitingBeforeTheQueueIsForwardedOnceAfterIt() async throws {

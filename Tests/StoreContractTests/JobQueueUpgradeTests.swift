@@ -50,28 +50,23 @@ import Workers
     @Test func sqliteUploadsWaitingBeforeTheQueueRunOnceAfterIt() async throws {
         let old = try OldUploads()
         defer { try? FileManager.default.removeItem(at: old.directory) }
-        let data = old.directory.appendingPathComponent("data")
-        try FileManager.default.createDirectory(at: data, withIntermediateDirectories: true)
-        do {
-            // The database as the release before the queue left it.
-            let queue = try DatabaseQueue(path: data.appendingPathComponent(ArchiveDatabase.fileName).path)
-            try ArchiveDatabase.migrator(progress: nil).migrate(queue, upTo: "import job stored batches")
-            try await queue.write { db in
-                for (name, state, holder, lease) in Self.copies {
-                    try db.execute(sql: """
-                        INSERT INTO history_copy(name_key, name, state, queued_at, updated_at, lease_until, holder) VALUES (?, ?, ?, ?, ?, ?, ?)
-                        """, arguments: [name.lowercased(), name, state, Self.now.timeIntervalSince1970, Self.now.timeIntervalSince1970, lease, holder])
-                }
-                for (path, state, holder, lease) in old.rows {
-                    try db.execute(sql: """
-                        INSERT INTO import_job(owner, name, file_name, path, bytes, machine, state, queued_at, updated_at, lease_until, holder)
-                        VALUES (0, 'RJ', 'export.csv', ?, 1, 'here', ?, ?, ?, ?, ?)
-                        """, arguments: [path, state, Self.now.timeIntervalSince1970, Self.now.timeIntervalSince1970, lease, holder])
-                }
+        let rows = old.rows
+        // The database as the release before the queue left it.
+        try await OldSQLiteDatabase.upgraded(from: "import job stored batches", in: old.directory.appendingPathComponent("data"), filling: { db in
+            for (name, state, holder, lease) in Self.copies {
+                try db.execute(sql: """
+                    INSERT INTO history_copy(name_key, name, state, queued_at, updated_at, lease_until, holder) VALUES (?, ?, ?, ?, ?, ?, ?)
+                    """, arguments: [name.lowercased(), name, state, Self.now.timeIntervalSince1970, Self.now.timeIntervalSince1970, lease, holder])
             }
+            for (path, state, holder, lease) in rows {
+                try db.execute(sql: """
+                    INSERT INTO import_job(owner, name, file_name, path, bytes, machine, state, queued_at, updated_at, lease_until, holder)
+                    VALUES (0, 'RJ', 'export.csv', ?, 1, 'here', ?, ?, ?, ?, ?)
+                    """, arguments: [path, state, Self.now.timeIntervalSince1970, Self.now.timeIntervalSince1970, lease, holder])
+            }
+        }) { database in
+            try await Self.runOnce(SQLiteBackend(database))
         }
-        let database = try ArchiveDatabase(directory: data)
-        try await Self.runOnce(SQLiteBackend(database))
     }
 
     @Test func postgresUploadsWaitingBeforeTheQueueRunOnceAfterIt() async throws {

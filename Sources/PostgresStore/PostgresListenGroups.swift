@@ -191,7 +191,7 @@ final class PostgresListenGroups: Sendable {
             for index in left {
                 if people.insert(ids[senders[index]!.user.key]!).inserted { round.append(index) } else { later.append(index) }
             }
-            _ = try await PostgresScrobbleStore.storeByRule(round.map { index in
+            _ = try await PostgresScrobbleStore.store(round.map { index in
                 (ids[senders[index]!.user.key]!, group[index].listens.map { ($0.scrobble, ScrobbleOrigin.received) })
             }, connection, logger)
             left = later

@@ -383,10 +383,9 @@ public struct PostgresScrobbleStore: ScrobbleArchive {
         guard !batch.isEmpty else { return InsertCounts() }
         return try await writing(user, fence: fence) { id, connection, logger in
             let counts = try await Self.store(batch, userID: id, connection, logger)
-            if let fence, case .upload(_, let upload) = fence.job {
+            if case let (upload, entry)? = fence?.storedBatch(size: batch.count, counts: counts) {
                 // The upload's progress, in the batch's own transaction (the
                 // fence found its job claimed by this holder).
-                let entry = StoredBatches.entry(.init(size: batch.count, counts: counts))
                 try await connection.query("UPDATE import_job SET stored_batches = stored_batches || \(entry) WHERE id = \(upload)",
                                            logger: logger)
             }

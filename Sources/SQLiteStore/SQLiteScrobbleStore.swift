@@ -520,10 +520,9 @@ extension SQLiteScrobbleStore: ScrobbleArchive, BlockingScrobbleWriter {
         try Self.hold(fence, in: db)
         let userID = try ensureUserID(of: user, in: db)
         let counts = try store(batch, userID: userID, in: db)
-        if let fence, case .upload(_, let upload) = fence.job {
+        if case let (upload, entry)? = fence?.storedBatch(size: batch.count, counts: counts) {
             // The upload's progress, in the batch's own transaction (the
             // fence above found its job claimed by this holder).
-            let entry = StoredBatches.entry(.init(size: batch.count, counts: counts))
             try db.execute(sql: "UPDATE import_job SET stored_batches = stored_batches || ? WHERE id = ?", arguments: [entry, upload])
         }
         return counts

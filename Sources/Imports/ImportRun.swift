@@ -130,9 +130,9 @@ struct ImportRun {
 
 /// Stores batches on a background queue, in submission order, at most two
 /// in flight (so memory stays bounded); the first failure stops the import.
-/// Its counts follow the archive's duplicate rule (`insertDistinct`).
+/// Its counts follow the archive's duplicate rule (`ArchiveWriting.store`).
 final class BatchWriter: Sendable {
-    private let store: any ScrobbleArchive
+    private let store: any ArchiveWriting
     private let user: Username
     /// The uploaded import's claim each batch is stored under, if any.
     private let fence: JobFence?
@@ -153,7 +153,7 @@ final class BatchWriter: Sendable {
     /// place, are not stored again but counted as that run counted them.
     /// The file and the batch size are the same, so the same batches come
     /// in the same order; a batch of another size ends the skipping.
-    init(store: any ScrobbleArchive, user: Username, fence: JobFence?, earlier: StoredBatches = StoredBatches()) {
+    init(store: any ArchiveWriting, user: Username, fence: JobFence?, earlier: StoredBatches = StoredBatches()) {
         self.store = store
         self.user = user
         self.fence = fence
@@ -217,7 +217,7 @@ final class BatchWriter: Sendable {
         return try outcome.withLock { $0! }.get()
     }
 
-    /// Tells the store the import is over (`ScrobbleArchive.importFinished`).
+    /// Tells the store the import is over (`ArchiveWriting.importFinished`).
     func finish(inserted: Int) throws {
         guard !(store is any BlockingScrobbleWriter) else { return }
         try Self.awaiting { [store] () async throws(SourceError) in try await store.importFinished(inserted: inserted) }

@@ -23,7 +23,7 @@ import VinylogueCore
 ///
 /// Scrobbles are stored in batches, one transaction each, so a killed
 /// import keeps every finished batch and a rerun skips what is already
-/// there (`SQLiteScrobbleStore.insertDistinct` makes every insert idempotent and
+/// there (`ArchiveWriting.store` makes every batch idempotent and
 /// leaves out the same listen from another source). Bad lines are
 /// reported with their member and line number and never stop the rest:
 /// among them lines over 16 MiB (dropped as they stream past, never held
@@ -31,7 +31,7 @@ import VinylogueCore
 /// `clock` per import. A UTF-8 byte-order mark at the start of any format
 /// is skipped.
 public struct ScrobbleImporter: Sendable {
-    public let store: any ScrobbleArchive
+    public let store: any ArchiveWriting
     public let clock: WallClock
     public var batchSize: Int
     /// A format named by the person (`--format`), replacing detection.
@@ -54,7 +54,7 @@ public struct ScrobbleImporter: Sendable {
     /// Rejected lines listed one by one in the summary; the rest are counted.
     public static let rejectionsKept = 1000
 
-    public init(store: any ScrobbleArchive, clock: WallClock, batchSize: Int = 10_000, format: FormatChoice? = nil,
+    public init(store: any ArchiveWriting, clock: WallClock, batchSize: Int = 10_000, format: FormatChoice? = nil,
                 playerTimeZone: TimeZone? = nil) {
         self.store = store
         self.clock = clock

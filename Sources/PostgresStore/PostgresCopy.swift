@@ -139,7 +139,7 @@ public struct PostgresCopy: Sendable {
         return try await database.client.withTransaction(logger: logger) { connection in
             let id = try await PostgresScrobbleStore.ensureUserID(of: person, connection, logger)
             try await connection.query("SELECT pg_advisory_xact_lock(\(PostgresScrobbleStore.lockKey(id)))", logger: logger)
-            return try await PostgresScrobbleStore.copyKeepingExisting(rows, userID: id, connection, logger)
+            return try await PostgresScrobbleStore.insertKeepingExisting(rows, userID: id, connection, logger)
         }
     }
 

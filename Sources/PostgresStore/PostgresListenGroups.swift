@@ -27,21 +27,9 @@ import VinylogueCore
 /// ids, so groups that share people (here or on other instances) wait for
 /// each other rather than deadlock.
 final class PostgresListenGroups: Sendable {
-    /// Who sent one keep's listens.
-    enum Sender: Sendable {
-        /// Known already (a session's account, the household).
-        case known(ListenSender)
-        /// Read from the token's holder in the group's transaction: nil
-        /// from the closure stores nothing.
-        case token(digest: String, sender: @Sendable (ListenTokenHolder?) -> ListenSender?)
-    }
-
     /// One caller's keep, and where its answer goes.
     struct Keep: Sendable {
-        let listens: [ListenToForward]
-        let sender: Sender
-        let available: Set<ForwardingTarget>
-        let now: Date
+        let keep: ListenKeep
         let answer: CheckedContinuation<KeptListens?, any Error>
     }
 
@@ -103,11 +91,16 @@ final class PostgresListenGroups: Sendable {
     /// service among `available` the sender's owner forwards to. Returns
     /// the sender and how many outbox rows were added, or nil when the
     /// token's holder may not send them (nothing stored).
-    func keep(_ listens: [ListenToForward], from sender: Sender, forwardingAmong available: Set<ForwardingTarget>,
+    func keep(_ listens: [ListenToForward], from sender: ListenFrom, forwardingAmong available: Set<ForwardingTarget>,
               at now: Date) async throws -> KeptListens? {
+        try await keep(ListenKeep(listens, from: sender, forwardingAmong: available, at: now))
+    }
+
+    /// Keeps `keep` in the next group.
+    func keep(_ keep: ListenKeep) async throws -> KeptListens? {
         try await withCheckedThrowingContinuation { (answer: CheckedContinuation<KeptListens?, any Error>) in
             let (start, met) = state.withLock { state in
-                state.waiting.append(Keep(listens: listens, sender: sender, available: available, now: now, answer: answer))
+                state.waiting.append(Keep(keep: keep, answer: answer))
                 guard state.writing < groupsAtOnce else { return (false, state.satisfied()) }
                 state.writing += 1
                 return (true, state.satisfied())
@@ -157,56 +150,29 @@ final class PostgresListenGroups: Sendable {
         }
     }
 
-    /// Keeps `group` in the caller's transaction.
+    /// Keeps `group` in the caller's transaction, each step of `ListenWrite`
+    /// one statement for the whole group.
     static func keep(_ group: [Keep], _ connection: PostgresConnection, _ logger: Logger) async throws -> [KeptListens?] {
-        var digests = Set<String>()
-        for keep in group { if case .token(let digest, _) = keep.sender { digests.insert(digest) } }
-        // Read in the transaction that keeps the listens: a token replaced
-        // before it commits stores nothing.
-        let holders = try await PostgresListenTokenStore.holders(ofTokens: digests, connection, logger)
-        let senders: [ListenSender?] = group.map { keep in
-            switch keep.sender {
-            case .known(let sender): sender
-            case .token(let digest, let sender): sender(holders[digest])
+        var write = ListenWrite(group.map(\.keep))
+        while true {
+            switch write.next() {
+            case .readHolders(let digests):
+                write.heard(holders: try await PostgresListenTokenStore.holders(ofTokens: digests, connection, logger))
+            case .readChoices(let owners):
+                write.heard(choices: try await PostgresForwardingOutbox.choices(of: owners, connection, logger))
+            case .queueJobs(let jobs, let now):
+                try await PostgresForwardingOutbox.queueJobs(jobs, at: now, connection, logger)
+            case .findPeople(let people):
+                write.heard(ids: try await PostgresScrobbleStore.lockedUserIDs(of: people, connection, logger))
+            case .store(let batches):
+                _ = try await PostgresScrobbleStore.store(batches, connection, logger)
+            case .announce(let notices):
+                try await PostgresFleetNotices.announce(notices, connection, logger)
+            case .enqueue(let entries, let now):
+                write.heard(queued: try await PostgresForwardingOutbox.enqueue(entries, at: now, connection, logger))
+            case .finished(let answers):
+                return answers
             }
         }
-        let storing = group.indices.filter { senders[$0] != nil && !group[$0].listens.isEmpty }
-
-        // Where each submission's owner forwards, and their forwarding jobs
-        // queued (one statement for the group, one row per owner and
-        // service) before the people's archive locks: the order in which
-        // the eraser and a forwarding job's own writes take them.
-        let forwarding = storing.filter { !group[$0].available.isEmpty }
-        let choices = try await PostgresForwardingOutbox.choices(of: Set(forwarding.map { senders[$0]!.owner }), connection, logger)
-        let targets = forwarding.map { index in (choices[senders[index]!.owner]?.targets ?? []).intersection(group[index].available) }
-        let jobs = zip(forwarding, targets).flatMap { index, targets in targets.map { ForwardingJob(owner: senders[index]!.owner, target: $0) } }
-        try await PostgresForwardingOutbox.queueJobs(Set(jobs), at: group[0].now, connection, logger)
-
-        let ids = try await PostgresScrobbleStore.lockedUserIDs(of: storing.map { senders[$0]!.user }, connection, logger)
-
-        // Rounds in which each person appears once, in the order sent.
-        var left = storing
-        while !left.isEmpty {
-            var people = Set<Int64>(), round: [Int] = [], later: [Int] = []
-            for index in left {
-                if people.insert(ids[senders[index]!.user.key]!).inserted { round.append(index) } else { later.append(index) }
-            }
-            _ = try await PostgresScrobbleStore.storeByRule(round.map { index in
-                (ids[senders[index]!.user.key]!, group[index].listens.map { ($0.scrobble, ScrobbleOrigin.received) })
-            }, connection, logger)
-            left = later
-        }
-
-        // The fleet's other instances drop the pages they kept of these
-        // people when this commits (this instance drops its own as it answers).
-        let people = Set(storing.map { senders[$0]!.user.value }).sorted()
-        try await PostgresFleetNotices.announce(people.map { FleetNotice.listensChanged(user: $0) }, connection, logger)
-
-        let queued = try await PostgresForwardingOutbox.enqueue(zip(forwarding, targets).map { index, targets in
-            (group[index].listens, senders[index]!.owner, targets)
-        }, at: group[0].now, connection, logger)
-        var answers = senders.map { $0.map { KeptListens(sender: $0, queued: 0) } }
-        for (n, index) in forwarding.enumerated() { answers[index] = KeptListens(sender: senders[index]!, queued: queued[n]) }
-        return answers
     }
 }

@@ -16,19 +16,8 @@ public struct PostgresReceivedListenStore: ReceivedListenStore {
 
     public init(_ database: PostgresDatabase) { self.database = database }
 
-    public func keep(_ listens: [ListenToForward], of user: Username, owner: ListOwner,
-                     forwardingAmong available: Set<ForwardingTarget>, at now: Date) async throws(ReceivedListenFailure) -> Int {
-        guard !listens.isEmpty else { return 0 }
-        return try await mapped {
-            try await database.listenGroups.keep(listens, from: .known(ListenSender(user: user, owner: owner)), forwardingAmong: available, at: now)
-        }?.queued ?? 0
-    }
-
-    public func keep(_ listens: [ListenToForward], sentWithToken digest: String, sender: @escaping @Sendable (ListenTokenHolder?) -> ListenSender?,
-                     forwardingAmong available: Set<ForwardingTarget>, at now: Date) async throws(ReceivedListenFailure) -> KeptListens? {
-        try await mapped {
-            try await database.listenGroups.keep(listens, from: .token(digest: digest, sender: sender), forwardingAmong: available, at: now)
-        }
+    public func keep(_ keep: ListenKeep) async throws(ReceivedListenFailure) -> KeptListens? {
+        try await mapped { try await database.listenGroups.keep(keep) }
     }
 
     /// Any failure is "nothing was kept".

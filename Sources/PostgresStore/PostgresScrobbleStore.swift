@@ -176,7 +176,7 @@ public struct PostgresScrobbleStore: ScrobbleArchive {
                 DELETE FROM scrobble_echo WHERE user_id = \(id)
                 RETURNING instant, artist, track, album, artist_mbid, album_mbid, track_mbid, source
                 """, logger: logger))
-            _ = try await Self.storeByRule(setAside, userID: id, connection, logger)
+            _ = try await Self.store(setAside, userID: id, connection, logger)
             return copied.count
         }
     }
@@ -382,11 +382,10 @@ public struct PostgresScrobbleStore: ScrobbleArchive {
         // A batch with nothing in it leaves no user row behind.
         guard !batch.isEmpty else { return InsertCounts() }
         return try await writing(user, fence: fence) { id, connection, logger in
-            let counts = try await Self.storeByRule(batch, userID: id, connection, logger)
-            if let fence, case .upload(_, let upload) = fence.job {
+            let counts = try await Self.store(batch, userID: id, connection, logger)
+            if case let (upload, entry)? = fence?.storedBatch(size: batch.count, counts: counts) {
                 // The upload's progress, in the batch's own transaction (the
                 // fence found its job claimed by this holder).
-                let entry = StoredBatches.entry(.init(size: batch.count, counts: counts))
                 try await connection.query("UPDATE import_job SET stored_batches = stored_batches || \(entry) WHERE id = \(upload)",
                                            logger: logger)
             }
@@ -394,17 +393,15 @@ public struct PostgresScrobbleStore: ScrobbleArchive {
         }
     }
 
-    /// Stores inside the caller's transaction (which holds the user's lock)
-    /// by the archive's duplicate rule (`SameListenRule.plan`): the same
-    /// plan as SQLite's, carried out with `COPY` and deletes by key.
-    static func insertDistinct(_ scrobbles: [Scrobble], userID: Int64, origin: ScrobbleOrigin,
-                               _ connection: PostgresConnection, _ logger: Logger) async throws -> InsertCounts {
-        try await storeByRule(scrobbles.map { ($0, origin) }, userID: userID, connection, logger)
-    }
-
-    static func storeByRule(_ batch: [(Scrobble, ScrobbleOrigin)], userID: Int64,
-                            _ connection: PostgresConnection, _ logger: Logger) async throws -> InsertCounts {
-        try await storeByRule([(userID, batch)], connection, logger)[0]
+    /// Stores `batch` inside the caller's transaction (which holds the
+    /// user's lock) by the archive's duplicate rule (`SameListenRule.plan`),
+    /// the weeks it touched counted again: the same plan as SQLite's
+    /// (`SQLiteScrobbleStore.store(_:userID:in:)`), carried out with `COPY`
+    /// and deletes by key. Every import, sync page, received listen and
+    /// "Delete what was copied" stores through here or the form below.
+    static func store(_ batch: [(Scrobble, ScrobbleOrigin)], userID: Int64,
+                      _ connection: PostgresConnection, _ logger: Logger) async throws -> InsertCounts {
+        try await store([(userID, batch)], connection, logger)[0]
     }
 
     /// Stores each batch for its user (different users, each locked by the
@@ -413,8 +410,8 @@ public struct PostgresScrobbleStore: ScrobbleArchive {
     /// all, their new rows one statement and their weeks one recount.
     /// A lone batch costs what it did before; 64 people's single listens
     /// cost what one person's did.
-    static func storeByRule(_ batches: [(userID: Int64, batch: [(Scrobble, ScrobbleOrigin)])],
-                            _ connection: PostgresConnection, _ logger: Logger) async throws -> [InsertCounts] {
+    static func store(_ batches: [(userID: Int64, batch: [(Scrobble, ScrobbleOrigin)])],
+                      _ connection: PostgresConnection, _ logger: Logger) async throws -> [InsertCounts] {
         var plannings = batches.map { SameListenPlanning($0.batch) }
         while true {
             let asking = plannings.indices.filter { plannings[$0].rangesToRead != nil }
@@ -523,14 +520,15 @@ public struct PostgresScrobbleStore: ScrobbleArchive {
             }
             for (s, _) in plan.count { touched[n].add(inserted: s) }
         }
-        try await insert(few, connection, logger)
+        try await insertRows(few, connection, logger)
         try await recount(zip(plans, touched).map { ($0.userID, $1) }, connection, logger)
     }
 
     /// Inserts a few rows, of any users, with one statement, where `COPY`
-    /// takes a round trip more. NULs are dropped, as COPY's text drops them
-    /// (PostgreSQL's text holds none).
-    static func insert(_ rows: [(userID: Int64, scrobble: Scrobble, origin: ScrobbleOrigin)],
+    /// takes a round trip more (a step of `execute`, as SQLite's
+    /// `insertRows` is of its plans). NULs are dropped, as COPY's text drops
+    /// them (PostgreSQL's text holds none).
+    static func insertRows(_ rows: [(userID: Int64, scrobble: Scrobble, origin: ScrobbleOrigin)],
                        _ connection: PostgresConnection, _ logger: Logger) async throws {
         guard !rows.isEmpty else { return }
         let s = rows.map { CopyText.withoutNUL($0.scrobble) }
@@ -594,7 +592,7 @@ public struct PostgresScrobbleStore: ScrobbleArchive {
 
     public func storeSyncPage(_ scrobbles: [Scrobble], of user: Username, next: SyncState?, fence: JobFence?) async throws(SourceError) -> InsertCounts {
         try await writing(user, fence: fence) { id, connection, logger in
-            let counts = try await Self.insertDistinct(scrobbles, userID: id, origin: .sync(of: user), connection, logger)
+            let counts = try await Self.store(scrobbles.map { ($0, ScrobbleOrigin.sync(of: user)) }, userID: id, connection, logger)
             if let next {
                 try await Self.save(next, userID: id, connection, logger)
             } else {
@@ -638,7 +636,7 @@ public struct PostgresScrobbleStore: ScrobbleArchive {
     public func storeGenerated(_ scrobbles: [Scrobble], of user: Username, through: Int64, seed: Int64,
                                firstWeek: Int64) async throws(SourceError) -> Int {
         try await writing(user) { id, connection, logger in
-            let inserted = try await Self.copyKeepingExisting(scrobbles.lazy.map { ($0, ScrobbleOrigin.demo) }, userID: id, connection, logger)
+            let inserted = try await Self.insertKeepingExisting(scrobbles.lazy.map { ($0, ScrobbleOrigin.demo) }, userID: id, connection, logger)
             try await connection.query("""
                 INSERT INTO generated_history (user_id, seed, first_week, generated_through) VALUES (\(id), \(seed), \(firstWeek), \(through))
                 ON CONFLICT (user_id) DO UPDATE SET generated_through = EXCLUDED.generated_through
@@ -647,12 +645,16 @@ public struct PostgresScrobbleStore: ScrobbleArchive {
         }
     }
 
-    /// Copies `rows` as they are (no duplicate rule), leaving alone every
-    /// row whose key is already stored, inside the caller's transaction;
-    /// returns how many were new. Through a temporary table, since `COPY`
-    /// itself cannot skip conflicts.
-    static func copyKeepingExisting(_ rows: some Collection<(Scrobble, ScrobbleOrigin)>, userID: Int64,
-                                    _ connection: PostgresConnection, _ logger: Logger) async throws -> Int {
+    /// Inserts `rows` exactly as they are, with no duplicate rule, leaving
+    /// alone every row whose key is already stored, inside the caller's
+    /// transaction, and counts again the weeks that got new rows; returns
+    /// how many were new. Not the archive's write (`store`): only rows that
+    /// must be stored as they are come this way, the demo's generated
+    /// history (`DemoSeed.storeGenerated`) and `db copy`'s rows (archived
+    /// once already, by the rule), as SQLite's `insertKeepingExisting`.
+    /// Through a temporary table, since `COPY` itself cannot skip conflicts.
+    static func insertKeepingExisting(_ rows: some Collection<(Scrobble, ScrobbleOrigin)>, userID: Int64,
+                                      _ connection: PostgresConnection, _ logger: Logger) async throws -> Int {
         try await connection.query("""
             CREATE TEMPORARY TABLE IF NOT EXISTS scrobble_incoming (LIKE scrobble) ON COMMIT DELETE ROWS
             """, logger: logger)

@@ -13,29 +13,41 @@ public struct SQLiteReceivedListenStore: ReceivedListenStore {
 
     public init(_ database: ArchiveDatabase) { self.database = database }
 
-    public func keep(_ listens: [ListenToForward], of user: Username, owner: ListOwner,
-                     forwardingAmong available: Set<ForwardingTarget>, at now: Date) async throws(ReceivedListenFailure) -> Int {
-        guard !listens.isEmpty else { return 0 }
-        return try await write(listens) { db in
-            try Self.keep(listens, of: ListenSender(user: user, owner: owner), forwardingAmong: available, at: now, in: db)
-        }
+    public func keep(_ keep: ListenKeep) async throws(ReceivedListenFailure) -> KeptListens? {
+        try await write(keep.listens) { db in try Self.keep([keep], in: db)[0] }
     }
 
-    public func keep(_ listens: [ListenToForward], sentWithToken digest: String, sender: @escaping @Sendable (ListenTokenHolder?) -> ListenSender?,
-                     forwardingAmong available: Set<ForwardingTarget>, at now: Date) async throws(ReceivedListenFailure) -> KeptListens? {
-        try await write(listens) { db in
-            guard let who = sender(try SQLiteListenTokenStore.holder(ofToken: digest, in: db)) else { return nil }
-            return KeptListens(sender: who, queued: listens.isEmpty ? 0 : try Self.keep(listens, of: who, forwardingAmong: available, at: now, in: db))
+    /// Keeps `keeps` in the caller's transaction, each step of `ListenWrite`
+    /// in SQLite. A forwarding job is queued with the outbox rows it gets
+    /// (`SQLiteForwardingOutbox.enqueue`), and there is no fleet to tell.
+    static func keep(_ keeps: [ListenKeep], in db: Database) throws -> [KeptListens?] {
+        var write = ListenWrite(keeps)
+        while true {
+            switch write.next() {
+            case .readHolders(let digests):
+                var holders: [String: ListenTokenHolder] = [:]
+                for digest in digests { holders[digest] = try SQLiteListenTokenStore.holder(ofToken: digest, in: db) }
+                write.heard(holders: holders)
+            case .readChoices(let owners):
+                var choices: [ListOwner: ForwardingChoice] = [:]
+                for owner in owners { choices[owner] = try SQLiteForwardingOutbox.choice(of: owner, in: db) }
+                write.heard(choices: choices)
+            case .queueJobs, .announce:
+                break
+            case .findPeople(let people):
+                var ids: [String: Int64] = [:]
+                for person in people { ids[person.key] = try SQLiteScrobbleStore.ensureUserID(of: person, in: db) }
+                write.heard(ids: ids)
+            case .store(let batches):
+                for (userID, batch) in batches { _ = try SQLiteScrobbleStore.store(batch, userID: userID, in: db) }
+            case .enqueue(let entries, let now):
+                write.heard(queued: try entries.map { listens, owner, targets in
+                    try SQLiteForwardingOutbox.enqueue(listens, of: owner, to: targets, at: now.timeIntervalSince1970, in: db)
+                })
+            case .finished(let answers):
+                return answers
+            }
         }
-    }
-
-    /// Keeps and queues in the caller's transaction; returns how many outbox rows were added.
-    static func keep(_ listens: [ListenToForward], of who: ListenSender, forwardingAmong available: Set<ForwardingTarget>, at now: Date,
-                     in db: Database) throws -> Int {
-        _ = try SQLiteScrobbleStore.store(listens.map { ($0.scrobble, ScrobbleOrigin.received) }, of: who.user, in: db)
-        guard !available.isEmpty else { return 0 }
-        let targets = try SQLiteForwardingOutbox.choice(of: who.owner, in: db).targets.intersection(available)
-        return try SQLiteForwardingOutbox.enqueue(listens, of: who.owner, to: targets, at: now.timeIntervalSince1970, in: db)
     }
 
     /// A player's few listens through the group commit, an import's in a transaction of its own.

@@ -161,18 +161,15 @@ public struct SQLiteScrobbleStore: Sendable {
     /// than this many seconds apart (`SameListenRule`).
     public static let sameListenWindow: Int64 = SameListenRule.window
 
-    /// Stores `scrobbles` inside the caller's transaction by the archive's
-    /// duplicate rule (`SameListenRule.plan`): a listen that is the same
-    /// play as one held counts only if it is the earlier, and the other is
-    /// set aside (`scrobble_echo`), so the archive is the same whatever the
-    /// order the listens came in. Every import, sync and received listen
-    /// stores through here.
-    static func insertDistinct(_ scrobbles: some Collection<Scrobble>, userID: Int64, origin: ScrobbleOrigin, in db: Database) throws -> InsertCounts {
-        try storeByRule(scrobbles.map { ($0, origin) }, userID: userID, in: db)
-    }
-
-    /// The same, for listens of several origins.
-    static func storeByRule(_ batch: [(Scrobble, ScrobbleOrigin)], userID: Int64, in db: Database) throws -> InsertCounts {
+    /// Stores `batch` (each listen with its origin) inside the caller's
+    /// transaction by the archive's duplicate rule (`SameListenRule.plan`):
+    /// a listen that is the same play as one held counts only if it is the
+    /// earlier, and the other is set aside (`scrobble_echo`), so the archive
+    /// is the same whatever the order the listens came in; the weeks it
+    /// touched are counted again (`WeeklyRollup`). Every import, sync page,
+    /// received listen and "Delete what was copied" stores through here:
+    /// the one write, as `PostgresScrobbleStore.store(_:userID:_:_:)` is on PostgreSQL.
+    static func store(_ batch: [(Scrobble, ScrobbleOrigin)], userID: Int64, in db: Database) throws -> InsertCounts {
         var planning = SameListenPlanning(batch)
         while let ranges = planning.rangesToRead {
             let asking = planning
@@ -256,16 +253,15 @@ public struct SQLiteScrobbleStore: Sendable {
         try WeeklyRollup.recount(touched, userID: userID, in: db)
     }
 
-    /// Inserts inside the caller's transaction, through the connection's
-    /// cached prepared statements, binding values with the SQLite C API
-    /// (GRDB's argument arrays would allocate per row). Rows go in groups of
-    /// `rowsPerStatement` per statement execution (the user id bound once as
-    /// parameter 1, the origin written into the SQL), which roughly halves SQLite's per-row
-    /// overhead on bulk imports; each ignored row (the same key exactly) is a
-    /// duplicate. The weeks rows went into have their charts counted again
-    /// in the same transaction (`WeeklyRollup`). No near-duplicate check (the generated demo history uses
-    /// it as it is); imports and syncs go through `insertDistinct`.
-    static func insert(_ scrobbles: some Collection<Scrobble>, userID: Int64, origin: ScrobbleOrigin, in db: Database) throws -> InsertCounts {
+    /// Inserts `scrobbles` exactly as they are, with no duplicate rule,
+    /// leaving alone any row whose key is already stored, and counts again
+    /// the weeks they went into, in the caller's transaction. Not the
+    /// archive's write (`store(_:userID:in:)`): only the demo's generated
+    /// history comes this way, rows that are never near-duplicates of one
+    /// another and must be stored as generated, so the rule's reads would
+    /// cost without deciding anything (`DemoSeed.storeGenerated`).
+    static func insertKeepingExisting(_ scrobbles: some Collection<Scrobble>, userID: Int64, origin: ScrobbleOrigin,
+                                      in db: Database) throws -> InsertCounts {
         var counts = InsertCounts()
         var touched = TouchedWeeks()
         try insertRows(scrobbles, userID: userID, origin: origin, counts: &counts, touched: &touched, in: db)
@@ -273,7 +269,15 @@ public struct SQLiteScrobbleStore: Sendable {
         return counts
     }
 
-    /// The rows of `insert`, noting their weeks in `touched` for the caller to count.
+    /// Inserts rows inside the caller's transaction (a step of both writes
+    /// above), through the connection's
+    /// cached prepared statements, binding values with the SQLite C API
+    /// (GRDB's argument arrays would allocate per row). Rows go in groups of
+    /// `rowsPerStatement` per statement execution (the user id bound once as
+    /// parameter 1, the origin written into the SQL), which roughly halves SQLite's per-row
+    /// overhead on bulk imports; each ignored row (the same key exactly) is a
+    /// duplicate. The weeks the rows went into are noted in `touched` for
+    /// the caller to count again.
     static func insertRows(_ scrobbles: some Collection<Scrobble>, userID: Int64, origin: ScrobbleOrigin, counts: inout InsertCounts,
                            touched: inout TouchedWeeks, in db: Database) throws {
         var rest = scrobbles[...]
@@ -515,11 +519,10 @@ extension SQLiteScrobbleStore: ScrobbleArchive, BlockingScrobbleWriter {
         guard !batch.isEmpty else { return InsertCounts() }
         try Self.hold(fence, in: db)
         let userID = try ensureUserID(of: user, in: db)
-        let counts = try storeByRule(batch, userID: userID, in: db)
-        if let fence, case .upload(_, let upload) = fence.job {
+        let counts = try store(batch, userID: userID, in: db)
+        if case let (upload, entry)? = fence?.storedBatch(size: batch.count, counts: counts) {
             // The upload's progress, in the batch's own transaction (the
             // fence above found its job claimed by this holder).
-            let entry = StoredBatches.entry(.init(size: batch.count, counts: counts))
             try db.execute(sql: "UPDATE import_job SET stored_batches = stored_batches || ? WHERE id = ?", arguments: [entry, upload])
         }
         return counts
@@ -554,7 +557,7 @@ extension SQLiteScrobbleStore: ScrobbleArchive, BlockingScrobbleWriter {
         try await writeAsync { db in
             try Self.hold(fence, in: db)
             let id = try Self.ensureUserID(of: user, in: db)
-            let counts = try Self.insertDistinct(scrobbles, userID: id, origin: .sync(of: user), in: db)
+            let counts = try Self.store(scrobbles.map { ($0, ScrobbleOrigin.sync(of: user)) }, userID: id, in: db)
             if let next {
                 try Self.save(next, userID: id, in: db)
             } else {
@@ -612,7 +615,7 @@ extension SQLiteScrobbleStore: ScrobbleArchive, BlockingScrobbleWriter {
             // What was set aside is decided again, now the copies are gone.
             let setAside = try Row.fetchAll(db, sql: "SELECT \(columns), source FROM scrobble_echo WHERE user_id = ?", arguments: [id])
             try db.execute(sql: "DELETE FROM scrobble_echo WHERE user_id = ?", arguments: [id])
-            _ = try Self.storeByRule(setAside.map { (scrobble($0), ScrobbleOrigin(rawValue: $0["source"]) ?? .lastFMExport) }, userID: id, in: db)
+            _ = try Self.store(setAside.map { (scrobble($0), ScrobbleOrigin(rawValue: $0["source"]) ?? .lastFMExport) }, userID: id, in: db)
             return copied.count
         }
     }
@@ -628,7 +631,7 @@ extension SQLiteScrobbleStore: ScrobbleArchive, BlockingScrobbleWriter {
                                firstWeek: Int64) async throws(SourceError) -> Int {
         try await writeAsync { db in
             let id = try Self.ensureUserID(of: user, in: db)
-            let counts = try Self.insert(scrobbles, userID: id, origin: .demo, in: db)
+            let counts = try Self.insertKeepingExisting(scrobbles, userID: id, origin: .demo, in: db)
             try db.execute(sql: """
                 INSERT INTO generated_history (user_id, seed, first_week, generated_through) VALUES (?, ?, ?, ?)
                 ON CONFLICT(user_id) DO UPDATE SET generated_through = excluded.generated_through

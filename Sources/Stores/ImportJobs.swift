@@ -77,7 +77,7 @@ public protocol ImportJobStore: Sendable {
 
 /// The batches an uploaded export's import has stored, in order, each with
 /// its size and what came of it: recorded in the batch's own transaction
-/// (`ScrobbleArchive.store(_:of:fence:)` under the upload's fence), so an
+/// (`ArchiveWriting.store(_:of:fence:)` under the upload's fence), so an
 /// import taken over after a kill skips what is already in and counts it
 /// as its own, instead of calling its own earlier rows duplicates.
 public struct StoredBatches: Sendable, Hashable {

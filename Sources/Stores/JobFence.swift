@@ -66,3 +66,15 @@ public struct JobFence: Sendable, Hashable {
         }
     }
 }
+
+extension JobFence {
+    /// Where a batch written under this fence records itself, in the
+    /// batch's own transaction: an uploaded export's row
+    /// (`import_job.stored_batches`, read back as `StoredBatches`) and the
+    /// entry to append for `size` listens stored with `counts`; nil for
+    /// any other job. Both stores' `ArchiveWriting.store` ask it.
+    public func storedBatch(size: Int, counts: InsertCounts) -> (upload: Int64, entry: String)? {
+        guard case .upload(_, let upload) = job else { return nil }
+        return (upload, StoredBatches.entry(.init(size: size, counts: counts)))
+    }
+}

@@ -8,21 +8,36 @@ import VinylogueCore
 /// listens it kept, in the same transaction: every instance hears it when
 /// they are stored, and none if they are not.
 public protocol ReceivedListenStore: Sendable {
-    /// Keeps `listens` in `user`'s archive (the duplicate rule applies, the
-    /// kept weekly charts follow) and queues them for each service among
-    /// `available` that `owner` forwards to now (`ForwardingChoice.targets`);
-    /// returns how many outbox rows were added.
-    func keep(_ listens: [ListenToForward], of user: Username, owner: ListOwner,
-              forwardingAmong available: Set<ForwardingTarget>, at now: Date) async throws(ReceivedListenFailure) -> Int
+    /// Keeps `keep`'s listens in their person's archive (the duplicate rule
+    /// applies, the kept weekly charts follow) and queues them for each
+    /// service among `keep.available` that the sender's owner forwards to
+    /// now (`ForwardingChoice.targets`), in one transaction, in the order
+    /// `ListenWrite` states. Returns whom they were for and how many outbox
+    /// rows they added, or nil when the token's holder may not send them
+    /// (then nothing is stored): a token replaced before the transaction
+    /// commits stores nothing.
+    func keep(_ keep: ListenKeep) async throws(ReceivedListenFailure) -> KeptListens?
+}
+
+extension ReceivedListenStore {
+    /// Keeps `listens` in `user`'s archive and queues them for each service
+    /// among `available` that `owner` forwards to now; returns how many
+    /// outbox rows were added.
+    public func keep(_ listens: [ListenToForward], of user: Username, owner: ListOwner,
+                     forwardingAmong available: Set<ForwardingTarget>, at now: Date) async throws(ReceivedListenFailure) -> Int {
+        guard !listens.isEmpty else { return 0 }
+        return try await keep(ListenKeep(listens, from: .known(ListenSender(user: user, owner: owner)), forwardingAmong: available, at: now))?
+            .queued ?? 0
+    }
 
     /// The same for listens sent with a listen token, whose holder is read
     /// with them: `sender` says from the holder (nil: no such token) whom
     /// they are for, or nil when they may not be kept, and then nothing is
-    /// stored and nil is returned. On SQLite the token, the listens and
-    /// the outbox are one transaction: a token replaced before it commits
-    /// stores nothing.
-    func keep(_ listens: [ListenToForward], sentWithToken digest: String, sender: @escaping @Sendable (ListenTokenHolder?) -> ListenSender?,
-              forwardingAmong available: Set<ForwardingTarget>, at now: Date) async throws(ReceivedListenFailure) -> KeptListens?
+    /// stored and nil is returned.
+    public func keep(_ listens: [ListenToForward], sentWithToken digest: String, sender: @escaping @Sendable (ListenTokenHolder?) -> ListenSender?,
+                     forwardingAmong available: Set<ForwardingTarget>, at now: Date) async throws(ReceivedListenFailure) -> KeptListens? {
+        try await keep(ListenKeep(listens, from: .token(digest: digest, sender: sender), forwardingAmong: available, at: now))
+    }
 }
 
 /// Listens kept for a token's holder: whom they were for, and how many

@@ -6,12 +6,22 @@ import VinylogueCore
 /// and `PostgresScrobbleStore` play it; one contract test suite runs
 /// against both.
 ///
+/// It is four roles, each its own protocol, so a part that only charts,
+/// only imports, only copies or only seeds the demo asks for that role:
+/// `ArchiveReading`, `ArchiveWriting`, `SyncLog` and `DemoSeed`. A store
+/// plays them all; `StoreBackend.archive` hands out the whole archive.
+///
 /// Every write is one transaction and follows the archive's duplicate rule
 /// (`SameListenRule`): storing a listen that is already archived, exactly
 /// or from another source a few seconds apart, is a counted no-op. Rows are
 /// keyed by the user first, then by time, so one person's week is one
 /// contiguous range.
-public protocol ScrobbleArchive: Sendable {
+public typealias ScrobbleArchive = ArchiveReading & ArchiveWriting & SyncLog & DemoSeed
+
+/// What the archive answers about a person's listening: who it holds,
+/// their span, their scrobbles and their charts (the kept weekly charts
+/// where a whole week is asked). Reads never write.
+public protocol ArchiveReading: Sendable {
     /// The name as the archive stores it, when it holds at least one
     /// scrobble of `user`; `nil` otherwise (a user row alone, left by a sync
     /// that failed before its first page, does not count).
@@ -46,44 +56,24 @@ public protocol ScrobbleArchive: Sendable {
     /// The keys (`ScrobbleTally.key`) of the albums `user` played in weeks
     /// starting at or after `from`; nil when `user` has no archive.
     func albumsPlayed(by user: Username, since from: Int64) async throws(SourceError) -> Set<String>?
+}
+
+/// The archive's one write of listens: a batch stored by the duplicate
+/// rule with its kept weekly charts, in one transaction (an import's
+/// batch, a player's listens, an uploaded export's batch under its job's
+/// fence). Imports need only this.
+public protocol ArchiveWriting: Sendable {
     /// Stores a batch (an import's), each scrobble with its origin, in one
     /// transaction, by the duplicate rule; with a `fence`, only while that
     /// job's claim holds (else `SourceError.cancelled` and nothing stored).
     func store(_ batch: [(Scrobble, ScrobbleOrigin)], of user: Username, fence: JobFence?) async throws(SourceError) -> InsertCounts
-
-    /// Where a sync of `user` starts: its unfinished run, if any, and the
-    /// newest scrobble that came from their service (synced or exported).
-    func syncStart(of user: Username) async throws(SourceError) -> SyncStart
-    /// Records a sync run that will take several pages, before its first
-    /// (under `fence`, as `store` does).
-    func beginSync(_ state: SyncState, of user: Username, fence: JobFence?) async throws(SourceError)
-    /// Stores one page of a sync and where the run goes next (`nil`: it is
-    /// finished), in one transaction, only while `fence` holds when given:
-    /// a copy cancelled meanwhile leaves neither the page nor a resume point.
-    func storeSyncPage(_ scrobbles: [Scrobble], of user: Username, next: SyncState?, fence: JobFence?) async throws(SourceError) -> InsertCounts
-
-    /// Deletes what copies of `user`'s own service stored
-    /// (`ScrobbleOrigin.sync(of:)` rows, counting or set aside) and where
-    /// the next copy would resume, in one transaction: listens from other
-    /// sources that were set aside as the same plays count again where the
-    /// duplicate rule says so, and the kept charts follow. Returns how many
-    /// counting listens went.
-    func forgetCopy(of user: Username) async throws(SourceError) -> Int
-
-    /// The end of the last generated week stored for `user` (the demo).
-    func generatedThrough(of user: Username) async throws(SourceError) -> Int64?
-    /// Stores generated scrobbles (the demo's, exactly as generated: no
-    /// duplicate rule) and the end of the weeks they fill, in one
-    /// transaction. Returns how many were new.
-    func storeGenerated(_ scrobbles: [Scrobble], of user: Username, through: Int64, seed: Int64,
-                        firstWeek: Int64) async throws(SourceError) -> Int
 
     /// Told once an import has stored all it will, with how many rows were
     /// new: a store may bring what its planner knows up to date.
     func importFinished(inserted: Int) async throws(SourceError)
 }
 
-extension ScrobbleArchive {
+extension ArchiveWriting {
     /// Stores `scrobbles`, all from `origin`, by the duplicate rule.
     @discardableResult
     public func store(_ scrobbles: [Scrobble], of user: Username, origin: ScrobbleOrigin) async throws(SourceError) -> InsertCounts {
@@ -94,7 +84,35 @@ extension ScrobbleArchive {
     public func store(_ batch: [(Scrobble, ScrobbleOrigin)], of user: Username) async throws(SourceError) -> InsertCounts {
         try await store(batch, of: user, fence: nil)
     }
+}
 
+/// Where a copy of a person's history from their service (`ScrobbleSync`)
+/// stands, and its pages: a run resumes where the log says, each page is
+/// stored with the run's next step in one transaction, and "Delete what
+/// was copied" forgets both.
+public protocol SyncLog: Sendable {
+    /// Where a sync of `user` starts: its unfinished run, if any, and the
+    /// newest scrobble that came from their service (synced or exported).
+    func syncStart(of user: Username) async throws(SourceError) -> SyncStart
+    /// Records a sync run that will take several pages, before its first
+    /// (under `fence`, as `ArchiveWriting.store` does).
+    func beginSync(_ state: SyncState, of user: Username, fence: JobFence?) async throws(SourceError)
+    /// Stores one page of a sync and where the run goes next (`nil`: it is
+    /// finished), in one transaction, only while `fence` holds when given:
+    /// a copy cancelled meanwhile leaves neither the page nor a resume point.
+    /// The page goes in by the duplicate rule, as `ArchiveWriting.store`'s batches do.
+    func storeSyncPage(_ scrobbles: [Scrobble], of user: Username, next: SyncState?, fence: JobFence?) async throws(SourceError) -> InsertCounts
+
+    /// Deletes what copies of `user`'s own service stored
+    /// (`ScrobbleOrigin.sync(of:)` rows, counting or set aside) and where
+    /// the next copy would resume, in one transaction: listens from other
+    /// sources that were set aside as the same plays count again where the
+    /// duplicate rule says so, and the kept charts follow. Returns how many
+    /// counting listens went.
+    func forgetCopy(of user: Username) async throws(SourceError) -> Int
+}
+
+extension SyncLog {
     /// Records a sync run outside any job (the command line's `sync`).
     public func beginSync(_ state: SyncState, of user: Username) async throws(SourceError) {
         try await beginSync(state, of: user, fence: nil)
@@ -106,7 +124,19 @@ extension ScrobbleArchive {
     }
 }
 
-/// Where a sync starts (`ScrobbleArchive.syncStart`).
+/// The demo's generated history (`GeneratedHistory`): how far it has been
+/// written, and its weeks written as generated.
+public protocol DemoSeed: Sendable {
+    /// The end of the last generated week stored for `user` (the demo).
+    func generatedThrough(of user: Username) async throws(SourceError) -> Int64?
+    /// Stores generated scrobbles (the demo's, exactly as generated: no
+    /// duplicate rule) and the end of the weeks they fill, in one
+    /// transaction. Returns how many were new.
+    func storeGenerated(_ scrobbles: [Scrobble], of user: Username, through: Int64, seed: Int64,
+                        firstWeek: Int64) async throws(SourceError) -> Int
+}
+
+/// Where a sync starts (`SyncLog.syncStart`).
 public struct SyncStart: Sendable, Hashable {
     /// The run a killed or failed sync left unfinished.
     public var pending: SyncState?
@@ -239,7 +269,7 @@ public struct SpellingCounts: Sendable {
 /// Swift's cooperative pool: an import's writer queue uses it when the
 /// store offers it (SQLite, whose writes are synchronous anyway).
 public protocol BlockingScrobbleWriter: Sendable {
-    /// Stores `batch` as `ScrobbleArchive.store(_:of:fence:)` does, blocking.
+    /// Stores `batch` as `ArchiveWriting.store(_:of:fence:)` does, blocking.
     func storeBlocking(_ batch: [(Scrobble, ScrobbleOrigin)], of user: Username, fence: JobFence?) throws(SourceError) -> InsertCounts
 }
 
@@ -256,11 +286,11 @@ public struct RecentScrobbles: Sendable, Equatable {
 }
 
 /// What one read of the archive tells a chart page about a person
-/// (`ScrobbleArchive.chartReading`).
+/// (`ArchiveReading.chartReading`).
 public struct ChartReading: Sendable {
     /// The name as the archive stores it, when it holds a scrobble of theirs.
     public var storedName: Username?
-    /// Their first and last archived instants (`ScrobbleArchive.span`).
+    /// Their first and last archived instants (`ArchiveReading.span`).
     public var span: ClosedRange<Int64>?
     /// The end of the demo's generated weeks stored for them, if any.
     public var generatedThrough: Int64?

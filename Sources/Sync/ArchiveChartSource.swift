@@ -5,9 +5,9 @@ import VinylogueCore
 /// Weekly charts computed from the scrobble archive (either store), with
 /// the same semantics as `ScrobbleTally` (and so as Last.fm).
 public struct ArchiveChartSource: ChartSource, AlbumHistorySource {
-    public let store: any ScrobbleArchive
+    public let store: any ArchiveReading
 
-    public init(store: any ScrobbleArchive) { self.store = store }
+    public init(store: any ArchiveReading) { self.store = store }
 
     package static func nothingArchived(_ user: Username) -> SourceError {
         .notArchived(user: user.value)

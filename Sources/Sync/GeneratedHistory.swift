@@ -11,9 +11,9 @@ import VinylogueCore
 public struct GeneratedHistory: Sendable {
     public let history: DemoHistory
     public let user: Username
-    public let store: any ScrobbleArchive
+    public let store: any DemoSeed
 
-    public init(history: DemoHistory = DemoHistory(), user: Username = DemoHistory.username, store: any ScrobbleArchive) {
+    public init(history: DemoHistory = DemoHistory(), user: Username = DemoHistory.username, store: any DemoSeed) {
         self.history = history
         self.user = user
         self.store = store

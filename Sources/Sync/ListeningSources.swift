@@ -34,7 +34,7 @@ public struct ListeningSources: Sendable {
     }
 
     /// The local archive, when there is one.
-    public let archive: (any ScrobbleArchive)?
+    public let archive: (any ArchiveReading)?
     /// The built-in demo, when it is on.
     public let demo: DemoChartSource?
     /// Last.fm (any source that speaks for it: the cached client, or a fake).
@@ -54,7 +54,7 @@ public struct ListeningSources: Sendable {
     /// first copy runs: it was filled otherwise (an import, a player).
     public static let recentEnough: TimeInterval = 30 * 86_400
 
-    public init(archive: (any ScrobbleArchive)?, demo: DemoChartSource?, lastFM: any ChartSource & UserSource & AlbumSource,
+    public init(archive: (any ArchiveReading)?, demo: DemoChartSource?, lastFM: any ChartSource & UserSource & AlbumSource,
                 listenBrainz: (any UserSource)? = nil, copies: (any HistoryCopyRequests)? = nil) {
         self.archive = archive
         self.demo = demo
@@ -100,7 +100,7 @@ public struct ListeningSources: Sendable {
     }
 
     /// The source of a Last.fm user's charts and their copy, from one read
-    /// of the archive (`ScrobbleArchive.chartReading`, which also reads the
+    /// of the archive (`ArchiveReading.chartReading`, which also reads the
     /// chart of the week `choose` picks, for a page that shows one).
     ///
     /// While a first copy runs, the archive may hold only its oldest pages

@@ -169,7 +169,7 @@ public struct SyncSummary: Sendable, Hashable {
 /// overlap picks up a late scrobble that shifted Last.fm's pages while an
 /// earlier sync was walking them.
 public struct ScrobbleSync: Sendable {
-    public let store: any ScrobbleArchive
+    public let store: any SyncLog
     public let upstream: any SyncUpstream
     public let clock: WallClock
     public var pageSize: Int
@@ -180,7 +180,7 @@ public struct ScrobbleSync: Sendable {
     public static let lastFMLateScrobbleLimit: Int64 = 14 * 86_400
 
     /// A Last.fm sync (pages of 200).
-    public init(store: any ScrobbleArchive, gateway: RecentTracksGateway, clock: WallClock, pageSize: Int = 200,
+    public init(store: any SyncLog, gateway: RecentTracksGateway, clock: WallClock, pageSize: Int = 200,
                 lateWindow: Int64 = ScrobbleSync.lastFMLateScrobbleLimit) {
         self.init(store: store, upstream: gateway, clock: clock, pageSize: pageSize, lateWindow: lateWindow)
     }
@@ -188,7 +188,7 @@ public struct ScrobbleSync: Sendable {
     /// A sync from any service. ListenBrainz takes listens of any age (an
     /// import), but players that were offline send within days, so the
     /// same 14 days are looked at again; `pageSize` up to 1,000 there.
-    public init(store: any ScrobbleArchive, upstream: any SyncUpstream, clock: WallClock, pageSize: Int = 200,
+    public init(store: any SyncLog, upstream: any SyncUpstream, clock: WallClock, pageSize: Int = 200,
                 lateWindow: Int64 = ScrobbleSync.lastFMLateScrobbleLimit) {
         self.store = store
         self.upstream = upstream

@@ -174,10 +174,10 @@ public final class HistoryCopyWorker: JobHandler, HistoryCopyRequests {
 
     /// Deletes what copies of `user`'s history stored in `archive` (at
     /// their request): the copy is stopped first, then its listens go
-    /// (`ScrobbleArchive.forgetCopy(of:)`), and the copy is left stopped with
+    /// (`SyncLog.forgetCopy(of:)`), and the copy is left stopped with
     /// nothing copied, so nothing starts it again by itself. Returns how
     /// many listens went.
-    public func forget(_ user: Username, from archive: any ScrobbleArchive) async throws(SourceError) -> Int {
+    public func forget(_ user: Username, from archive: any SyncLog) async throws(SourceError) -> Int {
         _ = try await stop(user)
         let forgotten = try await archive.forgetCopy(of: user)
         do { try await copies.clear(user, at: clock.now) } catch { throw ClaimedCopy.storage(error) }

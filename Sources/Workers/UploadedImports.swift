@@ -12,7 +12,7 @@ import VinylogueCore
 /// Settings to show, and the file is deleted once it is read.
 public final class UploadedImports: JobHandler {
     public let jobs: any ImportJobStore
-    let archive: any ScrobbleArchive
+    let archive: any ArchiveWriting
     let clock: WallClock
     /// Where uploads wait (a directory of the data directory).
     public let directory: URL
@@ -22,7 +22,7 @@ public final class UploadedImports: JobHandler {
     /// Told when an import stored listens.
     let changes: ListeningChanges?
 
-    public init(jobs: any ImportJobStore, archive: any ScrobbleArchive, clock: WallClock, directory: URL, wakeup: Wakeup,
+    public init(jobs: any ImportJobStore, archive: any ArchiveWriting, clock: WallClock, directory: URL, wakeup: Wakeup,
                 changes: ListeningChanges? = nil, machine: String = JobHolder.machine()) {
         self.jobs = jobs
         self.changes = changes

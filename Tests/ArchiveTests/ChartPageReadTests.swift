@@ -10,7 +10,7 @@ import Stores
 
 /// A cold chart page of an archived person costs one read of the archive:
 /// the person, their span, their copy and the week's rows together
-/// (`ScrobbleArchive.chartReading`), and the page it makes is the page
+/// (`ArchiveReading.chartReading`), and the page it makes is the page
 /// the separate questions make.
 @Suite struct ChartPageReadTests {
     /// The archive, counting what it is asked.

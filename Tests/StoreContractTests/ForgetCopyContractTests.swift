@@ -3,7 +3,7 @@ import Testing
 import VinylogueCore
 @testable import Stores
 
-/// "Delete what was copied" (`ScrobbleArchive.forgetCopy(of:)`), the same
+/// "Delete what was copied" (`SyncLog.forgetCopy(of:)`), the same
 /// on both stores: a copy's listens go, a player's listen that had been set
 /// aside as the same play counts again, everything else stays, and the
 /// kept charts follow.

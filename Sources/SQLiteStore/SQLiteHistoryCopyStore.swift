@@ -76,7 +76,7 @@ public struct SQLiteHistoryCopyStore: HistoryCopyStore {
     }
 
     static func row(of key: String, in db: Database) throws -> HistoryCopy? {
-        try Row.fetchOne(db, sql: "SELECT \(columns) FROM history_copy WHERE name_key = ?", arguments: [key]).flatMap(copy)
+        try Row.fetchOne(db.cachedStatement(sql: "SELECT \(columns) FROM history_copy WHERE name_key = ?"), arguments: [key]).flatMap(copy)
     }
 
     /// Queues `user` inside a write (see `HistoryCopyStore.queue`), with

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Stores
 import VinylogueCore
 
@@ -144,13 +145,20 @@ public struct ListeningSources: Sendable {
             let chosen = await chosenCharts(for: user)
             return (await WeeklyChartPage.load(request, from: chosen.source, now: now), chosen)
         }
+        // The week list the read chose its week from, kept for the page:
+        // made once (a few hundred weeks of calendar arithmetic).
+        let chosenList = Mutex<(span: ClosedRange<Int64>, list: ChartWeekList)?>(nil)
         let (origin, copy, reading) = await chosenFromArchive(for: user, kind: request.kind) { span in
-            WeeklyChartPage.week(of: request, now: now, in: ArchiveChartSource.weeks(spanning: span))
+            let list = ArchiveChartSource.weeks(spanning: span)
+            chosenList.withLock { $0 = (span, list) }
+            return WeeklyChartPage.week(of: request, now: now, in: list)
         }
         let chosen = chosenCharts(origin, of: user, copy: copy)
         if origin == .archive, let span = reading?.span {
             let outcome: WeeklyChartPage.Outcome = reading?.chart.map { .chart($0) } ?? .noWeek
-            return (WeeklyChartPage.build(request, now: now, list: ArchiveChartSource.weeks(spanning: span), outcome: outcome), chosen)
+            let made = chosenList.withLock { $0 }
+            let list = made.flatMap { $0.span == span ? $0.list : nil } ?? ArchiveChartSource.weeks(spanning: span)
+            return (WeeklyChartPage.build(request, now: now, list: list, outcome: outcome), chosen)
         }
         return (await WeeklyChartPage.load(request, from: chosen.source, now: now), chosen)
     }

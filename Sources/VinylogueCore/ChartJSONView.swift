@@ -28,11 +28,17 @@ public struct ChartJSONView: Encodable, Sendable {
     let entries: [Entry]
 
     public init(_ page: WeeklyChartPage) {
-        user = page.user.value
-        kind = page.kind.rawValue
-        yearsAgo = page.yearsAgo
-        week = page.week.map { Week(from: $0.from, to: $0.to) }
-        entries = page.entries.map { Entry(rank: $0.rank, artist: $0.artist, name: $0.name, plays: $0.plays, mbid: $0.mbid, url: $0.url) }
+        self.init(user: page.user.value, kind: page.kind.rawValue, yearsAgo: page.yearsAgo,
+                  week: page.week.map { Week(from: $0.from, to: $0.to) },
+                  entries: page.entries.map { Entry(rank: $0.rank, artist: $0.artist, name: $0.name, plays: $0.plays, mbid: $0.mbid, url: $0.url) })
+    }
+
+    init(user: String, kind: String, yearsAgo: Int, week: Week?, entries: [Entry]) {
+        self.user = user
+        self.kind = kind
+        self.yearsAgo = yearsAgo
+        self.week = week
+        self.entries = entries
     }
 
     enum CodingKeys: String, CodingKey { case user, kind, yearsAgo, week, entries }
@@ -46,8 +52,71 @@ public struct ChartJSONView: Encodable, Sendable {
         try c.encode(entries, forKey: .entries)
     }
 
-    /// Pretty-printed, keys sorted, slashes unescaped.
-    public func data() -> Data { StableJSON.data(self) }
+    /// Pretty-printed, keys sorted, slashes unescaped: the bytes
+    /// `JSONEncoder` makes of it (`StableJSON`, which `encode(to:)` feeds),
+    /// written directly. A cold `/api/` chart spent as long in the encoder
+    /// as in its database read; a test holds the two to the same bytes.
+    public func data() -> Data {
+        var out: [UInt8] = []
+        out.reserveCapacity(160 + entries.count * 160)
+        out += Array("{\n  \"entries\" : [".utf8)
+        if entries.isEmpty {
+            out += Array("\n\n  ]".utf8)
+        } else {
+            out.append(0x0A)
+            for (index, entry) in entries.enumerated() {
+                out += Array("    {\n      \"artist\" : ".utf8)
+                Self.append(entry.artist, to: &out)
+                if let mbid = entry.mbid {
+                    out += Array(",\n      \"mbid\" : ".utf8)
+                    Self.append(mbid, to: &out)
+                }
+                out += Array(",\n      \"name\" : ".utf8)
+                Self.append(entry.name, to: &out)
+                out += Array(",\n      \"plays\" : \(entry.plays),\n      \"rank\" : \(entry.rank)".utf8)
+                if let url = entry.url {
+                    out += Array(",\n      \"url\" : ".utf8)
+                    Self.append(url, to: &out)
+                }
+                out += Array((index == entries.count - 1 ? "\n    }\n" : "\n    },\n").utf8)
+            }
+            out += Array("  ]".utf8)
+        }
+        out += Array(",\n  \"kind\" : ".utf8)
+        Self.append(kind, to: &out)
+        out += Array(",\n  \"user\" : ".utf8)
+        Self.append(user, to: &out)
+        if let week {
+            out += Array(",\n  \"week\" : {\n    \"from\" : \(week.from),\n    \"to\" : \(week.to)\n  }".utf8)
+        } else {
+            out += Array(",\n  \"week\" : null".utf8)
+        }
+        out += Array(",\n  \"yearsAgo\" : \(yearsAgo)\n}".utf8)
+        return Data(out)
+    }
+
+    /// `text` as a JSON string, escaped as `JSONEncoder` escapes it: the
+    /// quote, the backslash and control characters (short forms where JSON
+    /// has them, else `\u00xx`); everything else as its UTF-8 bytes.
+    static func append(_ text: String, to out: inout [UInt8]) {
+        out.append(0x22)
+        for byte in text.utf8 {
+            switch byte {
+            case 0x22: out += [0x5C, 0x22]
+            case 0x5C: out += [0x5C, 0x5C]
+            case 0x0A: out += [0x5C, 0x6E]
+            case 0x0D: out += [0x5C, 0x72]
+            case 0x09: out += [0x5C, 0x74]
+            case 0x08: out += [0x5C, 0x62]
+            case 0x0C: out += [0x5C, 0x66]
+            case ..<0x20:
+                let hex = Array("0123456789abcdef".utf8)
+                out += [0x5C, 0x75, 0x30, 0x30, hex[Int(byte >> 4)], hex[Int(byte & 0x0F)]]
+            default: out.append(byte)
+            }
+        }
+        out.append(0x22)
+    }
 }
 
 /// The stable JSON form of the every-year page, printed by

@@ -223,6 +223,18 @@ public struct PostgresJobQueue: JobQueue {
         return nil
     }
 
+    public func runningHolders(of kinds: Set<JobKind>, on machine: String) async throws -> Set<String> {
+        guard !kinds.isEmpty else { return [] }
+        let names = kinds.map(\.rawValue)
+        let rows = try await database.client.query("""
+            SELECT DISTINCT holder FROM job
+            WHERE kind = ANY(\(names)) AND (machine IS NULL OR machine = \(machine)) AND state = 'running' AND holder IS NOT NULL
+            """, logger: database.logger)
+        var holders = Set<String>()
+        for try await holder in rows.decode(String.self) { holders.insert(holder) }
+        return holders
+    }
+
     public func counts(of kind: JobKind) async throws -> [DurableJob.State: Int] {
         var counts: [DurableJob.State: Int] = [:]
         let rows = try await database.client.query("SELECT state, count(*) FROM job WHERE kind = \(kind.rawValue) GROUP BY state",

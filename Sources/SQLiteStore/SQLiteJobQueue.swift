@@ -206,6 +206,18 @@ public struct SQLiteJobQueue: JobQueue {
         }
     }
 
+    public func runningHolders(of kinds: Set<JobKind>, on machine: String) async throws -> Set<String> {
+        guard !kinds.isEmpty else { return [] }
+        let names = kinds.map(\.rawValue)
+        return try await writer.read { db in
+            Set(try String.fetchAll(db, sql: """
+                SELECT DISTINCT holder FROM job
+                WHERE kind IN (\(databaseQuestionMarks(count: names.count))) AND (machine IS NULL OR machine = ?)
+                  AND state = 'running' AND holder IS NOT NULL
+                """, arguments: StatementArguments(names) + [machine]))
+        }
+    }
+
     public func counts(of kind: JobKind) async throws -> [DurableJob.State: Int] {
         try await writer.read { db in
             var counts: [DurableJob.State: Int] = [:]

@@ -151,6 +151,10 @@ public protocol JobQueue: Sendable {
     /// When the next job of `kinds` that `machine` may run falls due (now
     /// or earlier for one waiting); nil when none is queued.
     func nextDue(of kinds: Set<JobKind>, on machine: String) async throws -> Date?
+    /// The holders of the running jobs of `kinds` that `machine` may run:
+    /// a runner looks sooner while a process of its own machine holds one
+    /// (it sees at once when that process has ended, `JobHolder.isGone`).
+    func runningHolders(of kinds: Set<JobKind>, on machine: String) async throws -> Set<String>
     /// How many jobs of `kind` are in each state.
     func counts(of kind: JobKind) async throws -> [DurableJob.State: Int]
     /// Deletes the jobs of `person` (of `kinds`, or every kind when nil),

@@ -205,13 +205,26 @@ public final class JobRunner: Service, Sendable {
     }
 
     /// How long to wait before looking again: until the next job falls
-    /// due, at most `poll`.
+    /// due, at most `poll`; at once when a job's holder on this machine has
+    /// ended, and within `siblingPoll` while another process of this
+    /// machine holds one (killed, its jobs are taken over in a second, not
+    /// when the poll or the lease comes round; a fleet on one machine).
     func nextLook() async -> Duration {
-        guard let due = try? await queue.nextDue(of: kinds, on: machine) else { return poll }
+        var limit = poll
+        if let holders = try? await queue.runningHolders(of: kinds, on: machine) {
+            let here = JobHolder.machine() + "/", mine = here + String(getpid()) + "/"
+            if holders.contains(where: JobHolder.isGone) { return .milliseconds(50) }
+            if holders.contains(where: { $0.hasPrefix(here) && !$0.hasPrefix(mine) }) { limit = min(limit, Self.siblingPoll) }
+        }
+        guard let due = try? await queue.nextDue(of: kinds, on: machine) else { return limit }
         let wait = due.timeIntervalSince(clock.now)
         guard wait > 0 else { return .milliseconds(50) }
-        return min(poll, .milliseconds(Int64(min(wait, 86_400) * 1000) + 1))
+        return min(limit, .milliseconds(Int64(min(wait, 86_400) * 1000) + 1))
     }
+
+    /// How often a runner looks while another process of its machine
+    /// holds a job it could take over.
+    static let siblingPoll: Duration = .seconds(1)
 
     /// Runs a claimed job under a renewed lease and records how it ended.
     func work(_ claim: JobClaim) async {

@@ -97,6 +97,48 @@ import Workers
         }
     }
 
+    /// Instances of a fleet on one machine: one holding a job is killed;
+    /// another, waiting with nothing to do, takes the job over within a
+    /// second or two, not when its poll (here 30 s) or the lease comes round.
+    /// (A history copy held by a killed instance waited that long.)
+    @Test(.timeLimit(.minutes(1)), arguments: Backend.allCases)
+    func aJobOfAKilledProcessOfThisMachineIsTakenOverSoon(_ backend: Backend) async throws {
+        try await StoreContractTests.withStores(backend) { stores in
+            let sibling = Process()
+            sibling.executableURL = URL(fileURLWithPath: "/bin/sleep")
+            sibling.arguments = ["30"]
+            try sibling.run()
+            let holder = JobHolder.machine() + "/\(sibling.processIdentifier)/sibling"
+            _ = try await stores.jobs.enqueue(Self.kind, for: Self.rj, key: "held", payload: "", machine: nil, notBefore: nil, at: Self.now)
+            _ = try #require(try await stores.jobs.claim(Self.kind, key: "held", as: holder, at: Self.now, lease: 600,
+                                                          takingOverFrom: { _ in false }))
+            let handler = RecordingHandler(ending: .done)
+            let runner = JobRunner(queue: stores.jobs, handlers: [handler], clock: .fixed(Self.now), wakeup: Wakeup(), machine: "m",
+                                   poll: .seconds(30))
+            let loop = Task { await runner.runUntilCancelled() }
+            // The runner has looked, found the job held, and waits.
+            await runner.idle()
+            kill(sibling.processIdentifier, SIGKILL)
+            // Reaped by Foundation's watch over its children, within moments.
+            let reaped = ContinuousClock.now + .seconds(5)
+            while !JobHolder.isGone(holder), ContinuousClock.now < reaped { try await Task.sleep(for: .milliseconds(10)) }
+            #expect(JobHolder.isGone(holder), "the killed sibling still looks alive")
+            let taken = await withTaskGroup(of: Bool.self) { group in
+                group.addTask {
+                    var runs = handler.started.stream.makeAsyncIterator()
+                    return await runs.next() != nil
+                }
+                group.addTask { try? await Task.sleep(for: .seconds(10)); return false }
+                let first = await group.next() ?? false
+                group.cancelAll()
+                return first
+            }
+            #expect(taken, "the job of the killed holder was not taken over within 10 s")
+            loop.cancel()
+            await loop.value
+        }
+    }
+
     /// A job that ignores being stopped (an import's thread mid-batch) does
     /// not keep the runner, and so the server, from stopping: it waits for
     /// it only so long.

@@ -99,7 +99,7 @@ import Workers
 
     /// Instances of a fleet on one machine: one holding a job is killed;
     /// another, waiting with nothing to do, takes the job over within a
-    /// second or two, not when its poll (here 30 s) or the lease comes round.
+    /// second or two, not when its poll (here 10 s) or the lease comes round.
     /// (A history copy held by a killed instance waited that long.)
     @Test(.timeLimit(.minutes(1)), arguments: Backend.allCases)
     func aJobOfAKilledProcessOfThisMachineIsTakenOverSoon(_ backend: Backend) async throws {
@@ -114,7 +114,7 @@ import Workers
                                                           takingOverFrom: { _ in false }))
             let handler = RecordingHandler(ending: .done)
             let runner = JobRunner(queue: stores.jobs, handlers: [handler], clock: .fixed(Self.now), wakeup: Wakeup(), machine: "m",
-                                   poll: .seconds(30))
+                                   poll: .seconds(10))
             let loop = Task { await runner.runUntilCancelled() }
             // The runner has looked, found the job held, and waits.
             await runner.idle()
@@ -128,12 +128,13 @@ import Workers
                     var runs = handler.started.stream.makeAsyncIterator()
                     return await runs.next() != nil
                 }
-                group.addTask { try? await Task.sleep(for: .seconds(10)); return false }
+                // Half the poll: only looking sooner than the poll takes it.
+                group.addTask { try? await Task.sleep(for: .seconds(5)); return false }
                 let first = await group.next() ?? false
                 group.cancelAll()
                 return first
             }
-            #expect(taken, "the job of the killed holder was not taken over within 10 s")
+            #expect(taken, "the job of the killed holder was not taken over within 5 s")
             loop.cancel()
             await loop.value
         }

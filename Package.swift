@@ -320,7 +320,8 @@ let package = Package(
             dependencies: [
                 "VinylogueCore",
                 .product(name: "PropertyBased", package: "swift-property-based"),
-            ]
+            ],
+            resources: [.copy("Fixtures")]
         ),
         .testTarget(
             name: "LastFMTests",

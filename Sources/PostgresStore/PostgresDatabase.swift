@@ -249,7 +249,9 @@ public final class PostgresDatabase: Sendable {
             """,
         ]),
         // Kept weekly charts (`PostgresWeeklyRollup.swift`), counted for what is archived.
-        Migration(name: "weekly-charts", statements: PostgresScrobbleStore.chartTable, then: PostgresScrobbleStore.countCharts),
+        // Counted by "weekly-charts-editions-folded", which counts every
+        // week again: a database older than both is counted once.
+        Migration(name: "weekly-charts", statements: PostgresScrobbleStore.chartTable),
         // Listen-submission tokens by their SHA-256 digest, one per owner (`PostgresListenTokenStore`).
         Migration(name: "listen-tokens", statements: [
             """
@@ -312,6 +314,9 @@ public final class PostgresDatabase: Sendable {
         Migration(name: "forwarding-in-the-job-queue", statements: PostgresForwardingOutbox.movedToJobQueue),
         // Digest emails run by the one queue (`PostgresDigestStore`).
         Migration(name: "digests-in-the-job-queue", statements: [], then: PostgresDigestStore.movedToJobQueue),
+        // Editions of an album became one album (`AlbumIdentity`): every
+        // week's charts counted again, keys and all.
+        Migration(name: "weekly-charts-editions-folded", statements: ["DELETE FROM weekly_chart"], then: PostgresScrobbleStore.countCharts),
     ]
 
     /// Applies the migrations this database has not had, holding an

@@ -141,6 +141,7 @@ public final class ArchiveDatabase: Sendable {
         SQLiteHistoryCopyStore.registerJobQueueMigration(in: &migrator)
         SQLiteForwardingOutbox.registerJobQueueMigration(in: &migrator)
         SQLiteDigestStore.registerJobQueueMigration(in: &migrator)
+        WeeklyRollup.registerFoldedMigration(in: &migrator, progress: progress)
         return migrator
     }
 

@@ -45,6 +45,16 @@ extension WeeklyRollup {
                 ) WITHOUT ROWID
                 """)
             try db.execute(sql: "CREATE INDEX weekly_chart_album ON weekly_chart(user_id, album_key, week) WHERE album_key IS NOT NULL")
+            // Counted by v4 ("editions folded"), which counts every week
+            // again: an archive older than both is counted once.
+        }
+    }
+
+    /// Editions of an album became one album (`AlbumIdentity`): every
+    /// week's charts are counted again, keys and all.
+    static func registerFoldedMigration(in migrator: inout DatabaseMigrator, progress: MigrationProgress?) {
+        migrator.registerMigration("weekly charts v4: editions folded") { db in
+            try db.execute(sql: "DELETE FROM weekly_chart")
             try countEverything(in: db, progress: progress)
         }
     }

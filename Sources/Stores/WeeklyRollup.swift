@@ -70,7 +70,8 @@ public enum WeeklyRollup {
     /// What makes a listen received one at a time (or an import into weeks
     /// that hold listens already) cost a read of the week's chart rows
     /// rather than of all its scrobbles.
-    public static func adding(_ added: [Scrobble], to entries: [ChartEntry], kind: ChartKind, afterAll: Bool = true) -> [ChartEntry]? {
+    public static func adding(_ added: [Scrobble], to entries: [ChartEntry], kind: ChartKind, afterAll: Bool = true,
+                              folding: AlbumFolding = .editions) -> [ChartEntry]? {
         struct Group {
             var entry: ChartEntry
             let foldedArtist: String
@@ -78,11 +79,7 @@ public enum WeeklyRollup {
             /// The id the kept rows gave it (nil for a new group).
             var keptMBID: String? = nil
         }
-        func folded(_ artist: String, _ name: String) -> (artist: String, name: String, key: String) {
-            let foldedArtist = artist.lowercased()
-            let foldedName = kind == .artist ? foldedArtist : name.lowercased()
-            return (foldedArtist, foldedName, kind == .artist ? foldedArtist : foldedArtist + "\u{1F}" + foldedName)
-        }
+        func folded(_ artist: String, _ name: String) -> AlbumFolding.Folded { folding.folded(kind, artist: artist, name: name) }
         var groups: [Group] = []
         var index: [String: Int] = [:]
         groups.reserveCapacity(entries.count + added.count)

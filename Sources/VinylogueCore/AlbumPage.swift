@@ -94,7 +94,8 @@ extension AlbumPage {
         if let week {
             do {
                 let chart = try await charts.chart(for: request.user, kind: .album, week: week)
-                weekPlays = chart.entries.first { $0.artist.lowercased() == request.artist.lowercased() && $0.name.lowercased() == request.name.lowercased() }?.plays
+                let asked = AlbumIdentity.key(artist: request.artist, album: request.name)
+                weekPlays = chart.entries.first { AlbumIdentity.key(artist: $0.artist, album: $0.name) == asked }?.plays
             } catch {
                 weekPlaysFailure = error
             }

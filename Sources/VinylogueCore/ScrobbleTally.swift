@@ -2,7 +2,9 @@
 ///
 /// A scrobble counts towards the week containing its instant (weeks start
 /// Sunday 12:00 UTC); plays of the same album, artist or track are grouped
-/// case-insensitively, and rows are ranked by plays, most first. Ties are
+/// as `AlbumFolding` says (editions of an album are one album; names
+/// compare without case, accents, width, quotes or spacing), and rows are
+/// ranked by plays, most first. Ties are
 /// ordered by artist then name so a chart is stable. The spelling shown for a
 /// group is the one played most often (the first seen on a tie).
 public enum ScrobbleTally {
@@ -31,14 +33,15 @@ public enum ScrobbleTally {
         }
     }
 
-    /// The grouping key of a scrobble for a chart of `kind`, or `nil` when the
-    /// scrobble does not belong in such a chart (an album chart skips
-    /// scrobbles without an album).
-    public static func key(_ kind: ChartKind, artist: String, album: String, track: String) -> String? {
+    /// The grouping key of a scrobble for a chart of `kind` (`AlbumFolding`),
+    /// or `nil` when the scrobble does not belong in such a chart (an album
+    /// chart skips scrobbles without an album).
+    public static func key(_ kind: ChartKind, artist: String, album: String, track: String,
+                           folding: AlbumFolding = .editions) -> String? {
         switch kind {
-        case .artist: return artist.lowercased()
-        case .album: return album.isEmpty ? nil : artist.lowercased() + "\u{1F}" + album.lowercased()
-        case .track: return artist.lowercased() + "\u{1F}" + track.lowercased()
+        case .artist: return folding.folded(.artist, artist: artist, name: artist).key
+        case .album: return album.isEmpty ? nil : folding.folded(.album, artist: artist, name: album).key
+        case .track: return folding.folded(.track, artist: artist, name: track).key
         }
     }
 
@@ -57,6 +60,8 @@ public enum ScrobbleTally {
         }
 
         public let kind: ChartKind
+        /// How plays group (editions fold unless the person chose otherwise).
+        public let folding: AlbumFolding
         /// Each group's place in `groups`, by folded key.
         private var index: [String: Int] = [:]
         /// Each exact spelling's group and place among its spellings: a
@@ -69,7 +74,10 @@ public enum ScrobbleTally {
             let name: String
         }
 
-        public init(kind: ChartKind) { self.kind = kind }
+        public init(kind: ChartKind, folding: AlbumFolding = .editions) {
+            self.kind = kind
+            self.folding = folding
+        }
 
         public mutating func add(_ scrobble: Scrobble) {
             add(artist: scrobble.artist, album: scrobble.album, track: scrobble.track,
@@ -88,10 +96,9 @@ public enum ScrobbleTally {
             if let known = exact[spelling] {
                 place = known
             } else {
-                let foldedArtist = artist.lowercased()
-                let foldedName = kind == .artist ? foldedArtist : name.lowercased()
                 // The same key as `ScrobbleTally.key`.
-                let key = kind == .artist ? foldedArtist : foldedArtist + "\u{1F}" + foldedName
+                let folded = folding.folded(kind, artist: artist, name: name)
+                let (foldedArtist, foldedName, key) = (folded.artist, folded.name, folded.key)
                 let n: Int
                 if let found = index[key] {
                     n = found

@@ -31,7 +31,7 @@ import Sync
                 // The archive as it was before the charts' migration.
                 try await database.client.query("DROP TABLE weekly_chart")
                 try await database.client.query("CREATE TABLE weekly_play (user_id BIGINT)")
-                try await database.client.query("DELETE FROM schema_migration WHERE name = 'weekly-charts'")
+                try await database.client.query("DELETE FROM schema_migration WHERE name IN ('weekly-charts', 'weekly-charts-editions-folded')")
                 try await database.client.query("INSERT INTO archive_user(name_key, name) VALUES (\(Self.bob.key), \(Self.bob.value))")
                 for s in rows {
                     try await database.client.query("""

@@ -1,0 +1,410 @@
+import Foundation
+
+/// What makes two spellings one album: the rule, pure and person-free.
+///
+/// Streaming services rename an album at every reissue ("Abbey Road
+/// (Remastered)", "Rumours - 2004 Remaster", "White Crosses [Limited
+/// Edition]"), and a long history holds all of them. An album is its
+/// artist without featured credits and its title without edition
+/// decorations, both compared without regard to case, Unicode
+/// normalisation (NFC / NFD), width, diacritics, quotes, dashes and
+/// spacing (`comparable`).
+///
+/// A decoration is a part in parentheses, brackets or braces at the end of
+/// the title, or after a spaced dash, whose every word belongs to an
+/// edition ("remaster(ed)", "deluxe", "super", "expanded", "bonus track",
+/// "special", "limited", "collector's", "anniversary", "reissue",
+/// "explicit", "clean", "mono", "stereo", a year, an ordinal, "edition",
+/// "version"…), "(2019 Mix)" and "(Stereo Mix)", "(Disc 2)", and "… Edition"
+/// unless it names another recording ("Live Edition"). Parts joined by
+/// "/", "&", "and", ";" or "," are decorations when each is. Decorations
+/// stack and are removed from the end one at a time. Anything else stays:
+/// "Led Zeppelin II", "Vol. 2", "(Live)", "(Remixes)", "Weezer (2008)",
+/// "(Taylor's Version)", and a title that only contains such a word
+/// without brackets ("Reissue Blues").
+public enum AlbumIdentity {
+    /// The grouping key of an album: its comparable main artist and title,
+    /// joined by U+001F; nil for a listen without an album.
+    public static func key(artist: String, album: String) -> String? {
+        album.isEmpty ? nil : self.artist(artist) + "\u{1F}" + title(album)
+    }
+
+    /// `artist` compared as albums compare it: `comparable`, without
+    /// featured credits ("feat.", "ft.", "featuring", "with"), so that a
+    /// track's credits do not split its album. Duos and bands keep their
+    /// names ("Simon & Garfunkel").
+    public static func artist(_ artist: String) -> String {
+        let text = comparable(artist)
+        var cut = text.endIndex
+        for marker in featuredMarkers {
+            if let found = text.range(of: marker), found.lowerBound < cut, found.lowerBound > text.startIndex {
+                cut = found.lowerBound
+            }
+        }
+        guard cut != text.endIndex else { return text }
+        let main = trimmingSeparators(text[..<cut])
+        return main.isEmpty ? text : main
+    }
+
+    /// `title` compared as albums compare it: `comparable`, without its
+    /// edition decorations. A title that is nothing but a decoration keeps
+    /// it ("(Deluxe Edition)" alone is a name).
+    public static func title(_ title: String) -> String {
+        var text = comparable(title)
+        while let shorter = withoutLastDecoration(text) { text = shorter }
+        return text
+    }
+
+    /// `text` folded for comparison: compatibility-decomposed (so width
+    /// and ligatures fold), diacritics dropped, lowercased, quotes removed,
+    /// every dash a "-", every run of spacing one space, trimmed.
+    /// Letters that do not decompose fold by hand (æ → ae, ø → o, ß → ss).
+    public static func comparable(_ text: String) -> String {
+        if let ascii = comparableASCII(text) { return ascii }
+        var out = String.UnicodeScalarView()
+        var pendingSpace = false
+        for scalar in text.decomposedStringWithCompatibilityMapping.lowercased().unicodeScalars {
+            if isCombiningMark(scalar) || isQuote(scalar) { continue }
+            if scalar.properties.isWhitespace {
+                pendingSpace = !out.isEmpty
+                continue
+            }
+            if pendingSpace { out.append(" "); pendingSpace = false }
+            if isDash(scalar) {
+                out.append("-")
+            } else if let spelled = lettersSpelledOut[scalar] {
+                out.append(contentsOf: spelled.unicodeScalars)
+            } else {
+                out.append(scalar)
+            }
+        }
+        return String(out)
+    }
+
+    // MARK: - Decorations
+
+    /// `text` (comparable) without its last decoration, or nil when it
+    /// ends in none.
+    static func withoutLastDecoration(_ text: String) -> String? {
+        guard let last = text.utf8.last else { return nil }
+        if let open = closing[last] {
+            let utf8 = Array(text.utf8)
+            // The bracket that opens the last part (nesting counted).
+            var depth = 0
+            var i = utf8.count - 1
+            while i >= 0 {
+                if utf8[i] == last { depth += 1 } else if utf8[i] == open { depth -= 1 }
+                if depth == 0 { break }
+                i -= 1
+            }
+            guard i > 0 else { return nil }
+            let inside = String(decoding: utf8[(i + 1)..<(utf8.count - 1)], as: UTF8.self)
+            let before = trimmingSeparators(String(decoding: utf8[..<i], as: UTF8.self)[...])
+            return !before.isEmpty && isDecoration(inside) ? before : nil
+        }
+        // After the last spaced dash.
+        if let dash = lastSpacedDash(in: text) {
+            let before = trimmingSeparators(text[..<dash.lowerBound])
+            if !before.isEmpty && isDecoration(String(text[dash.upperBound...])) { return before }
+        }
+        guard text.hasSuffix("edition") || text.hasSuffix("anniversary") else { return nil }
+        return withoutTrailingEdition(text)
+    }
+
+    /// Where the last " - " of `text` is (a scan of its bytes).
+    static func lastSpacedDash(in text: String) -> Range<String.Index>? {
+        let utf8 = text.utf8
+        var i = utf8.endIndex
+        var matched = 0
+        while i > utf8.startIndex {
+            i = utf8.index(before: i)
+            let expected: UInt8 = matched == 1 ? 0x2D : 0x20
+            if utf8[i] == expected {
+                matched += 1
+                if matched == 3 { return i..<utf8.index(i, offsetBy: 3) }
+            } else {
+                matched = utf8[i] == 0x20 ? 1 : 0
+            }
+        }
+        return nil
+    }
+
+    /// `text` without an unbracketed "… Anniversary Edition" or "… Deluxe
+    /// Edition" at its end ("Joyride 30th Anniversary Edition"): the words
+    /// from the end that are all edition words, ending in "edition" or
+    /// "anniversary" and naming which edition. Nil when there is none, or
+    /// when nothing would be left ("Limited Edition" is a name).
+    static func withoutTrailingEdition(_ text: String) -> String? {
+        let words = text.split(separator: " ", omittingEmptySubsequences: true)
+        guard let last = words.last, last == "edition" || last == "anniversary" else { return nil }
+        var start = words.count
+        var named = false
+        while start > 0 {
+            let word = words[start - 1].trimmingCharacters(in: wordEdges)
+            if editionMarks.contains(word) {
+                named = true
+            } else if !(isOrdinal(word) || isYear(word) || trailingWords.contains(word)) {
+                break
+            }
+            start -= 1
+        }
+        guard named, start > 0 else { return nil }
+        let before = trimmingSeparators(words[..<start].joined(separator: " ")[...])
+        return before.isEmpty ? nil : before
+    }
+
+    /// Words an unbracketed edition at the end of a title may hold beside
+    /// its marks (fewer than a bracketed one: "Live in Japan Deluxe
+    /// Edition" keeps "Live in Japan").
+    static let trailingWords: Set<String> = [
+        "edition", "the", "first", "second", "third", "fifth", "tenth", "fifteenth", "twentieth", "twenty-fifth",
+        "thirtieth", "fortieth", "fiftieth", "sixtieth",
+    ]
+
+    /// Whether `part` (comparable, without its brackets) names an edition
+    /// of an album rather than another recording.
+    static func isDecoration(_ part: String) -> Bool {
+        let pieces = part.split(whereSeparator: { ",;/&+:".contains($0) })
+            .flatMap { $0.split(separator: " and ", omittingEmptySubsequences: true) }
+            .flatMap { $0.split(separator: " - ", omittingEmptySubsequences: true) }
+            .map { $0.split(separator: " ").map { $0.trimmingCharacters(in: wordEdges) }.filter { !$0.isEmpty } }
+            .filter { !$0.isEmpty }
+        return !pieces.isEmpty && pieces.allSatisfy(isEditionWords)
+    }
+
+    /// One piece of a decoration, as words.
+    static func isEditionWords(_ words: [String]) -> Bool {
+        if words.contains(where: otherRecordings.contains) { return false }
+        if isDisc(words) || words.count == 1 && isJapaneseEdition(words[0]) { return true }
+        // "… Edition": an edition of the album, whatever its name.
+        if let last = words.last, editionWords.contains(last) { return true }
+        var named = false
+        var mix = false
+        var year = false
+        for word in words {
+            if editionMarks.contains(word) { named = true; continue }
+            if word == "mix" || word == "remix" { mix = true; continue }
+            if isYear(word) { year = true; continue }
+            if isOrdinal(word) || fillers.contains(word) { continue }
+            return false
+        }
+        if named || mix && (year || words.contains("original")) { return true }
+        // "(U.S. Version)", "(International Version)": a market's edition.
+        return words.last == "version" && words.contains(where: regions.contains)
+    }
+
+    static let regions: Set<String> = [
+        "us", "uk", "eu", "european", "japan", "japanese", "international", "american", "australian", "german", "u.s", "u.k", "usa",
+    ]
+
+    /// Words that make a piece an edition.
+    static let editionMarks: Set<String> = [
+        "remaster", "remastered", "remasters", "remastering", "remasterizado", "remasterizada", "remasterise", "remasterisee",
+        "remasterizzato", "remasterizzata", "remasterisiert", "remasterizing",
+        "deluxe", "super", "expanded", "bonus", "special", "limited", "collectors", "collector", "anniversary",
+        "reissue", "re-issue", "reissued", "explicit", "clean", "mono", "stereo", "legacy", "definitive",
+        "uncensored", "censored", "hd", "hi-res", "24-bit", "24bit", "sacd", "re-mastered", "re-master", "re-edition",
+        "reedition", "re-release", "rerelease", "extended", "edited", "edeluxe", "archive", "extendida", "extendido",
+        "especial", "ampliada", "ampliado", "erweiterte", "speciale", "limitee", "limitada", "limitata", "переиздание",
+    ]
+    /// Words an edition piece may hold beside its marks.
+    static let fillers: Set<String> = [
+        "edition", "editions", "version", "versions", "ed", "edicion", "edizione", "ausgabe", "the", "a", "with", "in",
+        "track", "tracks", "digital", "digitally", "album", "lp", "cd", "original", "us", "uk", "eu", "european", "japan",
+        "japanese", "international", "american", "australian", "german", "bit", "year", "years",
+        "of", "and", "+", "-", "complete", "bonus-track", "bonustrack", "bonustracks", "plus", "revised", "u.s", "u.k",
+        "usa", "recording", "recordings", "collection", "first", "second", "third", "fifth", "tenth", "fifteenth",
+        "twentieth", "twenty-fifth", "thirtieth", "fortieth", "fiftieth", "sixtieth",
+    ]
+    /// Words after which a piece is an edition whatever precedes it.
+    static let editionWords: Set<String> = ["edition", "edicion", "edizione", "ausgabe", "ed"]
+    /// Words that name another recording: such a piece is never an edition.
+    static let otherRecordings: Set<String> = [
+        "live", "acoustic", "instrumental", "instrumentals", "remixes", "remixed", "demo", "demos", "karaoke",
+        "unplugged", "commentary", "cappella", "orchestral", "piano", "dub", "sessions", "session", "covers",
+        "soundtrack", "score", "taylors", "re-recorded", "rerecorded", "sped", "slowed", "reverb", "chopped", "screwed",
+        "radio", "edit", "edits", "single", "ep", "vol", "volume", "part", "pt", "chapter", "act", "book",
+    ]
+    static let discWords: Set<String> = ["disc", "disk", "cd"]
+
+    /// "Disc 2", "CD 1 of 2", "Disc One", "CD1", "2 CD", "2CD".
+    static func isDisc(_ words: [String]) -> Bool {
+        if (words.count == 2 || words.count == 4 && words[2] == "of"), discWords.contains(words[0]),
+           Int(words[1]) != nil || numberWords.contains(words[1]) {
+            return true
+        }
+        if words.count == 2, Int(words[0]) != nil, ["cd", "cds", "discs", "disc"].contains(words[1]) { return true }
+        guard words.count == 1 else { return false }
+        let word = words[0]
+        for prefix in discWords where word.hasPrefix(prefix) && Int(word.dropFirst(prefix.count)) != nil { return true }
+        return word.hasSuffix("cd") && Int(word.dropLast(2)) != nil
+    }
+
+    /// A Japanese release's edition: "初回限定盤" (first pressing, limited),
+    /// "通常盤" (regular), "DVD付" (with a DVD), "DVD付B".
+    static func isJapaneseEdition(_ word: String) -> Bool {
+        word.hasSuffix("盤") || word.contains("付") && word.unicodeScalars.count <= 12
+    }
+    static let numberWords: Set<String> = ["one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten"]
+
+    static func isYear(_ word: String) -> Bool {
+        word.utf8.count == 4 && word.utf8.allSatisfy { $0 >= 0x30 && $0 <= 0x39 } && (word.hasPrefix("19") || word.hasPrefix("20"))
+    }
+
+    /// "25th", "1st", "50th", "2nd", "3rd".
+    static func isOrdinal(_ word: String) -> Bool {
+        let digits = word.prefix { $0.isASCII && $0.isNumber }
+        guard !digits.isEmpty else { return false }
+        return ["st", "nd", "rd", "th"].contains(word.dropFirst(digits.count))
+    }
+
+    static let wordEdges = CharacterSet(charactersIn: ".!,()[]{}")
+    static let closing: [UInt8: UInt8] = [UInt8(ascii: ")"): UInt8(ascii: "("), UInt8(ascii: "]"): UInt8(ascii: "["),
+                                          UInt8(ascii: "}"): UInt8(ascii: "{")]
+
+    /// Where featured credits begin in a comparable artist.
+    static let featuredMarkers = [" feat. ", " feat ", " ft. ", " ft ", " featuring ", " with ",
+                                  "(feat. ", "(feat ", "(ft. ", "(featuring ", "(with ", "[feat. ", "[feat ", "[ft. "]
+
+    static func trimmingSeparators(_ text: Substring) -> String {
+        var text = text
+        while let last = text.last, last == " " || last == "-" || last == "," || last == ":" || last == "/" { text = text.dropLast() }
+        return String(text)
+    }
+
+    // MARK: - Characters
+
+    /// The ASCII text folded, without Foundation: lowercased, quotes
+    /// removed, spacing collapsed; nil when `text` holds anything else.
+    static func comparableASCII(_ text: String) -> String? {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(text.utf8.count)
+        var pendingSpace = false
+        for byte in text.utf8 {
+            guard byte < 0x80 else { return nil }
+            switch byte {
+            case 0x27, 0x22, 0x60: continue  // ' " `
+            case 0x20, 0x09, 0x0A, 0x0D, 0x0B, 0x0C:
+                pendingSpace = !bytes.isEmpty
+                continue
+            default:
+                if pendingSpace { bytes.append(0x20); pendingSpace = false }
+                bytes.append(byte >= 0x41 && byte <= 0x5A ? byte + 0x20 : byte)
+            }
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    static func isCombiningMark(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar.value {
+        case 0x0300...0x036F, 0x1AB0...0x1AFF, 0x1DC0...0x1DFF, 0x20D0...0x20FF, 0xFE20...0xFE2F: true
+        default: false
+        }
+    }
+
+    static func isQuote(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar.value {
+        case 0x22, 0x27, 0x60, 0xB4, 0x2018...0x201F, 0x2032, 0x2033, 0x2035, 0x2036, 0x00AB, 0x00BB, 0x2039, 0x203A,
+             0x02BB, 0x02BC, 0x02B9, 0xFF02, 0xFF07, 0x300C, 0x300D, 0x300E, 0x300F: true
+        default: false
+        }
+    }
+
+    static func isDash(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar.value {
+        case 0x2D, 0x2010...0x2015, 0x2212, 0xFE58, 0xFE63, 0xFF0D, 0x2E3A, 0x2E3B: true
+        default: false
+        }
+    }
+
+    static let lettersSpelledOut: [Unicode.Scalar: String] = [
+        "æ": "ae", "œ": "oe", "ø": "o", "ß": "ss", "ł": "l", "đ": "d", "ð": "d", "þ": "th", "ı": "i", "ħ": "h",
+    ]
+}
+
+/// How one person's plays group into albums and artists: by the edition
+/// rule (`AlbumIdentity`, the default), or as spelled with case aside (how
+/// Vinylogue counted before the rule, kept for whoever turns it off).
+public struct AlbumFolding: Sendable, Hashable, Codable {
+    /// Whether editions fold into their album (and names compare as
+    /// `AlbumIdentity.comparable` does).
+    public var foldsEditions: Bool
+
+    public init(foldsEditions: Bool = true) { self.foldsEditions = foldsEditions }
+
+    /// The rule: editions are one album.
+    public static let editions = AlbumFolding(foldsEditions: true)
+    /// Every spelling its own album, case aside.
+    public static let asSpelled = AlbumFolding(foldsEditions: false)
+
+    /// A name as a chart groups it: the group's artist and name as they
+    /// compare (which also break ties in rank), and its key.
+    public struct Folded: Sendable, Hashable {
+        public let artist: String
+        public let name: String
+        public let key: String
+    }
+
+    /// How a play of `name` (an album, artist or track, by `kind`) by
+    /// `artist` groups in a chart of `kind`.
+    public func folded(_ kind: ChartKind, artist: String, name: String) -> Folded {
+        guard foldsEditions else {
+            let a = artist.lowercased()
+            return kind == .artist ? Folded(artist: a, name: a, key: a) : fold(a, name.lowercased())
+        }
+        switch kind {
+        case .artist:
+            let a = AlbumIdentity.comparable(artist)
+            return Folded(artist: a, name: a, key: a)
+        case .album: return fold(AlbumIdentity.artist(artist), AlbumIdentity.title(name))
+        case .track: return fold(AlbumIdentity.comparable(artist), AlbumIdentity.comparable(name))
+        }
+    }
+
+    private func fold(_ artist: String, _ name: String) -> Folded {
+        Folded(artist: artist, name: name, key: artist + "\u{1F}" + name)
+    }
+}
+
+extension WeeklyChart {
+    /// The chart with the rows `folding` groups together made one (plays
+    /// summed, named by the spelling with the most plays, ranked again):
+    /// what a chart counted elsewhere (Last.fm's, by spelling) is here.
+    public func folded(_ folding: AlbumFolding = .editions) -> WeeklyChart {
+        var tally = ScrobbleTally.Tally(kind: kind, folding: folding)
+        for entry in entries {
+            switch kind {
+            case .album: tally.add(artist: entry.artist, album: entry.name, track: "", mbid: entry.mbid, plays: entry.plays)
+            case .artist: tally.add(artist: entry.artist, album: "", track: "", mbid: entry.mbid, plays: entry.plays)
+            case .track: tally.add(artist: entry.artist, album: "", track: entry.name, mbid: entry.mbid, plays: entry.plays)
+            }
+        }
+        let ranked = tally.ranked()
+        // Nothing joined: the chart as it came (its ranks, its ties).
+        return ranked.count == entries.count ? self : WeeklyChart(user: user, kind: kind, week: week, entries: ranked)
+    }
+}
+
+/// Charts counted elsewhere by spelling (Last.fm's), folded as the
+/// archive's are (`WeeklyChart.folded`).
+public struct FoldedChartSource: ChartSource {
+    public let charts: any ChartSource
+    public let folding: AlbumFolding
+
+    public init(charts: any ChartSource, folding: AlbumFolding = .editions) {
+        self.charts = charts
+        self.folding = folding
+    }
+
+    public func chartList(for user: Username) async throws(SourceError) -> ChartWeekList {
+        try await charts.chartList(for: user)
+    }
+
+    public func chart(for user: Username, kind: ChartKind, week: ChartWeek) async throws(SourceError) -> WeeklyChart {
+        try await charts.chart(for: user, kind: kind, week: week).folded(folding)
+    }
+
+    public func charts(for user: Username, kind: ChartKind, weeks: [ChartWeek]) async throws(SourceError) -> [WeeklyChart] {
+        try await charts.charts(for: user, kind: kind, weeks: weeks).map { $0.folded(folding) }
+    }
+}

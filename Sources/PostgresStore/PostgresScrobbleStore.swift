@@ -291,6 +291,20 @@ public struct PostgresScrobbleStore: ScrobbleArchive {
         }
     }
 
+    public func albumSpellings(of user: Username) async throws(SourceError) -> [SpelledAlbum]? {
+        try await reading(user) { id, connection, logger in
+            guard let id else { return nil }
+            let rows = try await connection.query("""
+                SELECT artist, album, count(*) FROM scrobble WHERE user_id = \(id) AND album <> '' GROUP BY artist, album
+                """, logger: logger)
+            var spellings: [SpelledAlbum.Spelling] = []
+            for try await (artist, album, plays) in rows.decode((String, String, Int64).self) {
+                spellings.append(SpelledAlbum.Spelling(artist: artist, album: album, plays: Int(plays)))
+            }
+            return SpelledAlbum.grouped(spellings)
+        }
+    }
+
     public func albumWeeks(of user: Username, artist: String, album name: String) async throws(SourceError) -> [AlbumWeek]? {
         try await reading(user) { id, connection, logger in
             guard let id else { return nil }

@@ -475,6 +475,18 @@ extension SQLiteScrobbleStore: ScrobbleArchive, BlockingScrobbleWriter {
         }
     }
 
+    public func albumSpellings(of user: Username) async throws(SourceError) -> [SpelledAlbum]? {
+        try await unsafeReadAsync { db in
+            guard let id = try Self.userID(of: user, in: db) else { return nil }
+            let rows = try Row.fetchCursor(db, sql: """
+                SELECT artist, album, count(*) FROM scrobble WHERE user_id = ? AND album <> '' GROUP BY artist, album
+                """, arguments: [id])
+            var spellings: [SpelledAlbum.Spelling] = []
+            while let row = try rows.next() { spellings.append(SpelledAlbum.Spelling(artist: row[0], album: row[1], plays: row[2])) }
+            return SpelledAlbum.grouped(spellings)
+        }
+    }
+
     public func albumWeeks(of user: Username, artist: String, album name: String) async throws(SourceError) -> [AlbumWeek]? {
         try await unsafeReadAsync { db in
             guard let id = try Self.userID(of: user, in: db) else { return nil }

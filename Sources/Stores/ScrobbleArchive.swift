@@ -56,6 +56,11 @@ public protocol ArchiveReading: Sendable {
     /// The keys (`ScrobbleTally.key`) of the albums `user` played in weeks
     /// starting at or after `from`; nil when `user` has no archive.
     func albumsPlayed(by user: Username, since from: Int64) async throws(SourceError) -> Set<String>?
+
+    /// Every album `user` played, with the spellings it was played as
+    /// (`SpelledAlbum.grouped`), most played first; nil when `user` has no
+    /// archive. A pass over all of their listens.
+    func albumSpellings(of user: Username) async throws(SourceError) -> [SpelledAlbum]?
 }
 
 /// The archive's one write of listens: a batch stored by the duplicate

@@ -49,7 +49,7 @@ struct AlbumLifeCommand: AsyncParsableCommand {
                 throw CommandFailure(error)
             }
             guard let life else {
-                throw CommandFailure("\(username) never played “\(album)” by \(artist), as far as the archive knows. Check the spelling (case does not matter).",
+                throw CommandFailure("\(username) never played “\(album)” by \(artist), as far as the archive knows. Check the spelling (case, accents and edition names such as “(Remastered)” do not matter; `vinylogue albums \(username)` lists what was played).",
                                      exitCode: .noData)
             }
             if json {

@@ -51,6 +51,9 @@ import Stores
         func albumsPlayed(by user: Username, since from: Int64) async throws(SourceError) -> Set<String>? {
             note("albumsPlayed"); return try await store.albumsPlayed(by: user, since: from)
         }
+        func albumSpellings(of user: Username) async throws(SourceError) -> [SpelledAlbum]? {
+            note("albumSpellings"); return try await store.albumSpellings(of: user)
+        }
         func store(_ batch: [(Scrobble, ScrobbleOrigin)], of user: Username, fence: JobFence?) async throws(SourceError) -> InsertCounts {
             try await store.store(batch, of: user, fence: fence)
         }

@@ -361,6 +361,17 @@ extension ArchiveContractTests {
         #expect(chart.entries.map(\.name) == ["Tidewater", "Another Album"])
         #expect(chart.entries.map(\.plays) == [9, 6])
         #expect(chart.entries == ScrobbleTally.chart(.album, user: Self.alice, week: week, scrobbles: scrobbles).entries)
+
+        // What was joined, spelling by spelling.
+        let albums = try #require(try await archive.albumSpellings(of: Self.alice))
+        #expect(albums.map(\.name) == ["Abbey Road", "Tidewater", "Another Album"])
+        #expect(albums.map(\.plays) == [26, 9, 6])
+        #expect(albums[0].spellings == [
+            SpelledAlbum.Spelling(artist: "The Beatles", album: "Abbey Road", plays: 12),
+            SpelledAlbum.Spelling(artist: "The Beatles", album: "Abbey Road (Remastered)", plays: 8),
+            SpelledAlbum.Spelling(artist: "The Beatles feat. Billy Preston", album: "Abbey Road (2019 Mix)", plays: 6),
+        ])
+        #expect(try await archive.albumSpellings(of: try Username("nobody")) == nil)
     }
 
     /// An album's weeks, whatever the case it is spelled in: the plays of

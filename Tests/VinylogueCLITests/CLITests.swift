@@ -258,3 +258,82 @@ func withFakeEnvironment(_ body: @Sendable (FakeLastFM, [String: String]) async 
         #expect(WallClock.instant("2028-02-29T23:59:00+02:00") != nil)
     }
 }
+
+/// The history, as a new user's Last.fm export has it: albums
+/// played years ago under one name and this year under their reissues'.
+@Suite struct EditionsCommandTests {
+    static func history(now: Date) -> String {
+        var lines = ["uts,utc_time,artist,artist_mbid,album,album_mbid,track,track_mbid"]
+        func play(_ instant: Int64, _ artist: String, _ album: String, _ count: Int) {
+            for n in 0..<count { lines.append("\(instant + Int64(n) * 600),x,\(artist),,\(album),,Track \(n % 9),") }
+        }
+        let today = Int64(now.timeIntervalSince1970)
+        for yearsAgo in 12...14 {
+            let then = today - Int64(Double(yearsAgo) * 365.2425 * 86_400)
+            play(then, "The Beatles", "Abbey Road", 9)
+            play(then + 5 * 3_600, "Fleetwood Mac", "Rumours", 9)
+            play(then + 10 * 3_600, "Lower Dens", "White Crosses", 9)
+            play(then + 15 * 3_600, "Vetiver", "Tidewater", 9)
+        }
+        let lately = today - 30 * 86_400
+        play(lately, "The Beatles", "Abbey Road (Remastered)", 12)
+        play(lately + 3 * 3_600, "The Beatles", "Abbey Road (2019 Mix)", 8)
+        play(lately - 86_400, "Fleetwood Mac", "Rumours (Super Deluxe)", 6)
+        play(lately - 2 * 86_400, "Lower Dens", "White Crosses [Limited Edition]", 5)
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    @Test func albumLifeAndRediscoverCountTheReissuesAsTheAlbum() async throws {
+        let dir = try TemporaryDirectory()
+        let export = dir.url.appendingPathComponent("export.csv")
+        try Self.history(now: Date()).write(to: export, atomically: true, encoding: .utf8)
+        let data = dir.url.appendingPathComponent("data").path
+        let imported = try await vinylogue(["import", export.path, "--user", "ana", "--data-dir", data])
+        #expect(imported.status == 0, "\(imported.stderr)")
+
+        let life = try await vinylogue(["album", "ana", "The Beatles", "Abbey Road", "--data-dir", data])
+        #expect(life.status == 0, "\(life.stderr)")
+        #expect(life.stdout.contains("Plays         47"), "\(life.stdout)")
+        #expect(life.stdout.contains("20 plays in the last 12 months"), "\(life.stdout)")
+        // Any spelling finds it.
+        let bySpelling = try await vinylogue(["album", "ana", "the beatles", "ABBEY ROAD (2019 MIX)", "--data-dir", data])
+        #expect(bySpelling.stdout.contains("20 plays in the last 12 months"), "\(bySpelling.stdout)")
+
+        let forgotten = try await vinylogue(["rediscover", "ana", "--data-dir", data])
+        #expect(forgotten.status == 0, "\(forgotten.stderr)")
+        #expect(forgotten.stdout.contains("Vetiver — Tidewater"), "\(forgotten.stdout)")
+        for played in ["Abbey Road", "Rumours", "White Crosses"] {
+            #expect(!forgotten.stdout.contains(played), "\(played) was played this year: \(forgotten.stdout)")
+        }
+    }
+
+    @Test func albumsListsWhatWasCountedAsOneAlbum() async throws {
+        let dir = try TemporaryDirectory()
+        let export = dir.url.appendingPathComponent("export.csv")
+        try Self.history(now: Date()).write(to: export, atomically: true, encoding: .utf8)
+        let data = dir.url.appendingPathComponent("data").path
+        _ = try await vinylogue(["import", export.path, "--user", "ana", "--data-dir", data])
+        let run = try await vinylogue(["albums", "ana", "--spellings", "--data-dir", data])
+        #expect(run.status == 0, "\(run.stderr)")
+        let lines = run.stdout.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }
+        #expect(lines.contains("47 plays  The Beatles — Abbey Road"), "\(run.stdout)")
+        #expect(lines.contains("27 plays  The Beatles — Abbey Road"), "\(run.stdout)")
+        #expect(lines.contains("12 plays  The Beatles — Abbey Road (Remastered)"), "\(run.stdout)")
+        #expect(lines.contains("8 plays  The Beatles — Abbey Road (2019 Mix)"), "\(run.stdout)")
+        #expect(lines.contains("5 plays  Lower Dens — White Crosses [Limited Edition]"), "\(run.stdout)")
+        // Tidewater has one spelling: not listed.
+        #expect(!run.stdout.contains("Tidewater"), "\(run.stdout)")
+
+        let json = try await vinylogue(["albums", "ana", "--json", "--data-dir", data])
+        let albums = try JSONDecoder().decode([[String: JSONAny]].self, from: Data(json.stdout.utf8))
+        #expect(albums.count == 4)
+        let unknown = try await vinylogue(["albums", "nobody", "--data-dir", data])
+        #expect(unknown.status != 0)
+        #expect(unknown.stderr.contains("nobody"), "\(unknown.stderr)")
+    }
+}
+
+/// Any JSON value, for counting what a command printed.
+struct JSONAny: Decodable {
+    init(from decoder: any Decoder) throws {}
+}

@@ -35,15 +35,25 @@ public enum AlbumIdentity {
     /// names ("Simon & Garfunkel").
     public static func artist(_ artist: String) -> String {
         let text = comparable(artist)
-        var cut = text.endIndex
+        let bytes = Array(text.utf8)
+        var cut = bytes.count
         for marker in featuredMarkers {
-            if let found = text.range(of: marker), found.lowerBound < cut, found.lowerBound > text.startIndex {
-                cut = found.lowerBound
-            }
+            if let found = firstOffset(of: marker, in: bytes, before: cut), found > 0 { cut = found }
         }
-        guard cut != text.endIndex else { return text }
-        let main = trimmingSeparators(text[..<cut])
+        guard cut != bytes.count else { return text }
+        let main = trimmingSeparators(String(decoding: bytes[..<cut], as: UTF8.self)[...])
         return main.isEmpty ? text : main
+    }
+
+    /// Where `marker` first starts in `bytes`, if it starts before `limit`.
+    static func firstOffset(of marker: [UInt8], in bytes: [UInt8], before limit: Int) -> Int? {
+        guard let first = marker.first, bytes.count >= marker.count else { return nil }
+        var i = 0
+        while i < limit, i + marker.count <= bytes.count {
+            if bytes[i] == first && bytes[i..<(i + marker.count)].elementsEqual(marker) { return i }
+            i += 1
+        }
+        return nil
     }
 
     /// `title` compared as albums compare it: `comparable`, without its
@@ -263,8 +273,9 @@ public enum AlbumIdentity {
                                           UInt8(ascii: "}"): UInt8(ascii: "{")]
 
     /// Where featured credits begin in a comparable artist.
-    static let featuredMarkers = [" feat. ", " feat ", " ft. ", " ft ", " featuring ", " with ",
-                                  "(feat. ", "(feat ", "(ft. ", "(featuring ", "(with ", "[feat. ", "[feat ", "[ft. "]
+    static let featuredMarkers: [[UInt8]] = [" feat. ", " feat ", " ft. ", " ft ", " featuring ", " with ",
+                                             "(feat. ", "(feat ", "(ft. ", "(featuring ", "(with ", "[feat. ", "[feat ", "[ft. "]
+        .map { Array($0.utf8) }
 
     static func trimmingSeparators(_ text: Substring) -> String {
         var text = text

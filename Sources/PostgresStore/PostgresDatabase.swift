@@ -316,6 +316,8 @@ public final class PostgresDatabase: Sendable {
         Migration(name: "digests-in-the-job-queue", statements: [], then: PostgresDigestStore.movedToJobQueue),
         // Editions of an album became one album (`AlbumIdentity`): every
         // week's charts counted again, keys and all.
+        // Each person's choice of how their albums group (`AlbumChoices`).
+        Migration(name: "album-folding-choices", statements: PostgresScrobbleStore.foldingTable),
         Migration(name: "weekly-charts-editions-folded", statements: ["DELETE FROM weekly_chart"], then: PostgresScrobbleStore.countCharts),
     ]
 

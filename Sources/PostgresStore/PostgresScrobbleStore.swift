@@ -308,7 +308,8 @@ public struct PostgresScrobbleStore: ScrobbleArchive {
     public func albumWeeks(of user: Username, artist: String, album name: String) async throws(SourceError) -> [AlbumWeek]? {
         try await reading(user) { id, connection, logger in
             guard let id else { return nil }
-            guard let key = ScrobbleTally.key(.album, artist: artist, album: name, track: "") else { return [] }
+            let folding = try await Self.foldings(of: [id], connection, logger)[id] ?? .editions
+            guard let key = ScrobbleTally.key(.album, artist: artist, album: name, track: "", folding: folding) else { return [] }
             return try await Self.albumWeeks(userID: id, key: key, connection, logger)
         }
     }
@@ -381,7 +382,8 @@ public struct PostgresScrobbleStore: ScrobbleArchive {
         query.binds.append(weeks.map(\.from))
         query.binds.append(weeks.map(\.to))
         query.binds.append(id)
-        var counts = SpellingCounts(kind: kind, weeks: weeks.count)
+        let folding = try await foldings(of: [id], connection, logger)[id] ?? .editions
+        var counts = SpellingCounts(kind: kind, weeks: weeks.count, folding: folding)
         let rows = try await connection.query(query, logger: logger)
         for try await (n, artist, groupName, plays, mbidInstant, groupMBID)
             in rows.decode((Int64, String, String, Int64, Int64?, String?).self) {

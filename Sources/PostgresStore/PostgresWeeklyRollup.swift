@@ -15,6 +15,19 @@ import VinylogueCore
 /// counted again, from the rows it inserted when they are all the week
 /// holds, else from the week's stored scrobbles.
 extension PostgresScrobbleStore {
+    /// How each of `userIDs`' plays group (`AlbumChoices`): their choice,
+    /// for those who made one.
+    static func foldings(of userIDs: [Int64], _ connection: PostgresConnection, _ logger: Logger) async throws -> [Int64: AlbumFolding] {
+        guard !userIDs.isEmpty else { return [:] }
+        let rows = try await connection.query("""
+            SELECT u.id, f.folds_editions FROM archive_user u JOIN album_folding f ON f.name_key = u.name_key
+            WHERE u.id = ANY(\(userIDs)::bigint[])
+            """, logger: logger)
+        var found: [Int64: AlbumFolding] = [:]
+        for try await (id, folds) in rows.decode((Int64, Bool).self) { found[id] = AlbumFolding(foldsEditions: folds) }
+        return found
+    }
+
     /// Counts again each week `touched`, replacing its rows.
     static func recount(_ touched: TouchedWeeks, userID: Int64, _ connection: PostgresConnection, _ logger: Logger) async throws {
         try await recount([(userID, touched)], connection, logger)
@@ -27,7 +40,8 @@ extension PostgresScrobbleStore {
     /// per user); the changed weeks of them all are then rewritten with one
     /// statement, or with COPY when they are many.
     static func recount(_ users: [(userID: Int64, touched: TouchedWeeks)], _ connection: PostgresConnection, _ logger: Logger) async throws {
-        var plannings = users.map { RollupPlanning(touched: $0.touched, countsTogether: true) }
+        let foldings = try await self.foldings(of: users.map(\.userID), connection, logger)
+        var plannings = users.map { RollupPlanning(touched: $0.touched, countsTogether: true, folding: foldings[$0.userID] ?? .editions) }
         while true {
             var counting: [(index: Int, ranges: [Range<Int64>])] = [], reading: [(index: Int, weeks: [Int64])] = []
             for (index, planning) in plannings.enumerated() {
@@ -141,8 +155,10 @@ extension PostgresScrobbleStore {
         guard !given.isEmpty else { return }
         // NULs dropped, as COPY's text drops them.
         let rows = given.map(\.row).map { row in
-            WeeklyRollup.ChartRow(week: row.week, kind: row.kind, entry: ChartEntry(rank: row.entry.rank, artist: CopyText.withoutNUL(row.entry.artist),
-                                  name: CopyText.withoutNUL(row.entry.name), plays: row.entry.plays, mbid: CopyText.withoutNUL(row.entry.mbid)))
+            WeeklyRollup.ChartRow(row, entry: ChartEntry(rank: row.entry.rank, artist: CopyText.withoutNUL(row.entry.artist),
+                                                         name: CopyText.withoutNUL(row.entry.name), plays: row.entry.plays,
+                                                         mbid: CopyText.withoutNUL(row.entry.mbid)),
+                                  albumKey: row.albumKey.map { CopyText.withoutNUL($0) })
         }
         try await connection.query("""
             INSERT INTO weekly_chart(user_id, week, kind, rank, artist, name, plays, mbid, album_key)
@@ -253,6 +269,16 @@ extension PostgresScrobbleStore {
         "CREATE INDEX weekly_play_album ON weekly_play(user_id, album_key, week) WHERE album_key IS NOT NULL",
     ]
 
+    /// Each person's choice of how their albums group (`AlbumChoices`).
+    static let foldingTable: [String] = [
+        """
+        CREATE TABLE album_folding (
+            name_key TEXT PRIMARY KEY,
+            folds_editions BOOLEAN NOT NULL,
+            version BIGINT NOT NULL)
+        """,
+    ]
+
     /// The kept charts' table; the album index carries rank and plays, so
     /// an album's life reads the index alone.
     static let chartTable: [String] = [
@@ -293,6 +319,7 @@ extension PostgresScrobbleStore {
         counter?.advance(to: 0)
         var done = 0
         for id in users {
+            let folding = try await foldings(of: [id], connection, logger)[id] ?? .editions
             var after: (Int64, String, String)?
             // The week being read, which the next slice may continue.
             var openWeek: Int64?
@@ -315,7 +342,7 @@ extension PostgresScrobbleStore {
                     in try await connection.query(query, logger: logger).decode((Int64, String, String, String, String?, String?, String?).self) {
                     let week = LastFMWeekCalendar.week(containing: instant).from
                     if let current = openWeek, current != week {
-                        finished += WeeklyRollup.rows(week: current, scrobbles: open)
+                        finished += WeeklyRollup.rows(week: current, scrobbles: open, folding: folding)
                         open.removeAll(keepingCapacity: true)
                     }
                     openWeek = week
@@ -325,7 +352,7 @@ extension PostgresScrobbleStore {
                     read += 1
                 }
                 if read < 50_000, let current = openWeek {
-                    finished += WeeklyRollup.rows(week: current, scrobbles: open)
+                    finished += WeeklyRollup.rows(week: current, scrobbles: open, folding: folding)
                 }
                 try await copyCharts(finished, userID: id, connection, logger)
                 done += read

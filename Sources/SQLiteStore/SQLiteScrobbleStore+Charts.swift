@@ -53,7 +53,7 @@ extension SQLiteScrobbleStore {
         sqlite3_bind_int64(handle, Int32(3 * weeks.count + 1), userID)
         defer { sqlite3_reset(handle) }
 
-        var counts = SpellingCounts(kind: kind, weeks: weeks.count)
+        var counts = SpellingCounts(kind: kind, weeks: weeks.count, folding: try WeeklyRollup.folding(userID: userID, in: db))
         var code = sqlite3_step(handle)
         while code == SQLITE_ROW {
             let hasMBID = sqlite3_column_type(handle, 4) != SQLITE_NULL

@@ -50,9 +50,28 @@ extension WeeklyRollup {
         }
     }
 
+    /// How `userID`'s plays group (`AlbumChoices`): their choice, else the rule.
+    static func folding(userID: Int64, in db: Database) throws -> AlbumFolding {
+        let statement = try db.cachedStatement(sql: """
+            SELECT f.folds_editions FROM album_folding f JOIN archive_user u ON u.name_key = f.name_key WHERE u.id = ?
+            """)
+        return try Bool.fetchOne(statement, arguments: [userID]).map { AlbumFolding(foldsEditions: $0) } ?? .editions
+    }
+
     /// Editions of an album became one album (`AlbumIdentity`): every
     /// week's charts are counted again, keys and all.
     static func registerFoldedMigration(in migrator: inout DatabaseMigrator, progress: MigrationProgress?) {
+        // Each person's choice of how their albums group (`AlbumChoices`),
+        // before the charts are counted with it.
+        migrator.registerMigration("album folding choices") { db in
+            try db.execute(sql: """
+                CREATE TABLE album_folding (
+                    name_key TEXT PRIMARY KEY,
+                    folds_editions INTEGER NOT NULL,
+                    version INTEGER NOT NULL
+                ) WITHOUT ROWID
+                """)
+        }
         migrator.registerMigration("weekly charts v4: editions folded") { db in
             try db.execute(sql: "DELETE FROM weekly_chart")
             try countEverything(in: db, progress: progress)
@@ -71,8 +90,12 @@ extension WeeklyRollup {
         var current: (user: Int64, week: Int64)?
         var scrobbles: [Scrobble] = []
         var done = 0
+        var folding = (user: Int64.min, choice: AlbumFolding.editions)
         func flush() throws {
-            if let current { try replace(week: current.week, of: current.user, with: rows(week: current.week, scrobbles: scrobbles), in: db) }
+            if let current {
+                if folding.user != current.user { folding = (current.user, try Self.folding(userID: current.user, in: db)) }
+                try replace(week: current.week, of: current.user, with: rows(week: current.week, scrobbles: scrobbles, folding: folding.choice), in: db)
+            }
             done += scrobbles.count
             counter?.advance(to: done)
             scrobbles.removeAll(keepingCapacity: true)
@@ -93,7 +116,7 @@ extension WeeklyRollup {
 
     /// Counts again each week `touched` (one write, inside its transaction).
     static func recount(_ touched: TouchedWeeks, userID: Int64, in db: Database) throws {
-        var planning = RollupPlanning(touched: touched)
+        var planning = RollupPlanning(touched: touched, folding: try folding(userID: userID, in: db))
         while let question = planning.question {
             switch question {
             case .counts(let ranges):
@@ -215,7 +238,9 @@ extension WeeklyRollup {
     /// the album index (named: without statistics, SQLite would rather
     /// walk the primary key in week order).
     static func albumWeeks(userID: Int64, artist: String, album: String, in db: Database) throws -> [AlbumWeek] {
-        guard let key = ScrobbleTally.key(.album, artist: artist, album: album, track: "") else { return [] }
+        guard let key = ScrobbleTally.key(.album, artist: artist, album: album, track: "", folding: try folding(userID: userID, in: db)) else {
+            return []
+        }
         let rows = try Row.fetchCursor(db.cachedStatement(sql: """
             SELECT week, plays, rank, artist, name FROM weekly_chart INDEXED BY weekly_chart_album
             WHERE user_id = ? AND album_key = ? ORDER BY week

@@ -71,6 +71,7 @@ public enum AccountErasure {
         Rows(table: "digest_subscription", column: "owner", key: .accountID),
         Rows(table: "list_entry", column: "owner", key: .accountID),
         Rows(table: "history_copy", column: "name_key", key: .nameKey),
+        Rows(table: "album_folding", column: "name_key", key: .nameKey),
         Rows(table: "scrobble", column: "user_id", key: .archiveUserID),
         Rows(table: "scrobble_echo", column: "user_id", key: .archiveUserID),
         Rows(table: "weekly_chart", column: "user_id", key: .archiveUserID),

@@ -18,6 +18,9 @@ public struct JobKind: RawRepresentable, Sendable, Hashable, Comparable, CustomS
     /// An email of the weekly digest's (a digest, "send it now", a
     /// confirmation link), keyed by its `digest_send` row's id.
     public static let digest = JobKind(rawValue: "digest")
+    /// A person's kept charts counted again after they changed how their
+    /// albums group (`AlbumChoices`), keyed by their name key.
+    public static let albumFolding = JobKind(rawValue: "album-folding")
 
     public var description: String { rawValue }
 

@@ -63,10 +63,13 @@ public struct RollupPlanning: Sendable {
     /// for a store where each question is a round trip to a server; a
     /// store that counts in-process asks only what it needs).
     private let countsTogether: Bool
+    /// How the person's plays group into albums (their choice).
+    private let folding: AlbumFolding
 
-    public init(touched: TouchedWeeks, countsTogether: Bool = false) {
+    public init(touched: TouchedWeeks, countsTogether: Bool = false, folding: AlbumFolding = .editions) {
         self.touched = touched
         self.countsTogether = countsTogether
+        self.folding = folding
         stage = touched.weeks.isEmpty ? .done : .weekCounts
     }
 
@@ -98,7 +101,7 @@ public struct RollupPlanning: Sendable {
             precondition(counts.count == touched.weeks.count + together.count, "one count per range asked")
             for (week, stored) in zip(touched.weeks, counts) {
                 if let whole = touched.wholeWeek(week, storedCount: stored) {
-                    changes[week] = .replace(week: week, rows: WeeklyRollup.rows(week: week, scrobbles: whole))
+                    changes[week] = .replace(week: week, rows: WeeklyRollup.rows(week: week, scrobbles: whole, folding: folding))
                 } else if let added = touched.latest(week), !added.isEmpty {
                     candidates.append((week, added))
                 } else {
@@ -134,11 +137,11 @@ public struct RollupPlanning: Sendable {
             var changed: [ChartKind: [Int]] = [:]
             for kind in WeeklyRollup.kinds {
                 let old = kept[week]?[kind] ?? []
-                guard let new = WeeklyRollup.adding(added, to: old, kind: kind, afterAll: afterAll.contains(week)) else {
+                guard let new = WeeklyRollup.adding(added, to: old, kind: kind, afterAll: afterAll.contains(week), folding: folding) else {
                     readBack.append(week)
                     continue weeks
                 }
-                rows += new.map { WeeklyRollup.ChartRow(week: week, kind: kind, entry: $0) }
+                rows += new.map { WeeklyRollup.ChartRow(week: week, kind: kind, entry: $0, folding: folding) }
                 changed[kind] = new.indices.filter { $0 >= old.count || old[$0] != new[$0] }
             }
             changes[week] = .adjust(week: week, rows: rows, changed: changed)
@@ -151,7 +154,7 @@ public struct RollupPlanning: Sendable {
     public mutating func answer(scrobbles: [Int64: [Scrobble]]) {
         precondition(stage == .scrobbles, "scrobbles were not asked for")
         for week in readBack {
-            changes[week] = .replace(week: week, rows: WeeklyRollup.rows(week: week, scrobbles: scrobbles[week] ?? []))
+            changes[week] = .replace(week: week, rows: WeeklyRollup.rows(week: week, scrobbles: scrobbles[week] ?? [], folding: folding))
         }
         stage = .done
     }

@@ -6,9 +6,10 @@ import VinylogueCore
 /// and `PostgresScrobbleStore` play it; one contract test suite runs
 /// against both.
 ///
-/// It is four roles, each its own protocol, so a part that only charts,
-/// only imports, only copies or only seeds the demo asks for that role:
-/// `ArchiveReading`, `ArchiveWriting`, `SyncLog` and `DemoSeed`. A store
+/// It is five roles, each its own protocol, so a part that only charts,
+/// only imports, only copies, only seeds the demo or only keeps the
+/// person's album choices asks for that role: `ArchiveReading`,
+/// `ArchiveWriting`, `SyncLog`, `DemoSeed` and `AlbumChoices`. A store
 /// plays them all; `StoreBackend.archive` hands out the whole archive.
 ///
 /// Every write is one transaction and follows the archive's duplicate rule
@@ -16,7 +17,7 @@ import VinylogueCore
 /// or from another source a few seconds apart, is a counted no-op. Rows are
 /// keyed by the user first, then by time, so one person's week is one
 /// contiguous range.
-public typealias ScrobbleArchive = ArchiveReading & ArchiveWriting & SyncLog & DemoSeed
+public typealias ScrobbleArchive = ArchiveReading & ArchiveWriting & SyncLog & DemoSeed & AlbumChoices
 
 /// What the archive answers about a person's listening: who it holds,
 /// their span, their scrobbles and their charts (the kept weekly charts
@@ -205,10 +206,13 @@ public enum SameListenRule {
 /// Both stores chart through here.
 public struct SpellingCounts: Sendable {
     public let kind: ChartKind
+    /// How the person's plays group (their choice).
+    public let folding: AlbumFolding
     private var weeks: [[Spelling: Group]]
 
-    public init(kind: ChartKind, weeks: Int) {
+    public init(kind: ChartKind, weeks: Int, folding: AlbumFolding = .editions) {
         self.kind = kind
+        self.folding = folding
         self.weeks = Array(repeating: [:], count: weeks)
     }
 
@@ -228,7 +232,7 @@ public struct SpellingCounts: Sendable {
     /// The ranked chart of each week.
     public func charts(of user: Username, weeks chartWeeks: [ChartWeek]) -> [WeeklyChart] {
         zip(chartWeeks, weeks).map { week, groups in
-            var tally = ScrobbleTally.Tally(kind: kind)
+            var tally = ScrobbleTally.Tally(kind: kind, folding: folding)
             // Only groups with an id need ordering (their earliest play
             // decides whose id a merged group shows); plays add up in any order.
             for (key, group) in groups.sorted(by: { $0.value.mbidInstant < $1.value.mbidInstant }) {

@@ -25,16 +25,25 @@ public enum WeeklyRollup {
         public let week: Int64
         public let kind: ChartKind
         public let entry: ChartEntry
+        /// The album's key (`ScrobbleTally.key`, as the person's choice
+        /// folds it), for album rows: what the album index is ordered by.
+        public let albumKey: String?
 
-        public init(week: Int64, kind: ChartKind, entry: ChartEntry) {
+        public init(week: Int64, kind: ChartKind, entry: ChartEntry, folding: AlbumFolding = .editions) {
             self.week = week
             self.kind = kind
             self.entry = entry
+            albumKey = kind == .album ? ScrobbleTally.key(.album, artist: entry.artist, album: entry.name, track: "", folding: folding) : nil
         }
 
-        /// The album's case-insensitive key (`ScrobbleTally.key`), for
-        /// album rows: what the album index is ordered by.
-        public var albumKey: String? { kind == .album ? ScrobbleTally.key(.album, artist: entry.artist, album: entry.name, track: "") : nil }
+        /// `row` with another `entry` and `albumKey` (a store's cleaned
+        /// copy of its names).
+        public init(_ row: ChartRow, entry: ChartEntry, albumKey: String?) {
+            week = row.week
+            kind = row.kind
+            self.entry = entry
+            self.albumKey = albumKey
+        }
     }
 
     /// The kinds whose charts are kept.
@@ -42,13 +51,13 @@ public enum WeeklyRollup {
 
     /// The rows of one week's charts, counted from all of its `scrobbles`
     /// (in any order: they are put in `canonicalOrder` first).
-    public static func rows(week: Int64, scrobbles: [Scrobble]) -> [ChartRow] {
+    public static func rows(week: Int64, scrobbles: [Scrobble], folding: AlbumFolding = .editions) -> [ChartRow] {
         let ordered = scrobbles.sorted(by: canonicalOrder)
         var rows: [ChartRow] = []
         for kind in kinds {
-            var tally = ScrobbleTally.Tally(kind: kind)
+            var tally = ScrobbleTally.Tally(kind: kind, folding: folding)
             for s in ordered { tally.add(s) }
-            rows += tally.ranked().map { ChartRow(week: week, kind: kind, entry: $0) }
+            rows += tally.ranked().map { ChartRow(week: week, kind: kind, entry: $0, folding: folding) }
         }
         return rows
     }

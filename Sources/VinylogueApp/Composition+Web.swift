@@ -121,9 +121,11 @@ extension Composition {
                                       directory: directory.appendingPathComponent("uploads", isDirectory: true), wakeup: queued,
                                       changes: parts.changes)
         parts.uploads = uploads
+        let refolding = AlbumRefolding(choices: archive, clock: clock, wakeup: queued, changes: parts.changes)
+        parts.albumFolding = refolding
         var jobsLogger = Logger(label: "vinylogue.jobs")
         jobsLogger.logLevel = logLevel(default: .info)
-        let runner = JobRunner(queue: stores.jobs, handlers: [uploads, copies, forwarder], clock: clock, wakeup: queued, logger: jobsLogger)
+        let runner = JobRunner(queue: stores.jobs, handlers: [uploads, copies, forwarder, refolding], clock: clock, wakeup: queued, logger: jobsLogger)
         parts.jobs = runner
         jobRunner.withLock { $0 = runner }
         parts.forwarding = forwarding

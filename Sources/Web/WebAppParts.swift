@@ -31,6 +31,9 @@ public struct WebAppParts: Sendable {
     public var copiesHistories: Bool
     /// Exports uploaded on Settings, imported in the background.
     public var uploads: UploadedImports?
+    /// People's choices of how their albums group, and the counts they set
+    /// off (nil: the setting is not offered).
+    public var albumFolding: AlbumRefolding?
     /// The job queue's runner (uploads' imports, history copies), a service of the server.
     public var jobs: JobRunner?
     public var settings: CurrentSettings

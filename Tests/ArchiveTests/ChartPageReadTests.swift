@@ -54,6 +54,15 @@ import Stores
         func albumSpellings(of user: Username) async throws(SourceError) -> [SpelledAlbum]? {
             note("albumSpellings"); return try await store.albumSpellings(of: user)
         }
+        func albumFolding(of user: Username) async throws(SourceError) -> AlbumFolding {
+            note("albumFolding"); return try await store.albumFolding(of: user)
+        }
+        func chooseAlbumFolding(_ folding: AlbumFolding, of user: Username, at now: Date) async throws(SourceError) -> Bool {
+            try await store.chooseAlbumFolding(folding, of: user, at: now)
+        }
+        func countAgain(_ user: Username, after week: Int64?, fence: JobFence?) async throws(SourceError) -> CountedAgain {
+            try await store.countAgain(user, after: week, fence: fence)
+        }
         func store(_ batch: [(Scrobble, ScrobbleOrigin)], of user: Username, fence: JobFence?) async throws(SourceError) -> InsertCounts {
             try await store.store(batch, of: user, fence: fence)
         }

@@ -51,10 +51,11 @@ import VinylogueCore
             _ = try await stores.scrobbles.store([listen], of: ybsc, origin: .received)
             await cache.store(Data("zeb's chart".utf8), for: "user.getweeklyalbumchart&from=1&to=2&user=zebulon42", .distantFuture)
             await cache.store(Data("ybsc's chart".utf8), for: "user.getweeklyalbumchart&from=1&to=2&user=ybsc", .distantFuture)
+            #expect(try await stores.scrobbles.chooseAlbumFolding(.asSpelled, of: zeb, at: Self.at))
             let before = try await dump()
             let filled = Set(before.map(\.table))
             for table in ["account", "web_session", "mobile_session", "listen_token", "list_entry", "owner_setting", "forwarding", "forward_outbox",
-                          "import_job", "history_copy", "archive_user", "scrobble", "scrobble_echo", "weekly_chart", "sync_state"] {
+                          "import_job", "history_copy", "archive_user", "scrobble", "scrobble_echo", "weekly_chart", "sync_state", "album_folding"] {
                 #expect(filled.contains(table), "nothing in \(table) before the erasure")
             }
 

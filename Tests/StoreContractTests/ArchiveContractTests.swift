@@ -374,6 +374,60 @@ extension ArchiveContractTests {
         #expect(try await archive.albumSpellings(of: try Username("nobody")) == nil)
     }
 
+    /// A person who turns folding off gets back the charts counted by
+    /// spelling, exactly, once the job the choice queued has counted them
+    /// again; turning it on again folds them again. The choice is kept.
+    @Test(arguments: Backend.allCases)
+    func foldingOffGivesBackTheChartsBySpellingAndOnAgainFoldsThem(_ backend: Backend) async throws {
+        try await StoreContractTests.withStores(backend) { stores in
+            let archive = stores.scrobbles
+            try await Self.editionsOfAnAlbumAreOneAlbum(archive)
+            let scrobbles = try await archive.scrobbles(of: Self.alice, from: .min, to: .max)
+            let weeks = try await ArchiveChartSource(store: archive).chartList(for: Self.alice).weeks.filter { week in
+                scrobbles.contains { week.contains($0.instant) }
+            }
+            func expectCharts(_ folding: AlbumFolding, sourceLocation: SourceLocation = #_sourceLocation) async throws {
+                for kind in ChartKind.allCases {
+                    let charts = try #require(try await archive.charts(kind, of: Self.alice, weeks: weeks))
+                    for (week, chart) in zip(weeks, charts) {
+                        let counted = ScrobbleTally.Tally(kind: kind, folding: folding)
+                        var tally = counted
+                        for s in scrobbles.sorted(by: WeeklyRollup.canonicalOrder) where week.contains(s.instant) { tally.add(s) }
+                        #expect(chart.entries == tally.ranked(), "\(kind) of \(week)", sourceLocation: sourceLocation)
+                    }
+                }
+            }
+            func countAgain() async throws {
+                var after: Int64?
+                while let last = try await archive.countAgain(Self.alice, after: after, fence: nil).lastWeek { after = last }
+            }
+            #expect(try await archive.albumFolding(of: Self.alice) == .editions)
+            #expect(try await archive.chooseAlbumFolding(.asSpelled, of: Self.alice, at: Date(timeIntervalSince1970: 1_780_000_000)))
+            #expect(try await !archive.chooseAlbumFolding(.asSpelled, of: Self.alice, at: Date(timeIntervalSince1970: 1_780_000_000)))
+            #expect(try await archive.albumFolding(of: Self.alice) == .asSpelled)
+            // Queued with the choice, once.
+            let job = try #require(try await stores.jobs.claim(.albumFolding, key: Self.alice.key, as: "test",
+                                                                at: Date(timeIntervalSince1970: 1_780_000_000), lease: 60) { _ in false })
+            #expect(job.job.person == Self.alice.key)
+            try await countAgain()
+            try await expectCharts(.asSpelled)
+            let asSpelled = try #require(try await archive.albumWeeks(of: Self.alice, artist: "The Beatles", album: "Abbey Road"))
+            #expect(asSpelled.map(\.plays) == [12])
+            #expect(try await archive.albumWeeks(of: Self.alice, artist: "The Beatles", album: "ABBEY ROAD (REMASTERED)")?.map(\.plays) == [8])
+
+            #expect(try await archive.chooseAlbumFolding(.editions, of: Self.alice, at: Date(timeIntervalSince1970: 1_780_000_100)))
+            try await countAgain()
+            try await expectCharts(.editions)
+            #expect(try await archive.albumWeeks(of: Self.alice, artist: "The Beatles", album: "Abbey Road")?.map(\.plays) == [12, 8, 6])
+            // Someone without an archive may choose too; nothing is queued.
+            let nobody = try Username("NotArchived")
+            #expect(try await archive.chooseAlbumFolding(.asSpelled, of: nobody, at: Date(timeIntervalSince1970: 1_780_000_000)))
+            #expect(try await archive.albumFolding(of: nobody) == .asSpelled)
+            #expect(try await stores.jobs.claim(.albumFolding, key: nobody.key, as: "test",
+                                                at: Date(timeIntervalSince1970: 1_780_000_000), lease: 60) { _ in false } == nil)
+        }
+    }
+
     /// An album's weeks, whatever the case it is spelled in: the plays of
     /// every spelling, week by week, from the rollups' album index.
     @Test(arguments: Backend.allCases)

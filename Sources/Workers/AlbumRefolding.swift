@@ -1,0 +1,71 @@
+import Foundation
+import Stores
+import VinylogueCore
+
+/// A person's choice of how their albums group (`AlbumChoices`), and the
+/// work it sets off: the one queue's `JobKind.albumFolding` jobs, which
+/// count their kept charts again slice by slice (each slice one
+/// transaction under the job's fence) while their pages keep answering
+/// from the charts as they were. A change made while a run is under way
+/// (the choice's version moved) starts the count again from the first
+/// week; a run cut short counts again from the first week when resumed
+/// (a count is the same however often it is made).
+public struct AlbumRefolding: JobHandler {
+    public let kind = JobKind.albumFolding
+    let choices: any AlbumChoices
+    let clock: WallClock
+    let wakeup: Wakeup
+    let changes: ListeningChanges?
+
+    public init(choices: any AlbumChoices, clock: WallClock, wakeup: Wakeup, changes: ListeningChanges? = nil) {
+        self.choices = choices
+        self.clock = clock
+        self.wakeup = wakeup
+        self.changes = changes
+    }
+
+    /// `user`'s choice now.
+    public func folding(of user: Username) async throws(SourceError) -> AlbumFolding {
+        try await choices.albumFolding(of: user)
+    }
+
+    /// Records `folding` as `user`'s choice, wakes the runner for the count
+    /// it queued, and forgets their kept pages (a chart from Last.fm folds
+    /// by the choice at once). Returns whether it changed.
+    @discardableResult
+    public func choose(_ folding: AlbumFolding, of user: Username) async throws(SourceError) -> Bool {
+        let changed = try await choices.chooseAlbumFolding(folding, of: user, at: clock.now)
+        if changed {
+            wakeup.signal()
+            await changes?.changed(.listens(user))
+        }
+        return changed
+    }
+
+    public func run(_ claim: JobClaim) async -> JobEnding {
+        guard let user = Username(validating: claim.job.person) else { return .failed(reason: "The job names nobody.") }
+        var after: Int64?
+        var version: Int64?
+        do throws(SourceError) {
+            while true {
+                if Task.isCancelled { return .stopped }
+                let slice = try await choices.countAgain(user, after: after, fence: claim.fence)
+                if let counted = version, counted != slice.version {
+                    // Chosen again meanwhile: every week, with the new choice.
+                    (after, version) = (nil, slice.version)
+                    continue
+                }
+                version = slice.version
+                guard let last = slice.lastWeek else { break }
+                after = last
+            }
+        } catch {
+            // The person's data went (or the job was taken over): nothing more to count.
+            if case .cancelled = error { return .done }
+            if Task.isCancelled { return .stopped }
+            return .retry(at: clock.now.addingTimeInterval(60), reason: error.message)
+        }
+        await changes?.changed(.listens(user))
+        return .done
+    }
+}

@@ -47,6 +47,11 @@ public struct ArchiveChartSource: ChartSource, AlbumHistorySource {
     public func albumsPlayed(by user: Username, since from: Int64) async throws(SourceError) -> Set<String>? {
         try await store.albumsPlayed(by: user, since: from)
     }
+
+    public func albumFolding(of user: Username) async throws(SourceError) -> AlbumFolding {
+        guard let choices = store as? any AlbumChoices else { return .editions }
+        return try await choices.albumFolding(of: user)
+    }
 }
 
 /// "This week in every year": for each earlier year with a chart, the top

@@ -192,7 +192,10 @@ public struct ListeningSources: Sendable {
             if let archive { return ChosenCharts(source: ArchiveChartSource(store: archive), origin: origin, copy: copy) }
             return ChosenCharts(source: UnavailableChartSource(error: .notArchived(user: user.value)), origin: origin)
         case .demo: return ChosenCharts(source: demo ?? UnavailableChartSource(error: .notFound(what: "The built-in demo")), origin: origin)
-        case .lastfm: return ChosenCharts(source: FoldedChartSource(charts: lastFM), origin: origin, copy: copy)
+        case .lastfm:
+            let choices = archive as? any AlbumChoices
+            let folded = FoldedChartSource(charts: lastFM) { user in (try? await choices?.albumFolding(of: user)) ?? .editions }
+            return ChosenCharts(source: folded, origin: origin, copy: copy)
         }
     }
 

@@ -397,12 +397,13 @@ extension WeeklyChart {
 }
 
 /// Charts counted elsewhere by spelling (Last.fm's), folded as the
-/// archive's are (`WeeklyChart.folded`).
+/// archive's are (`WeeklyChart.folded`), by each person's choice.
 public struct FoldedChartSource: ChartSource {
     public let charts: any ChartSource
-    public let folding: AlbumFolding
+    /// A person's choice (asked only when one of their charts is fetched).
+    public let folding: @Sendable (Username) async -> AlbumFolding
 
-    public init(charts: any ChartSource, folding: AlbumFolding = .editions) {
+    public init(charts: any ChartSource, folding: @escaping @Sendable (Username) async -> AlbumFolding = { _ in .editions }) {
         self.charts = charts
         self.folding = folding
     }
@@ -412,10 +413,13 @@ public struct FoldedChartSource: ChartSource {
     }
 
     public func chart(for user: Username, kind: ChartKind, week: ChartWeek) async throws(SourceError) -> WeeklyChart {
-        try await charts.chart(for: user, kind: kind, week: week).folded(folding)
+        let chart = try await charts.chart(for: user, kind: kind, week: week)
+        return chart.folded(await folding(user))
     }
 
     public func charts(for user: Username, kind: ChartKind, weeks: [ChartWeek]) async throws(SourceError) -> [WeeklyChart] {
-        try await charts.charts(for: user, kind: kind, weeks: weeks).map { $0.folded(folding) }
+        let charts = try await charts.charts(for: user, kind: kind, weeks: weeks)
+        let folding = await folding(user)
+        return charts.map { $0.folded(folding) }
     }
 }

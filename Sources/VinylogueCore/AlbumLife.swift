@@ -11,6 +11,14 @@ public protocol AlbumHistorySource: Sendable {
     /// The keys (`ScrobbleTally.key`) of every album `user` played in the
     /// weeks starting at or after `from`; `nil` when `user` has no archive.
     func albumsPlayed(by user: Username, since from: Int64) async throws(SourceError) -> Set<String>?
+
+    /// How `user`'s plays group into albums: the keys `albumsPlayed` gives
+    /// are made with it.
+    func albumFolding(of user: Username) async throws(SourceError) -> AlbumFolding
+}
+
+extension AlbumHistorySource {
+    public func albumFolding(of user: Username) async throws(SourceError) -> AlbumFolding { .editions }
 }
 
 /// One album's whole life in one person's listening: when it started and

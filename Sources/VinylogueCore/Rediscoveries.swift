@@ -61,9 +61,11 @@ public struct Rediscoveries: Sendable, Hashable, Codable {
         if let history = charts as? any AlbumHistorySource, let since = recent.first?.from ?? list.weeks.last?.to {
             // Two independent reads, at once.
             async let lately = Self.outcome { () async throws(SourceError) in try await history.albumsPlayed(by: user, since: since) }
+            async let folding = Self.outcome { () async throws(SourceError) in try await history.albumFolding(of: user) }
             let windowCharts = try await charts.charts(for: user, kind: .album, weeks: windows.map(\.week))
             if let playedLately = try await lately.get() {
-                return build(user: user, windows: windows, windowCharts: windowCharts, playedLately: playedLately, yearsSearched: yearsSearched)
+                return build(user: user, windows: windows, windowCharts: windowCharts, playedLately: playedLately, yearsSearched: yearsSearched,
+                             folding: try await folding.get())
             }
         }
         let all = try await charts.charts(for: user, kind: .album, weeks: windows.map(\.week) + recent)
@@ -81,9 +83,11 @@ public struct Rediscoveries: Sendable, Hashable, Codable {
     }
 
     /// The finds from the charts of the windows and the keys
-    /// (`ScrobbleTally.key`) of the albums played in the last twelve months (pure).
+    /// (`ScrobbleTally.key`, made with `folding`) of the albums played in
+    /// the last twelve months (pure).
     public static func build(user: Username, windows: [(yearsAgo: Int, week: ChartWeek)], windowCharts: [WeeklyChart],
-                             playedLately: Set<String>, yearsSearched: Int) -> Rediscoveries {
+                             playedLately: Set<String>, yearsSearched: Int, folding: AlbumFolding = .editions) -> Rediscoveries {
+        func key(_ entry: ChartEntry) -> String { Self.key(entry, folding) }
         struct Window { var plays = 0; var best: ChartEntry?; var bestWeek: ChartWeek? }
         // Plays per album per year's window.
         var byYear: [String: [Int: Window]] = [:]
@@ -110,7 +114,7 @@ public struct Rediscoveries: Sendable, Hashable, Codable {
         return Rediscoveries(user: user, yearsSearched: yearsSearched, finds: Array(finds.prefix(limit)))
     }
 
-    private static func key(_ entry: ChartEntry) -> String {
-        ScrobbleTally.key(.album, artist: entry.artist, album: entry.name, track: "") ?? ""
+    private static func key(_ entry: ChartEntry, _ folding: AlbumFolding = .editions) -> String {
+        ScrobbleTally.key(.album, artist: entry.artist, album: entry.name, track: "", folding: folding) ?? ""
     }
 }

@@ -37,3 +37,26 @@ import VinylogueCore
         #expect(found.yearsSearched == 2)
     }
 }
+
+/// Forgotten is judged by the person's own grouping: a reissue played
+/// lately is the album (the rule), unless they count spellings apart.
+@Suite struct RediscoveriesFoldingTests {
+    let user = try! Username("ana")
+    let then = ChartWeek(from: 1_371_384_000, to: 1_371_988_800)
+
+    func find(_ folding: AlbumFolding) -> [String] {
+        let playedLately: Set<String> = [ScrobbleTally.key(.album, artist: "The Beatles", album: "Abbey Road (Remastered)", track: "",
+                                                           folding: folding)!]
+        let chart = WeeklyChart(user: user, kind: .album, week: then, entries: [
+            ChartEntry(rank: 1, artist: "The Beatles", name: "Abbey Road", plays: 12),
+            ChartEntry(rank: 2, artist: "Vetiver", name: "Tidewater", plays: 9),
+        ])
+        return Rediscoveries.build(user: user, windows: [(10, then)], windowCharts: [chart], playedLately: playedLately, yearsSearched: 1,
+                                   folding: folding).finds.map(\.name)
+    }
+
+    @Test func aReissuePlayedLatelyIsTheAlbumUnlessSpellingsCountApart() {
+        #expect(find(.editions) == ["Tidewater"])
+        #expect(find(.asSpelled) == ["Abbey Road", "Tidewater"])
+    }
+}

@@ -161,7 +161,8 @@ func buildRouter(configuration: ServerConfiguration, parts: WebAppParts, shared:
     covers.register(on: router, people: people)
     FeedRoutes(sources: sources, viewers: viewers, clock: clock, address: address).register(people: people)
     SettingsRoutes(viewers: viewers, lists: lists, listenTokens: shared.listenTokens, forwarding: parts.forwarding,
-                   copies: parts.copiesHistories ? parts.copies : nil, uploads: parts.uploads, archive: stores.archive, changes: parts.changes, pages: pages, clock: clock,
+                   copies: parts.copiesHistories ? parts.copies : nil, uploads: parts.uploads, albumFolding: parts.albumFolding,
+                   archive: stores.archive, changes: parts.changes, pages: pages, clock: clock,
                    apiKeyConfigured: apiKeyConfigured, configuration: configuration, address: address,
                    audiences: viewers.signIn != nil ? parts.audiences : nil, digests: digests).register(on: router)
     if let digests {

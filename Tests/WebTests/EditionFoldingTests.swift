@@ -57,4 +57,55 @@ import VinylogueCore
         }
         let entries: [Entry]
     }
+
+    /// Settings' "Albums": what the rule joins is listed; turning it off
+    /// counts the charts again so each spelling charts alone, and on again
+    /// joins them; someone not signed in cannot change it.
+    @Test func aPersonTurnsFoldingOffAndOnInSettings() async throws {
+        try await Harness.run(signIn: true) { harness, client in
+            let vera = try Username("Vera")
+            var listens: [Scrobble] = []
+            for n in 0..<5 { listens.append(Scrobble(instant: Self.week.from + 3_600 + Int64(n) * 600, artist: "Vetiver", album: "Tidewater", track: "T\(n)")) }
+            for n in 0..<4 {
+                listens.append(Scrobble(instant: Self.week.from + 86_400 + Int64(n) * 600, artist: "Vetiver", album: "Tidewater (Deluxe Edition)",
+                                        track: "T\(n)"))
+            }
+            _ = try await SQLiteScrobbleStore(database: harness.database).store(listens, of: vera, origin: .received)
+            let browser = try await SignInTests.signIn(client, harness, as: "Vera")
+
+            let settings = try await SignInTests.page(client, "/settings", browser)
+            #expect(settings.body.contains("Editions of an album count as one album."), "\(settings.body)")
+            #expect(settings.body.contains("href=\"/settings/albums\""))
+            let preview = try await SignInTests.page(client, "/settings/albums", browser)
+            #expect(preview.status == .ok)
+            #expect(preview.body.contains("One album of yours was played under several spellings"), "\(preview.body)")
+            #expect(preview.body.contains("“Tidewater (Deluxe Edition)”: 4 plays"))
+
+            let off = try await client.post("/settings/albums", ["editions": "off"], session: browser.form)
+            #expect(off.status == .seeOther, "\(off.body)")
+            #expect(off.headers[.location] == "/settings?albums=off#albums")
+            await harness.idle()
+            var chart = try await client.get("/api/u/Vera/chart?week=2022-07-12")
+            #expect(chart.body.contains("Tidewater (Deluxe Edition)"), "\(chart.body)")
+            let turnedOff = try await SignInTests.page(client, "/settings?albums=off", browser)
+            #expect(turnedOff.body.contains("Every spelling counts as its own album now."))
+            #expect(turnedOff.body.contains("Treat editions of an album as one"))
+
+            let on = try await client.post("/settings/albums", ["editions": "on"], session: browser.form)
+            #expect(on.headers[.location] == "/settings?albums=on#albums")
+            await harness.idle()
+            chart = try await client.get("/api/u/Vera/chart?week=2022-07-12")
+            #expect(!chart.body.contains("Deluxe Edition"), "\(chart.body)")
+            let decoded = try JSONDecoder().decode(Charted.self, from: Data(chart.body.utf8))
+            #expect(decoded.entries.map(\.plays) == [9])
+
+            // A forged form changes nothing; a visitor is asked to sign in.
+            let forged = try await client.post("/settings/albums", ["editions": "off"], session: browser.form, token: "forged")
+            #expect(forged.status == .forbidden)
+            let visitor = try await client.session(from: "/")
+            let anonymous = try await client.post("/settings/albums", ["editions": "off"], session: visitor)
+            #expect(anonymous.status != .seeOther)
+            #expect(try await SQLiteScrobbleStore(database: harness.database).albumFolding(of: vera) == .editions)
+        }
+    }
 }

@@ -19,6 +19,9 @@ enum Paths {
     static let forwarding = "/settings/forwarding"
     /// Starting and stopping the copy of one's own history.
     static let historyCopy = "/settings/history"
+    /// GET: the albums one's archive holds under several spellings; POST:
+    /// whether editions of an album count as one (`editions=on|off`).
+    static let albumFolding = "/settings/albums"
     /// Uploading an export.
     static let exportUpload = "/settings/import"
     static let personalExport = "/settings/export"

@@ -23,6 +23,8 @@ struct SettingsRoutes: Sendable {
     let copies: HistoryCopyWorker?
     /// Exports uploaded here and imported in the background.
     let uploads: UploadedImports?
+    /// People's choices of how their albums group.
+    let albumFolding: AlbumRefolding?
     /// The archive, for deleting what a copy stored.
     let archive: (any ScrobbleArchive)?
     /// Where it is announced that what a copy stored was deleted.
@@ -56,6 +58,7 @@ struct SettingsRoutes: Sendable {
         var listens: ListenAPIView?
         var forwarding: ForwardingView?
         var history: HistoryCopyView?
+        var albums: AlbumFoldingView?
         var imports: ImportsView?
         var download: DownloadView?
         var deletion: DeleteAccountView?
@@ -88,6 +91,10 @@ struct SettingsRoutes: Sendable {
         }
         if copies != nil {
             router.post(RouterPath(Paths.historyCopy)) { request, context in try await self.changeHistoryCopy(request, context) }
+        }
+        if albumFolding != nil {
+            router.get(RouterPath(Paths.albumFolding)) { request, context in try await self.showAlbumSpellings(request, context) }
+            router.post(RouterPath(Paths.albumFolding)) { request, context in try await self.changeAlbumFolding(request, context) }
         }
     }
 
@@ -131,6 +138,7 @@ struct SettingsRoutes: Sendable {
         view.listens = await listens(of: owner, settings: settings, context: context)
         view.forwarding = await forwarding(of: owner, request: request, settings: settings)
         view.history = await historyCopy(for: context, settings: settings)
+        view.albums = await albumFoldingSection(for: context)
         view.imports = await imports(of: owner, settings: settings)
         view.download = await download(for: context)
         view.deletion = await deletion(for: request, context)
@@ -147,6 +155,7 @@ struct SettingsRoutes: Sendable {
         if request.uri.queryParameters.get("saved") != nil { view.notice = "Settings saved." }
         if let changed = request.uri.queryParameters.get("forwarding") { view.forwarding?.changed = ForwardingView.notice(changed) }
         if let changed = request.uri.queryParameters.get("history") { view.history?.changed = Self.historyNotice(changed) }
+        if let changed = request.uri.queryParameters.get("albums") { view.albums?.changed = Self.albumFoldingNotice(changed) }
         if request.uri.queryParameters.get("import") == "queued" {
             view.imports?.uploadNotice = "Your export is stored and will be imported in a moment; this page shows what came of it."
         }

@@ -11,7 +11,9 @@ import VinylogueCore
 ///   ListenBrainz's exports);
 /// - `vinylogue/list.json`, `vinylogue/settings.json`,
 ///   `vinylogue/forwarding.json`: their list in its order, their settings,
-///   and where their listens are forwarded.
+///   and where their listens are forwarded;
+/// - `vinylogue/albums.json`: how their albums group (`AlbumChoices`),
+///   which `vinylogue import` of the ZIP brings back.
 ///
 /// Secrets stay out: no listen token, session key or ListenBrainz token is
 /// written (forwarding says only whether and to whom). The archive is read
@@ -100,6 +102,11 @@ public struct PersonalExport: Sendable {
         if let visibility { written += ",\"visibility\":" + JSONText.string(visibility.rawValue) }
         if let digest { written += Self.digestJSON(digest) }
         try await send(try zip.add(written + "}\n"))
+        if let person {
+            let folding = try await archive.albumFolding(of: person)
+            try await send(try zip.begin(AlbumFoldingMember.path))
+            try await send(try zip.add(AlbumFoldingMember.json(folding)))
+        }
         if let forwarding {
             let choice = try await forwarding.choice(of: owner)
             try await send(try zip.begin("vinylogue/forwarding.json"))

@@ -67,6 +67,9 @@ public struct ImportSummary: Sendable, Hashable {
     public var notes: [String] = []
     /// True when the file given was a ZIP archive or a directory.
     public var isCollection = false
+    /// The album choice a Vinylogue export carried (`AlbumFoldingMember`),
+    /// for the caller to bring back.
+    public var albumFolding: AlbumFolding?
 
     public init() {}
 

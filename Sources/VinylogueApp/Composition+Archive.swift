@@ -5,6 +5,7 @@ import Foundation
 import LastFM
 import ListenBrainz
 import VinylogueCore
+import Workers
 
 extension Composition {
     /// The archive commands and the CLI's charts read and write: the one
@@ -60,5 +61,19 @@ extension Composition {
         return RecentTracksGateway { user, from, to, page, limit throws(SourceError) in
             try await client.recentTracks(of: user, from: from, to: to, page: page, limit: limit)
         }
+    }
+}
+
+extension Composition {
+    /// Brings back `user`'s album choice as an export carried it
+    /// (`vinylogue import` of a "Download everything" ZIP): recorded, and
+    /// when it changed, their charts counted again here and now (the
+    /// command line runs no job runner). Returns whether it changed.
+    public func bringBackAlbumFolding(_ folding: AlbumFolding, of user: Username, dataDir: String?) async throws -> Bool {
+        let backend = try await openStorage(dataDir: dataDir).backend
+        let refolding = AlbumRefolding(choices: backend.archive, clock: clock, wakeup: Wakeup())
+        guard try await refolding.choose(folding, of: user) else { return false }
+        _ = try await refolding.countNow(user, jobs: backend.jobs)
+        return true
     }
 }

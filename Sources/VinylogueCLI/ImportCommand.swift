@@ -104,6 +104,17 @@ struct ImportCommand: AsyncParsableCommand {
                     + "(\(ExportFormat.names.joined(separator: ", "))).", exitCode: .usage)
             }
             Terminal.standardOutput.write(Self.report(summary, user: username))
+            if let folding = summary.albumFolding {
+                do {
+                    if try await composition.bringBackAlbumFolding(folding, of: username, dataDir: dataDir) {
+                        Terminal.standardOutput.write(folding.foldsEditions
+                            ? "As the export says, editions of an album count as one album for \(username); their charts are counted again.\n"
+                            : "As the export says, each spelling of an album counts as its own album for \(username); their charts are counted again.\n")
+                    }
+                } catch let error as SourceError {
+                    throw CommandFailure(error)
+                }
+            }
             if summary.isCollection, summary.imported + summary.duplicates == 0, !summary.refused.isEmpty {
                 throw CommandFailure("Nothing was imported from “\(file)”: \(summary.refused.count == 1 ? "a file in it is" : "files in it are") "
                     + "damaged or too large (listed above). Download the export again; if it keeps happening, unpack it and import "

@@ -68,4 +68,17 @@ public struct AlbumRefolding: JobHandler {
         await changes?.changed(.listens(user))
         return .done
     }
+
+    /// Counts `user`'s charts again now, in this process (the command line
+    /// runs no runner): claims their queued job, runs it with its lease
+    /// renewed, and ends it. False when none was queued, or another
+    /// process holds it (it will finish it).
+    public func countNow(_ user: Username, jobs: any JobQueue) async throws -> Bool {
+        let lease: TimeInterval = 120
+        guard let claim = try await jobs.claim(kind, key: user.key, as: JobHolder.name(), at: clock.now, lease: lease,
+                                               takingOverFrom: JobHolder.isGone) else { return false }
+        let ending = await JobRunner.renewing(claim, in: jobs, clock: clock, lease: lease) { await run(claim) }
+        _ = try await jobs.end(claim, as: ending, at: clock.now)
+        return ending == .done
+    }
 }

@@ -3,6 +3,9 @@ import LastFMTestServer
 import Testing
 import TestSupport
 import VinylogueCore
+import ZIPFoundation
+import SQLiteStore
+import Stores
 
 /// What one run of the `vinylogue` binary did.
 struct Run {
@@ -330,6 +333,40 @@ func withFakeEnvironment(_ body: @Sendable (FakeLastFM, [String: String]) async 
         let unknown = try await vinylogue(["albums", "nobody", "--data-dir", data])
         #expect(unknown.status != 0)
         #expect(unknown.stderr.contains("nobody"), "\(unknown.stderr)")
+    }
+}
+
+/// A person's album choice goes with their "Download everything" ZIP and
+/// comes back with `vinylogue import` of it, charts counted again.
+@Suite struct AlbumChoiceTravelTests {
+    @Test func theChoiceTravelsInTheExportAndComesBackWithItsImport() async throws {
+        let dir = try TemporaryDirectory()
+        let export = dir.url.appendingPathComponent("export.csv")
+        try EditionsCommandTests.history(now: Date()).write(to: export, atomically: true, encoding: .utf8)
+        let first = dir.url.appendingPathComponent("first"), second = dir.url.appendingPathComponent("second")
+        _ = try await vinylogue(["import", export.path, "--user", "ana", "--data-dir", first.path])
+        do {
+            let store = SQLiteScrobbleStore(database: try ArchiveDatabase(directory: first))
+            #expect(try await store.chooseAlbumFolding(.asSpelled, of: try Username("ana"), at: Date()))
+        }
+        let zip = dir.url.appendingPathComponent("ana.zip")
+        let exported = try await vinylogue(["export", "ana", "-o", zip.path, "--data-dir", first.path])
+        #expect(exported.status == 0, "\(exported.stderr)")
+        let archive = try Archive(url: zip, accessMode: .read)
+        var member = Data()
+        _ = try archive.extract(try #require(archive["vinylogue/albums.json"])) { member.append($0) }
+        #expect(String(decoding: member, as: UTF8.self) == "{\"editions_as_one\":false}\n")
+
+        let imported = try await vinylogue(["import", zip.path, "--user", "ana", "--data-dir", second.path])
+        #expect(imported.status == 0, "\(imported.stderr)")
+        #expect(imported.stdout.contains("each spelling of an album counts as its own album for ana"), "\(imported.stdout)")
+        let store = SQLiteScrobbleStore(database: try ArchiveDatabase(directory: second))
+        #expect(try await store.albumFolding(of: try Username("ana")) == .asSpelled)
+        let life = try await vinylogue(["album", "ana", "The Beatles", "Abbey Road", "--data-dir", second.path])
+        #expect(life.stdout.contains("Plays         27"), "\(life.stdout)")
+        // Counted here: nothing is left queued for a server to do.
+        let jobs = try await SQLiteJobQueue(try ArchiveDatabase(directory: second)).jobs(of: .albumFolding, key: "ana")
+        #expect(jobs.map(\.state) == [.done])
     }
 }
 

@@ -174,6 +174,36 @@ public struct PostgresCopy: Sendable {
         }
     }
 
+    /// Copies people's album choices (the copy's replace the database's),
+    /// before their listens, whose charts are counted with them. A person
+    /// whose listens are here already and whose choice changes gets their
+    /// charts counted again by the job queue.
+    public func write(_ foldings: [PersonalData.AlbumFoldingRow], at now: Date = Date()) async throws {
+        let logger = self.logger
+        try await database.client.withTransaction(logger: logger) { connection in
+            for f in foldings {
+                var before = AlbumFolding.editions
+                for try await folds in try await connection.query("""
+                    SELECT folds_editions FROM album_folding WHERE name_key = \(f.nameKey) FOR UPDATE
+                    """, logger: logger).decode(Bool.self) {
+                    before = AlbumFolding(foldsEditions: folds)
+                }
+                try await connection.query("""
+                    INSERT INTO album_folding(name_key, folds_editions, version) VALUES (\(f.nameKey), \(f.foldsEditions), \(f.version))
+                    ON CONFLICT (name_key) DO UPDATE SET folds_editions = EXCLUDED.folds_editions, version = EXCLUDED.version
+                    """, logger: logger)
+                var archived = false
+                for try await _ in try await connection.query("SELECT 1 FROM archive_user WHERE name_key = \(f.nameKey)", logger: logger) {
+                    archived = true
+                }
+                if archived, before.foldsEditions != f.foldsEditions {
+                    _ = try await PostgresJobQueue.enqueue(.albumFolding, personKey: f.nameKey, key: f.nameKey, payload: "", machine: nil,
+                                                           notBefore: nil, at: now, connection, logger)
+                }
+            }
+        }
+    }
+
     /// Copies weekly digest subscriptions (the copy's replace what the
     /// database held for the same owner), confirmations and links kept.
     public func write(_ subscriptions: [DigestSubscription]) async throws {
@@ -224,7 +254,7 @@ public struct PostgresCopy: Sendable {
                               ("sessions", "web_session"), ("saved Last.fm answers", "lastfm_response"), ("scrobbles", "scrobble"),
                               ("remembered covers", "album_cover"), ("listen tokens", "listen_token"),
                               ("forwarding choices", "forwarding"), ("listens to forward", "forward_outbox"),
-                              ("digest subscriptions", "digest_subscription")] {
+                              ("digest subscriptions", "digest_subscription"), ("album choices", "album_folding")] {
             for try await n in try await database.client.query(PostgresQuery(unsafeSQL: "SELECT count(*) FROM \(table)"), logger: logger).decode(Int64.self) {
                 counts[name] = Int(n)
             }

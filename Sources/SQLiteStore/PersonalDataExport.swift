@@ -70,6 +70,15 @@ public struct PersonalDataExport: Sendable {
         }
     }
 
+    /// Every person's album choice.
+    public func albumFoldings() async throws -> [PersonalData.AlbumFoldingRow] {
+        try await writer.read { db in
+            try Row.fetchAll(db, sql: "SELECT name_key, folds_editions, version FROM album_folding ORDER BY name_key").map {
+                PersonalData.AlbumFoldingRow(nameKey: $0[0], foldsEditions: $0[1], version: $0[2])
+            }
+        }
+    }
+
     public func forwardingChoices() async throws -> [PersonalData.ForwardingRow] {
         try await writer.read { db in
             try Row.fetchAll(db, sql: "SELECT owner, to_lastfm, listenbrainz_token, listenbrainz_user, updated_at FROM forwarding ORDER BY owner").map {
@@ -158,7 +167,7 @@ public struct PersonalDataExport: Sendable {
                                   ("sessions", "web_session"), ("saved Last.fm answers", "response_cache"), ("scrobbles", "scrobble"),
                                   ("remembered covers", "album_cover"), ("listen tokens", "listen_token"),
                                   ("forwarding choices", "forwarding"), ("listens to forward", "forward_outbox"),
-                                  ("digest subscriptions", "digest_subscription")] {
+                                  ("digest subscriptions", "digest_subscription"), ("album choices", "album_folding")] {
                 counts[name] = try Int.fetchOne(db, sql: "SELECT count(*) FROM \(table)") ?? 0
             }
             return counts

@@ -27,6 +27,19 @@ public enum PersonalData {
         }
     }
 
+    /// A person's choice of how their albums group (`AlbumChoices`).
+    public struct AlbumFoldingRow: Sendable, Hashable {
+        public let nameKey: String
+        public let foldsEditions: Bool
+        public let version: Int64
+
+        public init(nameKey: String, foldsEditions: Bool, version: Int64) {
+            self.nameKey = nameKey
+            self.foldsEditions = foldsEditions
+            self.version = version
+        }
+    }
+
     public struct SettingRow: Sendable {
         public let owner: Int64
         public let key: String

@@ -123,6 +123,9 @@ struct CopyCommand: AsyncParsableCommand {
                 let digests = try await export.digestSubscriptions()
                 try await copy.write(digests)
                 out.write("  digest subscriptions: \(digests.count)\n")
+                let foldings = try await export.albumFoldings()
+                try await copy.write(foldings)
+                out.write("  album choices: \(foldings.count)\n")
                 var lastListen: Int64 = 0, outbox = 0
                 while true {
                     let batch = try await export.outbox(after: lastListen, limit: Self.page)

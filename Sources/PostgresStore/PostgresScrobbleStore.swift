@@ -193,6 +193,8 @@ public struct PostgresScrobbleStore: ScrobbleArchive {
                     try await connection.query(PostgresQuery(unsafeSQL: "DELETE FROM \(table) WHERE user_id = $1", binds: Self.binds(id)), logger: logger)
                 }
                 try await connection.query("DELETE FROM archive_user WHERE id = \(id)", logger: logger)
+                try await connection.query("DELETE FROM album_folding WHERE name_key = \(user.key)", logger: logger)
+                try await connection.query("DELETE FROM job WHERE person = \(user.key)", logger: logger)
             }
         }
     }

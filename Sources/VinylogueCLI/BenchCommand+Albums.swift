@@ -42,3 +42,52 @@ extension BenchCommand {
         print("Rediscover (\(finds) albums found): p50 \(format(percentile(rediscover, 0.5), 2)) ms, max \(format(rediscover.last ?? 0, 2)) ms")
     }
 }
+
+extension BenchCommand {
+    /// Times turning "editions as one album" off and on again for `user`
+    /// (the choice recorded, then every week counted again in slices, as
+    /// the job does), while weekly charts are read meanwhile as pages
+    /// would read them; prints each count's time and the reads' latency.
+    static func benchRefolding(_ archive: any ScrobbleArchive, user: Username, weeks: [ChartWeek], now: Date) async throws {
+        let clock = ContinuousClock()
+        let source = ArchiveChartSource(store: archive)
+        for folding in [AlbumFolding.asSpelled, .editions] {
+            _ = try await archive.chooseAlbumFolding(folding, of: user, at: now)
+            let counting = Task {
+                let begin = clock.now
+                var after: Int64?
+                var slices = 0
+                while let last = try await archive.countAgain(user, after: after, fence: nil).lastWeek {
+                    after = last
+                    slices += 1
+                }
+                return (seconds(clock.now - begin), slices)
+            }
+            // Pages meanwhile: a week's chart after another, until the count ends.
+            let reading = Task {
+                var latencies: [Double] = []
+                var index = 0
+                while !Task.isCancelled, !weeks.isEmpty {
+                    let begin = clock.now
+                    do {
+                        _ = try await source.chart(for: user, kind: .album, week: weeks[(index * 7919) % weeks.count])
+                    } catch {
+                        // The read cut short by the count's end is not measured.
+                        if Task.isCancelled { break }
+                        throw error
+                    }
+                    latencies.append(seconds(clock.now - begin) * 1000)
+                    index += 1
+                }
+                return latencies
+            }
+            let (took, slices) = try await counting.value
+            reading.cancel()
+            let latencies = try await reading.value.sorted()
+            let name = folding.foldsEditions ? "on again" : "off"
+            print("Editions as one album \(name): every week counted again in \(format(took, 2)) s (\(slices) slices of "
+                + "\(CountedAgain.weeksPerSlice) weeks); \(latencies.count) weekly charts read meanwhile: p50 "
+                + "\(format(percentile(latencies, 0.5), 3)) ms, p99 \(format(percentile(latencies, 0.99), 3)) ms")
+        }
+    }
+}

@@ -10,7 +10,7 @@ import VinylogueCore
 struct BenchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bench",
-        abstract: "Benchmark the archive at several sizes: import (CSV and ZIP), weekly chart latency, every-year query, album life, rediscover, peak memory.")
+        abstract: "Benchmark the archive at several sizes: import (CSV and ZIP), weekly chart latency, every-year query, album life, rediscover, editions folded off and on, peak memory.")
 
     @Option(help: ArgumentHelp("Scrobbles in each archive measured, one after another (comma-separated).",
                                discussion: "Up to 1,000,000 an archive is one person's generated export; above, people of 1,000,000 each."))
@@ -91,6 +91,9 @@ struct BenchCommand: AsyncParsableCommand {
         let users = try [user] + (1..<max(1, people)).map { try Username("bench-\($0)") }
         try await Self.benchReads(source, users: users, weeks: weeks, now: Date(timeIntervalSince1970: TimeInterval(end))) { who, week in
             _ = try store.chartsBlocking(.album, of: who, weeks: [week])
+        }
+        if size <= Self.personSize {
+            try await Self.benchRefolding(store, user: user, weeks: weeks, now: Date(timeIntervalSince1970: TimeInterval(end)))
         }
         print("Peak memory (VmHWM) of this size (import and reads): \(Self.peakMemory() ?? "unknown")")
 

@@ -49,5 +49,6 @@ struct PostgresBench {
         let source = ArchiveChartSource(store: store)
         let weeks = try await source.chartList(for: user).weeks
         try await BenchCommand.benchReads(source, users: [user], weeks: weeks, now: Date(timeIntervalSince1970: TimeInterval(end)))
+        try await BenchCommand.benchRefolding(store, user: user, weeks: weeks, now: Date(timeIntervalSince1970: TimeInterval(end)))
     }
 }

@@ -1,0 +1,92 @@
+"""Settings → Albums in a real browser: what "editions as one album" joins
+in one's own archive, turning it off (each spelling charts alone once the
+background count has run) and on again."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from playwright.sync_api import expect
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "Python"))
+from launcher import binary  # noqa: E402
+
+from conftest import http_get  # noqa: E402
+
+# Tuesday 25 November 2025, noon UTC: a year before the suite's fixed now.
+A_YEAR_AGO = 1_764_072_000
+# Sunday 22 November 2026, noon UTC: two days before it.
+LAST_WEEK = 1_795_348_800
+
+
+def history_csv(path: Path) -> None:
+    lines = ["uts,utc_time,artist,artist_mbid,album,album_mbid,track,track_mbid"]
+    for n in range(5):
+        lines.append(f"{A_YEAR_AGO + n * 600},x,Vetiver,,Tidewater,,Track {n},")
+    for n in range(4):
+        lines.append(f"{A_YEAR_AGO + 7_200 + n * 600},x,Vetiver,,Tidewater (Deluxe Edition),,Bonus {n},")
+    for n in range(6):
+        lines.append(f"{A_YEAR_AGO + 14_400 + n * 600},x,Low,,HEY WHAT,,Song {n},")
+    # Played this week too: an archive this recent is the person's charts at once.
+    lines.append(f"{LAST_WEEK},x,Low,,Double Negative,,Dancing and Blood,")
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def album_names(app) -> list[str]:
+    status, body = http_get(app("/api/u/ybsc/chart?years_ago=1"))
+    assert status == 200, body
+    return [entry["name"] for entry in json.loads(body)["entries"]]
+
+
+def until_names(app, expected: list[str]) -> list[str]:
+    """The chart's album names once the background count has given `expected` (10 s at most)."""
+    deadline = time.monotonic() + 10
+    names = album_names(app)
+    while names != expected and time.monotonic() < deadline:
+        time.sleep(0.05)
+        names = album_names(app)
+    return names
+
+
+def test_editions_as_one_album_shown_turned_off_and_on(page, stack, fake, tmp_path, shot):
+    data = tmp_path / "data"
+    export = tmp_path / "export.csv"
+    history_csv(export)
+    subprocess.run([binary("vinylogue"), "import", str(export), "--user", "ybsc", "--data-dir", str(data)],
+                   check=True, capture_output=True, timeout=60)
+    app = stack.app(fake, data_dir=data)
+
+    page.goto(app("/"))
+    page.get_by_label("Your Last.fm username").fill("ybsc")
+    page.get_by_role("button", name="Start").click()
+    assert album_names(app) == ["Tidewater", "HEY WHAT"]
+
+    page.goto(app("/settings#albums"))
+    section = page.locator("#albums")
+    expect(section.get_by_role("heading", name="Albums")).to_be_visible()
+    expect(section).to_contain_text("Editions of an album count as one album.")
+    shot(page, "on")
+
+    section.get_by_role("link", name="See which of your albums were played under several spellings").click()
+    expect(page.get_by_role("heading", level=1)).to_have_text("Albums counted as one")
+    expect(page.locator("ol.spellings > li")).to_have_count(1)
+    expect(page.locator("ol.spellings")).to_contain_text("“Tidewater (Deluxe Edition)”: 4 plays")
+    shot(page, "spellings")
+
+    page.goto(app("/settings#albums"))
+    page.get_by_role("button", name="Count each spelling as its own album").click()
+    expect(page.locator("#albums .notice")).to_contain_text("Every spelling counts as its own album now.")
+    expect(page.get_by_role("button", name="Treat editions of an album as one")).to_be_visible()
+    assert until_names(app, ["HEY WHAT", "Tidewater", "Tidewater (Deluxe Edition)"]) == ["HEY WHAT", "Tidewater", "Tidewater (Deluxe Edition)"]
+    page.goto(app("/u/ybsc"))
+    expect(page.locator("li.row .album", has_text="Tidewater (Deluxe Edition)")).to_be_visible()
+    shot(page, "off-chart")
+
+    page.goto(app("/settings#albums"))
+    page.get_by_role("button", name="Treat editions of an album as one").click()
+    expect(page.locator("#albums .notice")).to_contain_text("Editions of an album count as one album again.")
+    assert until_names(app, ["Tidewater", "HEY WHAT"]) == ["Tidewater", "HEY WHAT"]

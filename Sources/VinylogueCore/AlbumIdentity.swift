@@ -61,8 +61,19 @@ public enum AlbumIdentity {
     /// it ("(Deluxe Edition)" alone is a name).
     public static func title(_ title: String) -> String {
         var text = comparable(title)
+        // A single's or an EP's own editions: "Trains (Remastered) - Single".
+        var kind = ""
+        for suffix in [" - single", " - ep"] where text.hasSuffix(suffix) && text.count > suffix.count {
+            kind = suffix
+            text = String(text.dropLast(suffix.count))
+        }
         while let shorter = withoutLastDecoration(text) { text = shorter }
-        return text
+        // An edition with a name of its own after "Deluxe:" ("SOS Deluxe: LANA").
+        if kind.isEmpty, let deluxe = text.range(of: " deluxe: "), deluxe.lowerBound > text.startIndex {
+            text = trimmingSeparators(text[..<deluxe.lowerBound])
+            while let shorter = withoutLastDecoration(text) { text = shorter }
+        }
+        return text + kind
     }
 
     /// `text` folded for comparison: compatibility-decomposed (so width
@@ -110,12 +121,26 @@ public enum AlbumIdentity {
             guard i > 0 else { return nil }
             let inside = String(decoding: utf8[(i + 1)..<(utf8.count - 1)], as: UTF8.self)
             let before = trimmingSeparators(String(decoding: utf8[..<i], as: UTF8.self)[...])
-            return !before.isEmpty && isDecoration(inside) ? before : nil
+            guard !before.isEmpty else { return nil }
+            if isDecoration(inside) { return before }
+            // "(Original Motion Picture Soundtrack / Deluxe Edition)": the
+            // edition's parts go, the rest of the bracket stays.
+            let parts = inside.split(separator: "/").map { $0.trimmingCharacters(in: .whitespaces) }
+            let kept = parts.filter { !isDecoration($0) }
+            guard parts.count > 1, !kept.isEmpty, kept.count < parts.count else { return nil }
+            return before + " " + String(UnicodeScalar(open)) + kept.joined(separator: " / ") + String(UnicodeScalar(last))
         }
         // After the last spaced dash.
         if let dash = lastSpacedDash(in: text) {
-            let before = trimmingSeparators(text[..<dash.lowerBound])
-            if !before.isEmpty && isDecoration(String(text[dash.upperBound...])) { return before }
+            var before = trimmingSeparators(text[..<dash.lowerBound])
+            if !before.isEmpty && isDecoration(String(text[dash.upperBound...])) {
+                // "X - 2011 - Remaster": the remaster's year goes with it.
+                if let year = lastSpacedDash(in: before), isYear(String(before[year.upperBound...])), !before.contains("live") {
+                    let shorter = trimmingSeparators(before[..<year.lowerBound])
+                    if !shorter.isEmpty { before = shorter }
+                }
+                return before
+            }
         }
         guard text.hasSuffix("edition") || text.hasSuffix("anniversary") else { return nil }
         return withoutTrailingEdition(text)
@@ -159,6 +184,12 @@ public enum AlbumIdentity {
             start -= 1
         }
         guard named, start > 0 else { return nil }
+        // "Happy Anniversary" is a name; "45th Anniversary" an edition.
+        let run = words[start...].map(String.init)
+        if last == "anniversary", !run.contains(where: { isOrdinal($0) || isYear($0) || spelledOrdinals.contains($0) }),
+           run.filter(editionMarks.contains).count < 2 {
+            return nil
+        }
         let before = trimmingSeparators(words[..<start].joined(separator: " ")[...])
         return before.isEmpty ? nil : before
     }
@@ -166,9 +197,11 @@ public enum AlbumIdentity {
     /// Words an unbracketed edition at the end of a title may hold beside
     /// its marks (fewer than a bracketed one: "Live in Japan Deluxe
     /// Edition" keeps "Live in Japan").
-    static let trailingWords: Set<String> = [
-        "edition", "the", "first", "second", "third", "fifth", "tenth", "fifteenth", "twentieth", "twenty-fifth",
-        "thirtieth", "fortieth", "fiftieth", "sixtieth",
+    static let trailingWords: Set<String> = spelledOrdinals.union(["edition", "the"])
+
+    static let spelledOrdinals: Set<String> = [
+        "first", "second", "third", "fifth", "tenth", "fifteenth", "twentieth", "twenty-fifth", "thirtieth", "fortieth", "fiftieth",
+        "sixtieth",
     ]
 
     /// Whether `part` (comparable, without its brackets) names an edition
@@ -179,7 +212,10 @@ public enum AlbumIdentity {
             .flatMap { $0.split(separator: " - ", omittingEmptySubsequences: true) }
             .map { $0.split(separator: " ").map { $0.trimmingCharacters(in: wordEdges) }.filter { !$0.isEmpty } }
             .filter { !$0.isEmpty }
-        return !pieces.isEmpty && pieces.allSatisfy(isEditionWords)
+        // A year on its own names the edition another piece names:
+        // "[2011 - Remaster]", "(Remastered) [2011 / Deluxe]".
+        let named = pieces.filter { !$0.allSatisfy(isYear) }
+        return !named.isEmpty && named.allSatisfy(isEditionWords)
     }
 
     /// One piece of a decoration, as words.
@@ -191,17 +227,26 @@ public enum AlbumIdentity {
         var named = false
         var mix = false
         var year = false
+        let anniversary = words.contains { anniversaryWords.contains($0) }
         for word in words {
             if editionMarks.contains(word) { named = true; continue }
+            // "(2019 Digital Master)": a master with its year or as digital.
+            if word == "master", words.contains("digital") || words.contains(where: isYear) { named = true; continue }
+            // "(25 Aniversario)": a bare number counts the years.
+            if anniversary, Int(word) != nil { continue }
             if word == "mix" || word == "remix" { mix = true; continue }
             if isYear(word) { year = true; continue }
             if isOrdinal(word) || fillers.contains(word) { continue }
             return false
         }
+        // A remix is another recording unless it is a year's ("(2022 Remix)").
+        if words.contains("remix") && !year { return false }
         if named || mix && (year || words.contains("original")) { return true }
         // "(U.S. Version)", "(International Version)": a market's edition.
         return words.last == "version" && words.contains(where: regions.contains)
     }
+
+    static let anniversaryWords: Set<String> = ["anniversary", "aniversario", "anniversaire", "anniversario", "jubilaum"]
 
     static let regions: Set<String> = [
         "us", "uk", "eu", "european", "japan", "japanese", "international", "american", "australian", "german", "u.s", "u.k", "usa",
@@ -216,24 +261,27 @@ public enum AlbumIdentity {
         "uncensored", "censored", "hd", "hi-res", "24-bit", "24bit", "sacd", "re-mastered", "re-master", "re-edition",
         "reedition", "re-release", "rerelease", "extended", "edited", "edeluxe", "archive", "extendida", "extendido",
         "especial", "ampliada", "ampliado", "erweiterte", "speciale", "limitee", "limitada", "limitata", "переиздание",
+        "lujo", "luxo", "comemorativa", "conmemorativa", "aniversario", "anniversaire", "anniversario", "jubilaum", "booklet",
     ]
     /// Words an edition piece may hold beside its marks.
     static let fillers: Set<String> = [
-        "edition", "editions", "version", "versions", "ed", "edicion", "edizione", "ausgabe", "the", "a", "with", "in",
+        "edition", "editions", "version", "versions", "ed", "edicion", "edicao", "edizione", "ausgabe", "the", "a", "with", "in",
         "track", "tracks", "digital", "digitally", "album", "lp", "cd", "original", "us", "uk", "eu", "european", "japan",
         "japanese", "international", "american", "australian", "german", "bit", "year", "years",
         "of", "and", "+", "-", "complete", "bonus-track", "bonustrack", "bonustracks", "plus", "revised", "u.s", "u.k",
         "usa", "recording", "recordings", "collection", "first", "second", "third", "fifth", "tenth", "fifteenth",
-        "twentieth", "twenty-fifth", "thirtieth", "fortieth", "fiftieth", "sixtieth",
+        "twentieth", "twenty-fifth", "thirtieth", "fortieth", "fiftieth", "sixtieth", "box", "set", "boxset", "de", "video",
+        "mp3", "amazon", "exclusive",
     ]
     /// Words after which a piece is an edition whatever precedes it.
-    static let editionWords: Set<String> = ["edition", "edicion", "edizione", "ausgabe", "ed"]
+    static let editionWords: Set<String> = ["edition", "edicion", "edicao", "edizione", "ausgabe", "ed"]
     /// Words that name another recording: such a piece is never an edition.
     static let otherRecordings: Set<String> = [
         "live", "acoustic", "instrumental", "instrumentals", "remixes", "remixed", "demo", "demos", "karaoke",
         "unplugged", "commentary", "cappella", "orchestral", "piano", "dub", "sessions", "session", "covers",
         "soundtrack", "score", "taylors", "re-recorded", "rerecorded", "sped", "slowed", "reverb", "chopped", "screwed",
         "radio", "edit", "edits", "single", "ep", "vol", "volume", "part", "pt", "chapter", "act", "book",
+        "stripped", "symphonic", "orchestra", "reimagined", "acapella", "nightcore", "lofi", "cover",
     ]
     static let discWords: Set<String> = ["disc", "disk", "cd"]
 
@@ -265,7 +313,7 @@ public enum AlbumIdentity {
     static func isOrdinal(_ word: String) -> Bool {
         let digits = word.prefix { $0.isASCII && $0.isNumber }
         guard !digits.isEmpty else { return false }
-        return ["st", "nd", "rd", "th"].contains(word.dropFirst(digits.count))
+        return ["st", "nd", "rd", "th", "o", "a", "e"].contains(word.dropFirst(digits.count))
     }
 
     static let wordEdges = CharacterSet(charactersIn: ".!,()[]{}")
@@ -273,8 +321,9 @@ public enum AlbumIdentity {
                                           UInt8(ascii: "}"): UInt8(ascii: "{")]
 
     /// Where featured credits begin in a comparable artist.
-    static let featuredMarkers: [[UInt8]] = [" feat. ", " feat ", " ft. ", " ft ", " featuring ", " with ",
-                                             "(feat. ", "(feat ", "(ft. ", "(featuring ", "(with ", "[feat. ", "[feat ", "[ft. "]
+    static let featuredMarkers: [[UInt8]] = [" feat.", " feat ", " ft.", " ft ", " featuring ", " with ",
+                                             "(feat.", "(feat ", "(ft.", "(ft ", "(featuring ", "(with ", "[feat.", "[feat ", "[ft.", "[ft ",
+                                             "[featuring ", "[with "]
         .map { Array($0.utf8) }
 
     static func trimmingSeparators(_ text: Substring) -> String {

@@ -68,6 +68,43 @@ import VinylogueCore
         apart("Artist", "Hello - Goodbye", "Artist", "Hello")
     }
 
+    /// What a hostile reading of the rule found in real catalogues
+    /// (session 21): each folded or kept apart as a listener means it.
+    @Test func theProbesRealSpellings() {
+        // A soundtrack's deluxe edition is the soundtrack, not the film's other album.
+        same("Idina Menzel", "Frozen (Original Motion Picture Soundtrack)", "Frozen (Original Motion Picture Soundtrack / Deluxe Edition)")
+        same("Idina Menzel", "Frozen 2 (Original Motion Picture Soundtrack)", "Frozen 2 (Original Motion Picture Soundtrack/Deluxe Edition)")
+        apart("Idina Menzel", "Frozen", "Idina Menzel", "Frozen (Original Motion Picture Soundtrack / Deluxe Edition)")
+        same("Metallica", "Master of Puppets", "Master of Puppets (Remastered Deluxe Box Set)")
+        same("Pink Floyd", "A Saucerful Of Secrets", "A Saucerful Of Secrets [2011 - Remaster] (2011 Remastered Version)")
+        same("The Smashing Pumpkins", "Siamese Dream", "Siamese Dream (2011 - Remaster)")
+        same("Artist", "Album", "Album - 2011 - Remaster")
+        apart("Artist", "Live - 1975", "Artist", "Live")
+        same("Porcupine Tree", "Trains - Single", "Trains (Remastered) - Single")
+        apart("Porcupine Tree", "Trains - Single", "Porcupine Tree", "Trains")
+        same("Serú Girán", "La Grasa de las Capitales", "La Grasa de las Capitales (Edición 40º Aniversario)")
+        same("Sabotage", "Mun Rá", "Mun Rá (Edição Comemorativa)")
+        same("Artist", "Album", "Album (25 Aniversario)")
+        same("Gin Wigmore", "Gravel & Wine", "Gravel & Wine [+digital booklet]")
+        same("SoMo", "SoMo", "SoMo [Explicit] [+digital booklet]")
+        same("Joy Division", "Unknown Pleasures", "Unknown Pleasures (2019 Digital Master)")
+        same("SZA", "SOS", "SOS Deluxe: LANA")
+        // Other recordings stay apart, whatever edition word they carry.
+        apart("Artist", "Album", "Artist", "Album (Stripped Edition)")
+        apart("Artist", "Album", "Artist", "Album (Symphonic Edition)")
+        apart("Artist", "Album", "Artist", "Album (Deluxe Remix)")
+        apart("Artist", "Album", "Artist", "Album (Extended Remix)")
+        same("Artist", "Album", "Album (2022 Remix)")
+        // "Happy Anniversary" is a name; "45th Anniversary" an edition.
+        apart("Slim Whitman", "Happy Anniversary", "Slim Whitman", "Happy")
+        same("The Velvet Underground", "The Velvet Underground & Nico", "The Velvet Underground & Nico 45th Anniversary")
+        // Credits however they are written.
+        let kanye = AlbumIdentity.artist("Kanye West")
+        for credited in ["Kanye West (ft Jay-Z)", "Kanye West [featuring Jay-Z]", "Kanye West feat.Jay-Z", "Kanye West [with Jay-Z]"] {
+            #expect(AlbumIdentity.artist(credited) == kanye, "\(credited)")
+        }
+    }
+
     @Test func aTitleThatIsOnlyADecorationKeepsIt() {
         #expect(AlbumIdentity.title("(Deluxe Edition)") == "(deluxe edition)")
         #expect(AlbumIdentity.title("Deluxe") == "deluxe")

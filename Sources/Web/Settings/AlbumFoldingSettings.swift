@@ -40,6 +40,8 @@ struct AlbumSpellingsView {
     let albums: [Album]
     let foldsEditions: Bool
     let more: String?
+    /// Settings' "Albums" section, to go back to.
+    let settingsURL = Paths.settings + "#albums"
 }
 
 extension SettingsRoutes {

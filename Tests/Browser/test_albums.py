@@ -57,7 +57,7 @@ def test_editions_as_one_album_shown_turned_off_and_on(page, stack, fake, tmp_pa
     export = tmp_path / "export.csv"
     history_csv(export)
     subprocess.run([binary("vinylogue"), "import", str(export), "--user", "ybsc", "--data-dir", str(data)],
-                   check=True, capture_output=True, timeout=60)
+                   check=True, capture_output=True, timeout=10)
     app = stack.app(fake, data_dir=data)
 
     page.goto(app("/"))

@@ -45,6 +45,8 @@ public enum AlbumIdentity {
         return main.isEmpty ? text : main
     }
 
+    static let deluxeColon = Array(" deluxe: ".utf8)
+
     /// Where `marker` first starts in `bytes`, if it starts before `limit`.
     static func firstOffset(of marker: [UInt8], in bytes: [UInt8], before limit: Int) -> Int? {
         guard let first = marker.first, bytes.count >= marker.count else { return nil }
@@ -63,14 +65,14 @@ public enum AlbumIdentity {
         var text = comparable(title)
         // A single's or an EP's own editions: "Trains (Remastered) - Single".
         var kind = ""
-        for suffix in [" - single", " - ep"] where text.hasSuffix(suffix) && text.count > suffix.count {
+        for suffix in [" - single", " - ep"] where text.utf8.count > suffix.utf8.count && text.utf8.reversed().starts(with: suffix.utf8.reversed()) {
             kind = suffix
-            text = String(text.dropLast(suffix.count))
+            text = String(decoding: text.utf8.dropLast(suffix.utf8.count), as: UTF8.self)
         }
         while let shorter = withoutLastDecoration(text) { text = shorter }
         // An edition with a name of its own after "Deluxe:" ("SOS Deluxe: LANA").
-        if kind.isEmpty, let deluxe = text.range(of: " deluxe: "), deluxe.lowerBound > text.startIndex {
-            text = trimmingSeparators(text[..<deluxe.lowerBound])
+        if kind.isEmpty, let deluxe = firstOffset(of: deluxeColon, in: Array(text.utf8), before: text.utf8.count), deluxe > 0 {
+            text = trimmingSeparators(String(decoding: text.utf8.prefix(deluxe), as: UTF8.self)[...])
             while let shorter = withoutLastDecoration(text) { text = shorter }
         }
         return text + kind
@@ -142,8 +144,14 @@ public enum AlbumIdentity {
                 return before
             }
         }
-        guard text.hasSuffix("edition") || text.hasSuffix("anniversary") else { return nil }
+        guard endsWith(text, "edition") || endsWith(text, "anniversary") else { return nil }
         return withoutTrailingEdition(text)
+    }
+
+    /// Whether `text` ends in the ASCII `suffix` (bytes compared).
+    static func endsWith(_ text: String, _ suffix: StaticString) -> Bool {
+        let tail = UnsafeBufferPointer(start: suffix.utf8Start, count: suffix.utf8CodeUnitCount)
+        return text.utf8.count >= tail.count && text.utf8.reversed().starts(with: tail.reversed())
     }
 
     /// Where the last " - " of `text` is (a scan of its bytes).

@@ -87,16 +87,26 @@ public struct Rediscoveries: Sendable, Hashable, Codable {
     /// the last twelve months (pure).
     public static func build(user: Username, windows: [(yearsAgo: Int, week: ChartWeek)], windowCharts: [WeeklyChart],
                              playedLately: Set<String>, yearsSearched: Int, folding: AlbumFolding = .editions) -> Rediscoveries {
-        func key(_ entry: ChartEntry) -> String { Self.key(entry, folding) }
+        // Each album is folded once, however many weeks it charted in.
+        var keys: [Spelled: String] = [:]
+        func key(_ entry: ChartEntry) -> String {
+            let spelled = Spelled(artist: entry.artist, name: entry.name)
+            if let known = keys[spelled] { return known }
+            let made = Self.key(entry, folding)
+            keys[spelled] = made
+            return made
+        }
         struct Window { var plays = 0; var best: ChartEntry?; var bestWeek: ChartWeek? }
         // Plays per album per year's window.
         var byYear: [String: [Int: Window]] = [:]
         for (window, chart) in zip(windows, windowCharts) {
-            for entry in chart.entries where !playedLately.contains(key(entry)) {
-                var w = byYear[key(entry), default: [:]][window.yearsAgo, default: Window()]
+            for entry in chart.entries {
+                let album = key(entry)
+                guard !playedLately.contains(album) else { continue }
+                var w = byYear[album, default: [:]][window.yearsAgo, default: Window()]
                 w.plays += entry.plays
                 if w.best == nil || entry.plays > w.best!.plays { w.best = entry; w.bestWeek = window.week }
-                byYear[key(entry), default: [:]][window.yearsAgo] = w
+                byYear[album, default: [:]][window.yearsAgo] = w
             }
         }
         var finds: [Find] = []
@@ -112,6 +122,11 @@ public struct Rediscoveries: Sendable, Hashable, Codable {
             return a.name.lowercased() < b.name.lowercased()
         }
         return Rediscoveries(user: user, yearsSearched: yearsSearched, finds: Array(finds.prefix(limit)))
+    }
+
+    private struct Spelled: Hashable {
+        let artist: String
+        let name: String
     }
 
     private static func key(_ entry: ChartEntry, _ folding: AlbumFolding = .editions) -> String {

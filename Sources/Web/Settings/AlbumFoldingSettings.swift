@@ -49,13 +49,7 @@ extension SettingsRoutes {
     /// household's "me"; nil for anyone else, or when there is no archive.
     func ownPerson(for context: Context) async -> Username? {
         guard albumFolding != nil else { return nil }
-        switch await context.viewer {
-        case .account(let account): return account.name
-        case .household:
-            guard let me = (try? await lists.owned(by: .household).users())?.first(where: \.isMe) else { return nil }
-            return try? Username(me.name)
-        case .visitor: return nil
-        }
+        return await ownListening(of: context)
     }
 
     func albumFoldingSection(for context: Context) async -> AlbumFoldingView? {

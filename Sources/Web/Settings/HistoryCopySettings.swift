@@ -29,6 +29,12 @@ extension SettingsRoutes {
     /// household's "me"; nil for anyone else, or when copies are off.
     func copiedPerson(for context: Context) async -> Username? {
         guard copies != nil else { return nil }
+        return await ownListening(of: context)
+    }
+
+    /// Whose listening the viewer speaks for: the account's, or the
+    /// household's "me"; nil for a visitor, or a household without "me".
+    func ownListening(of context: Context) async -> Username? {
         switch await context.viewer {
         case .account(let account): return account.name
         case .household:

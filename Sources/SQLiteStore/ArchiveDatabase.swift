@@ -17,10 +17,15 @@ public final class ArchiveDatabase: Sendable {
     public let groupCommit: GroupCommit
     /// The file, or `nil` for an in-memory database.
     public let path: String?
+    /// A connection for each of the server's request threads, on which a
+    /// short read runs where its caller is (`SQLiteScrobbleStore.shortRead`);
+    /// nil to always read on GRDB's readers.
+    let requestThreadReaders: RequestThreadReaders?
 
     /// Opens (creating when missing) `vinylogue.sqlite` in `directory`;
-    /// a long migration tells `progress` how far it is.
-    public init(directory: URL, progress: MigrationProgress? = nil) throws(SourceError) {
+    /// a long migration tells `progress` how far it is. Short reads asked
+    /// on one of `requestThreads` run there.
+    public init(directory: URL, progress: MigrationProgress? = nil, requestThreads: RequestThreads? = nil) throws(SourceError) {
         do {
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         } catch {
@@ -54,6 +59,7 @@ public final class ArchiveDatabase: Sendable {
             self.writer = pool
             self.groupCommit = GroupCommit(writer: pool)
             self.path = path
+            self.requestThreadReaders = requestThreads.map { RequestThreadReaders(threads: $0, path: path, configuration: configuration) }
         } catch {
             throw Self.failure(error, path: path)
         }
@@ -115,6 +121,7 @@ public final class ArchiveDatabase: Sendable {
         self.writer = queue
         self.groupCommit = GroupCommit(writer: queue)
         self.path = nil
+        self.requestThreadReaders = nil
     }
 
     /// Every schema change, in order. Append; never edit a landed migration.

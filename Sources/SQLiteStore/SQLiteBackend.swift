@@ -12,11 +12,13 @@ public struct SQLiteBackend: StoreBackend {
     /// Opens (creating and migrating when needed) the database in
     /// `directory`, on a thread of its own: opening and migrating block,
     /// for minutes on a big archive after an update, and must not hold one
-    /// of Swift's cooperative threads.
-    public static func open(directory: URL, progress: MigrationProgress? = nil) async throws(SourceError) -> SQLiteBackend {
+    /// of Swift's cooperative threads. Short reads asked on one of
+    /// `requestThreads` run there (`ArchiveDatabase.requestThreads`).
+    public static func open(directory: URL, progress: MigrationProgress? = nil,
+                            requestThreads: RequestThreads? = nil) async throws(SourceError) -> SQLiteBackend {
         do {
             return try await DedicatedThread.run(named: "vinylogue.sqlite-open") {
-                SQLiteBackend(try ArchiveDatabase(directory: directory, progress: progress))
+                SQLiteBackend(try ArchiveDatabase(directory: directory, progress: progress, requestThreads: requestThreads))
             }
         } catch let error as SourceError {
             throw error

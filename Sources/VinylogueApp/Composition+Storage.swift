@@ -30,7 +30,8 @@ extension Composition {
                                  responseCache: PostgresResponseCache(postgres, coordination: postgresLocks ?? postgres, clock: clock),
                                  permits: permits, palettes: PostgresPaletteStore(postgres))
         }
-        let sqlite = try await SQLiteBackend.open(directory: dataDirectory(dataDir), progress: migrationProgress)
+        let sqlite = try await SQLiteBackend.open(directory: dataDirectory(dataDir), progress: migrationProgress,
+                                                  requestThreads: requestThreads)
         return OpenedStorage(backend: sqlite, responseCache: SQLiteResponseCache(sqlite.database, clock: clock), permits: nil, palettes: nil)
     }
 

@@ -36,6 +36,9 @@ public final class Composition: Sendable {
     public let demo: DemoChartSource
     /// Work the web app's pages start and do not wait for.
     public let background = BackgroundWork()
+    /// The threads the web server's requests run on (`serving`), where a
+    /// short SQLite read runs without leaving the thread.
+    public let requestThreads = RequestThreads(count: RequestThreads.standardCount)
     /// The web app's job runner, once built.
     let jobRunner = Mutex<JobRunner?>(nil)
 
@@ -93,7 +96,7 @@ public final class Composition: Sendable {
     public static func with<T>(_ configuration: VinylogueConfiguration = .fromProcessEnvironment(), clock: WallClock = .system,
                                transports: Transports = .live, _ body: (Composition) async throws -> T) async throws -> T {
         let composition = try Composition(configuration: configuration, clock: clock, transports: transports)
-        defer { _ = composition }
+        defer { composition.requestThreads.stop() }
         do {
             let result: T
             if let postgres = composition.postgres {
@@ -112,6 +115,13 @@ public final class Composition: Sendable {
             try? await composition.httpClient.shutdown()
             throw error
         }
+    }
+
+    /// Runs `server` (the web app's service) with its requests on
+    /// `requestThreads`: every task the server starts for a connection is
+    /// a child of this one and prefers them too.
+    public func serving<T>(_ server: () async throws -> T) async throws -> T {
+        try await requestThreads.running(server)
     }
 
     /// A Last.fm client that keeps answers in `cache` (the web app's).

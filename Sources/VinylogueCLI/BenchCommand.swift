@@ -48,7 +48,13 @@ struct BenchCommand: AsyncParsableCommand {
         defer { try? FileManager.default.removeItem(at: temp) }
         let directory = dataDir.map { URL(fileURLWithPath: $0).appendingPathComponent("\(size)") } ?? temp.appendingPathComponent("data")
         let store: SQLiteScrobbleStore
-        do { store = SQLiteScrobbleStore(database: try ArchiveDatabase(directory: directory, progress: MigrationStep.toStandardError)) } catch {
+        // The server's request threads, read on as `serve` reads (`benchReads`).
+        let requestThreads = RequestThreads(count: RequestThreads.standardCount)
+        defer { requestThreads.stop() }
+        do {
+            store = SQLiteScrobbleStore(database: try ArchiveDatabase(directory: directory, progress: MigrationStep.toStandardError,
+                                                                      requestThreads: requestThreads))
+        } catch {
             throw CommandFailure(error)
         }
         let span: Int64 = 15 * 365 * 86_400
@@ -89,7 +95,8 @@ struct BenchCommand: AsyncParsableCommand {
         // Reads go round every person, so a size of several people is
         // measured across all of them, not on the first one's rows alone.
         let users = try [user] + (1..<max(1, people)).map { try Username("bench-\($0)") }
-        try await Self.benchReads(source, users: users, weeks: weeks, now: Date(timeIntervalSince1970: TimeInterval(end))) { who, week in
+        try await Self.benchReads(source, users: users, weeks: weeks, now: Date(timeIntervalSince1970: TimeInterval(end)),
+                                  requestThreads: requestThreads) { who, week in
             _ = try store.chartsBlocking(.album, of: who, weeks: [week])
         }
         if size <= Self.personSize {
@@ -139,27 +146,38 @@ struct BenchCommand: AsyncParsableCommand {
     /// query, album life and rediscover, each read of the next of `users`
     /// in turn; both stores.
     static func benchReads(_ source: ArchiveChartSource, users: [Username], weeks: [ChartWeek], now: Date,
+                           requestThreads: RequestThreads? = nil,
                            blocking: (@Sendable (Username, ChartWeek) throws -> Void)? = nil) async throws {
         let clock = ContinuousClock()
-        var latencies: [Double] = []
-        var rows = 0
         let across = users.count > 1 ? ", across \(users.count) people in turn" : ""
-        for round in 0..<3 {
-            for (index, week) in weeks.enumerated() {
-                let user = users[(index + round) % users.count]
-                let start = clock.now
-                let chart = try await source.chart(for: user, kind: .album, week: week)
-                let elapsed = seconds(clock.now - start)
-                precondition(chart.week == week)
-                if round > 0 { latencies.append(elapsed * 1000) } else { rows += chart.entries.count }
+        func awaitedCharts() async throws -> (latencies: [Double], rows: Int) {
+            var latencies: [Double] = []
+            var rows = 0
+            for round in 0..<3 {
+                for (index, week) in weeks.enumerated() {
+                    let user = users[(index + round) % users.count]
+                    let start = clock.now
+                    let chart = try await source.chart(for: user, kind: .album, week: week)
+                    let elapsed = seconds(clock.now - start)
+                    precondition(chart.week == week)
+                    if round > 0 { latencies.append(elapsed * 1000) } else { rows += chart.entries.count }
+                }
             }
+            return (latencies.sorted(), rows)
         }
-        latencies.sort()
+        // The server's requests run on its request threads, where a chart
+        // is read without leaving the thread (`RequestThreads`).
+        let (latencies, rows) = if let requestThreads { try await requestThreads.running { try await awaitedCharts() } }
+                                else { try await awaitedCharts() }
         print("Weekly album chart over \(weeks.count) weeks (×2\(across), \(rows / max(1, weeks.count)) rows a week on average), awaited as the server reads it: "
             + "p50 \(format(percentile(latencies, 0.5), 3)) ms, p99 \(format(percentile(latencies, 0.99), 3)) ms")
+        if requestThreads != nil {
+            let (hopping, _) = try await awaitedCharts()
+            print("  awaited from Swift's pool (the read goes to the database's queue and back): "
+                + "p50 \(format(percentile(hopping, 0.5), 3)) ms, p99 \(format(percentile(hopping, 0.99), 3)) ms")
+        }
         if let blocking {
-            // Without the hop to the database's queue and back that an
-            // awaited read (the server's) pays: the query itself.
+            // The query itself, called directly on a thread of its own.
             var times = try await DedicatedThread.run(named: "vinylogue.bench") { () throws -> [Double] in
                 var times: [Double] = []
                 for round in 0..<3 {

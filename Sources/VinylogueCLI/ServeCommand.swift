@@ -110,7 +110,7 @@ struct ServeCommand: AsyncParsableCommand {
                 Terminal.standardError.write("Vinylogue is serving at \(scheme)://\(host):\(bound)/ (data in \(directory.path))\n")
             }
             do {
-                try await app.runService()
+                try await composition.serving { try await app.runService() }
             } catch let error as IOError where error.errnoCode == EADDRINUSE {
                 throw CommandFailure("Port \(port) on \(host) is already in use. Stop the program using it, or choose another port with --port.",
                                      exitCode: .configuration)

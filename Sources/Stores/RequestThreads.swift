@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// The threads the web server's requests run on, outside Swift's
 /// cooperative pool, on which a store may run a short read where the
@@ -22,7 +23,11 @@ public final class RequestThreads: TaskExecutor, @unchecked Sendable {
     private let condition = NSCondition()
     private var waiting: [UnownedJob] = []
     private var next = 0
+    /// Threads asleep, and those of them signalled but not yet awake.
     private var idle = 0
+    private var waking = 0
+    /// How many jobs wait, read without the lock by threads looking for work.
+    private let queued = Atomic<Int>(0)
     private var live = 0
     private var stopped = false
     private var identities: [pthread_t] = []
@@ -78,8 +83,15 @@ public final class RequestThreads: TaskExecutor, @unchecked Sendable {
             return
         }
         waiting.append(job)
-        if idle > 0 { condition.signal() }
+        queued.add(1, ordering: .releasing)
+        // Wakes a sleeper only when no thread is awake to take it: one
+        // still running or looking finds it; one already woken takes it.
+        let wake = idle > waking
+        if wake { waking += 1 }
         condition.unlock()
+        // Signalled outside the lock, so the woken thread does not wake
+        // only to wait for it.
+        if wake { condition.signal() }
     }
 
     /// Lets each thread end once nothing is waiting. Jobs that arrive
@@ -96,29 +108,54 @@ public final class RequestThreads: TaskExecutor, @unchecked Sendable {
         condition.lock()
         identities.append(pthread_self())
         condition.broadcast()
+        condition.unlock()
         while true {
+            if let job = take() {
+                job.runSynchronously(on: executor)
+                continue
+            }
+            // Nothing waiting: look again a few times, giving the processor
+            // away in between, before sleeping. Under load the next job
+            // comes within microseconds, and finding it so costs neither
+            // thread a wake-up through the kernel.
+            var found = false
+            for _ in 0..<Self.looks {
+                sched_yield()
+                if queued.load(ordering: .acquiring) > 0 { found = true; break }
+            }
+            if found { continue }
+            condition.lock()
             while next == waiting.count && !stopped {
                 idle += 1
                 condition.wait()
                 idle -= 1
+                if waking > 0 { waking -= 1 }
             }
-            if next == waiting.count {
-                live -= 1
-                condition.unlock()
-                return
-            }
-            let job = waiting[next]
-            next += 1
-            if next == waiting.count {
-                waiting.removeAll(keepingCapacity: true)
-                next = 0
-            } else if next >= 1024 {
-                waiting.removeFirst(next)
-                next = 0
-            }
+            let done = next == waiting.count
+            if done { live -= 1 }
             condition.unlock()
-            job.runSynchronously(on: executor)
-            condition.lock()
+            if done { return }
         }
+    }
+
+    /// How often an idle thread looks for work before it sleeps.
+    private static let looks = 16
+
+    /// The next job waiting, if any.
+    private func take() -> UnownedJob? {
+        condition.lock()
+        defer { condition.unlock() }
+        guard next < waiting.count else { return nil }
+        let job = waiting[next]
+        next += 1
+        queued.subtract(1, ordering: .relaxed)
+        if next == waiting.count {
+            waiting.removeAll(keepingCapacity: true)
+            next = 0
+        } else if next >= 1024 {
+            waiting.removeFirst(next)
+            next = 0
+        }
+        return job
     }
 }

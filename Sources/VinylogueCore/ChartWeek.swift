@@ -47,7 +47,12 @@ public struct ChartWeekList: Sendable, Hashable, Codable {
     public let weeks: [ChartWeek]
 
     public init(_ weeks: [ChartWeek]) {
-        self.weeks = weeks.filter { $0.from < $0.to }.sorted()
+        // The calendar's lists are in order already: checked in one pass
+        // and kept as they are (every cold chart makes one).
+        let inOrder = weeks.indices.allSatisfy { index in
+            weeks[index].from < weeks[index].to && (index == weeks.startIndex || weeks[index - 1] < weeks[index])
+        }
+        self.weeks = inOrder ? weeks : weeks.filter { $0.from < $0.to }.sorted()
     }
 
     public var isEmpty: Bool { weeks.isEmpty }

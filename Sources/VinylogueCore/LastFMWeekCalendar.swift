@@ -34,6 +34,8 @@ public enum LastFMWeekCalendar {
     public static func weeks(from start: Int64, closedBy end: Int64) -> [ChartWeek] {
         var weeks: [ChartWeek] = []
         var week = self.week(containing: start)
+        // Every cold chart makes hundreds: one allocation, not a dozen.
+        if end > week.from { weeks.reserveCapacity(Int(min((Int128(end) - Int128(week.from)) / Int128(weekLength) + 1, 1 << 16))) }
         while week.to <= end {
             weeks.append(week)
             // The next week would end past Int64.max: there is none.

@@ -42,6 +42,18 @@ func scriptedList(start: Int64, script: [Int]) -> ChartWeekList {
         #expect(list.week(containing: 199) == ChartWeek(from: 100, to: 201))
     }
 
+    /// Weeks out of order, repeated or empty are put in order and the empty
+    /// ones dropped; a list in order (the calendar's) is kept as it is.
+    @Test func aListIsInOrderWithoutEmptyWeeks() {
+        let a = ChartWeek(from: 100, to: 200), b = ChartWeek(from: 200, to: 300), c = ChartWeek(from: 300, to: 400)
+        #expect(ChartWeekList([c, a, b]).weeks == [a, b, c])
+        #expect(ChartWeekList([a, ChartWeek(from: 250, to: 250), b]).weeks == [a, b])
+        #expect(ChartWeekList([a, b, b, c]).weeks == [a, b, b, c])
+        #expect(ChartWeekList([a, b, c]).weeks == [a, b, c])
+        let calendar = LastFMWeekCalendar.weeks(from: 1_108_296_000, closedBy: 1_700_000_000)
+        #expect(ChartWeekList(calendar).weeks == calendar && calendar.count > 900)
+    }
+
     @Test func emptyListsHaveNoWeeks() {
         let list = ChartWeekList([])
         #expect(list.week(containing: 0) == nil)

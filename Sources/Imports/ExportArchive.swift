@@ -52,7 +52,13 @@ struct ExportArchive {
         self.path = path
         self.maxMemberBytes = maxMemberBytes
         self.archive = archive
-        entries = listed.filter { $0.type == .file }.sorted { MemberNames.naturalOrder($0.path, $1.path) }
+        // Each entry's path is decoded once (ZIPFoundation decodes it
+        // anew on every read): sorting 20,000 members compared paths
+        // 600,000 times.
+        entries = listed.filter { $0.type == .file }
+            .map { (path: $0.path, entry: $0) }
+            .sorted { MemberNames.naturalOrder($0.path, $1.path) }
+            .map(\.entry)
         totalBytes = entries.reduce(0) { total, entry in
             MemberNames.notHistory(entry.path) == nil ? total + Int64(min(entry.uncompressedSize, UInt64(maxMemberBytes))) : total
         }

@@ -77,7 +77,7 @@ public struct ListeningSources: Sendable {
     public func isDemo(_ user: Username) -> Bool { !concealment.conceals(user) && demo?.isMember(user) ?? false }
 
     /// The demo's spelling of `user`, when they are one of its people and the demo is on.
-    public func demoName(of user: Username) -> Username? { demo?.household.member(user)?.username }
+    public func demoName(of user: Username) -> Username? { demo?.memberName(of: user) }
 
     /// Which source answers `user`'s charts: `pinned` when given, else the
     /// archive when it holds at least one of their scrobbles (an empty user

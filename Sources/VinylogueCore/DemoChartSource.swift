@@ -1,13 +1,20 @@
 import Foundation
+import Synchronization
 
 /// Serves the built-in demo's people (`DemoHousehold`) as a chart, album
 /// and user source, with no network. Anyone else is not found here.
 public struct DemoChartSource: ChartSource, UserSource, AlbumSource {
-    public let household: DemoHousehold
+    private let people: People
     let clock: WallClock
 
-    public init(household: DemoHousehold = DemoHousehold(), clock: WallClock) {
-        self.household = household
+    /// The demo of its five people, generated when first asked about.
+    public init(clock: WallClock) {
+        people = People(usernames: DemoHousehold.usernames) { DemoHousehold() }
+        self.clock = clock
+    }
+
+    public init(household: DemoHousehold, clock: WallClock) {
+        people = People(usernames: household.members.map(\.username)) { household }
         self.clock = clock
     }
 
@@ -16,11 +23,41 @@ public struct DemoChartSource: ChartSource, UserSource, AlbumSource {
         self.init(household: DemoHousehold(demo: history), clock: clock)
     }
 
+    /// The demo's people, generated on first use and kept: their
+    /// catalogues take milliseconds to make, and every command and test
+    /// makes a demo source, most of them never asking it anything.
+    public var household: DemoHousehold { people.household }
+
     /// The demo user's history.
     public var history: DemoHistory { household.demo.history }
 
-    /// Whether `user` is one of this demo's people.
-    public func isMember(_ user: Username) -> Bool { household.member(user) != nil }
+    /// Whether `user` is one of this demo's people (by name: nobody's
+    /// history is generated to answer).
+    public func isMember(_ user: Username) -> Bool { people.usernames.contains(user) }
+
+    /// How the demo spells `user`'s name, when they are one of its people.
+    public func memberName(of user: Username) -> Username? { people.usernames.first { $0 == user } }
+
+    /// The household, made once when first needed.
+    final class People: Sendable {
+        let usernames: [Username]
+        private let make: @Sendable () -> DemoHousehold
+        private let made = Mutex<DemoHousehold?>(nil)
+
+        init(usernames: [Username], make: @escaping @Sendable () -> DemoHousehold) {
+            self.usernames = usernames
+            self.make = make
+        }
+
+        var household: DemoHousehold {
+            made.withLock { made in
+                if let household = made { return household }
+                let household = make()
+                made = household
+                return household
+            }
+        }
+    }
 
     func member(_ user: Username) throws(SourceError) -> DemoHousehold.Member {
         guard let member = household.member(user) else { throw .unknownUser(user) }

@@ -56,6 +56,19 @@ import VinylogueCore
         #expect(demo.history.catalog.albums.count == 2400)
     }
 
+    /// Who is in the demo is known by name, in any casing, and spelled as
+    /// the demo spells it; a demo of one knows only its one person.
+    @Test func membersAreKnownByName() async throws {
+        let demo = DemoChartSource(clock: .fixed(now))
+        #expect(try demo.isMember(Username("THEO")) && !demo.isMember(Username("rj")))
+        #expect(try demo.memberName(of: Username("Felix"))?.value == "felix")
+        #expect(try demo.memberName(of: Username("nobody")) == nil)
+        #expect(demo.household.members.map(\.username) == DemoHousehold.usernames)
+        let alone = DemoChartSource(history: DemoHistory(), clock: .fixed(now))
+        #expect(try alone.isMember(Username("demo")) && !alone.isMember(Username("theo")))
+        #expect(try await alone.user(Username("DEMO")).name.value == "demo")
+    }
+
     /// theo started in January 2019: his list starts there, and the chart
     /// page for 2019 cannot go back a year, nor can 2018 be shown.
     @Test func theosYearsStopWhereHisHistoryStarts() async throws {

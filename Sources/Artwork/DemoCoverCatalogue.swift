@@ -8,7 +8,20 @@ import Synchronization
 ///
 /// Thread-safe and synchronous, so presenters can register without `await`.
 public final class DemoCoverCatalogue: Sendable {
-    private let covers = Mutex<[String: GeneratedCover]>([:])
+    /// The covers registered, and the lists of albums to register once a
+    /// cover is first asked for (`registerWhenAsked`).
+    private struct Registry {
+        var covers: [String: GeneratedCover] = [:]
+        var later: [@Sendable () -> [(artist: String, album: String)]] = []
+
+        mutating func register(_ cover: GeneratedCover) -> ArtworkAddress {
+            let address = cover.address
+            covers[address.hash] = cover
+            return address
+        }
+    }
+
+    private let registry = Mutex(Registry())
 
     public init() {}
 
@@ -16,14 +29,29 @@ public final class DemoCoverCatalogue: Sendable {
     @discardableResult
     public func register(artist: String, album: String) -> ArtworkAddress {
         let cover = GeneratedCover(artist: artist, album: album)
-        let address = cover.address
-        covers.withLock { $0[address.hash] = cover }
-        return address
+        return registry.withLock { $0.register(cover) }
+    }
+
+    /// Registers every album `albums` gives when a cover is first asked
+    /// for, not now: the demo's thousands of albums cost milliseconds to
+    /// hash, and most runs (a command, a test) never draw one.
+    public func registerWhenAsked(_ albums: @escaping @Sendable () -> [(artist: String, album: String)]) {
+        registry.withLock { $0.later.append(albums) }
     }
 
     /// The cover registered under a `.demo` address, if any.
     public func cover(for address: ArtworkAddress) -> GeneratedCover? {
         guard address.isGenerated else { return nil }
-        return covers.withLock { $0[address.hash] }
+        return registry.withLock { registry in
+            if let cover = registry.covers[address.hash] { return cover }
+            // Registered under the lock, so a second asker waits for the
+            // whole list rather than finding it half made.
+            let later = registry.later
+            registry.later = []
+            for albums in later {
+                for album in albums() { _ = registry.register(GeneratedCover(artist: album.artist, album: album.album)) }
+            }
+            return registry.covers[address.hash]
+        }
     }
 }

@@ -22,10 +22,12 @@ extension Composition {
         registerDemoCovers(covers)
     }
 
-    /// Every demo album's generated cover, registered so it can be drawn.
+    /// Every demo album's generated cover, registered so it can be drawn
+    /// (when the first demo cover is asked for).
     func registerDemoCovers(_ covers: DemoCoverCatalogue) {
-        for member in demo.household.members {
-            for album in member.history.catalog.albums { covers.register(artist: album.artist, album: album.name) }
+        let demo = demo
+        covers.registerWhenAsked {
+            demo.household.members.flatMap { member in member.history.catalog.albums.map { (artist: $0.artist, album: $0.name) } }
         }
     }
 

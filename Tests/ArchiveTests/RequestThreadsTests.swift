@@ -124,4 +124,42 @@ import Stores
         let finished = await reads.result(within: .seconds(10))
         #expect(try finished?.get() == 200, "200 reads at once on two request threads did not all finish within 10 s")
     }
+
+    /// A request thread's own connection sees every commit made since its
+    /// last read: no statement of a read is left stepping between requests
+    /// (one left so holds the old snapshot). Failed before: listens a
+    /// player sent never showed in the chart read on the same thread.
+    @Test func aRequestThreadSeesWhatWasWrittenSinceItsLastRead() async throws {
+        let directory = try TemporaryDirectory()
+        let threads = RequestThreads(count: 1)
+        defer { threads.stop() }
+        let store = SQLiteScrobbleStore(database: try ArchiveDatabase(directory: directory.url, requestThreads: threads))
+        let (scrobbles, weeks) = ArchiveChartTests.madeUpExport()
+        let early = scrobbles.filter { $0.instant < weeks[5].from }, later = scrobbles.filter { $0.instant >= weeks[5].from }
+        _ = try await store.store(early, of: alice, origin: .lastFMExport)
+        let week = weeks[7]
+        func read() async throws -> (span: ClosedRange<Int64>?, chart: WeeklyChart?, one: WeeklyChart?) {
+            try await threads.running {
+                let reading = try await store.chartReading(.album, of: alice, withCopy: true) { _ in week }
+                let one = try await store.charts(.album, of: alice, weeks: [week])?.first
+                return (reading.span, reading.chart, one)
+            }
+        }
+        // Somebody not archived yet is asked about first, as a player's
+        // owner is before their first listen.
+        let bob = try Username("bob")
+        let nobody = try await threads.running { try await store.chartReading(.album, of: bob, withCopy: true) { _ in week } }
+        #expect(nobody.storedName == nil && nobody.span == nil)
+        let before = try await read()
+        #expect(before.span?.upperBound ?? .max < weeks[5].from)
+        #expect(before.chart == nil || before.chart?.entries.isEmpty == true)
+        _ = try await store.store(later, of: alice, origin: .lastFMExport)
+        let after = try await read()
+        #expect(after.span?.upperBound ?? 0 >= week.from)
+        #expect(after.chart?.entries.isEmpty == false)
+        #expect(after.one?.entries.isEmpty == false)
+        _ = try await store.store(early, of: bob, origin: .lastFMExport)
+        let bobNow = try await threads.running { try await store.chartReading(.album, of: bob, withCopy: true) { _ in weeks[2] } }
+        #expect(bobNow.storedName == bob && bobNow.span != nil && bobNow.chart?.entries.isEmpty == false)
+    }
 }

@@ -64,11 +64,14 @@ class Vinylogue:
 
     @staticmethod
     def a_recent_hour() -> tuple[int, str]:
-        """An instant an hour after a midnight (UTC) that is already past, and that day: the chart
-        week containing the day's midnight also contains the instant (weeks change on Sunday at noon)."""
+        """13:00 UTC of the latest day whose following hour is all past, and that day: `?week=DAY`
+        means the day at noon, and weeks change on Sunday at noon, so the week of the day's noon
+        holds the instant and the tests' listens up to an hour after it, on every day of the week.
+        (It was 01:00: on a Sunday the day's noon was in the next week, and every chart read said
+        "no charts after" the week before.)"""
         now = int(time.time())
-        instant = now // 86400 * 86400 + 3600
-        if instant > now - 120:
+        instant = now // 86400 * 86400 + 13 * 3600
+        if instant > now - 3600:
             instant -= 86400
         return instant, datetime.fromtimestamp(instant, timezone.utc).strftime("%Y-%m-%d")
 

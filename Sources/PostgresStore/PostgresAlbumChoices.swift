@@ -8,9 +8,21 @@ extension PostgresScrobbleStore {
     public func albumFolding(of user: Username) async throws(SourceError) -> AlbumFolding {
         let logger = self.logger
         return try await mapped {
-            let rows = try await database.client.query("SELECT folds_editions FROM album_folding WHERE name_key = \(user.key)", logger: logger)
-            for try await folds in rows.decode(Bool.self) { return AlbumFolding(foldsEditions: folds) }
-            return .editions
+            try await database.client.withConnection { connection in
+                var folds = true
+                for try await kept in try await connection.query("SELECT folds_editions FROM album_folding WHERE name_key = \(user.key)",
+                                                                 logger: logger).decode(Bool.self) {
+                    folds = kept
+                }
+                return AlbumFolding(foldsEditions: folds, choices: try await Self.albumChoices(nameKey: user.key, connection, logger))
+            }
+        }
+    }
+
+    public func albumChoices(of user: Username) async throws(SourceError) -> [AlbumChoice] {
+        let logger = self.logger
+        return try await mapped {
+            try await database.client.withConnection { connection in try await Self.albumChoices(nameKey: user.key, connection, logger) }
         }
     }
 
@@ -21,56 +33,156 @@ extension PostgresScrobbleStore {
                 // The person's lock first, as every write of their archive takes it.
                 let id = try await Self.userID(of: user, connection, logger)
                 if id != nil { _ = try await Self.lockedUserID(of: user, connection, logger) }
-                var current = AlbumFolding.editions
+                var current = true
                 for try await folds in try await connection.query("""
                     SELECT folds_editions FROM album_folding WHERE name_key = \(user.key) FOR UPDATE
                     """, logger: logger).decode(Bool.self) {
-                    current = AlbumFolding(foldsEditions: folds)
+                    current = folds
                 }
-                guard current != folding else { return false }
+                guard current != folding.foldsEditions else { return false }
                 try await connection.query("""
                     INSERT INTO album_folding (name_key, folds_editions, version) VALUES (\(user.key), \(folding.foldsEditions), 1)
                     ON CONFLICT (name_key) DO UPDATE SET folds_editions = excluded.folds_editions, version = album_folding.version + 1
                     """, logger: logger)
-                if id != nil {
-                    _ = try await PostgresJobQueue.enqueue(.albumFolding, for: user, key: user.key, payload: "", machine: nil, notBefore: nil,
-                                                           at: now, connection, logger)
-                }
+                if let id { try await Self.queueRecount(userID: id, of: user.key, albums: nil, at: now, connection, logger) }
                 return true
             }
         }
     }
 
-    public func countAgain(_ user: Username, after week: Int64?, fence: JobFence?) async throws(SourceError) -> CountedAgain {
+    public func changeAlbums(_ change: AlbumChoiceChange, of user: Username, at now: Date) async throws(SourceError) -> Bool {
         let logger = self.logger
         return try await mapped {
             try await database.client.withTransaction(logger: logger) { connection in
-                // The job's row before the person's lock, as `writing` takes them.
-                try await Self.hold(fence, connection, logger)
-                var version: Int64 = 0
-                for try await kept in try await connection.query("""
-                    SELECT version FROM album_folding WHERE name_key = \(user.key)
-                    """, logger: logger).decode(Int64.self) {
-                    version = kept
-                }
-                guard try await Self.userID(of: user, connection, logger) != nil else { return CountedAgain(lastWeek: nil, version: version) }
-                let id = try await Self.lockedUserID(of: user, connection, logger)
-                let folding = try await Self.foldings(of: [id], connection, logger)[id] ?? .editions
+                let id = try await Self.userID(of: user, connection, logger)
+                if id != nil { _ = try await Self.lockedUserID(of: user, connection, logger) }
+                // Two changes of one person's choices, one after the other.
+                try await connection.query("SELECT pg_advisory_xact_lock(\(Self.choicesLockBase) # hashtext(\(user.key)))", logger: logger)
+                let choices = try await Self.albumChoices(nameKey: user.key, connection, logger)
+                guard let changed = change.applied(to: choices, at: now) else { return false }
+                try await Self.replaceAlbumChoices(changed.choices, nameKey: user.key, connection, logger)
+                if let id { try await Self.queueRecount(userID: id, of: user.key, albums: changed.touched, at: now, connection, logger) }
+                return true
+            }
+        }
+    }
+
+    public func countAgain(_ user: Username, under claim: JobClaim?, at now: Date) async throws(SourceError) -> Bool {
+        let logger = self.logger
+        return try await mapped {
+            try await database.client.withTransaction(logger: logger) { connection in
+                // The job's row before the person's lock, as `writing` takes them;
+                // a change of their choices waits for the lock, so a week it
+                // lists after this slice's read finds the job ended and queues another.
+                try await Self.hold(claim?.fence, connection, logger, exclusively: true)
                 var weeks: [Int64] = []
-                // Every week with a play has artist rows (kind 1).
-                for try await start in try await connection.query("""
-                    SELECT week FROM weekly_chart WHERE user_id = \(id) AND kind = 1 AND rank = 1 AND week > \(week ?? .min)
-                    ORDER BY week LIMIT \(CountedAgain.weeksPerSlice)
-                    """, logger: logger).decode(Int64.self) {
-                    weeks.append(start)
+                var id: Int64?
+                if try await Self.userID(of: user, connection, logger) != nil {
+                    let locked = try await Self.lockedUserID(of: user, connection, logger)
+                    id = locked
+                    for try await week in try await connection.query("""
+                        SELECT week FROM chart_recount WHERE user_id = \(locked) ORDER BY week LIMIT \(ChartRecount.weeksPerSlice)
+                        """, logger: logger).decode(Int64.self) {
+                        weeks.append(week)
+                    }
                 }
-                guard !weeks.isEmpty else { return CountedAgain(lastWeek: nil, version: version) }
+                guard let id, !weeks.isEmpty else {
+                    if let claim { _ = try await PostgresJobQueue.end(claim, as: .done, at: now, connection, logger) }
+                    return false
+                }
+                let folding = try await Self.foldings(of: [id], connection, logger)[id] ?? .editions
                 let scrobbles = try await Self.storedScrobbles(of: id, weeks: weeks, connection, logger)
                 try await connection.query("DELETE FROM weekly_chart WHERE user_id = \(id) AND week = ANY(\(weeks)::bigint[])", logger: logger)
                 let rows = weeks.flatMap { WeeklyRollup.rows(week: $0, scrobbles: scrobbles[$0] ?? [], folding: folding) }
                 try await Self.copyCharts(rows, userID: id, connection, logger)
-                return CountedAgain(lastWeek: weeks.last, version: version)
+                try await connection.query("DELETE FROM chart_recount WHERE user_id = \(id) AND week = ANY(\(weeks)::bigint[])", logger: logger)
+                return true
             }
         }
     }
+
+    /// The advisory lock key of one person's album choices ("ALBC").
+    static let choicesLockBase: Int64 = 0x414C_4243_0000_0000
+
+    static func albumChoices(nameKey: String, _ connection: PostgresConnection, _ logger: Logger) async throws -> [AlbumChoice] {
+        var choices: [AlbumChoice] = []
+        for try await (kind, key, target, artist, album, targetArtist, targetAlbum, madeAt) in try await connection.query("""
+            SELECT kind, key, target, artist, album, target_artist, target_album, made_at FROM album_choice
+            WHERE name_key = \(nameKey) ORDER BY made_at, kind, key
+            """, logger: logger).decode((String, String, String?, String, String, String?, String?, Double).self) {
+            guard let kind = AlbumChoice.Kind(rawValue: kind) else { continue }
+            choices.append(AlbumChoice(kind: kind, key: key, target: target, artist: artist, album: album, targetArtist: targetArtist,
+                                       targetAlbum: targetAlbum, madeAt: Date(timeIntervalSince1970: madeAt)))
+        }
+        return choices
+    }
+
+    /// The person's choices become `choices`.
+    static func replaceAlbumChoices(_ choices: [AlbumChoice], nameKey: String, _ connection: PostgresConnection, _ logger: Logger) async throws {
+        try await connection.query("DELETE FROM album_choice WHERE name_key = \(nameKey)", logger: logger)
+        for c in choices {
+            try await connection.query("""
+                INSERT INTO album_choice (name_key, kind, key, target, artist, album, target_artist, target_album, made_at)
+                VALUES (\(nameKey), \(c.kind.rawValue), \(CopyText.withoutNUL(c.key)), \(c.target.map(CopyText.withoutNUL)),
+                    \(CopyText.withoutNUL(c.artist)), \(CopyText.withoutNUL(c.album)), \(c.targetArtist.map(CopyText.withoutNUL)),
+                    \(c.targetAlbum.map(CopyText.withoutNUL)), \(c.madeAt.timeIntervalSince1970))
+                """, logger: logger)
+        }
+    }
+
+    /// Puts the weeks of `albums` (album keys as the kept charts hold
+    /// them; every week when nil) on `userID`'s list of weeks to count
+    /// again, and queues the job that counts them.
+    static func queueRecount(userID: Int64, of nameKey: String, albums: Set<String>?, at now: Date, _ connection: PostgresConnection,
+                             _ logger: Logger) async throws {
+        if let albums {
+            guard !albums.isEmpty else { return }
+            try await connection.query("""
+                INSERT INTO chart_recount (user_id, week)
+                SELECT DISTINCT user_id, week FROM weekly_chart WHERE user_id = \(userID) AND album_key = ANY(\(albums.sorted())::text[])
+                ON CONFLICT DO NOTHING
+                """, logger: logger)
+        } else {
+            // Every week with a play has an artist at rank 1 (kind 1).
+            try await connection.query("""
+                INSERT INTO chart_recount (user_id, week)
+                SELECT user_id, week FROM weekly_chart WHERE user_id = \(userID) AND kind = 1 AND rank = 1
+                ON CONFLICT DO NOTHING
+                """, logger: logger)
+        }
+        _ = try await PostgresJobQueue.enqueue(.albumFolding, personKey: nameKey, key: nameKey, payload: "", machine: nil, notBefore: nil,
+                                               at: now, connection, logger)
+    }
+
+    /// The person's single-album choices and their list of weeks to count
+    /// again; a job of the old kind (which counted every week) gets every
+    /// week of its person on the list.
+    static let choiceTables: [String] = [
+        """
+        CREATE TABLE album_choice (
+            name_key TEXT NOT NULL,
+            kind TEXT NOT NULL,
+            key TEXT COLLATE "C" NOT NULL,
+            target TEXT COLLATE "C",
+            artist TEXT NOT NULL,
+            album TEXT NOT NULL,
+            target_artist TEXT,
+            target_album TEXT,
+            made_at DOUBLE PRECISION NOT NULL,
+            PRIMARY KEY (name_key, kind, key))
+        """,
+        """
+        CREATE TABLE chart_recount (
+            user_id BIGINT NOT NULL,
+            week BIGINT NOT NULL,
+            PRIMARY KEY (user_id, week))
+        """,
+        """
+        INSERT INTO chart_recount (user_id, week)
+        SELECT c.user_id, c.week FROM weekly_chart c JOIN archive_user u ON u.id = c.user_id
+        WHERE c.kind = 1 AND c.rank = 1 AND u.name_key IN (
+            SELECT key FROM job WHERE kind = '\(JobKind.albumFolding.rawValue)' AND state IN ('queued', 'running'))
+        ON CONFLICT DO NOTHING
+        """,
+    ]
 }

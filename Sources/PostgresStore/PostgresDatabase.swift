@@ -319,6 +319,8 @@ public final class PostgresDatabase: Sendable {
         // Each person's choice of how their albums group (`AlbumChoices`).
         Migration(name: "album-folding-choices", statements: PostgresScrobbleStore.foldingTable),
         Migration(name: "weekly-charts-editions-folded", statements: ["DELETE FROM weekly_chart"], then: PostgresScrobbleStore.countCharts),
+        // Choices about single albums, and the weeks they have to count again.
+        Migration(name: "album-choices", statements: PostgresScrobbleStore.choiceTables),
     ]
 
     /// Applies the migrations this database has not had, holding an

@@ -189,11 +189,12 @@ public struct PostgresScrobbleStore: ScrobbleArchive {
             try await database.client.withTransaction(logger: logger) { connection in
                 guard let id = try await Self.userID(of: user, connection, logger) else { return }
                 try await connection.query("SELECT pg_advisory_xact_lock(\(Self.lockKey(id)))", logger: logger)
-                for table in ["scrobble", "scrobble_echo", "weekly_chart", "sync_state", "generated_history"] {
+                for table in ["scrobble", "scrobble_echo", "weekly_chart", "chart_recount", "sync_state", "generated_history"] {
                     try await connection.query(PostgresQuery(unsafeSQL: "DELETE FROM \(table) WHERE user_id = $1", binds: Self.binds(id)), logger: logger)
                 }
                 try await connection.query("DELETE FROM archive_user WHERE id = \(id)", logger: logger)
                 try await connection.query("DELETE FROM album_folding WHERE name_key = \(user.key)", logger: logger)
+                try await connection.query("DELETE FROM album_choice WHERE name_key = \(user.key)", logger: logger)
                 try await connection.query("DELETE FROM job WHERE person = \(user.key)", logger: logger)
             }
         }
@@ -303,7 +304,29 @@ public struct PostgresScrobbleStore: ScrobbleArchive {
             for try await (artist, album, plays) in rows.decode((String, String, Int64).self) {
                 spellings.append(SpelledAlbum.Spelling(artist: artist, album: album, plays: Int(plays)))
             }
-            return SpelledAlbum.grouped(spellings)
+            return SpelledAlbum.grouped(spellings, folding: try await Self.foldings(of: [id], connection, logger)[id] ?? .editions)
+        }
+    }
+
+    public func albumSpellings(of user: Username, artist: String, album: String) async throws(SourceError) -> SpelledAlbum? {
+        try await reading(user) { id, connection, logger in
+            guard let id, !album.isEmpty else { return nil }
+            let folding = try await Self.foldings(of: [id], connection, logger)[id] ?? .editions
+            var counting = SpelledAlbum.Counting(key: folding.folded(.album, artist: artist, name: album).key, folding: folding)
+            var weeks: [Int64] = []
+            for try await week in try await connection.query("""
+                SELECT week FROM weekly_chart WHERE user_id = \(id) AND album_key = \(counting.key) ORDER BY week
+                """, logger: logger).decode(Int64.self) {
+                weeks.append(week)
+            }
+            // A year of weeks at a time, so a long-loved album is not all in memory at once.
+            for start in stride(from: 0, to: weeks.count, by: 52) {
+                let slice = Array(weeks[start..<min(weeks.count, start + 52)])
+                for scrobbles in try await Self.storedScrobbles(of: id, weeks: slice, connection, logger).values {
+                    for scrobble in scrobbles { counting.add(scrobble) }
+                }
+            }
+            return counting.album
         }
     }
 

@@ -15,17 +15,26 @@ import VinylogueCore
 /// counted again, from the rows it inserted when they are all the week
 /// holds, else from the week's stored scrobbles.
 extension PostgresScrobbleStore {
-    /// How each of `userIDs`' plays group (`AlbumChoices`): their choice,
-    /// for those who made one.
+    /// How each of `userIDs`' plays group (`AlbumChoices`): their switch
+    /// and their choices about single albums, for those who made any; one
+    /// round trip.
     static func foldings(of userIDs: [Int64], _ connection: PostgresConnection, _ logger: Logger) async throws -> [Int64: AlbumFolding] {
         guard !userIDs.isEmpty else { return [:] }
         let rows = try await connection.query("""
-            SELECT u.id, f.folds_editions FROM archive_user u JOIN album_folding f ON f.name_key = u.name_key
-            WHERE u.id = ANY(\(userIDs)::bigint[])
+            SELECT u.id, f.folds_editions, c.kind, c.key, c.target FROM archive_user u
+            LEFT JOIN album_folding f ON f.name_key = u.name_key LEFT JOIN album_choice c ON c.name_key = u.name_key
+            WHERE u.id = ANY(\(userIDs)::bigint[]) AND (f.name_key IS NOT NULL OR c.name_key IS NOT NULL)
             """, logger: logger)
-        var found: [Int64: AlbumFolding] = [:]
-        for try await (id, folds) in rows.decode((Int64, Bool).self) { found[id] = AlbumFolding(foldsEditions: folds) }
-        return found
+        var found: [Int64: (folds: Bool, choices: [AlbumChoice])] = [:]
+        for try await (id, folds, kind, key, target) in rows.decode((Int64, Bool?, String?, String?, String?).self) {
+            var person = found[id] ?? (folds ?? true, [])
+            if let kind = kind.flatMap(AlbumChoice.Kind.init(rawValue:)), let key {
+                person.choices.append(AlbumChoice(kind: kind, key: key, target: target, artist: "", album: "", targetArtist: nil,
+                                                  targetAlbum: nil, madeAt: .distantPast))
+            }
+            found[id] = person
+        }
+        return found.mapValues { AlbumFolding(foldsEditions: $0.folds, choices: $0.choices) }
     }
 
     /// Counts again each week `touched`, replacing its rows.
@@ -319,7 +328,14 @@ extension PostgresScrobbleStore {
         counter?.advance(to: 0)
         var done = 0
         for id in users {
-            let folding = try await foldings(of: [id], connection, logger)[id] ?? .editions
+            // Only the switch: this runs in the migration before choices
+            // about single albums existed.
+            var folding = AlbumFolding.editions
+            for try await folds in try await connection.query("""
+                SELECT f.folds_editions FROM archive_user u JOIN album_folding f ON f.name_key = u.name_key WHERE u.id = \(id)
+                """, logger: logger).decode(Bool.self) {
+                folding = AlbumFolding(foldsEditions: folds)
+            }
             var after: (Int64, String, String)?
             // The week being read, which the next slice may continue.
             var openWeek: Int64?

@@ -149,6 +149,7 @@ public final class ArchiveDatabase: Sendable {
         SQLiteForwardingOutbox.registerJobQueueMigration(in: &migrator)
         SQLiteDigestStore.registerJobQueueMigration(in: &migrator)
         WeeklyRollup.registerFoldedMigration(in: &migrator, progress: progress)
+        SQLiteScrobbleStore.registerAlbumChoiceMigrations(in: &migrator)
         return migrator
     }
 

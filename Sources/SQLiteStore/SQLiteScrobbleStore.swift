@@ -516,7 +516,24 @@ extension SQLiteScrobbleStore: ScrobbleArchive, BlockingScrobbleWriter {
                 """, arguments: [id])
             var spellings: [SpelledAlbum.Spelling] = []
             while let row = try rows.next() { spellings.append(SpelledAlbum.Spelling(artist: row[0], album: row[1], plays: row[2])) }
-            return SpelledAlbum.grouped(spellings)
+            return SpelledAlbum.grouped(spellings, folding: try WeeklyRollup.folding(userID: id, in: db))
+        }
+    }
+
+    public func albumSpellings(of user: Username, artist: String, album: String) async throws(SourceError) -> SpelledAlbum? {
+        try await unsafeReadAsync { db in
+            guard !album.isEmpty, let id = try Self.userID(of: user, in: db) else { return nil }
+            let folding = try WeeklyRollup.folding(userID: id, in: db)
+            var counting = SpelledAlbum.Counting(key: folding.folded(.album, artist: artist, name: album).key, folding: folding)
+            let weeks = try Int64.fetchAll(db.cachedStatement(sql: """
+                SELECT week FROM weekly_chart INDEXED BY weekly_chart_album WHERE user_id = ? AND album_key = ? ORDER BY week
+                """), arguments: [id, counting.key])
+            for week in weeks {
+                for scrobble in try WeeklyRollup.storedScrobbles(of: id, from: week, to: WeeklyRollup.end(of: week), in: db) {
+                    counting.add(scrobble)
+                }
+            }
+            return counting.album
         }
     }
 

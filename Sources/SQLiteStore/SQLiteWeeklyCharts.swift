@@ -50,12 +50,12 @@ extension WeeklyRollup {
         }
     }
 
-    /// How `userID`'s plays group (`AlbumChoices`): their choice, else the rule.
+    /// How `userID`'s plays group (`AlbumChoices`): their switch (else the
+    /// rule) and their choices about single albums.
     static func folding(userID: Int64, in db: Database) throws -> AlbumFolding {
-        let statement = try db.cachedStatement(sql: """
-            SELECT f.folds_editions FROM album_folding f JOIN archive_user u ON u.name_key = f.name_key WHERE u.id = ?
-            """)
-        return try Bool.fetchOne(statement, arguments: [userID]).map { AlbumFolding(foldsEditions: $0) } ?? .editions
+        guard let nameKey = try String.fetchOne(db.cachedStatement(sql: "SELECT name_key FROM archive_user WHERE id = ?"),
+                                                arguments: [userID]) else { return .editions }
+        return try SQLiteScrobbleStore.folding(nameKey: nameKey, in: db)
     }
 
     /// Editions of an album became one album (`AlbumIdentity`): every
@@ -93,7 +93,14 @@ extension WeeklyRollup {
         var folding = (user: Int64.min, choice: AlbumFolding.editions)
         func flush() throws {
             if let current {
-                if folding.user != current.user { folding = (current.user, try Self.folding(userID: current.user, in: db)) }
+                if folding.user != current.user {
+                    // Only the switch: this runs in the migration before
+                    // choices about single albums existed.
+                    let folds = try Bool.fetchOne(db, sql: """
+                        SELECT f.folds_editions FROM album_folding f JOIN archive_user u ON u.name_key = f.name_key WHERE u.id = ?
+                        """, arguments: [current.user]) ?? true
+                    folding = (current.user, AlbumFolding(foldsEditions: folds))
+                }
                 try replace(week: current.week, of: current.user, with: rows(week: current.week, scrobbles: scrobbles, folding: folding.choice), in: db)
             }
             done += scrobbles.count

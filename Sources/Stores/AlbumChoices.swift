@@ -1,45 +1,48 @@
 import Foundation
 import VinylogueCore
 
-/// A person's choice of how their plays group into albums
-/// (`AlbumFolding`: editions as one album, the default, or every spelling
-/// its own), kept beside their archive, and the work a change of it sets
-/// off: their kept charts counted again, by a job of the one queue
-/// (`JobKind.albumFolding`), while their pages keep answering.
+/// A person's choices of how their plays group into albums, kept beside
+/// their archive: the switch (`AlbumFolding`: editions as one album, the
+/// default, or every spelling its own) and their choices about single
+/// albums (`AlbumChoice`: a spelling kept apart, an album joined to
+/// another). A change queues the work it sets off in its transaction: the
+/// weeks whose charts it touches go on the person's list of weeks to count
+/// again, and a job of the one queue (`JobKind.albumFolding`) counts them
+/// while their pages keep answering.
 ///
-/// The choice is keyed by the person's name, so it is theirs whether or
-/// not their listening is archived (a chart from Last.fm folds as they
-/// chose too); it goes with their account (`AccountErasure`).
+/// The choices are keyed by the person's name, so they are theirs whether
+/// or not their listening is archived (a chart from Last.fm folds as they
+/// chose too); they go with their account (`AccountErasure`).
 public protocol AlbumChoices: Sendable {
-    /// `user`'s choice (`.editions` unless they chose otherwise).
+    /// `user`'s grouping: the switch (on unless they turned it off) and
+    /// their choices.
     func albumFolding(of user: Username) async throws(SourceError) -> AlbumFolding
 
-    /// Records `folding` as `user`'s choice. When it changes and `user`'s
-    /// listening is archived, queues the job that counts their charts
-    /// again in the same transaction. Returns whether it changed.
+    /// `user`'s choices about single albums, in the order they were made.
+    func albumChoices(of user: Username) async throws(SourceError) -> [AlbumChoice]
+
+    /// Records `folding.foldsEditions` as `user`'s switch. When it changes
+    /// and `user`'s listening is archived, every week of theirs is to be
+    /// counted again. Returns whether it changed.
     func chooseAlbumFolding(_ folding: AlbumFolding, of user: Username, at now: Date) async throws(SourceError) -> Bool
 
-    /// Counts `user`'s kept charts of the weeks after `week` (from the
-    /// first when nil) again with their choice as it is now: a slice of
-    /// weeks in one transaction, under `fence` when given. Returns where
-    /// the next slice starts and which version of the choice was used.
-    func countAgain(_ user: Username, after week: Int64?, fence: JobFence?) async throws(SourceError) -> CountedAgain
+    /// Applies `change` to `user`'s choices (`AlbumChoiceChange.applied`);
+    /// when `user`'s listening is archived, the weeks it touches are to be
+    /// counted again. Returns whether anything changed.
+    func changeAlbums(_ change: AlbumChoiceChange, of user: Username, at now: Date) async throws(SourceError) -> Bool
+
+    /// Counts one slice of `user`'s weeks waiting to be counted again
+    /// (at most `ChartRecount.weeksPerSlice`, in one transaction under `claim`'s fence)
+    /// with their grouping as it is now. When none is left, ends `claim`'s
+    /// job as done in the same transaction (so a change made after this
+    /// queues a job of its own) and returns false.
+    /// Without a claim (the benchmark), nothing is fenced or ended.
+    func countAgain(_ user: Username, under claim: JobClaim?, at now: Date) async throws(SourceError) -> Bool
 }
 
-/// What one slice of `AlbumChoices.countAgain` did.
-public struct CountedAgain: Sendable, Hashable {
-    /// The last week counted; nil when there was none left (the person's
-    /// charts are all counted with the choice).
-    public let lastWeek: Int64?
-    /// The choice's version the slice counted with (each change adds one):
-    /// a run that sees it change has to count again from the start.
-    public let version: Int64
-
-    public init(lastWeek: Int64?, version: Int64) {
-        self.lastWeek = lastWeek
-        self.version = version
-    }
-
+/// The weeks of a person waiting to have their charts counted again after
+/// a change of their album choices (`AlbumChoices.countAgain`).
+public enum ChartRecount {
     /// Weeks counted again in one transaction: short enough for a write
     /// lock that other writers wait behind, long enough to be quick.
     public static let weeksPerSlice = 26

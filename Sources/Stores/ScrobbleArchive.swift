@@ -59,9 +59,14 @@ public protocol ArchiveReading: Sendable {
     func albumsPlayed(by user: Username, since from: Int64) async throws(SourceError) -> Set<String>?
 
     /// Every album `user` played, with the spellings it was played as
-    /// (`SpelledAlbum.grouped`), most played first; nil when `user` has no
-    /// archive. A pass over all of their listens.
+    /// (`SpelledAlbum.grouped` by their grouping), most played first; nil
+    /// when `user` has no archive. A pass over all of their listens.
     func albumSpellings(of user: Username) async throws(SourceError) -> [SpelledAlbum]?
+
+    /// The album `artist` / `album` belongs to (by `user`'s grouping) with
+    /// every spelling it was played as and their plays: a read of that
+    /// album's weeks. Nil when `user` has no archive or never played it.
+    func albumSpellings(of user: Username, artist: String, album: String) async throws(SourceError) -> SpelledAlbum?
 }
 
 /// The archive's one write of listens: a batch stored by the duplicate

@@ -48,4 +48,42 @@ public struct SpelledAlbum: Sendable, Hashable, Codable {
             return a.folded.name < b.folded.name
         }.map(\.album)
     }
+
+    /// Counts the spellings of the album keyed `key` (as `folding` keys
+    /// albums) among `scrobbles` (its weeks' listens, any others skipped):
+    /// the album with each spelling and its plays; nil when none is its.
+    public struct Counting {
+        public let key: String
+        public let folding: AlbumFolding
+        private var plays: [SpellingPair: Int] = [:]
+        private var belongs: [SpellingPair: Bool] = [:]
+
+        private struct SpellingPair: Hashable {
+            let artist: String
+            let album: String
+        }
+
+        public init(key: String, folding: AlbumFolding) {
+            self.key = key
+            self.folding = folding
+        }
+
+        public mutating func add(_ scrobble: Scrobble) {
+            guard !scrobble.album.isEmpty else { return }
+            let pair = SpellingPair(artist: scrobble.artist, album: scrobble.album)
+            let isIts: Bool
+            if let known = belongs[pair] {
+                isIts = known
+            } else {
+                isIts = folding.folded(.album, artist: pair.artist, name: pair.album).key == key
+                belongs[pair] = isIts
+            }
+            if isIts { plays[pair, default: 0] += 1 }
+        }
+
+        public var album: SpelledAlbum? {
+            SpelledAlbum.grouped(plays.map { Spelling(artist: $0.key.artist, album: $0.key.album, plays: $0.value) }, folding: folding).first
+        }
+    }
 }
+

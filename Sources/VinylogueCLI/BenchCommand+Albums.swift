@@ -46,7 +46,7 @@ extension BenchCommand {
 extension BenchCommand {
     /// Times turning "editions as one album" off and on again for `user`
     /// (the choice recorded, then every week counted again in slices, as
-    /// the job does), while weekly charts are read meanwhile as pages
+    /// the job does, though not fenced by one), while weekly charts are read meanwhile as pages
     /// would read them; prints each count's time and the reads' latency.
     static func benchRefolding(_ archive: any ScrobbleArchive, user: Username, weeks: [ChartWeek], now: Date) async throws {
         let clock = ContinuousClock()
@@ -55,12 +55,8 @@ extension BenchCommand {
             _ = try await archive.chooseAlbumFolding(folding, of: user, at: now)
             let counting = Task {
                 let begin = clock.now
-                var after: Int64?
                 var slices = 0
-                while let last = try await archive.countAgain(user, after: after, fence: nil).lastWeek {
-                    after = last
-                    slices += 1
-                }
+                while try await archive.countAgain(user, under: nil, at: now) { slices += 1 }
                 return (seconds(clock.now - begin), slices)
             }
             // Pages meanwhile: a week's chart after another, until the count ends.
@@ -86,7 +82,7 @@ extension BenchCommand {
             let latencies = try await reading.value.sorted()
             let name = folding.foldsEditions ? "on again" : "off"
             print("Editions as one album \(name): every week counted again in \(format(took, 2)) s (\(slices) slices of "
-                + "\(CountedAgain.weeksPerSlice) weeks); \(latencies.count) weekly charts read meanwhile: p50 "
+                + "\(ChartRecount.weeksPerSlice) weeks); \(latencies.count) weekly charts read meanwhile: p50 "
                 + "\(format(percentile(latencies, 0.5), 3)) ms, p99 \(format(percentile(latencies, 0.99), 3)) ms")
         }
     }

@@ -392,18 +392,37 @@ public enum AlbumIdentity {
 
 /// How one person's plays group into albums and artists: by the edition
 /// rule (`AlbumIdentity`, the default), or as spelled with case aside (how
-/// Vinylogue counted before the rule, kept for whoever turns it off).
+/// Vinylogue counted before the rule, kept for whoever turns it off); and,
+/// with the rule on, the person's own choices about single albums
+/// (`AlbumChoice`): spellings kept apart, albums joined.
 public struct AlbumFolding: Sendable, Hashable, Codable {
     /// Whether editions fold into their album (and names compare as
     /// `AlbumIdentity.comparable` does).
     public var foldsEditions: Bool
+    /// Spellings (`spellingKey`) that are albums of their own.
+    public private(set) var keptApart: Set<String> = []
+    /// Album keys joined to another album's key (never to a key that is
+    /// itself joined: a join to a joined album is made to its target).
+    public private(set) var joined: [String: String] = [:]
 
-    public init(foldsEditions: Bool = true) { self.foldsEditions = foldsEditions }
+    public init(foldsEditions: Bool = true, choices: [AlbumChoice] = []) {
+        self.foldsEditions = foldsEditions
+        for choice in choices {
+            switch choice.kind {
+            case .apart: keptApart.insert(choice.key)
+            case .join: if let target = choice.target { joined[choice.key] = target }
+            }
+        }
+    }
 
     /// The rule: editions are one album.
     public static let editions = AlbumFolding(foldsEditions: true)
     /// Every spelling its own album, case aside.
     public static let asSpelled = AlbumFolding(foldsEditions: false)
+
+    /// Whether the person's choices change anything (they apply while
+    /// editions fold).
+    public var hasChoices: Bool { foldsEditions && !(keptApart.isEmpty && joined.isEmpty) }
 
     /// A name as a chart groups it: the group's artist and name as they
     /// compare (which also break ties in rank), and its key.
@@ -424,9 +443,36 @@ public struct AlbumFolding: Sendable, Hashable, Codable {
         case .artist:
             let a = AlbumIdentity.comparable(artist)
             return Folded(artist: a, name: a, key: a)
-        case .album: return fold(AlbumIdentity.artist(artist), AlbumIdentity.title(name))
+        case .album:
+            let own = unjoined(artist: artist, album: name)
+            guard !joined.isEmpty, let target = joined[own.key] else { return own }
+            return Self.folded(key: target)
         case .track: return fold(AlbumIdentity.comparable(artist), AlbumIdentity.comparable(name))
         }
+    }
+
+    /// The album a spelling belongs to before joins: its rule key, or its
+    /// own key when it is kept apart ("=" and `spellingKey`).
+    func unjoined(artist: String, album: String) -> Folded {
+        if !keptApart.isEmpty {
+            let spelled = Self.spellingKey(artist: artist, album: album)
+            if keptApart.contains(spelled) { return Self.folded(key: "=" + spelled) }
+        }
+        return fold(AlbumIdentity.artist(artist), AlbumIdentity.title(album))
+    }
+
+    /// A spelling as a choice names it: artist and album as they compare
+    /// (case, normalisation, width, quotes and spacing aside), decorations
+    /// and featured credits kept.
+    public static func spellingKey(artist: String, album: String) -> String {
+        AlbumIdentity.comparable(artist) + "\u{1F}" + AlbumIdentity.comparable(album)
+    }
+
+    /// The names a key stands for (a kept-apart key without its "=").
+    static func folded(key: String) -> Folded {
+        let names = key.hasPrefix("=") ? key.dropFirst() : key[...]
+        let parts = names.split(separator: "\u{1F}", maxSplits: 1, omittingEmptySubsequences: false)
+        return Folded(artist: String(parts[0]), name: parts.count > 1 ? String(parts[1]) : "", key: key)
     }
 
     private func fold(_ artist: String, _ name: String) -> Folded {

@@ -2,14 +2,13 @@ import Foundation
 import Stores
 import VinylogueCore
 
-/// A person's choice of how their albums group (`AlbumChoices`), and the
-/// work it sets off: the one queue's `JobKind.albumFolding` jobs, which
-/// count their kept charts again slice by slice (each slice one
+/// A person's choices of how their albums group (`AlbumChoices`), and the
+/// work they set off: the one queue's `JobKind.albumFolding` jobs, which
+/// count the person's listed weeks again slice by slice (each slice one
 /// transaction under the job's fence) while their pages keep answering
 /// from the charts as they were. A change made while a run is under way
-/// (the choice's version moved) starts the count again from the first
-/// week; a run cut short counts again from the first week when resumed
-/// (a count is the same however often it is made).
+/// lists its weeks, which the run takes in turn; the slice that finds none
+/// left ends the job in its transaction, so a later change queues another.
 public struct AlbumRefolding: JobHandler {
     public let kind = JobKind.albumFolding
     let choices: any AlbumChoices
@@ -24,40 +23,45 @@ public struct AlbumRefolding: JobHandler {
         self.changes = changes
     }
 
-    /// `user`'s choice now.
+    /// `user`'s grouping now.
     public func folding(of user: Username) async throws(SourceError) -> AlbumFolding {
         try await choices.albumFolding(of: user)
     }
 
-    /// Records `folding` as `user`'s choice, wakes the runner for the count
-    /// it queued, and forgets their kept pages (a chart from Last.fm folds
-    /// by the choice at once). Returns whether it changed.
+    /// `user`'s choices about single albums, in the order they were made.
+    public func choices(of user: Username) async throws(SourceError) -> [AlbumChoice] {
+        try await choices.albumChoices(of: user)
+    }
+
+    /// Records `folding`'s switch as `user`'s, wakes the runner for the
+    /// count it queued, and forgets their kept pages (a chart from Last.fm
+    /// folds by the choice at once). Returns whether it changed.
     @discardableResult
     public func choose(_ folding: AlbumFolding, of user: Username) async throws(SourceError) -> Bool {
         let changed = try await choices.chooseAlbumFolding(folding, of: user, at: clock.now)
-        if changed {
-            wakeup.signal()
-            await changes?.changed(.listens(user))
-        }
+        if changed { await announce(user) }
         return changed
+    }
+
+    /// Applies `change` to `user`'s choices about single albums, as
+    /// `choose` does. Returns whether anything changed.
+    @discardableResult
+    public func change(_ change: AlbumChoiceChange, of user: Username) async throws(SourceError) -> Bool {
+        let changed = try await choices.changeAlbums(change, of: user, at: clock.now)
+        if changed { await announce(user) }
+        return changed
+    }
+
+    private func announce(_ user: Username) async {
+        wakeup.signal()
+        await changes?.changed(.listens(user))
     }
 
     public func run(_ claim: JobClaim) async -> JobEnding {
         guard let user = Username(validating: claim.job.person) else { return .failed(reason: "The job names nobody.") }
-        var after: Int64?
-        var version: Int64?
         do throws(SourceError) {
-            while true {
+            while try await choices.countAgain(user, under: claim, at: clock.now) {
                 if Task.isCancelled { return .stopped }
-                let slice = try await choices.countAgain(user, after: after, fence: claim.fence)
-                if let counted = version, counted != slice.version {
-                    // Chosen again meanwhile: every week, with the new choice.
-                    (after, version) = (nil, slice.version)
-                    continue
-                }
-                version = slice.version
-                guard let last = slice.lastWeek else { break }
-                after = last
             }
         } catch {
             // The person's data went (or the job was taken over): nothing more to count.

@@ -60,8 +60,17 @@ import Stores
         func chooseAlbumFolding(_ folding: AlbumFolding, of user: Username, at now: Date) async throws(SourceError) -> Bool {
             try await store.chooseAlbumFolding(folding, of: user, at: now)
         }
-        func countAgain(_ user: Username, after week: Int64?, fence: JobFence?) async throws(SourceError) -> CountedAgain {
-            try await store.countAgain(user, after: week, fence: fence)
+        func albumSpellings(of user: Username, artist: String, album: String) async throws(SourceError) -> SpelledAlbum? {
+            note("albumSpellings"); return try await store.albumSpellings(of: user, artist: artist, album: album)
+        }
+        func albumChoices(of user: Username) async throws(SourceError) -> [AlbumChoice] {
+            note("albumChoices"); return try await store.albumChoices(of: user)
+        }
+        func changeAlbums(_ change: AlbumChoiceChange, of user: Username, at now: Date) async throws(SourceError) -> Bool {
+            try await store.changeAlbums(change, of: user, at: now)
+        }
+        func countAgain(_ user: Username, under claim: JobClaim?, at now: Date) async throws(SourceError) -> Bool {
+            try await store.countAgain(user, under: claim, at: now)
         }
         func store(_ batch: [(Scrobble, ScrobbleOrigin)], of user: Username, fence: JobFence?) async throws(SourceError) -> InsertCounts {
             try await store.store(batch, of: user, fence: fence)

@@ -1,0 +1,107 @@
+import Foundation
+
+/// One choice a person made about one album, on top of the edition rule
+/// (`AlbumFolding`): a spelling kept apart as an album of its own ("Keep
+/// apart"), or an album joined to another the rule did not join ("Same
+/// album as…"). Choices are the person's (keyed by their name), undone
+/// one by one, carried by their export and erased with their account.
+public struct AlbumChoice: Sendable, Hashable, Codable {
+    public enum Kind: String, Sendable, Hashable, Codable, CaseIterable {
+        /// A spelling that is an album of its own.
+        case apart
+        /// An album that is the same album as another.
+        case join
+    }
+
+    public let kind: Kind
+    /// `.apart`: the spelling's key (`AlbumFolding.spellingKey`); `.join`:
+    /// the joined album's key before the join.
+    public let key: String
+    /// `.join`: the key of the album it joins.
+    public let target: String?
+    /// The spelling kept apart, or the album joined, as the person saw it.
+    public let artist: String
+    public let album: String
+    /// `.join`: the album it joins, as the person named it.
+    public let targetArtist: String?
+    public let targetAlbum: String?
+    public let madeAt: Date
+
+    public init(kind: Kind, key: String, target: String?, artist: String, album: String, targetArtist: String?, targetAlbum: String?,
+                madeAt: Date) {
+        self.kind = kind
+        self.key = key
+        self.target = target
+        self.artist = artist
+        self.album = album
+        self.targetArtist = targetArtist
+        self.targetAlbum = targetAlbum
+        self.madeAt = madeAt
+    }
+
+    func pointing(to target: String, artist targetArtist: String?, album targetAlbum: String?) -> AlbumChoice {
+        AlbumChoice(kind: kind, key: key, target: target, artist: artist, album: album, targetArtist: targetArtist,
+                    targetAlbum: targetAlbum, madeAt: madeAt)
+    }
+}
+
+/// A change a person asks for (`AlbumChoice`).
+public enum AlbumChoiceChange: Sendable, Hashable {
+    /// The spelling `artist` / `album` counts as an album of its own.
+    case keepApart(artist: String, album: String)
+    /// The album `artist` / `album` is the same album as `toArtist` / `toAlbum`.
+    case join(artist: String, album: String, toArtist: String, toAlbum: String)
+    /// The choice of `kind` and `key` is undone.
+    case undo(AlbumChoice.Kind, key: String)
+}
+
+extension AlbumChoiceChange {
+    /// `choices` (a person's, in the order they were made) after this
+    /// change made at `now`, and the album keys whose weeks must be counted
+    /// again (as the charts keep them now); nil when it changes nothing
+    /// (a spelling already apart, an album already joined, a choice that
+    /// is not there).
+    public func applied(to choices: [AlbumChoice], at now: Date) -> (choices: [AlbumChoice], touched: Set<String>)? {
+        let before = AlbumFolding(foldsEditions: true, choices: choices)
+        switch self {
+        case .keepApart(let artist, let album):
+            guard !album.isEmpty else { return nil }
+            let spelled = AlbumFolding.spellingKey(artist: artist, album: album)
+            guard !before.keptApart.contains(spelled) else { return nil }
+            let touched = before.folded(.album, artist: artist, name: album).key
+            return (choices + [AlbumChoice(kind: .apart, key: spelled, target: nil, artist: artist, album: album, targetArtist: nil,
+                                           targetAlbum: nil, madeAt: now)], [touched])
+        case .join(let artist, let album, let toArtist, let toAlbum):
+            guard !album.isEmpty, !toAlbum.isEmpty else { return nil }
+            let source = before.unjoined(artist: artist, album: album).key
+            let current = before.folded(.album, artist: artist, name: album).key
+            let target = before.folded(.album, artist: toArtist, name: toAlbum).key
+            guard source != target, current != target else { return nil }
+            // One level: what joined this album now joins its target.
+            let kept = choices.filter { !($0.kind == .join && $0.key == source) }.map { choice in
+                choice.kind == .join && choice.target == source ? choice.pointing(to: target, artist: toArtist, album: toAlbum) : choice
+            }
+            return (kept + [AlbumChoice(kind: .join, key: source, target: target, artist: artist, album: album, targetArtist: toArtist,
+                                        targetAlbum: toAlbum, madeAt: now)], [current])
+        case .undo(let kind, let key):
+            guard let found = choices.first(where: { $0.kind == kind && $0.key == key }) else { return nil }
+            let rest = choices.filter { $0 != found }
+            switch kind {
+            case .join:
+                return (rest, [found.target ?? found.key])
+            case .apart:
+                // The spelling goes back to its album; what was joined to
+                // it (or it to) follows the album.
+                let own = "=" + key
+                let touched = before.joined[own] ?? own
+                let unkept = rest.filter { !($0.kind == .join && $0.key == own) }
+                let album = AlbumFolding(foldsEditions: true, choices: unkept).folded(.album, artist: found.artist, name: found.album)
+                let pointed = unkept.compactMap { choice -> AlbumChoice? in
+                    guard choice.kind == .join, choice.target == own else { return choice }
+                    return choice.key == album.key ? nil : choice.pointing(to: album.key, artist: found.artist, album: found.album)
+                }
+                return (pointed, [touched])
+            }
+        }
+    }
+}

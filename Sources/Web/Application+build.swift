@@ -151,8 +151,12 @@ func buildRouter(configuration: ServerConfiguration, parts: WebAppParts, shared:
         .register(people: people, api: peopleAPI)
     EveryoneRoutes(sources: sources, viewers: viewers, lists: lists, pages: pages, rendered: rendered, audiences: parts.audiences,
                    clock: clock).register(on: router)
+    let albumChoices = parts.albumFolding.map {
+        AlbumChoiceRoutes(refolding: $0, archive: stores.archive, own: OwnListening(lists: lists), pages: pages, configuration: configuration)
+    }
+    albumChoices?.register(on: router)
     AlbumRoutes(sources: sources, viewers: viewers, pages: pages, artwork: parts.artwork, covers: covers, background: parts.background,
-                albumColourPatience: patience.albumColours, clock: clock, address: address).register(people: people)
+                albumColourPatience: patience.albumColours, clock: clock, address: address, choices: albumChoices).register(people: people)
     RediscoverRoutes(sources: sources, viewers: viewers, pages: pages, clock: clock).register(people: people)
     ShareCardRoutes(sources: sources, viewers: viewers, chartPages: charts, covers: covers, shareCards: parts.shareCards,
                     kept: shared.renderedCards, clock: clock, address: address).register(people: people)

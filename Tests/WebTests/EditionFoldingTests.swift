@@ -108,4 +108,97 @@ import VinylogueCore
             #expect(try await SQLiteScrobbleStore(database: harness.database).albumFolding(of: vera) == .editions)
         }
     }
+
+    /// "Also played as" on one's own album page: keep a spelling apart,
+    /// join an album the rule missed (picked from one's own albums), undo
+    /// each on the page or in Settings; the charts follow once counted.
+    /// Nobody else sees the section or can make a choice.
+    @Test func aPersonKeepsASpellingApartJoinsAnAlbumAndUndoesBoth() async throws {
+        try await Harness.run(signIn: true) { harness, client in
+            let vera = try Username("Vera")
+            var listens: [Scrobble] = []
+            func play(_ artist: String, _ album: String, _ count: Int, at offset: Int64) {
+                for n in 0..<count {
+                    listens.append(Scrobble(instant: Self.week.from + offset + Int64(n) * 600, artist: artist, album: album, track: "T\(n)"))
+                }
+            }
+            play("Vetiver", "Tidewater", 5, at: 3_600)
+            play("Vetiver", "Tidewater (Deluxe Edition)", 4, at: 86_400)
+            play("Radiohead", "OK Computer", 3, at: 2 * 86_400)
+            play("Radiohead", "OKNOTOK 1997 2017", 2, at: 3 * 86_400)
+            _ = try await SQLiteScrobbleStore(database: harness.database).store(listens, of: vera, origin: .received)
+            let browser = try await SignInTests.signIn(client, harness, as: "Vera")
+            func plays() async throws -> [String: Int] {
+                let chart = try await client.get("/api/u/Vera/chart?week=2022-07-12")
+                let entries = try JSONDecoder().decode(Charted.self, from: Data(chart.body.utf8)).entries
+                return Dictionary(uniqueKeysWithValues: entries.map { ($0.name, $0.plays) })
+            }
+            #expect(try await plays() == ["Tidewater": 9, "OK Computer": 3, "OKNOTOK 1997 2017": 2])
+
+            // Anyone else sees the album without the section.
+            let visitor = try await client.session(from: "/")
+            let seen = try await client.get("/u/Vera/album/Vetiver/Tidewater", session: visitor)
+            #expect(seen.status == .ok)
+            #expect(!seen.body.contains("Also played as"))
+
+            let page = try await SignInTests.page(client, "/u/Vera/album/Vetiver/Tidewater", browser)
+            #expect(page.body.contains("Also played as"), "\(page.body)")
+            #expect(page.body.contains("“Tidewater (Deluxe Edition)”</span>: 4 plays"))
+            #expect(page.body.contains(">Keep apart</button>"))
+
+            let apart = try await client.post("/settings/albums/choices", ["action": "apart", "artist": "Vetiver", "album": "Tidewater (Deluxe Edition)",
+                                                                           "back": "/u/Vera/album/Vetiver/Tidewater#spellings"], session: browser.form)
+            #expect(apart.status == .seeOther, "\(apart.body)")
+            #expect(apart.headers[.location] == "/u/Vera/album/Vetiver/Tidewater?choice=apart#spellings")
+            await harness.idle()
+            #expect(try await plays() == ["Tidewater": 5, "Tidewater (Deluxe Edition)": 4, "OK Computer": 3, "OKNOTOK 1997 2017": 2])
+            let after = try await SignInTests.page(client, "/u/Vera/album/Vetiver/Tidewater?choice=apart", browser)
+            #expect(after.body.contains("Kept apart. Your charts are being counted again"))
+            #expect(after.body.contains("“Tidewater (Deluxe Edition)” by Vetiver is kept apart from this album."), "\(after.body)")
+
+            // "Same album as…" offers her other albums by the artist.
+            let same = try await SignInTests.page(client, "/settings/albums/same?artist=Radiohead&album=OKNOTOK%201997%202017", browser)
+            #expect(same.status == .ok)
+            #expect(same.body.contains("Your other albums by Radiohead"))
+            #expect(same.body.contains("value=\"OK Computer\""))
+            // An album she never played is refused with a sentence.
+            let unknown = try await client.post("/settings/albums/choices", ["action": "join", "artist": "Radiohead", "album": "OKNOTOK 1997 2017",
+                                                                             "to_artist": "Radiohead", "to_album": "Kid A"], session: browser.form)
+            #expect(unknown.status == .unprocessableContent)
+            #expect(unknown.body.contains("There is no album “Kid A” by Radiohead in your listening."))
+            let join = try await client.post("/settings/albums/choices", ["action": "join", "artist": "Radiohead", "album": "OKNOTOK 1997 2017",
+                                                                          "to_artist": "Radiohead", "to_album": "OK Computer",
+                                                                          "back": "/u/Vera/album/Radiohead/OKNOTOK%201997%202017#spellings"],
+                                             session: browser.form)
+            #expect(join.headers[.location] == "/u/Vera/album/Radiohead/OK%20Computer?choice=joined#spellings")
+            await harness.idle()
+            #expect(try await plays() == ["Tidewater": 5, "Tidewater (Deluxe Edition)": 4, "OK Computer": 5])
+
+            // Settings lists both; undo each there.
+            let settings = try await SignInTests.page(client, "/settings", browser)
+            #expect(settings.body.contains("“OKNOTOK 1997 2017” by Radiohead is counted as “OK Computer”."), "\(settings.body)")
+            let choices = try await SQLiteScrobbleStore(database: harness.database).albumChoices(of: vera)
+            #expect(choices.count == 2)
+            for choice in choices {
+                let undo = try await client.post("/settings/albums/choices", ["action": "undo", "kind": choice.kind.rawValue, "key": choice.key,
+                                                                              "back": "/settings#albums"], session: browser.form)
+                #expect(undo.headers[.location] == "/settings?albums=undone#albums")
+            }
+            await harness.idle()
+            #expect(try await plays() == ["Tidewater": 9, "OK Computer": 3, "OKNOTOK 1997 2017": 2])
+
+            // A form never sends anyone elsewhere; a visitor or a forged form changes nothing.
+            let elsewhere = try await client.post("/settings/albums/choices", ["action": "apart", "artist": "Vetiver", "album": "Tidewater (Deluxe Edition)",
+                                                                               "back": "https://example.com/u/Vera/album/x"], session: browser.form)
+            #expect(elsewhere.headers[.location] == "/settings?albums=apart#albums")
+            let forged = try await client.post("/settings/albums/choices", ["action": "undo", "kind": "apart", "key": "x"], session: browser.form,
+                                               token: "forged")
+            #expect(forged.status == .forbidden)
+            let anonymous = try await client.post("/settings/albums/choices", ["action": "apart", "artist": "Radiohead", "album": "OK Computer"],
+                                                  session: visitor)
+            #expect(anonymous.status != .seeOther)
+            #expect(try await SQLiteScrobbleStore(database: harness.database).albumChoices(of: vera).count == 1)
+        }
+    }
 }
+

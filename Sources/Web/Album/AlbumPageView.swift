@@ -43,6 +43,8 @@ struct AlbumPageView {
     var life: AlbumLifeView?
     /// Why the album's life is missing, when the archive failed.
     var lifeNote: String?
+    /// "Also played as", for the person whose album it is.
+    var choices: AlbumChoicesView?
 
     init(_ page: AlbumPage, backURL: String, artURL: String, csrf: String) {
         let detail = page.detail

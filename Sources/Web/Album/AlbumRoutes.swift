@@ -24,6 +24,9 @@ struct AlbumRoutes: Sendable {
     let clock: WallClock
     /// The public address, for the share links' absolute URLs.
     let address: PublicAddress
+    /// The person's own choices about the album ("Also played as"), when
+    /// the archive keeps them.
+    var choices: AlbumChoiceRoutes?
 
     /// `people` is the group of `/u/{user}`.
     func register(people: RouterGroup<Context>) {
@@ -74,6 +77,15 @@ struct AlbumRoutes: Sendable {
             view.errorText = nil
             view.detailsNote = AlbumPageView.detailsNote(failure)
             status = .ok
+        }
+        if let choices {
+            let csrf = CSRFProtection.token(for: request)
+            view.choices = await choices.section(user: user, artist: artist, name: name, request: request, context: context, csrf: csrf.value)
+            if view.choices != nil {
+                var response = pages.response("album", view, status: status)
+                response.attach(csrf: csrf)
+                return response
+            }
         }
         return pages.response("album", view, status: status)
     }

@@ -22,6 +22,10 @@ enum Paths {
     /// GET: the albums one's archive holds under several spellings; POST:
     /// whether editions of an album count as one (`editions=on|off`).
     static let albumFolding = "/settings/albums"
+    /// Keep apart, join, undo (`AlbumChoiceRoutes`).
+    static let albumChoices = "/settings/albums/choices"
+    /// Which album one is the same as.
+    static let sameAlbum = "/settings/albums/same"
     /// Uploading an export.
     static let exportUpload = "/settings/import"
     static let personalExport = "/settings/export"

@@ -16,6 +16,11 @@ struct AlbumFoldingView {
     let joinedSentence: String?
     let previewURL: String?
     var changed: String?
+    /// Every choice about a single album, each with "Undo".
+    var choices: [AlbumChoicesView.Undo] = [] { didSet { hasChoices = !choices.isEmpty } }
+    private(set) var hasChoices = false
+    let choiceAction = Paths.albumChoices
+    let back = Paths.settings + "#albums"
 }
 
 /// `/settings/albums`: every album of the person's archive played under
@@ -57,11 +62,16 @@ extension SettingsRoutes {
         let folding = (try? await albumFolding.folding(of: user)) ?? .editions
         var archived = false
         if let archive, (try? await archive.span(for: user)) ?? nil != nil { archived = true }
-        return AlbumFoldingView(action: Paths.albumFolding, foldsEditions: folding.foldsEditions,
+        var view = AlbumFoldingView(action: Paths.albumFolding, foldsEditions: folding.foldsEditions,
                                 joinedSentence: "Streaming services rename an album at each reissue (“(Remastered)”, “- 2011 Remaster”, "
                                     + "“[Deluxe Edition]”). With this on, every chart counts them as the one album they are; your "
                                     + "listens themselves stay exactly as they were scrobbled.",
                                 previewURL: archived ? Paths.albumFolding : nil)
+        if let archive {
+            view.choices = await AlbumChoiceRoutes(refolding: albumFolding, archive: archive, own: OwnListening(lists: lists), pages: pages,
+                                                   configuration: configuration).settingsList(of: user)
+        }
+        return view
     }
 
     /// `POST /settings/albums`: `editions=on|off`.
@@ -87,7 +97,7 @@ extension SettingsRoutes {
         case "on": "Editions of an album count as one album again. Your charts are being counted again; it takes a few seconds."
         case "off": "Every spelling counts as its own album now. Your charts are being counted again; it takes a few seconds."
         case "same": "Nothing changed."
-        default: nil
+        default: AlbumChoiceRoutes.notice(changed)
         }
     }
 

@@ -35,13 +35,7 @@ extension SettingsRoutes {
     /// Whose listening the viewer speaks for: the account's, or the
     /// household's "me"; nil for a visitor, or a household without "me".
     func ownListening(of context: Context) async -> Username? {
-        switch await context.viewer {
-        case .account(let account): return account.name
-        case .household:
-            guard let me = (try? await lists.owned(by: .household).users())?.first(where: \.isMe) else { return nil }
-            return try? Username(me.name)
-        case .visitor: return nil
-        }
+        await OwnListening(lists: lists).person(of: context)
     }
 
     func historyCopy(for context: Context, settings: Settings) async -> HistoryCopyView? {

@@ -105,7 +105,7 @@ public struct PersonalExport: Sendable {
         if let person {
             let folding = try await archive.albumFolding(of: person)
             try await send(try zip.begin(AlbumFoldingMember.path))
-            try await send(try zip.add(AlbumFoldingMember.json(folding)))
+            try await send(try zip.add(AlbumFoldingMember.json(folding, choices: try await archive.albumChoices(of: person))))
         }
         if let forwarding {
             let choice = try await forwarding.choice(of: owner)
@@ -147,29 +147,4 @@ public struct PersonalExport: Sendable {
         calendar.timeZone = TimeZone(identifier: "UTC")!
         return calendar
     }()
-}
-
-/// JSON text for values written by hand (faster than an encoder per line).
-enum JSONText {
-    /// `value` as a JSON string: quotes, backslashes and control characters escaped.
-    static func string(_ value: String) -> String {
-        var out = "\""
-        for scalar in value.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            case let c where c.value < 0x20:
-                out += "\\u00" + String(c.value, radix: 16).leftPadded(to: 2)
-            default: out.unicodeScalars.append(scalar)
-            }
-        }
-        return out + "\""
-    }
-}
-
-private extension String {
-    func leftPadded(to width: Int) -> String { String(repeating: "0", count: max(0, width - count)) + self }
 }

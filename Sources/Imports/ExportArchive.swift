@@ -130,10 +130,11 @@ struct ExportArchive {
     func importMembers(into run: inout ImportRun, prefix: String, choice: FormatChoice?, playerTimeZone: TimeZone?) throws {
         for entry in entries {
             let name = prefix + entry.path
-            if entry.path == AlbumFoldingMember.path, entry.uncompressedSize <= 4_096, check(entry) == nil {
+            if entry.path == AlbumFoldingMember.path, entry.uncompressedSize <= AlbumFoldingMember.largest, check(entry) == nil {
                 var bytes: [UInt8] = []
                 _ = try? archive.extract(entry, bufferSize: Self.chunkSize, skipCRC32: false) { bytes += $0 }
                 run.summary.albumFolding = AlbumFoldingMember.folding(from: bytes) ?? run.summary.albumFolding
+                run.summary.albumChoices += AlbumFoldingMember.changes(from: bytes)
             }
             if let reason = MemberNames.notHistory(entry.path) {
                 run.skipMember(name, reason)

@@ -70,6 +70,8 @@ public struct ImportSummary: Sendable, Hashable {
     /// The album choice a Vinylogue export carried (`AlbumFoldingMember`),
     /// for the caller to bring back.
     public var albumFolding: AlbumFolding?
+    /// The choices about single albums it carried, to make again in order.
+    public var albumChoices: [AlbumChoiceChange] = []
 
     public init() {}
 

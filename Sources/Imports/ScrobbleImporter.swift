@@ -137,9 +137,10 @@ public struct ScrobbleImporter: Sendable {
 
     /// One export file, read in 1 MiB chunks.
     private func importPlainFile(_ path: String, named name: String?, into run: inout ImportRun) throws {
-        if let name, name == AlbumFoldingMember.path || name.hasSuffix("/" + AlbumFoldingMember.path), Self.size(of: path) <= 4_096,
-           let bytes = FileManager.default.contents(atPath: path) {
+        if let name, name == AlbumFoldingMember.path || name.hasSuffix("/" + AlbumFoldingMember.path),
+           Self.size(of: path) <= AlbumFoldingMember.largest, let bytes = FileManager.default.contents(atPath: path) {
             run.summary.albumFolding = AlbumFoldingMember.folding(from: [UInt8](bytes)) ?? run.summary.albumFolding
+            run.summary.albumChoices += AlbumFoldingMember.changes(from: [UInt8](bytes))
         }
         if let name, let reason = MemberNames.notHistory(name) {
             run.skipMember(name, reason)

@@ -204,6 +204,26 @@ public struct PostgresCopy: Sendable {
         }
     }
 
+    /// Copies people's choices about single albums (the copy's replace
+    /// each person's), before their listens. A person whose listens are
+    /// here already and whose choices change gets every week counted again.
+    public func write(_ choices: [PersonalData.AlbumChoiceRow], at now: Date = Date()) async throws {
+        let logger = self.logger
+        let byPerson = Dictionary(grouping: choices, by: \.nameKey)
+        try await database.client.withTransaction(logger: logger) { connection in
+            for nameKey in byPerson.keys.sorted() {
+                let copied = byPerson[nameKey]!.map(\.choice)
+                let before = try await PostgresScrobbleStore.albumChoices(nameKey: nameKey, connection, logger)
+                guard before != copied else { continue }
+                try await PostgresScrobbleStore.replaceAlbumChoices(copied, nameKey: nameKey, connection, logger)
+                var id: Int64?
+                for try await found in try await connection.query("SELECT id FROM archive_user WHERE name_key = \(nameKey)", logger: logger)
+                    .decode(Int64.self) { id = found }
+                if let id { try await PostgresScrobbleStore.queueRecount(userID: id, of: nameKey, albums: nil, at: now, connection, logger) }
+            }
+        }
+    }
+
     /// Copies weekly digest subscriptions (the copy's replace what the
     /// database held for the same owner), confirmations and links kept.
     public func write(_ subscriptions: [DigestSubscription]) async throws {
@@ -254,7 +274,8 @@ public struct PostgresCopy: Sendable {
                               ("sessions", "web_session"), ("saved Last.fm answers", "lastfm_response"), ("scrobbles", "scrobble"),
                               ("remembered covers", "album_cover"), ("listen tokens", "listen_token"),
                               ("forwarding choices", "forwarding"), ("listens to forward", "forward_outbox"),
-                              ("digest subscriptions", "digest_subscription"), ("album choices", "album_folding")] {
+                              ("digest subscriptions", "digest_subscription"), ("album choices", "album_folding"),
+                              ("albums kept apart or joined", "album_choice")] {
             for try await n in try await database.client.query(PostgresQuery(unsafeSQL: "SELECT count(*) FROM \(table)"), logger: logger).decode(Int64.self) {
                 counts[name] = Int(n)
             }

@@ -79,6 +79,18 @@ public struct PersonalDataExport: Sendable {
         }
     }
 
+    /// Every person's choices about single albums.
+    public func albumChoiceRows() async throws -> [PersonalData.AlbumChoiceRow] {
+        try await writer.read { db in
+            try Row.fetchAll(db, sql: """
+                SELECT name_key, kind, key, target, artist, album, target_artist, target_album, made_at FROM album_choice
+                ORDER BY name_key, made_at, kind, key
+                """).compactMap { row in
+                SQLiteScrobbleStore.albumChoice(row).map { PersonalData.AlbumChoiceRow(nameKey: row["name_key"], choice: $0) }
+            }
+        }
+    }
+
     public func forwardingChoices() async throws -> [PersonalData.ForwardingRow] {
         try await writer.read { db in
             try Row.fetchAll(db, sql: "SELECT owner, to_lastfm, listenbrainz_token, listenbrainz_user, updated_at FROM forwarding ORDER BY owner").map {
@@ -167,7 +179,8 @@ public struct PersonalDataExport: Sendable {
                                   ("sessions", "web_session"), ("saved Last.fm answers", "response_cache"), ("scrobbles", "scrobble"),
                                   ("remembered covers", "album_cover"), ("listen tokens", "listen_token"),
                                   ("forwarding choices", "forwarding"), ("listens to forward", "forward_outbox"),
-                                  ("digest subscriptions", "digest_subscription"), ("album choices", "album_folding")] {
+                                  ("digest subscriptions", "digest_subscription"), ("album choices", "album_folding"),
+                                  ("albums kept apart or joined", "album_choice")] {
                 counts[name] = try Int.fetchOne(db, sql: "SELECT count(*) FROM \(table)") ?? 0
             }
             return counts

@@ -40,6 +40,17 @@ public enum PersonalData {
         }
     }
 
+    /// One choice about a single album (`AlbumChoice`), with whose it is.
+    public struct AlbumChoiceRow: Sendable, Hashable {
+        public let nameKey: String
+        public let choice: AlbumChoice
+
+        public init(nameKey: String, choice: AlbumChoice) {
+            self.nameKey = nameKey
+            self.choice = choice
+        }
+    }
+
     public struct SettingRow: Sendable {
         public let owner: Int64
         public let key: String

@@ -69,11 +69,23 @@ extension Composition {
     /// (`vinylogue import` of a "Download everything" ZIP): recorded, and
     /// when it changed, their charts counted again here and now (the
     /// command line runs no job runner). Returns whether it changed.
-    public func bringBackAlbumFolding(_ folding: AlbumFolding, of user: Username, dataDir: String?) async throws -> Bool {
+    public func bringBackAlbumFolding(_ folding: AlbumFolding?, choices: [AlbumChoiceChange] = [], of user: Username,
+                                      dataDir: String?) async throws -> AlbumsBroughtBack {
         let backend = try await openStorage(dataDir: dataDir).backend
         let refolding = AlbumRefolding(choices: backend.archive, clock: clock, wakeup: Wakeup())
-        guard try await refolding.choose(folding, of: user) else { return false }
-        _ = try await refolding.countNow(user, jobs: backend.jobs)
-        return true
+        var brought = AlbumsBroughtBack()
+        if let folding { brought.switched = try await refolding.choose(folding, of: user) }
+        for change in choices where try await refolding.change(change, of: user) { brought.choicesMade += 1 }
+        if brought.switched || brought.choicesMade > 0 { _ = try await refolding.countNow(user, jobs: backend.jobs) }
+        return brought
     }
+}
+
+/// What `bringBackAlbumFolding` changed.
+public struct AlbumsBroughtBack: Sendable {
+    /// Whether the switch changed.
+    public var switched = false
+    /// How many choices about single albums were made again (those that
+    /// were so already are not counted).
+    public var choicesMade = 0
 }

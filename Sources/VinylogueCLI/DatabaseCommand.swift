@@ -126,6 +126,9 @@ struct CopyCommand: AsyncParsableCommand {
                 let foldings = try await export.albumFoldings()
                 try await copy.write(foldings)
                 out.write("  album choices: \(foldings.count)\n")
+                let albumChoices = try await export.albumChoiceRows()
+                try await copy.write(albumChoices)
+                out.write("  albums kept apart or joined: \(albumChoices.count)\n")
                 var lastListen: Int64 = 0, outbox = 0
                 while true {
                     let batch = try await export.outbox(after: lastListen, limit: Self.page)

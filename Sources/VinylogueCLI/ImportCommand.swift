@@ -104,12 +104,18 @@ struct ImportCommand: AsyncParsableCommand {
                     + "(\(ExportFormat.names.joined(separator: ", "))).", exitCode: .usage)
             }
             Terminal.standardOutput.write(Self.report(summary, user: username))
-            if let folding = summary.albumFolding {
+            if summary.albumFolding != nil || !summary.albumChoices.isEmpty {
                 do {
-                    if try await composition.bringBackAlbumFolding(folding, of: username, dataDir: dataDir) {
+                    let brought = try await composition.bringBackAlbumFolding(summary.albumFolding, choices: summary.albumChoices,
+                                                                              of: username, dataDir: dataDir)
+                    if brought.switched, let folding = summary.albumFolding {
                         Terminal.standardOutput.write(folding.foldsEditions
                             ? "As the export says, editions of an album count as one album for \(username); their charts are counted again.\n"
                             : "As the export says, each spelling of an album counts as its own album for \(username); their charts are counted again.\n")
+                    }
+                    if brought.choicesMade > 0 {
+                        Terminal.standardOutput.write("As the export says, \(brought.choicesMade == 1 ? "one album was" : "\(brought.choicesMade) albums were") "
+                            + "kept apart or joined for \(username); their charts are counted again.\n")
                     }
                 } catch let error as SourceError {
                     throw CommandFailure(error)

@@ -368,6 +368,46 @@ func withFakeEnvironment(_ body: @Sendable (FakeLastFM, [String: String]) async 
         let jobs = try await SQLiteJobQueue(try ArchiveDatabase(directory: second)).jobs(of: .albumFolding, key: "ana")
         #expect(jobs.map(\.state) == [.done])
     }
+
+    /// Choices about single albums travel in the same member, by the names
+    /// the person saw, and are made again (and counted) on import.
+    @Test func choicesAboutSingleAlbumsTravelInTheExportAndComeBack() async throws {
+        let dir = try TemporaryDirectory()
+        let export = dir.url.appendingPathComponent("export.csv")
+        try EditionsCommandTests.history(now: Date()).write(to: export, atomically: true, encoding: .utf8)
+        let first = dir.url.appendingPathComponent("first"), second = dir.url.appendingPathComponent("second")
+        _ = try await vinylogue(["import", export.path, "--user", "ana", "--data-dir", first.path])
+        let ana = try Username("ana")
+        do {
+            let store = SQLiteScrobbleStore(database: try ArchiveDatabase(directory: first))
+            #expect(try await store.changeAlbums(.keepApart(artist: "The Beatles", album: "Abbey Road (2019 Mix)"), of: ana, at: Date()))
+            #expect(try await store.changeAlbums(.join(artist: "Vetiver", album: "Tidewater", toArtist: "Lower Dens", toAlbum: "White Crosses"),
+                                                 of: ana, at: Date().addingTimeInterval(1)))
+        }
+        let zip = dir.url.appendingPathComponent("ana.zip")
+        #expect(try await vinylogue(["export", "ana", "-o", zip.path, "--data-dir", first.path]).status == 0)
+        let archive = try Archive(url: zip, accessMode: .read)
+        var member = Data()
+        _ = try archive.extract(try #require(archive["vinylogue/albums.json"])) { member.append($0) }
+        let text = String(decoding: member, as: UTF8.self)
+        #expect(text.hasPrefix("{\"editions_as_one\":true,\"choices\":[{\"kind\":\"apart\",\"artist\":\"The Beatles\",\"album\":\"Abbey Road (2019 Mix)\""),
+                "\(text)")
+        #expect(text.contains("{\"kind\":\"join\",\"artist\":\"Vetiver\",\"album\":\"Tidewater\",\"same_as\":{\"artist\":\"Lower Dens\",\"album\":\"White Crosses\"}"))
+
+        let imported = try await vinylogue(["import", zip.path, "--user", "ana", "--data-dir", second.path])
+        #expect(imported.status == 0, "\(imported.stderr)")
+        #expect(imported.stdout.contains("2 albums were kept apart or joined for ana"), "\(imported.stdout)")
+        let store = SQLiteScrobbleStore(database: try ArchiveDatabase(directory: second))
+        #expect(try await store.albumChoices(of: ana).map(\.album) == ["Abbey Road (2019 Mix)", "Tidewater"])
+        // Counted already: Abbey Road without its 2019 mix; Tidewater's plays in White Crosses.
+        let abbey = try await vinylogue(["album", "ana", "The Beatles", "Abbey Road", "--data-dir", second.path])
+        #expect(abbey.stdout.contains("Plays         39"), "\(abbey.stdout)")
+        let crosses = try await vinylogue(["album", "ana", "Lower Dens", "White Crosses", "--data-dir", second.path])
+        #expect(crosses.stdout.contains("Plays         59"), "\(crosses.stdout)")
+        // Imported again: nothing more to make.
+        let again = try await vinylogue(["import", zip.path, "--user", "ana", "--data-dir", second.path])
+        #expect(!again.stdout.contains("kept apart or joined"), "\(again.stdout)")
+    }
 }
 
 /// Any JSON value, for counting what a command printed.

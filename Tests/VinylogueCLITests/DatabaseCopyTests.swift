@@ -64,6 +64,7 @@ import VinylogueCore
         try await archive.store(Array(listens[..<15_000]), of: alice, origin: .lastFMExport)
         try await archive.store(Array(listens[15_000...]), of: alice, origin: .listenBrainz)
         #expect(try await archive.chooseAlbumFolding(.asSpelled, of: alice, at: now))
+        #expect(try await archive.changeAlbums(.keepApart(artist: "Artist 1", album: "Album 1 (Deluxe)"), of: alice, at: now))
         let pending = SyncState(fromInstant: 1, toInstant: 2, nextPage: 3, totalPages: 4, pageSize: 200)
         try await archive.beginSync(pending, of: alice)
         let demoFilled = try await GeneratedHistory(history: DemoHistory(seed: 3, start: 1_293_969_600), store: archive)
@@ -86,12 +87,14 @@ import VinylogueCore
                 #expect(run.stdout.contains("  forwarding choices: 1\n"))
                 #expect(run.stdout.contains("  digest subscriptions: 2\n"))
                 #expect(run.stdout.contains("  album choices: 1\n"), "\(run.stdout)")
+                #expect(run.stdout.contains("  albums kept apart or joined: 1\n"), "\(run.stdout)")
                 #expect(run.stdout.contains("  listens to forward (sent or not): 3\n"))
                 #expect(run.stdout.contains("  scrobbles of alice: 25,000\n"), "\(run.stdout)")
                 #expect(run.stdout.contains("Counts checked"))
             }
             try await PostgresDatabase.with(url: url) { postgres in
-                #expect(try await PostgresScrobbleStore(postgres).albumFolding(of: alice) == .asSpelled)
+                #expect(try await PostgresScrobbleStore(postgres).albumFolding(of: alice).foldsEditions == false)
+                #expect(try await PostgresScrobbleStore(postgres).albumChoices(of: alice) == archive.albumChoices(of: alice))
                 let lists = PostgresListStore(postgres)
                 #expect(try await lists.users().map(\.name) == ["ybsc", "RJ"])
                 #expect(try await lists.settings() == Settings(filter: PlayCountFilter(threshold: 4), timeZoneIdentifier: "Europe/Berlin"))

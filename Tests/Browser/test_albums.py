@@ -90,3 +90,61 @@ def test_editions_as_one_album_shown_turned_off_and_on(page, stack, fake, tmp_pa
     page.get_by_role("button", name="Treat editions of an album as one").click()
     expect(page.locator("#albums .notice")).to_contain_text("Editions of an album count as one album again.")
     assert until_names(app, ["Tidewater", "HEY WHAT"]) == ["Tidewater", "HEY WHAT"]
+
+
+def test_a_spelling_kept_apart_an_album_joined_and_both_undone(page, stack, fake, tmp_path, shot):
+    """The album page's "Also played as": keep the deluxe edition apart;
+    "Same album as…" joins OKNOTOK to OK Computer, picked from the person's
+    own albums; Settings lists both choices and undoes them."""
+    data = tmp_path / "data"
+    export = tmp_path / "export.csv"
+    history_csv(export)
+    with export.open("a", encoding="utf-8") as out:
+        for n in range(3):
+            out.write(f"{A_YEAR_AGO + 21_600 + n * 600},x,Radiohead,,OK Computer,,Lucky {n},\n")
+        for n in range(2):
+            out.write(f"{A_YEAR_AGO + 28_800 + n * 600},x,Radiohead,,OKNOTOK 1997 2017,,Airbag {n},\n")
+    subprocess.run([binary("vinylogue"), "import", str(export), "--user", "ybsc", "--data-dir", str(data)],
+                   check=True, capture_output=True, timeout=10)
+    app = stack.app(fake, data_dir=data)
+    page.goto(app("/"))
+    page.get_by_label("Your Last.fm username").fill("ybsc")
+    page.get_by_role("button", name="Start").click()
+    assert album_names(app) == ["Tidewater", "HEY WHAT", "OK Computer", "OKNOTOK 1997 2017"]
+
+    page.goto(app("/u/ybsc/album/Vetiver/Tidewater"))
+    section = page.locator("#spellings")
+    expect(section.get_by_role("heading", name="Also played as")).to_be_visible()
+    deluxe = section.locator("li", has_text="Tidewater (Deluxe Edition)")
+    expect(deluxe).to_contain_text("4 plays")
+    shot(page, "also-played-as")
+    deluxe.get_by_role("button", name="Keep apart").click()
+    expect(page.locator("#spellings .notice")).to_contain_text("Kept apart.")
+    expect(page.locator("#spellings")).to_contain_text("“Tidewater (Deluxe Edition)” by Vetiver is kept apart from this album.")
+    expected = ["HEY WHAT", "Tidewater", "Tidewater (Deluxe Edition)", "OK Computer", "OKNOTOK 1997 2017"]
+    assert until_names(app, expected) == expected
+    shot(page, "kept-apart")
+
+    page.goto(app("/u/ybsc/album/Radiohead/OKNOTOK%201997%202017"))
+    page.get_by_role("link", name="Same album as…").click()
+    expect(page.get_by_role("heading", level=1)).to_have_text("Same album as…")
+    candidate = page.locator("ul.candidates li", has_text="OK Computer")
+    expect(candidate).to_contain_text("3 plays")
+    shot(page, "same-album")
+    candidate.get_by_role("button", name="Same album").click()
+    expect(page.locator("h1.album-name")).to_have_text("OK Computer")
+    expect(page.locator("#spellings .notice")).to_contain_text("Counted as one album now.")
+    expected = ["HEY WHAT", "OK Computer", "Tidewater", "Tidewater (Deluxe Edition)"]
+    assert until_names(app, expected) == expected
+
+    page.goto(app("/settings#albums"))
+    section = page.locator("#albums")
+    expect(section).to_contain_text("“Tidewater (Deluxe Edition)” by Vetiver is kept apart from its other editions.")
+    expect(section).to_contain_text("“OKNOTOK 1997 2017” by Radiohead is counted as “OK Computer”.")
+    shot(page, "settings-choices")
+    for _ in range(2):
+        section.get_by_role("button", name="Undo").first.click()
+        expect(page.locator("#albums .notice")).to_contain_text("Undone.")
+    expect(page.locator("#albums").get_by_role("button", name="Undo")).to_have_count(0)
+    expected = ["Tidewater", "HEY WHAT", "OK Computer", "OKNOTOK 1997 2017"]
+    assert until_names(app, expected) == expected

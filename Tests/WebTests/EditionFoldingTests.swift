@@ -143,7 +143,7 @@ import VinylogueCore
 
             let page = try await SignInTests.page(client, "/u/Vera/album/Vetiver/Tidewater", browser)
             #expect(page.body.contains("Also played as"), "\(page.body)")
-            #expect(page.body.contains("“Tidewater (Deluxe Edition)”</span>: 4 plays"))
+            #expect(page.body.contains("“Tidewater (Deluxe Edition)”: 4 plays</span>"))
             #expect(page.body.contains(">Keep apart</button>"))
 
             let apart = try await client.post("/settings/albums/choices", ["action": "apart", "artist": "Vetiver", "album": "Tidewater (Deluxe Edition)",

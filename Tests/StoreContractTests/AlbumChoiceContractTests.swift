@@ -1,10 +1,14 @@
 import Foundation
+import GRDB
+import PostgresNIO
 import Testing
 import TestSupport
 import VinylogueCore
 @testable import Stores
 @testable import Sync
 import Workers
+@testable import PostgresStore
+@testable import SQLiteStore
 
 /// A person's choices about single albums on both stores: "Keep apart",
 /// "Same album as…" and undo change every chart that counts them once the
@@ -158,4 +162,45 @@ import Workers
             #expect(try await archive.albumChoices(of: zeb).isEmpty)
         }
     }
+
+    /// A database from before choices about single albums, with a count
+    /// of the old kind queued (its job counted every week): the upgrade
+    /// lists all its person's weeks, and the job, run once, counts them.
+    @Test(arguments: Backend.allCases)
+    func aCountQueuedBeforeTheUpgradeCountsEveryWeekOnce(_ backend: Backend) async throws {
+        try await StoreContractTests.withStores(backend) { stores in
+            let archive = stores.scrobbles, history = Self.history(), ana = Self.ana
+            try await archive.store(history, of: ana, origin: .lastFMExport)
+            // As an older release left it: the switch turned off, its job
+            // queued, and no table of choices or weeks to count.
+            let queued = Self.now.timeIntervalSince1970
+            if let sqlite = stores.sqlite {
+                try await sqlite.writer.write { db in
+                    try db.execute(sql: """
+                        DROP TABLE chart_recount; DROP TABLE album_choice;
+                        DELETE FROM grdb_migrations WHERE identifier = 'album choices of single albums';
+                        INSERT INTO album_folding (name_key, folds_editions, version) VALUES ('ana', 0, 1);
+                        INSERT INTO job (kind, person, key, payload, state, not_before, queued_at, updated_at)
+                        VALUES ('\(JobKind.albumFolding.rawValue)', 'ana', 'ana', '', 'queued', \(queued), \(queued), \(queued));
+                        """)
+                }
+                try ArchiveDatabase.migrator(progress: nil).migrate(sqlite.writer)
+            } else if let postgres = stores.postgres {
+                for statement in ["DROP TABLE chart_recount", "DROP TABLE album_choice", "DELETE FROM schema_migration WHERE name = 'album-choices'",
+                                  "INSERT INTO album_folding (name_key, folds_editions, version) VALUES ('ana', false, 1)",
+                                  """
+                                  INSERT INTO job (kind, person, key, payload, state, not_before, queued_at, updated_at)
+                                  VALUES ('\(JobKind.albumFolding.rawValue)', 'ana', 'ana', '', 'queued', \(queued), \(queued), \(queued))
+                                  """] {
+                    try await postgres.client.query(PostgresQuery(unsafeSQL: statement))
+                }
+                try await postgres.migrate()
+            }
+            #expect(try await Self.countQueued(stores, ana) == 3, "30 weeks: two slices and the one that finds none")
+            #expect(try await archive.albumFolding(of: ana) == .asSpelled)
+            try await Self.expectCharts(archive, history)
+            #expect(try await stores.jobs.jobs(of: .albumFolding, key: ana.key).map(\.state) == [.done])
+        }
+    }
 }
+

@@ -30,7 +30,8 @@ extension PostgresScrobbleStore {
         let logger = self.logger
         return try await mapped {
             try await database.client.withTransaction(logger: logger) { connection in
-                // The person's lock first, as every write of their archive takes it.
+                // The choices' lock, then the person's, as `changeAlbums` takes them.
+                try await Self.lockChoices(of: user.key, connection, logger)
                 let id = try await Self.userID(of: user, connection, logger)
                 if id != nil { _ = try await Self.lockedUserID(of: user, connection, logger) }
                 var current = true
@@ -54,10 +55,11 @@ extension PostgresScrobbleStore {
         let logger = self.logger
         return try await mapped {
             try await database.client.withTransaction(logger: logger) { connection in
+                // First: a person's first write waits for this (and this
+                // then sees their row), so no change misses their charts.
+                try await Self.lockChoices(of: user.key, connection, logger)
                 let id = try await Self.userID(of: user, connection, logger)
                 if id != nil { _ = try await Self.lockedUserID(of: user, connection, logger) }
-                // Two changes of one person's choices, one after the other.
-                try await connection.query("SELECT pg_advisory_xact_lock(\(Self.choicesLockBase) # hashtext(\(user.key)))", logger: logger)
                 let choices = try await Self.albumChoices(nameKey: user.key, connection, logger)
                 guard let changed = change.applied(to: choices, at: now) else { return false }
                 try await Self.replaceAlbumChoices(changed.choices, nameKey: user.key, connection, logger)
@@ -103,6 +105,13 @@ extension PostgresScrobbleStore {
 
     /// The advisory lock key of one person's album choices ("ALBC").
     static let choicesLockBase: Int64 = 0x414C_4243_0000_0000
+
+    /// Holds the lock of `nameKey`'s album choices until the transaction
+    /// ends: taken by every change of them, and by the write that creates
+    /// the person's archive row (`ensureUserID`), before it reads them.
+    static func lockChoices(of nameKey: String, _ connection: PostgresConnection, _ logger: Logger) async throws {
+        try await connection.query("SELECT pg_advisory_xact_lock(\(choicesLockBase) # hashtext(\(nameKey)))", logger: logger)
+    }
 
     static func albumChoices(nameKey: String, _ connection: PostgresConnection, _ logger: Logger) async throws -> [AlbumChoice] {
         var choices: [AlbumChoice] = []

@@ -204,8 +204,9 @@ public struct PostgresCopy: Sendable {
         }
     }
 
-    /// Copies people's choices about single albums (the copy's replace
-    /// each person's), before their listens. A person whose listens are
+    /// Copies people's choices about single albums (for each person the
+    /// copy has any for, the copy's replace the database's), before their
+    /// listens. A person whose listens are
     /// here already and whose choices change gets every week counted again.
     public func write(_ choices: [PersonalData.AlbumChoiceRow], at now: Date = Date()) async throws {
         let logger = self.logger

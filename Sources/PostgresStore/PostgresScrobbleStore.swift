@@ -32,6 +32,9 @@ public struct PostgresScrobbleStore: ScrobbleArchive {
 
     static func ensureUserID(of user: Username, _ connection: PostgresConnection, _ logger: Logger) async throws -> Int64 {
         if let id = try await userID(of: user, connection, logger) { return id }
+        // A change of their album choices made meanwhile is committed
+        // before this write reads them (`changeAlbums`).
+        try await lockChoices(of: user.key, connection, logger)
         let rows = try await connection.query("""
             INSERT INTO archive_user(name_key, name) VALUES (\(user.key), \(user.value))
             ON CONFLICT (name_key) DO NOTHING RETURNING id

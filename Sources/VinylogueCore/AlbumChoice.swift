@@ -39,9 +39,12 @@ public struct AlbumChoice: Sendable, Hashable, Codable {
         self.madeAt = madeAt
     }
 
-    func pointing(to target: String, artist targetArtist: String?, album targetAlbum: String?) -> AlbumChoice {
+    /// The choice pointed at another album, as made `now` (an export
+    /// replays choices in the order they were made: it must come after
+    /// what its new target needs).
+    func pointing(to target: String, artist targetArtist: String?, album targetAlbum: String?, at now: Date) -> AlbumChoice {
         AlbumChoice(kind: kind, key: key, target: target, artist: artist, album: album, targetArtist: targetArtist,
-                    targetAlbum: targetAlbum, madeAt: madeAt)
+                    targetAlbum: targetAlbum, madeAt: now)
     }
 }
 
@@ -77,12 +80,20 @@ extension AlbumChoiceChange {
             let current = before.folded(.album, artist: artist, name: album).key
             let target = before.folded(.album, artist: toArtist, name: toAlbum).key
             guard source != target, current != target else { return nil }
+            // Named as the album it reaches: a join to a joined album is a
+            // join to that album's target.
+            var names = (artist: toArtist, album: toAlbum)
+            let reached = before.unjoined(artist: toArtist, album: toAlbum).key
+            if reached != target, let via = choices.first(where: { $0.kind == .join && $0.key == reached }),
+               let viaArtist = via.targetArtist, let viaAlbum = via.targetAlbum {
+                names = (viaArtist, viaAlbum)
+            }
             // One level: what joined this album now joins its target.
             let kept = choices.filter { !($0.kind == .join && $0.key == source) }.map { choice in
-                choice.kind == .join && choice.target == source ? choice.pointing(to: target, artist: toArtist, album: toAlbum) : choice
+                choice.kind == .join && choice.target == source ? choice.pointing(to: target, artist: names.artist, album: names.album, at: now) : choice
             }
-            return (kept + [AlbumChoice(kind: .join, key: source, target: target, artist: artist, album: album, targetArtist: toArtist,
-                                        targetAlbum: toAlbum, madeAt: now)], [current])
+            return (kept + [AlbumChoice(kind: .join, key: source, target: target, artist: artist, album: album, targetArtist: names.artist,
+                                        targetAlbum: names.album, madeAt: now)], [current])
         case .undo(let kind, let key):
             guard let found = choices.first(where: { $0.kind == kind && $0.key == key }) else { return nil }
             let rest = choices.filter { $0 != found }
@@ -92,13 +103,15 @@ extension AlbumChoiceChange {
             case .apart:
                 // The spelling goes back to its album; what was joined to
                 // it (or it to) follows the album.
-                let own = "=" + key
+                let own = AlbumFolding.apartPrefix + key
                 let touched = before.joined[own] ?? own
                 let unkept = rest.filter { !($0.kind == .join && $0.key == own) }
-                let album = AlbumFolding(foldsEditions: true, choices: unkept).folded(.album, artist: found.artist, name: found.album)
+                // Its album, without the joins to the spelling itself (they follow it).
+                let album = AlbumFolding(foldsEditions: true, choices: unkept.filter { !($0.kind == .join && $0.target == own) })
+                    .folded(.album, artist: found.artist, name: found.album)
                 let pointed = unkept.compactMap { choice -> AlbumChoice? in
                     guard choice.kind == .join, choice.target == own else { return choice }
-                    return choice.key == album.key ? nil : choice.pointing(to: album.key, artist: found.artist, album: found.album)
+                    return choice.key == album.key ? nil : choice.pointing(to: album.key, artist: found.artist, album: found.album, at: now)
                 }
                 return (pointed, [touched])
             }

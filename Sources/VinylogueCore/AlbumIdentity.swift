@@ -452,11 +452,11 @@ public struct AlbumFolding: Sendable, Hashable, Codable {
     }
 
     /// The album a spelling belongs to before joins: its rule key, or its
-    /// own key when it is kept apart ("=" and `spellingKey`).
-    func unjoined(artist: String, album: String) -> Folded {
+    /// own key when it is kept apart (`apartPrefix` and `spellingKey`).
+    public func unjoined(artist: String, album: String) -> Folded {
         if !keptApart.isEmpty {
             let spelled = Self.spellingKey(artist: artist, album: album)
-            if keptApart.contains(spelled) { return Self.folded(key: "=" + spelled) }
+            if keptApart.contains(spelled) { return Self.folded(key: Self.apartPrefix + spelled) }
         }
         return fold(AlbumIdentity.artist(artist), AlbumIdentity.title(album))
     }
@@ -468,9 +468,13 @@ public struct AlbumFolding: Sendable, Hashable, Codable {
         AlbumIdentity.comparable(artist) + "\u{1F}" + AlbumIdentity.comparable(album)
     }
 
-    /// The names a key stands for (a kept-apart key without its "=").
+    /// What begins a kept-apart spelling's key: a control character, which
+    /// no comparable name begins with (an artist called "=Foo" is not one).
+    public static let apartPrefix = "\u{1E}"
+
+    /// The names a key stands for (a kept-apart key without its prefix).
     static func folded(key: String) -> Folded {
-        let names = key.hasPrefix("=") ? key.dropFirst() : key[...]
+        let names = key.hasPrefix(apartPrefix) ? key.dropFirst() : key[...]
         let parts = names.split(separator: "\u{1F}", maxSplits: 1, omittingEmptySubsequences: false)
         return Folded(artist: String(parts[0]), name: parts.count > 1 ? String(parts[1]) : "", key: key)
     }

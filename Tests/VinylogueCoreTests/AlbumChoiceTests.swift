@@ -81,9 +81,9 @@ import Testing
         let joined = try apply(.join(artist: "Vetiver", album: "Tidewater Demos", toArtist: "Vetiver", toAlbum: "Tidewater (Deluxe Edition)"),
                                to: apart.choices)
         let before = AlbumFolding(foldsEditions: true, choices: joined.choices)
-        #expect(key(before, "Vetiver", "Tidewater Demos") == "=" + spelled)
+        #expect(key(before, "Vetiver", "Tidewater Demos") == AlbumFolding.apartPrefix + spelled)
         let (choices, touched) = try apply(.undo(.apart, key: spelled), to: joined.choices)
-        #expect(touched == ["=" + spelled])
+        #expect(touched == [AlbumFolding.apartPrefix + spelled])
         let after = AlbumFolding(foldsEditions: true, choices: choices)
         let tidewater = key(.editions, "Vetiver", "Tidewater")
         #expect(key(after, "Vetiver", "Tidewater (Deluxe Edition)") == tidewater)
@@ -115,4 +115,66 @@ import Testing
         #expect(charts.count == 1)
         #expect(charts.first!.map(\.plays) == [2, 2, 1])
     }
+
+    /// The rest of an album joined to one of its spellings kept apart:
+    /// undoing the keep-apart gives the album back whole, with no join left.
+    @Test func undoingKeepApartWhenTheAlbumWasJoinedToThatSpellingGivesTheAlbumBack() throws {
+        var choices = try apply(.keepApart(artist: "The Beatles", album: "Abbey Road (2019 Mix)"), to: []).choices
+        choices = try apply(.join(artist: "The Beatles", album: "Abbey Road", toArtist: "The Beatles", toAlbum: "Abbey Road (2019 Mix)"),
+                            to: choices).choices
+        let spelled = AlbumFolding.spellingKey(artist: "The Beatles", album: "Abbey Road (2019 Mix)")
+        let joined = AlbumFolding(foldsEditions: true, choices: choices)
+        #expect(key(joined, "The Beatles", "Abbey Road (Remastered)") == AlbumFolding.apartPrefix + spelled)
+        let (after, _) = try apply(.undo(.apart, key: spelled), to: choices)
+        #expect(after.isEmpty, "\(after)")
+        let folding = AlbumFolding(foldsEditions: true, choices: after)
+        #expect(key(folding, "The Beatles", "Abbey Road (2019 Mix)") == key(.editions, "The Beatles", "Abbey Road"))
+        #expect(key(folding, "The Beatles", "Abbey Road") == key(.editions, "The Beatles", "Abbey Road"))
+    }
+
+    /// A join to an album that is itself joined is named as the album it
+    /// reaches, and stays so when the other join is undone.
+    @Test func aJoinToAJoinedAlbumIsNamedAsTheAlbumItReaches() throws {
+        var choices = try apply(.join(artist: "A", album: "Y", toArtist: "A", toAlbum: "Z"), to: []).choices
+        choices = try apply(.join(artist: "A", album: "X", toArtist: "A", toAlbum: "Y"), to: choices).choices
+        #expect(choices.last?.targetAlbum == "Z")
+        choices = try apply(.undo(.join, key: key(.editions, "A", "Y")), to: choices).choices
+        #expect(choices.map(\.album) == ["X"])
+        #expect(choices[0].targetAlbum == "Z")
+        #expect(AlbumFolding(foldsEditions: true, choices: choices).folded(.album, artist: "A", name: "X").key == key(.editions, "A", "Z"))
+    }
+
+    /// A choice pointed elsewhere by a later one is dated by it, so that
+    /// making the choices again in the order of their dates (an import)
+    /// gives the same grouping.
+    @Test func choicesMadeAgainInTheirOrderGiveTheSameGrouping() throws {
+        var choices: [AlbumChoice] = []
+        let steps: [AlbumChoiceChange] = [
+            .join(artist: "The Who", album: "Live at Leeds (Deluxe)", toArtist: "The Who", toAlbum: "Leeds Demos"),
+            .keepApart(artist: "The Who", album: "Tommy (Deluxe)"),
+            .join(artist: "The Who", album: "Leeds Demos", toArtist: "The Who", toAlbum: "Tommy (Deluxe)"),
+            .join(artist: "The Who", album: "Quadrophenia", toArtist: "The Who", toAlbum: "Tommy"),
+        ]
+        for (n, step) in steps.enumerated() {
+            choices = try #require(step.applied(to: choices, at: Self.now.addingTimeInterval(Double(n)))).choices
+        }
+        let replayed = choices.sorted { $0.madeAt < $1.madeAt }.reduce(into: [AlbumChoice]()) { made, choice in
+            let change: AlbumChoiceChange = choice.kind == .apart
+                ? .keepApart(artist: choice.artist, album: choice.album)
+                : .join(artist: choice.artist, album: choice.album, toArtist: choice.targetArtist!, toAlbum: choice.targetAlbum!)
+            made = change.applied(to: made, at: choice.madeAt)?.choices ?? made
+        }
+        let original = AlbumFolding(foldsEditions: true, choices: choices), again = AlbumFolding(foldsEditions: true, choices: replayed)
+        #expect(again.keptApart == original.keptApart)
+        #expect(again.joined == original.joined)
+    }
+
+    /// A kept-apart spelling's key is not any album's: an artist whose
+    /// name begins with "=" keeps theirs.
+    @Test func aKeptApartKeyIsNoAlbumsKey() throws {
+        let choices = try apply(.keepApart(artist: "Foo", album: "Bar"), to: []).choices
+        let folding = AlbumFolding(foldsEditions: true, choices: choices)
+        #expect(key(folding, "Foo", "Bar") != key(folding, "=Foo", "Bar"))
+    }
 }
+

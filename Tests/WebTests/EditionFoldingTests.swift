@@ -200,5 +200,39 @@ import VinylogueCore
             #expect(try await SQLiteScrobbleStore(database: harness.database).albumChoices(of: vera).count == 1)
         }
     }
+
+    /// "Same album as…" on an album another was joined into (and played
+    /// more as that other's spelling) joins the album itself: both move.
+    @Test func sameAlbumAsJoinsTheAlbumNotTheSpellingJoinedIntoIt() async throws {
+        try await Harness.run(signIn: true) { harness, client in
+            let vera = try Username("Vera")
+            var listens: [Scrobble] = []
+            func play(_ album: String, _ count: Int, at offset: Int64) {
+                for n in 0..<count {
+                    listens.append(Scrobble(instant: Self.week.from + offset + Int64(n) * 600, artist: "Radiohead", album: album, track: "T\(n)"))
+                }
+            }
+            play("OK Computer", 2, at: 3_600)
+            play("OKNOTOK 1997 2017", 4, at: 86_400)
+            play("Kid A", 1, at: 2 * 86_400)
+            let store = SQLiteScrobbleStore(database: harness.database)
+            _ = try await store.store(listens, of: vera, origin: .received)
+            #expect(try await store.changeAlbums(.join(artist: "Radiohead", album: "OKNOTOK 1997 2017", toArtist: "Radiohead", toAlbum: "OK Computer"),
+                                                 of: vera, at: harness.clock.now))
+            await harness.idle()
+            let browser = try await SignInTests.signIn(client, harness, as: "Vera")
+            let same = try await SignInTests.page(client, "/settings/albums/same?artist=Radiohead&album=OK%20Computer", browser)
+            #expect(same.body.contains("Which of your albums is “OK Computer” by Radiohead?"), "\(same.body)")
+            #expect(same.body.contains("name=\"album\" value=\"OK Computer\""))
+            #expect(!same.body.contains("name=\"album\" value=\"OKNOTOK 1997 2017\""))
+            let join = try await client.post("/settings/albums/choices", ["action": "join", "artist": "Radiohead", "album": "OK Computer",
+                                                                          "to_artist": "Radiohead", "to_album": "Kid A"], session: browser.form)
+            #expect(join.status == .seeOther)
+            await harness.idle()
+            let chart = try await client.get("/api/u/Vera/chart?week=2022-07-12")
+            let entries = try JSONDecoder().decode(Charted.self, from: Data(chart.body.utf8)).entries
+            #expect(entries.map(\.plays) == [7], "\(chart.body)")
+        }
+    }
 }
 

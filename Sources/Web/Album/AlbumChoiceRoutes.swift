@@ -61,7 +61,7 @@ struct AlbumChoiceRoutes: Sendable {
     static func undo(_ choice: AlbumChoice, on key: String, among choices: [AlbumChoice]) -> String? {
         switch choice.kind {
         case .apart:
-            if key == "=" + choice.key { return "“\(choice.album)” is kept apart from the album’s other editions." }
+            if key == AlbumFolding.apartPrefix + choice.key { return "“\(choice.album)” is kept apart from the album’s other editions." }
             let without = AlbumFolding(foldsEditions: true, choices: choices.filter { $0 != choice })
             guard without.folded(.album, artist: choice.artist, name: choice.album).key == key else { return nil }
             return "“\(choice.album)”\(by(choice.artist)) is kept apart from this album."
@@ -153,7 +153,8 @@ struct AlbumChoiceRoutes: Sendable {
     /// `back` when it is one of `user`'s album pages or Settings: a form
     /// never sends anyone elsewhere.
     static func ownPage(_ back: String?, of user: Username) -> String? {
-        guard let back, back.hasPrefix("/"), !back.hasPrefix("//"), !back.contains("\\") else { return nil }
+        guard let back, back.hasPrefix("/"), !back.hasPrefix("//"), !back.contains("\\"),
+              !back.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else { return nil }
         let path = back.split(separator: "#", maxSplits: 1).first.map(String.init) ?? back
         if path == Paths.settings { return back }
         let prefix = "/u/\(user.value)/album/"
@@ -197,12 +198,17 @@ struct AlbumChoiceRoutes: Sendable {
             page.linkLabel = "Back to Settings"
             return pages.response("message", page, status: .notFound)
         }
+        // Joined by a spelling of its own: one of an album joined into it
+        // would move that album alone.
+        let folding = try await refolding.folding(of: user)
+        let source: (artist: String, name: String) = this.spellings.first { folding.unjoined(artist: $0.artist, album: $0.album).key == this.key }
+            .map { (artist: $0.artist, name: $0.album) } ?? (artist: this.artist, name: this.name)
         let albums = try await archive.albumSpellings(of: user) ?? []
-        let artistKey = AlbumIdentity.artist(artist)
+        let artistKey = AlbumIdentity.artist(source.artist)
         let others = albums.filter { $0.key != this.key }
         let sameArtist = others.filter { AlbumIdentity.artist($0.artist) == artistKey }.prefix(200)
         let view = SameAlbumView(
-            layout: LayoutFields(title: "Same album as…", csrf: csrf.value), sourceArtist: this.artist, sourceAlbum: this.name,
+            layout: LayoutFields(title: "Same album as…", csrf: csrf.value), sourceArtist: source.artist, sourceAlbum: source.name,
             action: Paths.albumChoices, back: Paths.album(user, artist: this.artist, name: this.name, day: nil) + "#spellings",
             candidates: sameArtist.map { SameAlbumView.Candidate(artist: $0.artist, album: $0.name, playsLabel: AlbumPageView.playsGrouped($0.plays)) },
             hasCandidates: !sameArtist.isEmpty,

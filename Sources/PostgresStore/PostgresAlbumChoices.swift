@@ -93,14 +93,45 @@ extension PostgresScrobbleStore {
                     return false
                 }
                 let folding = try await Self.foldings(of: [id], connection, logger)[id] ?? .editions
-                let scrobbles = try await Self.storedScrobbles(of: id, weeks: weeks, connection, logger)
+                let spellings = try await Self.spellingPlays(of: id, weeks: weeks, connection, logger)
                 try await connection.query("DELETE FROM weekly_chart WHERE user_id = \(id) AND week = ANY(\(weeks)::bigint[])", logger: logger)
-                let rows = weeks.flatMap { WeeklyRollup.rows(week: $0, scrobbles: scrobbles[$0] ?? [], folding: folding) }
+                let rows = weeks.flatMap { WeeklyRollup.rows(week: $0, spellings: spellings[$0] ?? [], folding: folding) }
                 try await Self.copyCharts(rows, userID: id, connection, logger)
                 try await connection.query("DELETE FROM chart_recount WHERE user_id = \(id) AND week = ANY(\(weeks)::bigint[])", logger: logger)
                 return true
             }
         }
+    }
+
+    /// `userID`'s plays per spelling in each of `weeks`, counted by
+    /// PostgreSQL (`WeeklyRollup.SpellingPlays`): a tenth of the rows the
+    /// week's scrobbles are, which is most of what counting them again cost.
+    static func spellingPlays(of userID: Int64, weeks: [Int64], _ connection: PostgresConnection,
+                              _ logger: Logger) async throws -> [Int64: [WeeklyRollup.SpellingPlays]] {
+        let rows = try await connection.query("""
+            SELECT w.f, s.artist, s.album, count(*),
+                (array_agg(s.album_mbid ORDER BY s.instant, s.track COLLATE "C") FILTER (WHERE s.album_mbid <> ''))[1],
+                (array_agg(s.instant ORDER BY s.instant, s.track COLLATE "C") FILTER (WHERE s.album_mbid <> ''))[1],
+                (array_agg(s.track ORDER BY s.instant, s.track COLLATE "C") FILTER (WHERE s.album_mbid <> ''))[1],
+                (array_agg(s.artist_mbid ORDER BY s.instant, s.track COLLATE "C") FILTER (WHERE s.artist_mbid <> ''))[1],
+                (array_agg(s.instant ORDER BY s.instant, s.track COLLATE "C") FILTER (WHERE s.artist_mbid <> ''))[1],
+                (array_agg(s.track ORDER BY s.instant, s.track COLLATE "C") FILTER (WHERE s.artist_mbid <> ''))[1]
+            FROM unnest(\(weeks)::bigint[], \(weeks.map(WeeklyRollup.end(of:)))::bigint[]) AS w(f, t)
+            CROSS JOIN LATERAL (SELECT * FROM scrobble WHERE user_id = \(userID) AND instant >= w.f AND instant < w.t OFFSET 0) AS s
+            GROUP BY w.f, s.artist, s.album
+            """, logger: logger)
+        var found: [Int64: [WeeklyRollup.SpellingPlays]] = [:]
+        for try await (week, artist, album, plays, albumMBID, albumInstant, albumTrack, artistMBID, artistInstant, artistTrack)
+            in rows.decode((Int64, String, String, Int64, String?, Int64?, String?, String?, Int64?, String?).self) {
+            func first(_ id: String?, _ instant: Int64?, _ track: String?) -> WeeklyRollup.SpellingPlays.FirstID? {
+                guard let id, let instant, let track else { return nil }
+                return WeeklyRollup.SpellingPlays.FirstID(id: id, instant: instant, track: track)
+            }
+            found[week, default: []].append(WeeklyRollup.SpellingPlays(artist: artist, album: album, plays: Int(plays),
+                                                                      albumMBID: first(albumMBID, albumInstant, albumTrack),
+                                                                      artistMBID: first(artistMBID, artistInstant, artistTrack)))
+        }
+        return found
     }
 
     /// The advisory lock key of one person's album choices ("ALBC").

@@ -62,6 +62,65 @@ public enum WeeklyRollup {
         return rows
     }
 
+    /// A week's plays of one spelling (artist and album) as a database
+    /// counts them, with the first MusicBrainz ids its scrobbles carry in
+    /// `canonicalOrder` and where each was: what counting a week needs,
+    /// without its every scrobble.
+    public struct SpellingPlays: Sendable, Hashable {
+        /// A spelling's first id of one kind, and the scrobble it came with.
+        public struct FirstID: Sendable, Hashable {
+            public let id: String
+            public let instant: Int64
+            public let track: String
+
+            public init(id: String, instant: Int64, track: String) {
+                self.id = id
+                self.instant = instant
+                self.track = track
+            }
+        }
+
+        public let artist: String
+        public let album: String
+        public let plays: Int
+        public let albumMBID: FirstID?
+        public let artistMBID: FirstID?
+
+        public init(artist: String, album: String, plays: Int, albumMBID: FirstID?, artistMBID: FirstID?) {
+            self.artist = artist
+            self.album = album
+            self.plays = plays
+            self.albumMBID = albumMBID
+            self.artistMBID = artistMBID
+        }
+    }
+
+    /// The same rows as `rows(week:scrobbles:folding:)` from the week's
+    /// plays per spelling: each kind's tally is fed the spellings in the
+    /// order of their first id of that kind, so a group shows the id its
+    /// earliest scrobble with one carried, as the scrobbles in
+    /// `canonicalOrder` give.
+    public static func rows(week: Int64, spellings: [SpellingPlays], folding: AlbumFolding = .editions) -> [ChartRow] {
+        func before(_ a: SpellingPlays.FirstID?, _ aArtist: String, _ b: SpellingPlays.FirstID?, _ bArtist: String) -> Bool {
+            guard let a else { return false }
+            guard let b else { return true }
+            return canonicalOrder(Scrobble(instant: a.instant, artist: aArtist, album: "", track: a.track),
+                                  Scrobble(instant: b.instant, artist: bArtist, album: "", track: b.track))
+        }
+        var rows: [ChartRow] = []
+        for kind in kinds {
+            let ordered = kind == .album
+                ? spellings.sorted { before($0.albumMBID, $0.artist, $1.albumMBID, $1.artist) }
+                : spellings.sorted { before($0.artistMBID, $0.artist, $1.artistMBID, $1.artist) }
+            var tally = ScrobbleTally.Tally(kind: kind, folding: folding)
+            for s in ordered {
+                tally.add(artist: s.artist, album: s.album, track: "", mbid: kind == .album ? s.albumMBID?.id : s.artistMBID?.id, plays: s.plays)
+            }
+            rows += tally.ranked().map { ChartRow(week: week, kind: kind, entry: $0, folding: folding) }
+        }
+        return rows
+    }
+
     /// A week's kept `entries` of `kind` (in rank order) with `added`
     /// counted in, when that is exactly what counting the whole week again
     /// gives; nil when only a whole count can say. Each added scrobble must

@@ -202,5 +202,47 @@ import Workers
             #expect(try await stores.jobs.jobs(of: .albumFolding, key: ana.key).map(\.state) == [.done])
         }
     }
+
+    /// Counted again, a week's groups show the MusicBrainz id of their
+    /// earliest scrobble that carried one, whichever spelling it was, as a
+    /// count of the scrobbles in order gives (PostgreSQL counts plays per
+    /// spelling in the database).
+    @Test(arguments: Backend.allCases)
+    func countedAgainAGroupShowsTheIdOfItsEarliestScrobbleWithOne(_ backend: Backend) async throws {
+        try await StoreContractTests.withStores(backend) { stores in
+            let archive = stores.scrobbles, ana = Self.ana
+            var history: [Scrobble] = []
+            for week in 0..<3 {
+                let start: Int64 = 1_700_000_000 + Int64(week) * 604_800
+                // The deluxe spelling carries an id first; the plain one later, another.
+                history.append(Scrobble(instant: start + 100, artist: "Vetiver", album: "Tidewater", track: "B"))
+                history.append(Scrobble(instant: start + 200, artist: "Vetiver", album: "Tidewater (Deluxe Edition)", track: "A",
+                                        artistMBID: "artist-\(week)-deluxe", albumMBID: "deluxe-\(week)"))
+                history.append(Scrobble(instant: start + 300, artist: "Vetiver", album: "Tidewater", track: "C", albumMBID: "plain-\(week)"))
+                // Two at one instant: the track's bytes decide which came first.
+                history.append(Scrobble(instant: start + 400, artist: "Low", album: "HEY WHAT", track: "b", artistMBID: "low-b", albumMBID: "hey-b"))
+                history.append(Scrobble(instant: start + 400, artist: "Low", album: "HEY WHAT (Deluxe)", track: "a", artistMBID: "low-a",
+                                        albumMBID: "hey-a"))
+                history.append(Scrobble(instant: start + 500, artist: "LOW", album: "hey what", track: "c"))
+            }
+            try await archive.store(history, of: ana, origin: .lastFMExport)
+            for folding in [AlbumFolding.asSpelled, .editions] {
+                #expect(try await archive.chooseAlbumFolding(folding, of: ana, at: Self.now))
+                _ = try await Self.countQueued(stores, ana)
+                let weeks = try await ArchiveChartSource(store: archive).chartList(for: ana).weeks.filter { week in
+                    history.contains { week.contains($0.instant) }
+                }
+                #expect(weeks.count == 3)
+                for kind in WeeklyRollup.kinds {
+                    let charts = try #require(try await archive.charts(kind, of: ana, weeks: weeks))
+                    for (week, chart) in zip(weeks, charts) {
+                        var tally = ScrobbleTally.Tally(kind: kind, folding: folding)
+                        for s in history.sorted(by: WeeklyRollup.canonicalOrder) where week.contains(s.instant) { tally.add(s) }
+                        #expect(chart.entries == tally.ranked(), "\(kind) of \(week), \(folding)")
+                    }
+                }
+            }
+        }
+    }
 }
 

@@ -26,10 +26,12 @@ extension PostgresScrobbleStore {
         }
     }
 
-    public func chooseAlbumFolding(_ folding: AlbumFolding, of user: Username, at now: Date) async throws(SourceError) -> Bool {
+    public func chooseAlbumFolding(_ folding: AlbumFolding, of user: Username, at now: Date, fence: JobFence?) async throws(SourceError) -> Bool {
         let logger = self.logger
         return try await mapped {
             try await database.client.withTransaction(logger: logger) { connection in
+                // The job's row first, as every fenced write takes it.
+                try await Self.hold(fence, connection, logger)
                 // The choices' lock, then the person's, as `changeAlbums` takes them.
                 try await Self.lockChoices(of: user.key, connection, logger)
                 let id = try await Self.userID(of: user, connection, logger)
@@ -51,10 +53,12 @@ extension PostgresScrobbleStore {
         }
     }
 
-    public func changeAlbums(_ change: AlbumChoiceChange, of user: Username, at now: Date) async throws(SourceError) -> Bool {
+    public func changeAlbums(_ change: AlbumChoiceChange, of user: Username, at now: Date, fence: JobFence?) async throws(SourceError) -> Bool {
         let logger = self.logger
         return try await mapped {
             try await database.client.withTransaction(logger: logger) { connection in
+                // The job's row first, as every fenced write takes it.
+                try await Self.hold(fence, connection, logger)
                 // First: a person's first write waits for this (and this
                 // then sees their row), so no change misses their charts.
                 try await Self.lockChoices(of: user.key, connection, logger)

@@ -12,8 +12,9 @@ extension SQLiteScrobbleStore {
         try await unsafeReadAsync { db in try Self.albumChoices(nameKey: user.key, in: db) }
     }
 
-    public func chooseAlbumFolding(_ folding: AlbumFolding, of user: Username, at now: Date) async throws(SourceError) -> Bool {
+    public func chooseAlbumFolding(_ folding: AlbumFolding, of user: Username, at now: Date, fence: JobFence?) async throws(SourceError) -> Bool {
         try await writeAsync { db in
+            try Self.hold(fence, in: db)
             let current = try Bool.fetchOne(db, sql: "SELECT folds_editions FROM album_folding WHERE name_key = ?", arguments: [user.key]) ?? true
             guard current != folding.foldsEditions else { return false }
             try db.execute(sql: """
@@ -27,8 +28,9 @@ extension SQLiteScrobbleStore {
         }
     }
 
-    public func changeAlbums(_ change: AlbumChoiceChange, of user: Username, at now: Date) async throws(SourceError) -> Bool {
+    public func changeAlbums(_ change: AlbumChoiceChange, of user: Username, at now: Date, fence: JobFence?) async throws(SourceError) -> Bool {
         try await writeAsync { db in
+            try Self.hold(fence, in: db)
             let choices = try Self.albumChoices(nameKey: user.key, in: db)
             guard let changed = change.applied(to: choices, at: now) else { return false }
             try Self.replaceAlbumChoices(changed.choices, nameKey: user.key, in: db)

@@ -23,13 +23,16 @@ public protocol AlbumChoices: Sendable {
 
     /// Records `folding.foldsEditions` as `user`'s switch. When it changes
     /// and `user`'s listening is archived, every week of theirs is to be
-    /// counted again. Returns whether it changed.
-    func chooseAlbumFolding(_ folding: AlbumFolding, of user: Username, at now: Date) async throws(SourceError) -> Bool
+    /// counted again. Returns whether it changed. With a `fence` (an
+    /// upload's job bringing the choice back), only while that job's claim
+    /// holds (else `SourceError.cancelled` and nothing written).
+    func chooseAlbumFolding(_ folding: AlbumFolding, of user: Username, at now: Date, fence: JobFence?) async throws(SourceError) -> Bool
 
     /// Applies `change` to `user`'s choices (`AlbumChoiceChange.applied`);
     /// when `user`'s listening is archived, the weeks it touches are to be
-    /// counted again. Returns whether anything changed.
-    func changeAlbums(_ change: AlbumChoiceChange, of user: Username, at now: Date) async throws(SourceError) -> Bool
+    /// counted again. Returns whether anything changed. `fence` as for
+    /// `chooseAlbumFolding`.
+    func changeAlbums(_ change: AlbumChoiceChange, of user: Username, at now: Date, fence: JobFence?) async throws(SourceError) -> Bool
 
     /// Counts one slice of `user`'s weeks waiting to be counted again
     /// (at most `ChartRecount.weeksPerSlice`, in one transaction under `claim`'s fence)
@@ -38,6 +41,18 @@ public protocol AlbumChoices: Sendable {
     /// queues a job of its own) and returns false.
     /// Without a claim (the benchmark), nothing is fenced or ended.
     func countAgain(_ user: Username, under claim: JobClaim?, at now: Date) async throws(SourceError) -> Bool
+}
+
+extension AlbumChoices {
+    /// `chooseAlbumFolding` outside any job (the person's own form).
+    public func chooseAlbumFolding(_ folding: AlbumFolding, of user: Username, at now: Date) async throws(SourceError) -> Bool {
+        try await chooseAlbumFolding(folding, of: user, at: now, fence: nil)
+    }
+
+    /// `changeAlbums` outside any job (the person's own form).
+    public func changeAlbums(_ change: AlbumChoiceChange, of user: Username, at now: Date) async throws(SourceError) -> Bool {
+        try await changeAlbums(change, of: user, at: now, fence: nil)
+    }
 }
 
 /// The weeks of a person waiting to have their charts counted again after

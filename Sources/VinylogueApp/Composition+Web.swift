@@ -119,7 +119,7 @@ extension Composition {
         parts.copiesHistories = configuration.copiesHistories && configuration.lastFM.apiKey != nil
         let uploads = UploadedImports(jobs: stores.importJobs, archive: archive, clock: clock,
                                       directory: directory.appendingPathComponent("uploads", isDirectory: true), wakeup: queued,
-                                      changes: parts.changes)
+                                      changes: parts.changes, albums: archive)
         parts.uploads = uploads
         let refolding = AlbumRefolding(choices: archive, clock: clock, wakeup: queued, changes: parts.changes)
         parts.albumFolding = refolding

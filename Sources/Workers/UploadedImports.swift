@@ -21,10 +21,14 @@ public final class UploadedImports: JobHandler {
     let wakeup: Wakeup
     /// Told when an import stored listens.
     let changes: ListeningChanges?
+    /// Where a Vinylogue export's album choices (`vinylogue/albums.json`)
+    /// are brought back, as `vinylogue import` brings them back.
+    let albums: (any AlbumChoices)?
 
     public init(jobs: any ImportJobStore, archive: any ArchiveWriting, clock: WallClock, directory: URL, wakeup: Wakeup,
-                changes: ListeningChanges? = nil, machine: String = JobHolder.machine()) {
+                changes: ListeningChanges? = nil, albums: (any AlbumChoices)? = nil, machine: String = JobHolder.machine()) {
         self.jobs = jobs
+        self.albums = albums
         self.changes = changes
         self.archive = archive
         self.clock = clock
@@ -62,7 +66,24 @@ public final class UploadedImports: JobHandler {
         var importer = ScrobbleImporter(store: archive, clock: clock)
         importer.fence = JobFence(.upload(job: claim.job.id, upload: id), holder: claim.holder)
         importer.earlier = upload.stored
-        let (summary, failure) = await Self.run(upload, importer: importer)
+        let fence = importer.fence
+        let result = await Self.run(upload, importer: importer)
+        var summary = result.summary
+        let failure = result.failure
+        if failure == nil, !Task.isCancelled, let imported = result.imported, let albums {
+            do throws(SourceError) {
+                if let note = try await Self.bringBack(imported, of: upload.user, into: albums, at: clock.now, fence: fence) {
+                    summary = (summary ?? "") + note
+                    wakeup.signal()
+                }
+            } catch {
+                // Deleted meanwhile (the fence), or the database failed: the
+                // listens are in; the choices are said not to be.
+                if case .cancelled = error { return .done }
+                summary = (summary ?? "") + "\nThe album choices in the export could not be brought back: \(error.message) "
+                    + "Make them again on your album pages or in Settings.\n"
+            }
+        }
         // What it stored shows at once (batches of a stopped or failed run too).
         await changes?.changed(.listens(upload.user))
         if Task.isCancelled, failure != nil {
@@ -77,33 +98,53 @@ public final class UploadedImports: JobHandler {
         return failure.map { .failed(reason: $0) } ?? .done
     }
 
-    /// Runs the importer on `job`'s file: the summary to keep, and why
-    /// nothing was imported when nothing was.
-    static func run(_ job: ImportJob, importer: ScrobbleImporter) async -> (summary: String?, failure: String?) {
+    /// A Vinylogue export's album choices made again for `user` under the
+    /// upload's fence (their weeks queued to be counted): a line for the
+    /// summary when any changed, else nil.
+    static func bringBack(_ summary: ImportSummary, of user: Username, into albums: any AlbumChoices, at now: Date,
+                          fence: JobFence?) async throws(SourceError) -> String? {
+        var switched = false, made = 0
+        if let folding = summary.albumFolding {
+            switched = try await albums.chooseAlbumFolding(folding, of: user, at: now, fence: fence)
+        }
+        for change in summary.albumChoices where try await albums.changeAlbums(change, of: user, at: now, fence: fence) { made += 1 }
+        guard switched || made > 0 else { return nil }
+        var note = "\n"
+        if switched, let folding = summary.albumFolding {
+            note += folding.foldsEditions ? "As the export says, editions of an album count as one album.\n"
+                : "As the export says, each spelling of an album counts as its own album.\n"
+        }
+        if made > 0 { note += "As the export says, \(made == 1 ? "one album was" : "\(made) albums were") kept apart or joined.\n" }
+        return note + "Your charts are being counted again; it takes a few seconds.\n"
+    }
+
+    /// Runs the importer on `job`'s file: the summary to keep, why nothing
+    /// was imported when nothing was, and what the importer found.
+    static func run(_ job: ImportJob, importer: ScrobbleImporter) async -> (summary: String?, failure: String?, imported: ImportSummary?) {
         let summary: ImportSummary
         do {
             summary = try await DedicatedThread.run(named: "vinylogue.upload") { try importer.importFile(at: job.path, for: job.user) }
         } catch {
             let error = error as? SourceError ?? StorageFailure.failure(error)
-            return (nil, error.message.replacingOccurrences(of: job.path, with: job.fileName))
+            return (nil, error.message.replacingOccurrences(of: job.path, with: job.fileName), nil)
         }
         let report = summary.report(for: job.user, printable: Self.printable)
         let name = "“\(Self.printable(job.fileName))”"
         if !summary.isCollection, !summary.unrecognised.isEmpty {
-            return (report, "\(name) is not an export Vinylogue recognises, so nothing was imported. It reads \(ExportFormat.known).")
+            return (report, "\(name) is not an export Vinylogue recognises, so nothing was imported. It reads \(ExportFormat.known).", summary)
         }
         if summary.isCollection, summary.imported + summary.duplicates == 0, !summary.refused.isEmpty {
             return (report, "Nothing was imported from \(name): files in it are damaged or too large (listed below). "
-                + "Download the export again and upload it once more.")
+                + "Download the export again and upload it once more.", summary)
         }
         if summary.imported + summary.duplicates == 0, summary.rejectedCount == 0 {
-            return (report, "No listening history was found in \(name), so nothing was imported. Vinylogue reads \(ExportFormat.known).")
+            return (report, "No listening history was found in \(name), so nothing was imported. Vinylogue reads \(ExportFormat.known).", summary)
         }
         if summary.imported + summary.duplicates == 0 {
             return (report, "No scrobbles could be read from \(name): every line was rejected (listed below). "
-                + "Check that it is a complete export.")
+                + "Check that it is a complete export.", summary)
         }
-        return (report, nil)
+        return (report, nil, summary)
     }
 
     /// The export's own bytes made safe to show: control characters as

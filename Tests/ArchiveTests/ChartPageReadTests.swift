@@ -57,8 +57,8 @@ import Stores
         func albumFolding(of user: Username) async throws(SourceError) -> AlbumFolding {
             note("albumFolding"); return try await store.albumFolding(of: user)
         }
-        func chooseAlbumFolding(_ folding: AlbumFolding, of user: Username, at now: Date) async throws(SourceError) -> Bool {
-            try await store.chooseAlbumFolding(folding, of: user, at: now)
+        func chooseAlbumFolding(_ folding: AlbumFolding, of user: Username, at now: Date, fence: JobFence?) async throws(SourceError) -> Bool {
+            try await store.chooseAlbumFolding(folding, of: user, at: now, fence: fence)
         }
         func albumSpellings(of user: Username, artist: String, album: String) async throws(SourceError) -> SpelledAlbum? {
             note("albumSpellings"); return try await store.albumSpellings(of: user, artist: artist, album: album)
@@ -66,8 +66,8 @@ import Stores
         func albumChoices(of user: Username) async throws(SourceError) -> [AlbumChoice] {
             note("albumChoices"); return try await store.albumChoices(of: user)
         }
-        func changeAlbums(_ change: AlbumChoiceChange, of user: Username, at now: Date) async throws(SourceError) -> Bool {
-            try await store.changeAlbums(change, of: user, at: now)
+        func changeAlbums(_ change: AlbumChoiceChange, of user: Username, at now: Date, fence: JobFence?) async throws(SourceError) -> Bool {
+            try await store.changeAlbums(change, of: user, at: now, fence: fence)
         }
         func countAgain(_ user: Username, under claim: JobClaim?, at now: Date) async throws(SourceError) -> Bool {
             try await store.countAgain(user, under: claim, at: now)

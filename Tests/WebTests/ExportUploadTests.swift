@@ -91,6 +91,44 @@ import ZIPFoundation
         }
     }
 
+    /// A Vinylogue export uploaded on Settings brings back its album
+    /// choices as `vinylogue import` does: the switch and each choice,
+    /// counted into the charts, said in the upload's summary.
+    @Test func aVinylogueExportBringsBackItsAlbumChoices() async throws {
+        try await Harness.run { harness, client in
+            let session = try await client.session()
+            #expect(try await client.post("/users", ["username": "rj"], session: session).status == .seeOther)
+            let dir = try TemporaryDirectory()
+            let zip = dir.url.appendingPathComponent("vinylogue-rj.zip")
+            let listens = (0..<12).map { n in
+                let album = n % 3 == 0 ? "Homogenic (Deluxe)" : "Homogenic"
+                return #"{"listened_at": \#(1_626_000_000 + n * 600), "track_metadata": {"artist_name": "Björk", "release_name": "\#(album)", "track_name": "Jóga \#(n)"}}"#
+            }.joined(separator: "\n") + "\n"
+            let albums = AlbumFoldingMember.json(.editions, choices: [
+                AlbumChoice(kind: .apart, key: "", target: nil, artist: "Björk", album: "Homogenic (Deluxe)", targetArtist: nil, targetAlbum: nil,
+                            madeAt: Date(timeIntervalSince1970: 1_700_000_000)),
+            ])
+            let archive = try ZIPFoundation.Archive(url: zip, accessMode: .create)
+            for (path, text) in [("listens/2021/7.jsonl", listens), (AlbumFoldingMember.path, albums)] {
+                let data = Data(text.utf8)
+                try archive.addEntry(with: path, type: .file, uncompressedSize: Int64(data.count), compressionMethod: .deflate) { position, size in
+                    data.subdata(in: Int(position)..<(Int(position) + size))
+                }
+            }
+            let sent = try await Self.upload(client, session, body: Self.body(token: session.token, fileName: "vinylogue-rj.zip",
+                                                                              contents: try Data(contentsOf: zip)))
+            #expect(sent.0 == .seeOther, "\(sent.1)")
+            let jobs = try await Self.untilImported(harness, count: 1)
+            #expect(jobs.first?.state == .done, "\(jobs.map(\.reason))")
+            #expect(jobs.first?.summary?.contains("As the export says, one album was kept apart or joined.") == true, "\(jobs.first?.summary ?? "")")
+            let rj = try Username("rj")
+            #expect(try await SQLiteScrobbleStore(database: harness.database).albumChoices(of: rj).map(\.album) == ["Homogenic (Deluxe)"])
+            await harness.idle()
+            let chart = try await client.get("/api/u/RJ/chart?week=2021-07-11")
+            #expect(chart.body.contains("Homogenic (Deluxe)"), "kept apart in the chart: \(chart.body)")
+        }
+    }
+
     /// An import is a change of what the person's pages show: a page kept
     /// before it is forgotten when its listens are stored (it was shown
     /// until it expired, a minute later).

@@ -322,12 +322,9 @@ public struct PostgresScrobbleStore: ScrobbleArchive {
                 """, logger: logger).decode(Int64.self) {
                 weeks.append(week)
             }
-            // A year of weeks at a time, so a long-loved album is not all in memory at once.
-            for start in stride(from: 0, to: weeks.count, by: 52) {
-                let slice = Array(weeks[start..<min(weeks.count, start + 52)])
-                for scrobbles in try await Self.storedScrobbles(of: id, weeks: slice, connection, logger).values {
-                    for scrobble in scrobbles { counting.add(scrobble) }
-                }
+            // The album's weeks' plays per spelling, counted by PostgreSQL.
+            for spellings in try await Self.spellingPlays(of: id, weeks: weeks, connection, logger).values {
+                for spelling in spellings { counting.add(artist: spelling.artist, album: spelling.album, plays: spelling.plays) }
             }
             return counting.album
         }

@@ -528,10 +528,14 @@ extension SQLiteScrobbleStore: ScrobbleArchive, BlockingScrobbleWriter {
             let weeks = try Int64.fetchAll(db.cachedStatement(sql: """
                 SELECT week FROM weekly_chart INDEXED BY weekly_chart_album WHERE user_id = ? AND album_key = ? ORDER BY week
                 """), arguments: [id, counting.key])
+            // Each week's plays per spelling, counted by SQLite.
+            let counted = try db.cachedStatement(sql: """
+                SELECT artist, album, count(*) FROM scrobble WHERE user_id = ? AND instant >= ? AND instant < ? AND album <> ''
+                GROUP BY artist, album
+                """)
             for week in weeks {
-                for scrobble in try WeeklyRollup.storedScrobbles(of: id, from: week, to: WeeklyRollup.end(of: week), in: db) {
-                    counting.add(scrobble)
-                }
+                let rows = try Row.fetchCursor(counted, arguments: [id, week, WeeklyRollup.end(of: week)])
+                while let row = try rows.next() { counting.add(artist: row[0], album: row[1], plays: row[2]) }
             }
             return counting.album
         }

@@ -69,8 +69,13 @@ public struct SpelledAlbum: Sendable, Hashable, Codable {
         }
 
         public mutating func add(_ scrobble: Scrobble) {
-            guard !scrobble.album.isEmpty else { return }
-            let pair = SpellingPair(artist: scrobble.artist, album: scrobble.album)
+            add(artist: scrobble.artist, album: scrobble.album, plays: 1)
+        }
+
+        /// `plays` of the spelling `artist` / `album` (a database's count).
+        public mutating func add(artist: String, album: String, plays count: Int) {
+            guard !album.isEmpty else { return }
+            let pair = SpellingPair(artist: artist, album: album)
             let isIts: Bool
             if let known = belongs[pair] {
                 isIts = known
@@ -78,7 +83,7 @@ public struct SpelledAlbum: Sendable, Hashable, Codable {
                 isIts = folding.folded(.album, artist: pair.artist, name: pair.album).key == key
                 belongs[pair] = isIts
             }
-            if isIts { plays[pair, default: 0] += 1 }
+            if isIts { plays[pair, default: 0] += count }
         }
 
         public var album: SpelledAlbum? {

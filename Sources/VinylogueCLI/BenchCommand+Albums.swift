@@ -5,7 +5,8 @@ import Foundation
 import VinylogueCore
 
 extension BenchCommand {
-    /// Times the album page's life of an album (`AlbumLife`, for the #1
+    /// Times the album page's life of an album and its owner's "Also
+    /// played as" (`AlbumLife`, `albumSpellings`, for the #1
     /// album of 50 weeks spread over the history, each week's of the next
     /// person in turn) and rediscover (`Rediscoveries`, 20 runs across the
     /// people), and prints their figures.
@@ -30,6 +31,18 @@ extension BenchCommand {
         life.sort()
         print("Album life (\(albums.count) albums ×2, up to \(weeksInChart) weeks each): p50 \(format(percentile(life, 0.5), 2)) ms, "
             + "p99 \(format(percentile(life, 0.99), 2)) ms")
+        // The owner's "Also played as": every spelling of the album in its weeks.
+        var spellings: [Double] = []
+        var most = 0
+        for (user, artist, name) in albums {
+            let begin = clock.now
+            let found = try await source.store.albumSpellings(of: user, artist: artist, album: name)
+            spellings.append(seconds(clock.now - begin) * 1000)
+            most = max(most, found?.spellings.count ?? 0)
+        }
+        spellings.sort()
+        print("Also played as (\(albums.count) albums, up to \(most) spellings): p50 \(format(percentile(spellings, 0.5), 2)) ms, "
+            + "max \(format(spellings.last ?? 0, 2)) ms")
         var rediscover: [Double] = []
         var finds = 0
         for run in 0..<20 {

@@ -198,6 +198,23 @@ import VinylogueCore
                                                   session: visitor)
             #expect(anonymous.status != .seeOther)
             #expect(try await SQLiteScrobbleStore(database: harness.database).albumChoices(of: vera).count == 1)
+
+            // Only albums she played, named without control characters (a NUL would cut a name short).
+            let ghost = try await client.post("/settings/albums/choices", ["action": "apart", "artist": "Nobody", "album": "Ghost"], session: browser.form)
+            #expect(ghost.status == .badRequest)
+            #expect(ghost.body.contains("That album is not in your listening."))
+            let blank = try await client.post("/settings/albums/choices", ["action": "join", "artist": "", "album": " ", "to_artist": "Vetiver",
+                                                                           "to_album": "Tidewater"], session: browser.form)
+            #expect(blank.status == .badRequest)
+            let nul = try await client.post("/settings/albums/choices", ["action": "join", "artist": "Radiohead", "album": "OK Computer",
+                                                                         "to_artist": "Vetiver", "to_album": "Tidewater\u{0}junk"], session: browser.form)
+            #expect(nul.status == .badRequest)
+            #expect(nul.body.contains("cannot hold control characters"))
+            // A way back is ASCII, as every address of hers is.
+            let unicodeBack = try await client.post("/settings/albums/choices", ["action": "undo", "kind": "apart", "key": "nothing",
+                                                                                 "back": "/u/Vera/album/Vetiver/Tidewater\u{2028}"], session: browser.form)
+            #expect(unicodeBack.headers[.location] == "/settings?albums=same#albums")
+            #expect(try await SQLiteScrobbleStore(database: harness.database).albumChoices(of: vera).count == 1)
         }
     }
 

@@ -51,19 +51,21 @@ struct AlbumChoiceRoutes: Sendable {
         let key = folding.folded(.album, artist: artist, name: name).key
         let choices = (try? await refolding.choices(of: user)) ?? []
         view.undos = choices.compactMap { choice in
-            Self.undo(choice, on: key, among: choices).map { AlbumChoicesView.Undo(sentence: $0, kind: choice.kind.rawValue, key: choice.key) }
+            Self.undo(choice, on: key, folding: folding).map { AlbumChoicesView.Undo(sentence: $0, kind: choice.kind.rawValue, key: choice.key) }
         }
         return view
     }
 
-    /// The sentence that offers to undo `choice` on the page of the album
-    /// keyed `key`; nil when the choice is not about that album.
-    static func undo(_ choice: AlbumChoice, on key: String, among choices: [AlbumChoice]) -> String? {
+    /// The sentence that offers to undo `choice` (one of `folding`'s) on
+    /// the page of the album keyed `key`; nil when the choice is not about
+    /// that album.
+    static func undo(_ choice: AlbumChoice, on key: String, folding: AlbumFolding) -> String? {
         switch choice.kind {
         case .apart:
             if key == AlbumFolding.apartPrefix + choice.key { return "“\(choice.album)” is kept apart from the album’s other editions." }
-            let without = AlbumFolding(foldsEditions: true, choices: choices.filter { $0 != choice })
-            guard without.folded(.album, artist: choice.artist, name: choice.album).key == key else { return nil }
+            // The album the spelling would be in without its own choice.
+            let rule = AlbumFolding.editions.folded(.album, artist: choice.artist, name: choice.album).key
+            guard (folding.joined[rule] ?? rule) == key else { return nil }
             return "“\(choice.album)”\(by(choice.artist)) is kept apart from this album."
         case .join:
             guard choice.target == key else { return nil }
@@ -112,19 +114,30 @@ struct AlbumChoiceRoutes: Sendable {
         }
         let settingsBack = Paths.settings + "#albums"
         var back = Self.ownPage(form["back"], of: user) ?? settingsBack
+        // Names only: a choice's key joins its parts with a control character.
+        guard !["artist", "album", "to_artist", "to_album"].compactMap({ form[$0] }).contains(where: Self.hasControlCharacters) else {
+            throw HTTPError(.badRequest, message: "Album and artist names cannot hold control characters. Choose the album on its page.")
+        }
         let change: AlbumChoiceChange
         let done: String
         switch form["action"] {
-        case "apart":
-            guard let artist = form["artist"], let album = form["album"], !album.isEmpty else {
-                throw HTTPError(.badRequest, message: "Choose the spelling to keep apart.")
+        case "apart", "join":
+            guard let artist = form["artist"], let album = form["album"], !album.trimmingCharacters(in: .whitespaces).isEmpty,
+                  let weeks = try await archive.albumWeeks(of: user, artist: artist, album: album), !weeks.isEmpty else {
+                throw HTTPError(.badRequest, message: "That album is not in your listening. Choose it on its page.")
             }
-            change = .keepApart(artist: artist, album: album)
+            if (try await refolding.choices(of: user)).count >= Self.mostChoices {
+                throw HTTPError(.unprocessableContent, message: "You have made \(Self.mostChoices) choices about albums, as many as one person "
+                    + "may keep. Undo some in Settings (Albums), then choose again.")
+            }
+        default: break
+        }
+        switch form["action"] {
+        case "apart":
+            change = .keepApart(artist: form["artist"]!, album: form["album"]!)
             done = "apart"
         case "join":
-            guard let artist = form["artist"], let album = form["album"], !album.isEmpty else {
-                throw HTTPError(.badRequest, message: "Choose the album to join.")
-            }
+            let (artist, album) = (form["artist"]!, form["album"]!)
             let toArtist = (form["to_artist"] ?? "").trimmingCharacters(in: .whitespaces)
             let toAlbum = (form["to_album"] ?? "").trimmingCharacters(in: .whitespaces)
             guard !toArtist.isEmpty, !toAlbum.isEmpty else {
@@ -150,11 +163,21 @@ struct AlbumChoiceRoutes: Sendable {
         return .redirect(to: Self.adding(choice: changed ? done : "same", to: back), type: .normal)
     }
 
+    /// How many choices about albums one person may keep: enough for any
+    /// history, few enough that their pages stay quick.
+    static let mostChoices = 1_000
+
+    static func hasControlCharacters(_ text: String) -> Bool {
+        text.unicodeScalars.contains { $0.properties.generalCategory == .control }
+    }
+
     /// `back` when it is one of `user`'s album pages or Settings: a form
-    /// never sends anyone elsewhere.
+    /// never sends anyone elsewhere. Such addresses are ASCII (names are
+    /// percent-encoded), and nothing else is put in a `Location`.
     static func ownPage(_ back: String?, of user: Username) -> String? {
         guard let back, back.hasPrefix("/"), !back.hasPrefix("//"), !back.contains("\\"),
-              !back.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else { return nil }
+              back.unicodeScalars.allSatisfy({ $0.isASCII && $0.value >= 0x20 && $0.value != 0x7F }),
+              !back.contains("\""), !back.contains("<"), !back.contains(">") else { return nil }
         let path = back.split(separator: "#", maxSplits: 1).first.map(String.init) ?? back
         if path == Paths.settings { return back }
         let prefix = "/u/\(user.value)/album/"

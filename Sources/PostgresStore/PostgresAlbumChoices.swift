@@ -14,7 +14,14 @@ extension PostgresScrobbleStore {
                                                                  logger: logger).decode(Bool.self) {
                     folds = kept
                 }
-                return AlbumFolding(foldsEditions: folds, choices: try await Self.albumChoices(nameKey: user.key, connection, logger))
+                var groups: [String: String] = [:]
+                for try await (key, group) in try await connection.query("""
+                    SELECT g.key, g.grouped_as FROM album_release_group g JOIN archive_user u ON u.id = g.user_id WHERE u.name_key = \(user.key)
+                    """, logger: logger).decode((String, String).self) {
+                    groups[key] = group
+                }
+                return AlbumFolding(foldsEditions: folds, choices: try await Self.albumChoices(nameKey: user.key, connection, logger),
+                                    sameRelease: groups)
             }
         }
     }
@@ -65,7 +72,8 @@ extension PostgresScrobbleStore {
                 let id = try await Self.userID(of: user, connection, logger)
                 if id != nil { _ = try await Self.lockedUserID(of: user, connection, logger) }
                 let choices = try await Self.albumChoices(nameKey: user.key, connection, logger)
-                guard let changed = change.applied(to: choices, at: now) else { return false }
+                let groups = if let id { try await Self.releaseGroups(userID: id, connection, logger) } else { [String: String]() }
+                guard let changed = change.applied(to: choices, sameRelease: groups, at: now) else { return false }
                 try await Self.replaceAlbumChoices(changed.choices, nameKey: user.key, connection, logger)
                 if let id { try await Self.queueRecount(userID: id, of: user.key, albums: changed.touched, at: now, connection, logger) }
                 return true

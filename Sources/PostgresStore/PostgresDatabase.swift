@@ -321,6 +321,8 @@ public final class PostgresDatabase: Sendable {
         Migration(name: "weekly-charts-editions-folded", statements: ["DELETE FROM weekly_chart"], then: PostgresScrobbleStore.countCharts),
         // Choices about single albums, and the weeks they have to count again.
         Migration(name: "album-choices", statements: PostgresScrobbleStore.choiceTables),
+        // Albums tied by MusicBrainz release (`PostgresAlbumReleases.swift`).
+        Migration(name: "album-releases", statements: PostgresScrobbleStore.releaseTables, then: PostgresScrobbleStore.tieReleases),
     ]
 
     /// Applies the migrations this database has not had, holding an

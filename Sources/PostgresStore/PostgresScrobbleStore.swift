@@ -172,7 +172,7 @@ public struct PostgresScrobbleStore: ScrobbleArchive {
             try await connection.query("DELETE FROM scrobble_echo WHERE user_id = \(id) AND source = \(source)", logger: logger)
             try await connection.query("DELETE FROM sync_state WHERE user_id = \(id)", logger: logger)
             var touched = TouchedWeeks()
-            for (s, _) in copied { touched.add(perhapsInserted: s) }
+            for (s, _) in copied { touched.add(removed: s) }
             try await Self.recount(touched, userID: id, connection, logger)
             // What was set aside is decided again, now the copies are gone.
             let setAside = try await scrobbles(try await connection.query("""

@@ -15,8 +15,9 @@ import VinylogueCore
 /// counted again, from the rows it inserted when they are all the week
 /// holds, else from the week's stored scrobbles.
 extension PostgresScrobbleStore {
-    /// How each of `userIDs`' plays group (`AlbumChoices`): their switch
-    /// and their choices about single albums, for those who made any; one
+    /// How each of `userIDs`' plays group (`AlbumChoices`): their switch,
+    /// their albums tied by release (`PostgresAlbumReleases.swift`) and
+    /// their choices about single albums, for those who have any; one
     /// round trip.
     static func foldings(of userIDs: [Int64], _ connection: PostgresConnection, _ logger: Logger) async throws -> [Int64: AlbumFolding] {
         guard !userIDs.isEmpty else { return [:] }
@@ -24,17 +25,22 @@ extension PostgresScrobbleStore {
             SELECT u.id, f.folds_editions, c.kind, c.key, c.target FROM archive_user u
             LEFT JOIN album_folding f ON f.name_key = u.name_key LEFT JOIN album_choice c ON c.name_key = u.name_key
             WHERE u.id = ANY(\(userIDs)::bigint[]) AND (f.name_key IS NOT NULL OR c.name_key IS NOT NULL)
+            UNION ALL
+            SELECT g.user_id, NULL, 'release', g.key, g.grouped_as FROM album_release_group g WHERE g.user_id = ANY(\(userIDs)::bigint[])
             """, logger: logger)
-        var found: [Int64: (folds: Bool, choices: [AlbumChoice])] = [:]
+        var found: [Int64: (folds: Bool?, choices: [AlbumChoice], groups: [String: String])] = [:]
         for try await (id, folds, kind, key, target) in rows.decode((Int64, Bool?, String?, String?, String?).self) {
-            var person = found[id] ?? (folds ?? true, [])
-            if let kind = kind.flatMap(AlbumChoice.Kind.init(rawValue:)), let key {
+            var person = found[id] ?? (nil, [], [:])
+            if let folds { person.folds = folds }
+            if kind == "release", let key, let target {
+                person.groups[key] = target
+            } else if let kind = kind.flatMap(AlbumChoice.Kind.init(rawValue:)), let key {
                 person.choices.append(AlbumChoice(kind: kind, key: key, target: target, artist: "", album: "", targetArtist: nil,
                                                   targetAlbum: nil, madeAt: .distantPast))
             }
             found[id] = person
         }
-        return found.mapValues { AlbumFolding(foldsEditions: $0.folds, choices: $0.choices) }
+        return found.mapValues { AlbumFolding(foldsEditions: $0.folds ?? true, choices: $0.choices, sameRelease: $0.groups) }
     }
 
     /// Counts again each week `touched`, replacing its rows.
@@ -49,6 +55,10 @@ extension PostgresScrobbleStore {
     /// per user); the changed weeks of them all are then rewritten with one
     /// statement, or with COPY when they are many.
     static func recount(_ users: [(userID: Int64, touched: TouchedWeeks)], _ connection: PostgresConnection, _ logger: Logger) async throws {
+        // The writes' ties first: their weeks count in their groups.
+        for user in users where user.touched.removedListens || !user.touched.releases.isEmpty {
+            try await tie(user.touched, userID: user.userID, connection, logger)
+        }
         let foldings = try await self.foldings(of: users.map(\.userID), connection, logger)
         var plannings = users.map { RollupPlanning(touched: $0.touched, countsTogether: true, folding: foldings[$0.userID] ?? .editions) }
         while true {

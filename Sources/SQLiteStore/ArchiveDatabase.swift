@@ -150,6 +150,7 @@ public final class ArchiveDatabase: Sendable {
         SQLiteDigestStore.registerJobQueueMigration(in: &migrator)
         WeeklyRollup.registerFoldedMigration(in: &migrator, progress: progress)
         SQLiteScrobbleStore.registerAlbumChoiceMigrations(in: &migrator)
+        SQLiteScrobbleStore.registerAlbumReleaseMigration(in: &migrator)
         return migrator
     }
 

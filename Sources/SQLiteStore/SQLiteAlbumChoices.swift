@@ -32,7 +32,8 @@ extension SQLiteScrobbleStore {
         try await writeAsync { db in
             try Self.hold(fence, in: db)
             let choices = try Self.albumChoices(nameKey: user.key, in: db)
-            guard let changed = change.applied(to: choices, at: now) else { return false }
+            let groups = try Self.userID(of: user, in: db).map { try Self.releaseGroups(userID: $0, in: db) } ?? [:]
+            guard let changed = change.applied(to: choices, sameRelease: groups, at: now) else { return false }
             try Self.replaceAlbumChoices(changed.choices, nameKey: user.key, in: db)
             if let id = try Self.userID(of: user, in: db) {
                 try Self.queueRecount(userID: id, of: user.key, albums: changed.touched, at: now, in: db)
@@ -68,7 +69,13 @@ extension SQLiteScrobbleStore {
     static func folding(nameKey: String, in db: Database) throws -> AlbumFolding {
         let folds = try Bool.fetchOne(db.cachedStatement(sql: "SELECT folds_editions FROM album_folding WHERE name_key = ?"),
                                       arguments: [nameKey]) ?? true
-        return AlbumFolding(foldsEditions: folds, choices: try albumChoices(nameKey: nameKey, in: db))
+        var groups: [String: String] = [:]
+        for row in try Row.fetchAll(db.cachedStatement(sql: """
+            SELECT g.key, g.grouped_as FROM album_release_group g JOIN archive_user u ON u.id = g.user_id WHERE u.name_key = ?
+            """), arguments: [nameKey]) {
+            groups[row[0]] = row[1]
+        }
+        return AlbumFolding(foldsEditions: folds, choices: try albumChoices(nameKey: nameKey, in: db), sameRelease: groups)
     }
 
     static func albumChoices(nameKey: String, in db: Database) throws -> [AlbumChoice] {

@@ -678,7 +678,7 @@ extension SQLiteScrobbleStore: ScrobbleArchive, BlockingScrobbleWriter {
             try db.execute(sql: "DELETE FROM scrobble_echo WHERE user_id = ? AND source = ?", arguments: [id, source])
             try db.execute(sql: "DELETE FROM sync_state WHERE user_id = ?", arguments: [id])
             var touched = TouchedWeeks()
-            for row in copied { touched.add(perhapsInserted: scrobble(row)) }
+            for row in copied { touched.add(removed: scrobble(row)) }
             try WeeklyRollup.recount(touched, userID: id, in: db)
             // What was set aside is decided again, now the copies are gone.
             let setAside = try Row.fetchAll(db, sql: "SELECT \(columns), source FROM scrobble_echo WHERE user_id = ?", arguments: [id])

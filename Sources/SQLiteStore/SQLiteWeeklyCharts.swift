@@ -123,6 +123,8 @@ extension WeeklyRollup {
 
     /// Counts again each week `touched` (one write, inside its transaction).
     static func recount(_ touched: TouchedWeeks, userID: Int64, in db: Database) throws {
+        // The write's ties first: its weeks count in their groups.
+        try SQLiteScrobbleStore.tie(touched, userID: userID, in: db)
         var planning = RollupPlanning(touched: touched, folding: try folding(userID: userID, in: db))
         while let question = planning.question {
             switch question {

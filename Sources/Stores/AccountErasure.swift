@@ -78,6 +78,8 @@ public enum AccountErasure {
         Rows(table: "weekly_chart", column: "user_id", key: .archiveUserID),
         Rows(table: "weekly_play", column: "user_id", key: .archiveUserID),
         Rows(table: "chart_recount", column: "user_id", key: .archiveUserID),
+        Rows(table: "album_release", column: "user_id", key: .archiveUserID),
+        Rows(table: "album_release_group", column: "user_id", key: .archiveUserID),
         Rows(table: "sync_state", column: "user_id", key: .archiveUserID),
         Rows(table: "generated_history", column: "user_id", key: .archiveUserID),
         Rows(table: "archive_user", column: "id", key: .archiveUserID),

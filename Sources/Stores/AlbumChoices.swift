@@ -61,4 +61,9 @@ public enum ChartRecount {
     /// Weeks counted again in one transaction: short enough for a write
     /// lock that other writers wait behind, long enough to be quick.
     public static let weeksPerSlice = 26
+
+    /// When the archive's write (which has no clock of its own: its
+    /// callers' listens carry their own times) and its migrations queue
+    /// the count: due at once, whatever time the runner's clock says.
+    public static let dueAtOnce = Date(timeIntervalSince1970: 0)
 }

@@ -227,6 +227,13 @@ public struct TouchedWeeks: Sendable {
     /// Weeks some of whose given rows may or may not have been inserted
     /// (an ignored exact duplicate hides which).
     public private(set) var uncertain: Set<Int64> = []
+    /// The MusicBrainz releases the write's listens name (`AlbumReleases`):
+    /// the ties the write may add.
+    public private(set) var releases: Set<AlbumReleases.Release> = []
+    /// Whether the write removed listens: the person's ties are derived
+    /// again from what is left.
+    public private(set) var removedListens = false
+    private var lastRelease: AlbumReleases.Release?
 
     public init() {}
 
@@ -237,10 +244,27 @@ public struct TouchedWeeks: Sendable {
 
     public mutating func add(inserted s: Scrobble) {
         inserted[LastFMWeekCalendar.week(containing: s.instant).from, default: []].append(s)
+        note(s)
     }
 
+    /// A row inserted, or the same row found stored (which names the same
+    /// release).
     public mutating func add(perhapsInserted s: Scrobble) {
         uncertain.insert(LastFMWeekCalendar.week(containing: s.instant).from)
+        note(s)
+    }
+
+    /// A stored row deleted.
+    public mutating func add(removed s: Scrobble) {
+        uncertain.insert(LastFMWeekCalendar.week(containing: s.instant).from)
+        removedListens = true
+    }
+
+    private mutating func note(_ s: Scrobble) {
+        guard s.albumMBID != nil, let release = AlbumReleases.Release(s), release != lastRelease else { return }
+        // An album's tracks come one after another: most rows repeat the last.
+        lastRelease = release
+        releases.insert(release)
     }
 
     /// The rows this write surely inserted into `week`, when it knows them

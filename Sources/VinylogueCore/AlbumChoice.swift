@@ -63,9 +63,11 @@ extension AlbumChoiceChange {
     /// change made at `now`, and the album keys whose weeks must be counted
     /// again (as the charts keep them now); nil when it changes nothing
     /// (a spelling already apart, an album already joined, a choice that
-    /// is not there).
-    public func applied(to choices: [AlbumChoice], at now: Date) -> (choices: [AlbumChoice], touched: Set<String>)? {
-        let before = AlbumFolding(foldsEditions: true, choices: choices)
+    /// is not there). `sameRelease` is the person's albums tied by release
+    /// (`AlbumFolding.sameRelease`), which the keys are taken after.
+    public func applied(to choices: [AlbumChoice], sameRelease: [String: String] = [:],
+                        at now: Date) -> (choices: [AlbumChoice], touched: Set<String>)? {
+        let before = AlbumFolding(foldsEditions: true, choices: choices, sameRelease: sameRelease)
         switch self {
         case .keepApart(let artist, let album):
             guard !album.isEmpty else { return nil }
@@ -107,7 +109,8 @@ extension AlbumChoiceChange {
                 let touched = before.joined[own] ?? own
                 let unkept = rest.filter { !($0.kind == .join && $0.key == own) }
                 // Its album, without the joins to the spelling itself (they follow it).
-                let album = AlbumFolding(foldsEditions: true, choices: unkept.filter { !($0.kind == .join && $0.target == own) })
+                let album = AlbumFolding(foldsEditions: true, choices: unkept.filter { !($0.kind == .join && $0.target == own) },
+                                         sameRelease: sameRelease)
                     .folded(.album, artist: found.artist, name: found.album)
                 let pointed = unkept.compactMap { choice -> AlbumChoice? in
                     guard choice.kind == .join, choice.target == own else { return choice }

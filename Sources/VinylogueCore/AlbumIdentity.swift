@@ -393,7 +393,8 @@ public enum AlbumIdentity {
 /// How one person's plays group into albums and artists: by the edition
 /// rule (`AlbumIdentity`, the default), or as spelled with case aside (how
 /// Vinylogue counted before the rule, kept for whoever turns it off); and,
-/// with the rule on, the person's own choices about single albums
+/// with the rule on, the albums their listens tie together by MusicBrainz
+/// release (`AlbumReleases`) and their own choices about single albums
 /// (`AlbumChoice`): spellings kept apart, albums joined.
 public struct AlbumFolding: Sendable, Hashable, Codable {
     /// Whether editions fold into their album (and names compare as
@@ -404,15 +405,48 @@ public struct AlbumFolding: Sendable, Hashable, Codable {
     /// Album keys joined to another album's key (never to a key that is
     /// itself joined: a join to a joined album is made to its target).
     public private(set) var joined: [String: String] = [:]
+    /// Rule keys that share a MusicBrainz release with another album's
+    /// listens, each to its group's key (`AlbumReleases.groups`).
+    public private(set) var sameRelease: [String: String] = [:]
 
-    public init(foldsEditions: Bool = true, choices: [AlbumChoice] = []) {
+    public init(foldsEditions: Bool = true, choices: [AlbumChoice] = [], sameRelease: [String: String] = [:]) {
         self.foldsEditions = foldsEditions
+        self.sameRelease = sameRelease.filter { $0.key != $0.value }
         for choice in choices {
             switch choice.kind {
             case .apart: keptApart.insert(choice.key)
             case .join: if let target = choice.target { joined[choice.key] = target }
             }
         }
+        groupJoins()
+    }
+
+    /// A join made before a release tied its album (or its target) to
+    /// another holds for the whole group, named by the group's key.
+    private mutating func groupJoins() {
+        guard !sameRelease.isEmpty, !joined.isEmpty else { return }
+        var grouped: [String: String] = [:]
+        for (key, target) in joined {
+            let source = sameRelease[key] ?? key, to = sameRelease[target] ?? target
+            if source != to, grouped[source] == nil || source == key { grouped[source] = to }
+        }
+        joined = grouped
+    }
+
+    /// This grouping with `ties` added to the person's own (a chart from
+    /// elsewhere ties its rows by the release each names).
+    public func tied(_ ties: [AlbumReleases.Tie]) -> AlbumFolding {
+        guard foldsEditions, !ties.isEmpty else { return self }
+        // The groups already made, as ties of their own (to a name no
+        // MBID has), then the new ones.
+        var all = sameRelease.flatMap { key, group in
+            [AlbumReleases.Tie(mbid: "group " + group, key: key), AlbumReleases.Tie(mbid: "group " + group, key: group)]
+        }
+        all += ties
+        var tied = self
+        tied.sameRelease = AlbumReleases.groups(all).filter { $0.key != $0.value }
+        tied.groupJoins()
+        return tied
     }
 
     /// The rule: editions are one album.
@@ -423,6 +457,14 @@ public struct AlbumFolding: Sendable, Hashable, Codable {
     /// Whether the person's choices change anything (they apply while
     /// editions fold).
     public var hasChoices: Bool { foldsEditions && !(keptApart.isEmpty && joined.isEmpty) }
+
+    /// The album key a rule key (`AlbumIdentity.key`) counts under: its
+    /// release group's, then the album that is joined to, if any.
+    public func albumKey(ofRuleKey key: String) -> String {
+        guard foldsEditions else { return key }
+        let grouped = sameRelease[key] ?? key
+        return joined[grouped] ?? grouped
+    }
 
     /// A name as a chart groups it: the group's artist and name as they
     /// compare (which also break ties in rank), and its key.
@@ -451,14 +493,17 @@ public struct AlbumFolding: Sendable, Hashable, Codable {
         }
     }
 
-    /// The album a spelling belongs to before joins: its rule key, or its
-    /// own key when it is kept apart (`apartPrefix` and `spellingKey`).
+    /// The album a spelling belongs to before joins: its rule key (or the
+    /// key of the albums a MusicBrainz release ties it to), or its own key
+    /// when it is kept apart (`apartPrefix` and `spellingKey`).
     public func unjoined(artist: String, album: String) -> Folded {
         if !keptApart.isEmpty {
             let spelled = Self.spellingKey(artist: artist, album: album)
             if keptApart.contains(spelled) { return Self.folded(key: Self.apartPrefix + spelled) }
         }
-        return fold(AlbumIdentity.artist(artist), AlbumIdentity.title(album))
+        let own = fold(AlbumIdentity.artist(artist), AlbumIdentity.title(album))
+        guard !sameRelease.isEmpty, let group = sameRelease[own.key] else { return own }
+        return Self.folded(key: group)
     }
 
     /// A spelling as a choice names it: artist and album as they compare
@@ -489,7 +534,11 @@ extension WeeklyChart {
     /// summed, named by the spelling with the most plays, ranked again):
     /// what a chart counted elsewhere (Last.fm's, by spelling) is here.
     public func folded(_ folding: AlbumFolding = .editions) -> WeeklyChart {
-        var tally = ScrobbleTally.Tally(kind: kind, folding: folding)
+        // Rows that name one release are one album (`AlbumReleases`).
+        let ties = kind == .album ? entries.compactMap { entry in
+            entry.mbid.flatMap { AlbumReleases.Release(Scrobble(instant: 0, artist: entry.artist, album: entry.name, track: "", albumMBID: $0))?.tie }
+        } : []
+        var tally = ScrobbleTally.Tally(kind: kind, folding: folding.tied(ties))
         for entry in entries {
             switch kind {
             case .album: tally.add(artist: entry.artist, album: entry.name, track: "", mbid: entry.mbid, plays: entry.plays)

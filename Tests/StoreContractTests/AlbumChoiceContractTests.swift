@@ -48,10 +48,13 @@ import Workers
         return slices + 1
     }
 
-    static func expectCharts(_ archive: any ScrobbleArchive, _ history: [Scrobble], sourceLocation: SourceLocation = #_sourceLocation) async throws {
+    /// Every week's kept album chart is what a count of `history` with
+    /// the person's grouping gives.
+    static func expectCharts(_ archive: any ScrobbleArchive, _ history: [Scrobble], weeks count: Int = 30,
+                             sourceLocation: SourceLocation = #_sourceLocation) async throws {
         let folding = try await archive.albumFolding(of: ana)
         let weeks = try await ArchiveChartSource(store: archive).chartList(for: ana).weeks.filter { week in history.contains { week.contains($0.instant) } }
-        #expect(weeks.count == 30, sourceLocation: sourceLocation)
+        #expect(weeks.count == count, sourceLocation: sourceLocation)
         let charts = try #require(try await archive.charts(.album, of: ana, weeks: weeks))
         for (week, chart) in zip(weeks, charts) {
             var tally = ScrobbleTally.Tally(kind: .album, folding: folding)

@@ -30,7 +30,7 @@ import Testing
             "account-visibility",
             "digests",
             "import job stored batches", "one job queue", "history copies in the job queue",
-            "forwarding in the job queue", "digests in the job queue", "album folding choices", "weekly charts v4: editions folded", "album choices of single albums",
+            "forwarding in the job queue", "digests in the job queue", "album folding choices", "weekly charts v4: editions folded", "album choices of single albums", "albums tied by MusicBrainz release",
         ])
     }
 
@@ -54,7 +54,7 @@ import Testing
             "account-visibility",
             "digests",
             "import-job-stored-batches", "one-job-queue", "history-copies-in-the-job-queue",
-            "forwarding-in-the-job-queue", "digests-in-the-job-queue", "album-folding-choices", "weekly-charts-editions-folded", "album-choices",
+            "forwarding-in-the-job-queue", "digests-in-the-job-queue", "album-folding-choices", "weekly-charts-editions-folded", "album-choices", "album-releases",
         ])
     }
 }

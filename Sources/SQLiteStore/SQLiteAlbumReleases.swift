@@ -1,0 +1,110 @@
+import Foundation
+import GRDB
+import Stores
+import VinylogueCore
+
+/// The albums a person's listens tie together by MusicBrainz release
+/// (`AlbumReleases`), derived from their stored listens: `album_release`
+/// holds each release MBID with each album key its listens carry it on;
+/// `album_release_group` each key of a group of two or more with the
+/// group's key, which `AlbumFolding.sameRelease` applies.
+///
+/// The archive's write adds the ties of the listens it stores, in its
+/// transaction and before it counts their weeks (so they count in their
+/// group); a tie that changes a group puts the weeks of the albums it
+/// touches on the person's list to count again (`chart_recount`) and
+/// queues the album job. Removing listens (forgetting a copy) derives the
+/// person's ties again from what is left.
+extension SQLiteScrobbleStore {
+    /// Adds the ties of a write's listens (`touched.releases`), or derives
+    /// them all again when it removed listens.
+    static func tie(_ touched: TouchedWeeks, userID: Int64, in db: Database) throws {
+        if touched.removedListens {
+            try db.execute(sql: "DELETE FROM album_release WHERE user_id = ?", arguments: [userID])
+            try addTies(try storedReleases(userID: userID, in: db), userID: userID, in: db)
+            try regroup(userID: userID, in: db)
+            return
+        }
+        guard !touched.releases.isEmpty else { return }
+        if try addTies(touched.releases.map(\.tie), userID: userID, in: db) { try regroup(userID: userID, in: db) }
+    }
+
+    /// Adds `ties`; returns whether a new one names a release another of
+    /// the person's albums carries too (which may change a group).
+    @discardableResult
+    private static func addTies(_ ties: some Collection<AlbumReleases.Tie>, userID: Int64, in db: Database) throws -> Bool {
+        let insert = try db.cachedStatement(sql: "INSERT OR IGNORE INTO album_release (user_id, mbid, key) VALUES (?, ?, ?)")
+        let shared = try db.cachedStatement(sql: "SELECT 1 FROM album_release WHERE user_id = ? AND mbid = ? AND key <> ? LIMIT 1")
+        var sharing = false
+        for tie in Set(ties) {
+            try insert.execute(arguments: [userID, tie.mbid, tie.key])
+            guard db.changesCount > 0, !sharing else { continue }
+            sharing = try Bool.fetchOne(shared, arguments: [userID, tie.mbid, tie.key]) ?? false
+        }
+        return sharing
+    }
+
+    /// The ties of every stored listen of the person's.
+    private static func storedReleases(userID: Int64, in db: Database) throws -> [AlbumReleases.Tie] {
+        try Row.fetchAll(db, sql: """
+            SELECT DISTINCT album_mbid, artist, album FROM scrobble WHERE user_id = ? AND album_mbid IS NOT NULL AND album <> ''
+            """, arguments: [userID]).compactMap { row in
+            AlbumReleases.Release(Scrobble(instant: 0, artist: row[1], album: row[2], track: "", albumMBID: row[0]))?.tie
+        }
+    }
+
+    /// Makes the person's groups what their ties say; when that changes
+    /// any, lists the weeks of the albums it touches to count again.
+    private static func regroup(userID: Int64, in db: Database) throws {
+        let ties = try Row.fetchAll(db, sql: """
+            SELECT mbid, key FROM album_release WHERE user_id = ?1 AND mbid IN (
+                SELECT mbid FROM album_release WHERE user_id = ?1 GROUP BY mbid HAVING count(*) > 1)
+            """, arguments: [userID]).map { AlbumReleases.Tie(mbid: $0[0], key: $0[1]) }
+        let after = AlbumReleases.groups(ties)
+        let before = try releaseGroups(userID: userID, in: db)
+        guard after != before else { return }
+        let folding = try WeeklyRollup.folding(userID: userID, in: db)
+        try db.execute(sql: "DELETE FROM album_release_group WHERE user_id = ?", arguments: [userID])
+        let insert = try db.cachedStatement(sql: "INSERT INTO album_release_group (user_id, key, grouped_as) VALUES (?, ?, ?)")
+        for (key, group) in after { try insert.execute(arguments: [userID, key, group]) }
+        guard folding.foldsEditions,
+              let nameKey = try String.fetchOne(db, sql: "SELECT name_key FROM archive_user WHERE id = ?", arguments: [userID]) else { return }
+        try queueRecount(userID: userID, of: nameKey, albums: AlbumReleases.touched(from: before, to: after, folding: folding),
+                         at: ChartRecount.dueAtOnce, in: db)
+    }
+
+    /// The person's groups as kept: every key of a group, to its group's key.
+    static func releaseGroups(userID: Int64, in db: Database) throws -> [String: String] {
+        var groups: [String: String] = [:]
+        for row in try Row.fetchAll(db.cachedStatement(sql: "SELECT key, grouped_as FROM album_release_group WHERE user_id = ?"),
+                                    arguments: [userID]) {
+            groups[row[0]] = row[1]
+        }
+        return groups
+    }
+
+    /// The tables, filled from every archived person's listens; whoever
+    /// has a group gets its albums' weeks counted again by the album job.
+    static func registerAlbumReleaseMigration(in migrator: inout DatabaseMigrator) {
+        migrator.registerMigration("albums tied by MusicBrainz release") { db in
+            try db.execute(sql: """
+                CREATE TABLE album_release (
+                    user_id INTEGER NOT NULL REFERENCES archive_user(id) ON DELETE CASCADE,
+                    mbid TEXT NOT NULL,
+                    key TEXT NOT NULL,
+                    PRIMARY KEY (user_id, mbid, key)
+                ) WITHOUT ROWID;
+                CREATE TABLE album_release_group (
+                    user_id INTEGER NOT NULL REFERENCES archive_user(id) ON DELETE CASCADE,
+                    key TEXT NOT NULL,
+                    grouped_as TEXT NOT NULL,
+                    PRIMARY KEY (user_id, key)
+                ) WITHOUT ROWID;
+                """)
+            for userID in try Int64.fetchAll(db, sql: "SELECT id FROM archive_user ORDER BY id") {
+                try addTies(try storedReleases(userID: userID, in: db), userID: userID, in: db)
+                try regroup(userID: userID, in: db)
+            }
+        }
+    }
+}

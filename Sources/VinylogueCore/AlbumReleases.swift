@@ -1,0 +1,111 @@
+/// Albums a person's listens tie together by MusicBrainz release, where
+/// the edition rule (`AlbumIdentity`) cannot: a translated title and its
+/// original ("Le Fabuleux Destin…" / "Amélie"), a renamed reissue ("OK
+/// Computer OKNOTOK 1997 2017"). Two album keys whose listens carry the
+/// same release MBID are one album, and so is everything tied to either
+/// (a union over the person's ties). Different MBIDs never split what the
+/// rule joins: they are usually two releases of one album.
+///
+/// The ties are derived from stored listens (`Tie`, kept by the archive's
+/// write and recounted from the scrobbles); `groups` turns them into the
+/// map `AlbumFolding.sameRelease` applies.
+public enum AlbumReleases {
+    /// One release MBID seen on the listens of one album (its rule key,
+    /// `AlbumIdentity.key`).
+    public struct Tie: Sendable, Hashable {
+        public let mbid: String
+        public let key: String
+
+        public init(mbid: String, key: String) {
+            self.mbid = mbid
+            self.key = key
+        }
+    }
+
+    /// A listen's album as it names a release: its MBID (lower case) and
+    /// names, before the rule keys them.
+    public struct Release: Sendable, Hashable {
+        public let mbid: String
+        public let artist: String
+        public let album: String
+
+        /// Nil for a listen without an album or without a well-formed
+        /// release MBID (a UUID; anything else ties nothing).
+        public init?(_ scrobble: Scrobble) {
+            guard let mbid = scrobble.albumMBID, !scrobble.album.isEmpty, let id = AlbumReleases.uuid(mbid) else { return nil }
+            self.mbid = id
+            self.artist = scrobble.artist
+            self.album = scrobble.album
+        }
+
+        /// The tie it makes.
+        public var tie: Tie { Tie(mbid: mbid, key: AlbumIdentity.key(artist: artist, album: album) ?? "") }
+    }
+
+    /// `text` as a lower-case UUID, or nil when it is not one.
+    public static func uuid(_ text: String) -> String? {
+        let bytes = Array(text.utf8)
+        guard bytes.count == 36 else { return nil }
+        var lower = [UInt8]()
+        lower.reserveCapacity(36)
+        for (i, byte) in bytes.enumerated() {
+            if i == 8 || i == 13 || i == 18 || i == 23 {
+                guard byte == UInt8(ascii: "-") else { return nil }
+                lower.append(byte)
+            } else {
+                switch byte {
+                case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "a")...UInt8(ascii: "f"): lower.append(byte)
+                case UInt8(ascii: "A")...UInt8(ascii: "F"): lower.append(byte + 32)
+                default: return nil
+                }
+            }
+        }
+        return String(decoding: lower, as: UTF8.self)
+    }
+
+    /// The groups `ties` make: every key of a group of two or more keys,
+    /// to the group's key (its smallest, so the same ties give the same
+    /// map whatever their order).
+    public static func groups(_ ties: some Sequence<Tie>) -> [String: String] {
+        var parent: [String: String] = [:]
+        func root(_ key: String) -> String {
+            var at = key
+            while let up = parent[at], up != at { at = up }
+            // Path compression: everything on the way points at the root.
+            var walk = key
+            while let up = parent[walk], up != at { parent[walk] = at; walk = up }
+            return at
+        }
+        var firstKey: [String: String] = [:]
+        for tie in ties {
+            if parent[tie.key] == nil { parent[tie.key] = tie.key }
+            guard let other = firstKey[tie.mbid] else { firstKey[tie.mbid] = tie.key; continue }
+            let a = root(other), b = root(tie.key)
+            guard a != b else { continue }
+            // The smaller key is the root: a group's key is its smallest.
+            if a < b { parent[b] = a } else { parent[a] = b }
+        }
+        var groups: [String: String] = [:]
+        var sizes: [String: Int] = [:]
+        for key in parent.keys { sizes[root(key), default: 0] += 1 }
+        for key in parent.keys {
+            let top = root(key)
+            if sizes[top, default: 0] > 1 { groups[key] = top }
+        }
+        return groups
+    }
+
+    /// The album keys whose weekly charts change when the groups go from
+    /// `before` to `after` (under the person's folding `folding`, which
+    /// holds `before`): each changed key as the kept charts hold it now,
+    /// and as it will count.
+    public static func touched(from before: [String: String], to after: [String: String], folding: AlbumFolding) -> Set<String> {
+        var touched = Set<String>()
+        for key in Set(before.keys).union(after.keys) where before[key] != after[key] {
+            touched.insert(key)
+            touched.insert(folding.albumKey(ofRuleKey: key))
+            if let group = after[key] { touched.insert(group) }
+        }
+        return touched
+    }
+}

@@ -1,0 +1,94 @@
+import Foundation
+import Testing
+@testable import VinylogueCore
+
+/// Albums tied by MusicBrainz release (`AlbumReleases`, `AlbumFolding.sameRelease`).
+@Suite struct AlbumReleaseTests {
+    static let okComputer = "11111111-2222-3333-4444-555555555555"
+    static let tidewater = "aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee"
+
+    static func key(_ artist: String, _ album: String) -> String { AlbumIdentity.key(artist: artist, album: album)! }
+
+    @Test func aReleaseIdIsAUUIDInLowerCase() {
+        #expect(AlbumReleases.uuid("AB12CD34-0000-4000-8000-0123456789AB") == "ab12cd34-0000-4000-8000-0123456789ab")
+        for bad in ["", "not-an-id", "ab12cd34-0000-4000-8000-0123456789a", "ab12cd34_0000-4000-8000-0123456789ab",
+                    "ab12cd34-0000-4000-8000-0123456789ag", "ab12cd34-0000-4000-8000-0123456789abc"] {
+            #expect(AlbumReleases.uuid(bad) == nil, "\(bad)")
+        }
+        #expect(AlbumReleases.Release(Scrobble(instant: 0, artist: "A", album: "", track: "t", albumMBID: Self.okComputer)) == nil)
+        #expect(AlbumReleases.Release(Scrobble(instant: 0, artist: "A", album: "B", track: "t", albumMBID: "0")) == nil)
+    }
+
+    @Test func tiesMakeGroupsThroughEveryReleaseTheyShare() {
+        // a–b share one release, b–c another: one group; d alone; e–f apart.
+        let ties = [("m1", "a"), ("m1", "b"), ("m2", "c"), ("m2", "b"), ("m3", "d"), ("m4", "f"), ("m4", "e")]
+            .map { AlbumReleases.Tie(mbid: $0.0, key: $0.1) }
+        let groups = AlbumReleases.groups(ties)
+        #expect(groups == ["a": "a", "b": "a", "c": "a", "e": "e", "f": "e"])
+        // Whatever order the ties come in.
+        for _ in 0..<20 { #expect(AlbumReleases.groups(ties.shuffled()) == groups) }
+        #expect(AlbumReleases.groups([AlbumReleases.Tie]()) == [:])
+    }
+
+    @Test func aTiedSpellingCountsAsItsGroupsAlbum() {
+        let ok = Self.key("Radiohead", "OK Computer"), oknotok = Self.key("Radiohead", "OK Computer OKNOTOK 1997 2017")
+        #expect(ok != oknotok, "the rule keeps these apart")
+        let groups = AlbumReleases.groups([.init(mbid: Self.okComputer, key: oknotok), .init(mbid: Self.okComputer, key: ok)])
+        let folding = AlbumFolding(foldsEditions: true, sameRelease: groups)
+        let a = folding.folded(.album, artist: "Radiohead", name: "OK Computer OKNOTOK 1997 2017")
+        let b = folding.folded(.album, artist: "Radiohead", name: "OK Computer (Remastered)")
+        #expect(a.key == b.key)
+        #expect(a.key == min(ok, oknotok))
+        #expect(folding.albumKey(ofRuleKey: oknotok) == a.key)
+        // Turned off, spellings count apart, ties and all.
+        var off = folding
+        off.foldsEditions = false
+        #expect(off.folded(.album, artist: "Radiohead", name: "OK Computer OKNOTOK 1997 2017").key
+            != off.folded(.album, artist: "Radiohead", name: "OK Computer").key)
+    }
+
+    @Test func keepingASpellingApartWinsOverItsRelease() {
+        let ok = Self.key("Radiohead", "OK Computer"), oknotok = Self.key("Radiohead", "OK Computer OKNOTOK 1997 2017")
+        let groups = AlbumReleases.groups([.init(mbid: Self.okComputer, key: oknotok), .init(mbid: Self.okComputer, key: ok)])
+        let changed = AlbumChoiceChange.keepApart(artist: "Radiohead", album: "OK Computer OKNOTOK 1997 2017")
+            .applied(to: [], sameRelease: groups, at: Date(timeIntervalSince1970: 0))
+        let (choices, touched) = try! #require(changed)
+        #expect(touched == [min(ok, oknotok)])
+        let folding = AlbumFolding(foldsEditions: true, choices: choices, sameRelease: groups)
+        #expect(folding.folded(.album, artist: "Radiohead", name: "OK Computer OKNOTOK 1997 2017").key.hasPrefix(AlbumFolding.apartPrefix))
+        #expect(folding.folded(.album, artist: "Radiohead", name: "OK Computer").key == min(ok, oknotok))
+    }
+
+    @Test func aJoinMadeBeforeATieHoldsForTheWholeGroup() {
+        // "Amélie" was joined to the soundtrack by hand; then a release tied
+        // a translated spelling to the album the join came from.
+        let amelie = Self.key("Yann Tiersen", "Amélie"), fabuleux = Self.key("Yann Tiersen", "Le Fabuleux Destin d'Amélie Poulain")
+        let soundtrack = Self.key("Yann Tiersen", "Amelie Soundtrack")
+        let join = AlbumChoice(kind: .join, key: amelie, target: soundtrack, artist: "Yann Tiersen", album: "Amélie",
+                               targetArtist: "Yann Tiersen", targetAlbum: "Amelie Soundtrack", madeAt: Date(timeIntervalSince1970: 0))
+        let groups = AlbumReleases.groups([.init(mbid: "m", key: amelie), .init(mbid: "m", key: fabuleux)])
+        let folding = AlbumFolding(foldsEditions: true, choices: [join], sameRelease: groups)
+        #expect(folding.folded(.album, artist: "Yann Tiersen", name: "Le Fabuleux Destin d'Amélie Poulain").key == soundtrack)
+        #expect(folding.folded(.album, artist: "Yann Tiersen", name: "Amélie").key == soundtrack)
+    }
+
+    @Test func whatATieTouchesIsEachChangedAlbumAsChartedAndAsItWillCount() {
+        let before = ["a": "a", "b": "a"], after = ["a": "a", "b": "a", "c": "a"]
+        let folding = AlbumFolding(foldsEditions: true, sameRelease: before)
+        #expect(AlbumReleases.touched(from: before, to: after, folding: folding) == ["c", "a"])
+        // A group that splits: b's charts hold "a" now.
+        #expect(AlbumReleases.touched(from: before, to: [:], folding: folding) == ["a", "b"])
+    }
+
+    @Test func aWeeksChartFromElsewhereJoinsRowsOfOneRelease() {
+        let week = ChartWeek(from: 1_700_000_000, to: 1_700_604_800)
+        let chart = WeeklyChart(user: try! Username("ana"), kind: .album, week: week, entries: [
+            ChartEntry(rank: 1, artist: "Radiohead", name: "OK Computer", plays: 5, mbid: Self.okComputer),
+            ChartEntry(rank: 2, artist: "Radiohead", name: "OK Computer OKNOTOK 1997 2017", plays: 4, mbid: Self.okComputer),
+            ChartEntry(rank: 3, artist: "Vetiver", name: "Tidewater", plays: 3, mbid: Self.tidewater),
+        ])
+        let folded = chart.folded()
+        #expect(folded.entries.map(\.name) == ["OK Computer", "Tidewater"])
+        #expect(folded.entries.map(\.plays) == [9, 3])
+    }
+}

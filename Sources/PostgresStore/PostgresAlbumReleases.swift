@@ -6,7 +6,8 @@ import VinylogueCore
 
 /// The albums a person's listens tie together by MusicBrainz release
 /// (`AlbumReleases`), as SQLite keeps them (`SQLiteAlbumReleases.swift`):
-/// `album_release` (release MBID, album key) from the stored listens,
+/// `album_release` (release MBID, spelling, album key) from the stored
+/// listens, counted or set aside,
 /// `album_release_group` (key, group's key) for groups of two or more.
 /// The archive's write adds its listens' ties under the person's lock,
 /// before it counts their weeks; a tie that changes a group lists the
@@ -22,43 +23,61 @@ extension PostgresScrobbleStore {
             return
         }
         guard !touched.releases.isEmpty else { return }
-        if try await addTies(touched.releases.map(\.tie), userID: userID, connection, logger) {
+        // As stored: PostgreSQL's text holds no NUL.
+        let releases = touched.releases.compactMap { r in
+            AlbumReleases.Release(mbid: r.mbid, artist: CopyText.withoutNUL(r.artist), album: CopyText.withoutNUL(r.album))
+        }
+        if try await addTies(releases, userID: userID, connection, logger) {
             try await regroup(userID: userID, connection, logger)
         }
     }
 
-    /// Adds `ties` in one statement; returns whether a new one names a
-    /// release another of the person's albums carries too.
-    private static func addTies(_ ties: [AlbumReleases.Tie], userID: Int64, _ connection: PostgresConnection,
+    /// Adds the spellings of `releases` not kept yet, keyed by the rule:
+    /// one statement finds them (nearly always none), one more adds them.
+    /// Returns whether a new one ties its release to another album of the
+    /// person's.
+    private static func addTies(_ releases: [AlbumReleases.Release], userID: Int64, _ connection: PostgresConnection,
                                 _ logger: Logger) async throws -> Bool {
-        let unique = Array(Set(ties))
+        let unique = Array(Set(releases))
         guard !unique.isEmpty else { return false }
+        var missing: [AlbumReleases.Release] = []
+        for try await (mbid, artist, album) in try await connection.query("""
+            SELECT t.mbid, t.artist, t.album
+            FROM unnest(\(unique.map(\.mbid))::text[], \(unique.map(\.artist))::text[], \(unique.map(\.album))::text[]) AS t(mbid, artist, album)
+            WHERE NOT EXISTS (SELECT 1 FROM album_release r
+                WHERE r.user_id = \(userID) AND r.mbid = t.mbid AND r.artist = t.artist AND r.album = t.album)
+            """, logger: logger).decode((String, String, String).self) {
+            if let release = AlbumReleases.Release(mbid: mbid, artist: artist, album: album) { missing.append(release) }
+        }
+        guard !missing.isEmpty else { return false }
+        let keys = missing.map(\.tie.key)
         // A data-modifying CTE's rows are not visible to the rest of the
         // statement: new ties are compared with the stored ones and with
         // each other.
         let rows = try await connection.query("""
             WITH new AS (
-                INSERT INTO album_release (user_id, mbid, key)
-                SELECT \(userID), t.mbid, t.key FROM unnest(\(unique.map(\.mbid))::text[], \(unique.map(\.key))::text[]) AS t(mbid, key)
+                INSERT INTO album_release (user_id, mbid, artist, album, key)
+                SELECT \(userID), t.mbid, t.artist, t.album, t.key
+                FROM unnest(\(missing.map(\.mbid))::text[], \(missing.map(\.artist))::text[], \(missing.map(\.album))::text[], \(keys)::text[])
+                    AS t(mbid, artist, album, key)
                 ON CONFLICT DO NOTHING RETURNING mbid, key)
             SELECT EXISTS (SELECT 1 FROM new n JOIN album_release r ON r.user_id = \(userID) AND r.mbid = n.mbid AND r.key <> n.key)
-                OR EXISTS (SELECT 1 FROM new GROUP BY mbid HAVING count(*) > 1)
+                OR EXISTS (SELECT 1 FROM new GROUP BY mbid HAVING count(DISTINCT key) > 1)
             """, logger: logger)
         for try await sharing in rows.decode(Bool.self) { return sharing }
         return false
     }
 
-    /// The ties of every stored listen of the person's.
-    private static func storedReleases(userID: Int64, _ connection: PostgresConnection, _ logger: Logger) async throws -> [AlbumReleases.Tie] {
-        var ties: [AlbumReleases.Tie] = []
+    /// The releases of every stored listen of the person's, counted or set aside.
+    private static func storedReleases(userID: Int64, _ connection: PostgresConnection, _ logger: Logger) async throws -> [AlbumReleases.Release] {
+        var releases: [AlbumReleases.Release] = []
         for try await (mbid, artist, album) in try await connection.query("""
-            SELECT DISTINCT album_mbid, artist, album FROM scrobble WHERE user_id = \(userID) AND album_mbid IS NOT NULL AND album <> ''
+            SELECT album_mbid, artist, album FROM scrobble WHERE user_id = \(userID) AND album_mbid IS NOT NULL AND album <> ''
+            UNION SELECT album_mbid, artist, album FROM scrobble_echo WHERE user_id = \(userID) AND album_mbid <> '' AND album <> ''
             """, logger: logger).decode((String, String, String).self) {
-            if let tie = AlbumReleases.Release(Scrobble(instant: 0, artist: artist, album: album, track: "", albumMBID: mbid))?.tie {
-                ties.append(tie)
-            }
+            if let release = AlbumReleases.Release(mbid: mbid, artist: artist, album: album) { releases.append(release) }
         }
-        return ties
+        return releases
     }
 
     /// Makes the person's groups what their ties say; when that changes
@@ -66,8 +85,8 @@ extension PostgresScrobbleStore {
     private static func regroup(userID: Int64, _ connection: PostgresConnection, _ logger: Logger) async throws {
         var ties: [AlbumReleases.Tie] = []
         for try await (mbid, key) in try await connection.query("""
-            SELECT mbid, key FROM album_release WHERE user_id = \(userID) AND mbid IN (
-                SELECT mbid FROM album_release WHERE user_id = \(userID) GROUP BY mbid HAVING count(*) > 1)
+            SELECT DISTINCT mbid, key FROM album_release WHERE user_id = \(userID) AND mbid IN (
+                SELECT mbid FROM album_release WHERE user_id = \(userID) GROUP BY mbid HAVING count(DISTINCT key) > 1)
             """, logger: logger).decode((String, String).self) {
             ties.append(AlbumReleases.Tie(mbid: mbid, key: key))
         }
@@ -88,7 +107,7 @@ extension PostgresScrobbleStore {
         for try await key in try await connection.query("SELECT name_key FROM archive_user WHERE id = \(userID)", logger: logger)
             .decode(String.self) { nameKey = key }
         guard let nameKey else { return }
-        try await queueRecount(userID: userID, of: nameKey, albums: AlbumReleases.touched(from: before, to: after, folding: folding),
+        try await queueRecount(userID: userID, of: nameKey, albums: AlbumReleases.touched(to: after, folding: folding),
                                at: ChartRecount.dueAtOnce, connection, logger)
     }
 
@@ -108,8 +127,10 @@ extension PostgresScrobbleStore {
         CREATE TABLE album_release (
             user_id BIGINT NOT NULL REFERENCES archive_user(id) ON DELETE CASCADE,
             mbid TEXT COLLATE "C" NOT NULL,
+            artist TEXT NOT NULL,
+            album TEXT NOT NULL,
             key TEXT COLLATE "C" NOT NULL,
-            PRIMARY KEY (user_id, mbid, key))
+            PRIMARY KEY (user_id, mbid, artist, album))
         """,
         """
         CREATE TABLE album_release_group (

@@ -110,11 +110,16 @@ extension SQLiteScrobbleStore {
     static func queueRecount(userID: Int64, of nameKey: String, albums: Set<String>?, at now: Date, in db: Database) throws {
         if let albums {
             guard !albums.isEmpty else { return }
-            try db.execute(sql: """
-                INSERT OR IGNORE INTO chart_recount (user_id, week)
-                SELECT DISTINCT user_id, week FROM weekly_chart INDEXED BY weekly_chart_album
-                WHERE user_id = ? AND album_key IS NOT NULL AND album_key IN (\(databaseQuestionMarks(count: albums.count)))
-                """, arguments: StatementArguments([userID]) + StatementArguments(albums.sorted()))
+            // In parts: a statement takes at most 32,766 arguments.
+            let sorted = albums.sorted()
+            for start in stride(from: 0, to: sorted.count, by: 500) {
+                let part = sorted[start..<min(start + 500, sorted.count)]
+                try db.execute(sql: """
+                    INSERT OR IGNORE INTO chart_recount (user_id, week)
+                    SELECT DISTINCT user_id, week FROM weekly_chart INDEXED BY weekly_chart_album
+                    WHERE user_id = ? AND album_key IS NOT NULL AND album_key IN (\(databaseQuestionMarks(count: part.count)))
+                    """, arguments: StatementArguments([userID]) + StatementArguments(Array(part)))
+            }
         } else {
             // Every week with a play has an artist at rank 1 (kind 1).
             try db.execute(sql: """

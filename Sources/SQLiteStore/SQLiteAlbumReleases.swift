@@ -4,8 +4,9 @@ import Stores
 import VinylogueCore
 
 /// The albums a person's listens tie together by MusicBrainz release
-/// (`AlbumReleases`), derived from their stored listens: `album_release`
-/// holds each release MBID with each album key its listens carry it on;
+/// (`AlbumReleases`), derived from their stored listens (counted or set
+/// aside): `album_release` holds each release MBID with each spelling its
+/// listens carry it on, and the spelling's album key;
 /// `album_release_group` each key of a group of two or more with the
 /// group's key, which `AlbumFolding.sameRelease` applies.
 ///
@@ -26,39 +27,40 @@ extension SQLiteScrobbleStore {
             return
         }
         guard !touched.releases.isEmpty else { return }
-        if try addTies(touched.releases.map(\.tie), userID: userID, in: db) { try regroup(userID: userID, in: db) }
+        if try addTies(touched.releases.compactMap(\.release), userID: userID, in: db) { try regroup(userID: userID, in: db) }
     }
 
-    /// Adds `ties`; returns whether a new one names a release another of
-    /// the person's albums carries too (which may change a group).
+    /// Adds the spellings of `releases` not kept yet, keyed by the rule;
+    /// returns whether a new one ties its release to another album of the
+    /// person's (which may change a group).
     @discardableResult
-    private static func addTies(_ ties: some Collection<AlbumReleases.Tie>, userID: Int64, in db: Database) throws -> Bool {
-        let insert = try db.cachedStatement(sql: "INSERT OR IGNORE INTO album_release (user_id, mbid, key) VALUES (?, ?, ?)")
+    private static func addTies(_ releases: some Collection<AlbumReleases.Release>, userID: Int64, in db: Database) throws -> Bool {
+        let known = try db.cachedStatement(sql: "SELECT 1 FROM album_release WHERE user_id = ? AND mbid = ? AND artist = ? AND album = ?")
+        let insert = try db.cachedStatement(sql: "INSERT INTO album_release (user_id, mbid, artist, album, key) VALUES (?, ?, ?, ?, ?)")
         let shared = try db.cachedStatement(sql: "SELECT 1 FROM album_release WHERE user_id = ? AND mbid = ? AND key <> ? LIMIT 1")
         var sharing = false
-        for tie in Set(ties) {
-            try insert.execute(arguments: [userID, tie.mbid, tie.key])
-            guard db.changesCount > 0, !sharing else { continue }
-            sharing = try Bool.fetchOne(shared, arguments: [userID, tie.mbid, tie.key]) ?? false
+        for release in Set(releases) where try !(Bool.fetchOne(known, arguments: [userID, release.mbid, release.artist, release.album]) ?? false) {
+            let tie = release.tie
+            try insert.execute(arguments: [userID, release.mbid, release.artist, release.album, tie.key])
+            if !sharing { sharing = try Bool.fetchOne(shared, arguments: [userID, tie.mbid, tie.key]) ?? false }
         }
         return sharing
     }
 
-    /// The ties of every stored listen of the person's.
-    private static func storedReleases(userID: Int64, in db: Database) throws -> [AlbumReleases.Tie] {
+    /// The releases of every stored listen of the person's, counted or set aside.
+    private static func storedReleases(userID: Int64, in db: Database) throws -> [AlbumReleases.Release] {
         try Row.fetchAll(db, sql: """
-            SELECT DISTINCT album_mbid, artist, album FROM scrobble WHERE user_id = ? AND album_mbid IS NOT NULL AND album <> ''
-            """, arguments: [userID]).compactMap { row in
-            AlbumReleases.Release(Scrobble(instant: 0, artist: row[1], album: row[2], track: "", albumMBID: row[0]))?.tie
-        }
+            SELECT album_mbid, artist, album FROM scrobble WHERE user_id = ?1 AND album_mbid IS NOT NULL AND album <> ''
+            UNION SELECT album_mbid, artist, album FROM scrobble_echo WHERE user_id = ?1 AND album_mbid <> '' AND album <> ''
+            """, arguments: [userID]).compactMap { row in AlbumReleases.Release(mbid: row[0], artist: row[1], album: row[2]) }
     }
 
     /// Makes the person's groups what their ties say; when that changes
     /// any, lists the weeks of the albums it touches to count again.
     private static func regroup(userID: Int64, in db: Database) throws {
         let ties = try Row.fetchAll(db, sql: """
-            SELECT mbid, key FROM album_release WHERE user_id = ?1 AND mbid IN (
-                SELECT mbid FROM album_release WHERE user_id = ?1 GROUP BY mbid HAVING count(*) > 1)
+            SELECT DISTINCT mbid, key FROM album_release WHERE user_id = ?1 AND mbid IN (
+                SELECT mbid FROM album_release WHERE user_id = ?1 GROUP BY mbid HAVING count(DISTINCT key) > 1)
             """, arguments: [userID]).map { AlbumReleases.Tie(mbid: $0[0], key: $0[1]) }
         let after = AlbumReleases.groups(ties)
         let before = try releaseGroups(userID: userID, in: db)
@@ -69,7 +71,7 @@ extension SQLiteScrobbleStore {
         for (key, group) in after { try insert.execute(arguments: [userID, key, group]) }
         guard folding.foldsEditions,
               let nameKey = try String.fetchOne(db, sql: "SELECT name_key FROM archive_user WHERE id = ?", arguments: [userID]) else { return }
-        try queueRecount(userID: userID, of: nameKey, albums: AlbumReleases.touched(from: before, to: after, folding: folding),
+        try queueRecount(userID: userID, of: nameKey, albums: AlbumReleases.touched(to: after, folding: folding),
                          at: ChartRecount.dueAtOnce, in: db)
     }
 
@@ -91,8 +93,10 @@ extension SQLiteScrobbleStore {
                 CREATE TABLE album_release (
                     user_id INTEGER NOT NULL REFERENCES archive_user(id) ON DELETE CASCADE,
                     mbid TEXT NOT NULL,
+                    artist TEXT NOT NULL,
+                    album TEXT NOT NULL,
                     key TEXT NOT NULL,
-                    PRIMARY KEY (user_id, mbid, key)
+                    PRIMARY KEY (user_id, mbid, artist, album)
                 ) WITHOUT ROWID;
                 CREATE TABLE album_release_group (
                     user_id INTEGER NOT NULL REFERENCES archive_user(id) ON DELETE CASCADE,

@@ -227,13 +227,13 @@ public struct TouchedWeeks: Sendable {
     /// Weeks some of whose given rows may or may not have been inserted
     /// (an ignored exact duplicate hides which).
     public private(set) var uncertain: Set<Int64> = []
-    /// The MusicBrainz releases the write's listens name (`AlbumReleases`):
-    /// the ties the write may add.
-    public private(set) var releases: Set<AlbumReleases.Release> = []
+    /// The album release ids the write's listens carry, with their names
+    /// as sent (`AlbumReleases`): the ties the write may add.
+    public private(set) var releases: Set<ListenRelease> = []
     /// Whether the write removed listens: the person's ties are derived
     /// again from what is left.
     public private(set) var removedListens = false
-    private var lastRelease: AlbumReleases.Release?
+    private var lastRelease: ListenRelease?
 
     public init() {}
 
@@ -261,8 +261,10 @@ public struct TouchedWeeks: Sendable {
     }
 
     private mutating func note(_ s: Scrobble) {
-        guard s.albumMBID != nil, let release = AlbumReleases.Release(s), release != lastRelease else { return }
+        guard let mbid = s.albumMBID, !s.album.isEmpty else { return }
         // An album's tracks come one after another: most rows repeat the last.
+        if let last = lastRelease, last.mbid == mbid, last.album == s.album, last.artist == s.artist { return }
+        let release = ListenRelease(mbid: mbid, artist: s.artist, album: s.album)
         lastRelease = release
         releases.insert(release)
     }
@@ -306,4 +308,21 @@ public struct KeptCharts: Sendable {
     public func charts(of user: Username) -> [WeeklyChart] {
         weeks.map { WeeklyChart(user: user, kind: kind, week: $0, entries: entries[$0.from] ?? []) }
     }
+}
+
+/// An album release id on a listen, with the listen's names, as sent
+/// (checked and keyed only where the archive has not seen it before).
+public struct ListenRelease: Sendable, Hashable {
+    public let mbid: String
+    public let artist: String
+    public let album: String
+
+    public init(mbid: String, artist: String, album: String) {
+        self.mbid = mbid
+        self.artist = artist
+        self.album = album
+    }
+
+    /// The release it names, nil when its id ties nothing (`AlbumReleases.Release`).
+    public var release: AlbumReleases.Release? { AlbumReleases.Release(mbid: mbid, artist: artist, album: album) }
 }

@@ -78,21 +78,26 @@ extension AlbumChoiceChange {
                                            targetAlbum: nil, madeAt: now)], [touched])
         case .join(let artist, let album, let toArtist, let toAlbum):
             guard !album.isEmpty, !toAlbum.isEmpty else { return nil }
-            let source = before.unjoined(artist: artist, album: album).key
+            // The spelling's own album (joins stay with it whatever
+            // releases later tie or untie), and its group's.
+            let source = before.ungrouped(artist: artist, album: album).key
+            let grouped = before.unjoined(artist: artist, album: album).key
             let current = before.folded(.album, artist: artist, name: album).key
             let target = before.folded(.album, artist: toArtist, name: toAlbum).key
-            guard source != target, current != target else { return nil }
+            guard source != target, grouped != target, current != target else { return nil }
             // Named as the album it reaches: a join to a joined album is a
             // join to that album's target.
             var names = (artist: toArtist, album: toAlbum)
             let reached = before.unjoined(artist: toArtist, album: toAlbum).key
-            if reached != target, let via = choices.first(where: { $0.kind == .join && $0.key == reached }),
+            let reachedOwn = before.ungrouped(artist: toArtist, album: toAlbum).key
+            if reached != target, let via = choices.first(where: { $0.kind == .join && ($0.key == reached || $0.key == reachedOwn) }),
                let viaArtist = via.targetArtist, let viaAlbum = via.targetAlbum {
                 names = (viaArtist, viaAlbum)
             }
             // One level: what joined this album now joins its target.
             let kept = choices.filter { !($0.kind == .join && $0.key == source) }.map { choice in
-                choice.kind == .join && choice.target == source ? choice.pointing(to: target, artist: names.artist, album: names.album, at: now) : choice
+                choice.kind == .join && (choice.target == source || choice.target == grouped)
+                    ? choice.pointing(to: target, artist: names.artist, album: names.album, at: now) : choice
             }
             return (kept + [AlbumChoice(kind: .join, key: source, target: target, artist: artist, album: album, targetArtist: names.artist,
                                         targetAlbum: names.album, madeAt: now)], [current])
@@ -101,7 +106,10 @@ extension AlbumChoiceChange {
             let rest = choices.filter { $0 != found }
             switch kind {
             case .join:
-                return (rest, [found.target ?? found.key])
+                // The joined album's rows are kept where the join (and any
+                // release tying its target) counts them now.
+                let counted = before.folded(.album, artist: found.artist, name: found.album).key
+                return (rest, Set([found.target ?? found.key, counted]))
             case .apart:
                 // The spelling goes back to its album; what was joined to
                 // it (or it to) follows the album.

@@ -408,6 +408,8 @@ public struct AlbumFolding: Sendable, Hashable, Codable {
     /// Rule keys that share a MusicBrainz release with another album's
     /// listens, each to its group's key (`AlbumReleases.groups`).
     public private(set) var sameRelease: [String: String] = [:]
+    /// The joins as the person made them (`joined` is them, grouped).
+    private var choiceJoins: [String: String] = [:]
 
     public init(foldsEditions: Bool = true, choices: [AlbumChoice] = [], sameRelease: [String: String] = [:]) {
         self.foldsEditions = foldsEditions
@@ -415,22 +417,46 @@ public struct AlbumFolding: Sendable, Hashable, Codable {
         for choice in choices {
             switch choice.kind {
             case .apart: keptApart.insert(choice.key)
-            case .join: if let target = choice.target { joined[choice.key] = target }
+            case .join: if let target = choice.target { choiceJoins[choice.key] = target }
             }
         }
+        joined = choiceJoins
         groupJoins()
     }
 
-    /// A join made before a release tied its album (or its target) to
-    /// another holds for the whole group, named by the group's key.
+    /// The album keys that are joined to another.
+    public var joinedKeys: Dictionary<String, String>.Keys { joined.keys }
+
+    /// Joins made before a release tied their album (or its target) to
+    /// others hold for the whole group, named by the group's key: the
+    /// join made on the group's own key first, else the one from the
+    /// smallest key; a join to an album joined in turn reaches that
+    /// album's target; none reaches back to where it began.
     private mutating func groupJoins() {
-        guard !sameRelease.isEmpty, !joined.isEmpty else { return }
+        guard !sameRelease.isEmpty, !choiceJoins.isEmpty else { joined = choiceJoins; return }
         var grouped: [String: String] = [:]
-        for (key, target) in joined {
-            let source = sameRelease[key] ?? key, to = sameRelease[target] ?? target
+        for key in choiceJoins.keys.sorted() {
+            let source = sameRelease[key] ?? key, to = sameRelease[choiceJoins[key]!] ?? choiceJoins[key]!
             if source != to, grouped[source] == nil || source == key { grouped[source] = to }
         }
-        joined = grouped
+        joined = [:]
+        for (source, target) in grouped {
+            var to = target, seen: Set<String> = [source]
+            var loops = false
+            while let next = grouped[to] {
+                guard seen.insert(to).inserted, next != source else { loops = true; break }
+                to = next
+            }
+            if !loops { joined[source] = to }
+        }
+    }
+
+    /// This grouping with the person's groups made `groups` (`AlbumReleases.groups`).
+    public func withSameRelease(_ groups: [String: String]) -> AlbumFolding {
+        var regrouped = self
+        regrouped.sameRelease = groups.filter { $0.key != $0.value }
+        regrouped.groupJoins()
+        return regrouped
     }
 
     /// This grouping with `ties` added to the person's own (a chart from
@@ -443,10 +469,7 @@ public struct AlbumFolding: Sendable, Hashable, Codable {
             [AlbumReleases.Tie(mbid: "group " + group, key: key), AlbumReleases.Tie(mbid: "group " + group, key: group)]
         }
         all += ties
-        var tied = self
-        tied.sameRelease = AlbumReleases.groups(all).filter { $0.key != $0.value }
-        tied.groupJoins()
-        return tied
+        return withSameRelease(AlbumReleases.groups(all))
     }
 
     /// The rule: editions are one album.
@@ -497,13 +520,20 @@ public struct AlbumFolding: Sendable, Hashable, Codable {
     /// key of the albums a MusicBrainz release ties it to), or its own key
     /// when it is kept apart (`apartPrefix` and `spellingKey`).
     public func unjoined(artist: String, album: String) -> Folded {
+        let own = ungrouped(artist: artist, album: album)
+        guard !sameRelease.isEmpty, let group = sameRelease[own.key] else { return own }
+        return Self.folded(key: group)
+    }
+
+    /// The album a spelling belongs to by the rule alone: its rule key, or
+    /// its own key when it is kept apart. A join is made on this key, so
+    /// it stays with the spelling whatever releases later tie or untie.
+    public func ungrouped(artist: String, album: String) -> Folded {
         if !keptApart.isEmpty {
             let spelled = Self.spellingKey(artist: artist, album: album)
             if keptApart.contains(spelled) { return Self.folded(key: Self.apartPrefix + spelled) }
         }
-        let own = fold(AlbumIdentity.artist(artist), AlbumIdentity.title(album))
-        guard !sameRelease.isEmpty, let group = sameRelease[own.key] else { return own }
-        return Self.folded(key: group)
+        return fold(AlbumIdentity.artist(artist), AlbumIdentity.title(album))
     }
 
     /// A spelling as a choice names it: artist and album as they compare

@@ -22,30 +22,39 @@ public enum AlbumReleases {
         }
     }
 
-    /// A listen's album as it names a release: its MBID (lower case) and
-    /// names, before the rule keys them.
+    /// A listen's album as it names a release: its release MBID and its
+    /// names, as stored (the archive keeps one row per spelling and
+    /// release, so only a spelling not seen before is keyed by the rule).
     public struct Release: Sendable, Hashable {
+        /// Lower case, a UUID.
         public let mbid: String
         public let artist: String
         public let album: String
 
         /// Nil for a listen without an album or without a well-formed
-        /// release MBID (a UUID; anything else ties nothing).
-        public init?(_ scrobble: Scrobble) {
-            guard let mbid = scrobble.albumMBID, !scrobble.album.isEmpty, let id = AlbumReleases.uuid(mbid) else { return nil }
+        /// release MBID (a UUID other than the nil UUID; anything else ties
+        /// nothing).
+        public init?(mbid: String, artist: String, album: String) {
+            guard !album.isEmpty, let id = AlbumReleases.uuid(mbid) else { return nil }
             self.mbid = id
-            self.artist = scrobble.artist
-            self.album = scrobble.album
+            self.artist = artist
+            self.album = album
+        }
+
+        public init?(_ scrobble: Scrobble) {
+            guard let mbid = scrobble.albumMBID else { return nil }
+            self.init(mbid: mbid, artist: scrobble.artist, album: scrobble.album)
         }
 
         /// The tie it makes.
         public var tie: Tie { Tie(mbid: mbid, key: AlbumIdentity.key(artist: artist, album: album) ?? "") }
     }
 
-    /// `text` as a lower-case UUID, or nil when it is not one.
+    /// `text` as a lower-case UUID, or nil when it is not one (or is the
+    /// nil UUID, which some players send for "none").
     public static func uuid(_ text: String) -> String? {
         let bytes = Array(text.utf8)
-        guard bytes.count == 36 else { return nil }
+        guard bytes.count == 36, text != "00000000-0000-0000-0000-000000000000" else { return nil }
         var lower = [UInt8]()
         lower.reserveCapacity(36)
         for (i, byte) in bytes.enumerated() {
@@ -95,16 +104,16 @@ public enum AlbumReleases {
         return groups
     }
 
-    /// The album keys whose weekly charts change when the groups go from
-    /// `before` to `after` (under the person's folding `folding`, which
-    /// holds `before`): each changed key as the kept charts hold it now,
-    /// and as it will count.
-    public static func touched(from before: [String: String], to after: [String: String], folding: AlbumFolding) -> Set<String> {
+    /// The album keys whose weekly charts change when the person's groups
+    /// become `after` (`folding` holds the groups before): every album
+    /// key of a grouped or joined album that counts elsewhere after, as
+    /// the kept charts hold it now and as it will count.
+    public static func touched(to after: [String: String], folding: AlbumFolding) -> Set<String> {
+        let regrouped = folding.withSameRelease(after)
         var touched = Set<String>()
-        for key in Set(before.keys).union(after.keys) where before[key] != after[key] {
-            touched.insert(key)
-            touched.insert(folding.albumKey(ofRuleKey: key))
-            if let group = after[key] { touched.insert(group) }
+        for key in Set(folding.sameRelease.keys).union(after.keys).union(folding.joinedKeys).union(regrouped.joinedKeys) {
+            let now = folding.albumKey(ofRuleKey: key), then = regrouped.albumKey(ofRuleKey: key)
+            if now != then { touched.insert(now); touched.insert(then) }
         }
         return touched
     }

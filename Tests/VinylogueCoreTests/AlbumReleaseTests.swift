@@ -17,6 +17,8 @@ import Testing
         }
         #expect(AlbumReleases.Release(Scrobble(instant: 0, artist: "A", album: "", track: "t", albumMBID: Self.okComputer)) == nil)
         #expect(AlbumReleases.Release(Scrobble(instant: 0, artist: "A", album: "B", track: "t", albumMBID: "0")) == nil)
+        // The nil UUID is what some players send for "none": it ties nothing.
+        #expect(AlbumReleases.uuid("00000000-0000-0000-0000-000000000000") == nil)
     }
 
     @Test func tiesMakeGroupsThroughEveryReleaseTheyShare() {
@@ -75,9 +77,62 @@ import Testing
     @Test func whatATieTouchesIsEachChangedAlbumAsChartedAndAsItWillCount() {
         let before = ["a": "a", "b": "a"], after = ["a": "a", "b": "a", "c": "a"]
         let folding = AlbumFolding(foldsEditions: true, sameRelease: before)
-        #expect(AlbumReleases.touched(from: before, to: after, folding: folding) == ["c", "a"])
+        #expect(AlbumReleases.touched(to: after, folding: folding) == ["c", "a"])
         // A group that splits: b's charts hold "a" now.
-        #expect(AlbumReleases.touched(from: before, to: [:], folding: folding) == ["a", "b"])
+        #expect(AlbumReleases.touched(to: [:], folding: folding) == ["a", "b"])
+        // An album joined to a key that a tie then groups counts under the
+        // group's key: its rows move too.
+        let join = AlbumChoice(kind: .join, key: "p", target: "x", artist: "P", album: "P", targetArtist: "X", targetAlbum: "X",
+                               madeAt: Date(timeIntervalSince1970: 0))
+        let joined = AlbumFolding(foldsEditions: true, choices: [join])
+        #expect(AlbumReleases.touched(to: ["r": "r", "x": "r"], folding: joined) == ["x", "r"])
+    }
+
+    static let p = key("Pearl Jam", "Ten"), x = key("Pearl Jam", "Ten Redux"), r = key("Pearl Jam", "Rearviewmirror")
+
+    @Test func undoingAJoinWhoseTargetATieGroupedTouchesWhereItCountsNow() throws {
+        let join = try #require(AlbumChoiceChange.join(artist: "Pearl Jam", album: "Ten", toArtist: "Pearl Jam", toAlbum: "Ten Redux")
+            .applied(to: [], at: Date(timeIntervalSince1970: 0)))
+        // Then a release ties "Ten Redux" to "Rearviewmirror", whose key is smaller.
+        let groups = AlbumReleases.groups([.init(mbid: "m", key: Self.x), .init(mbid: "m", key: Self.r)])
+        #expect(groups[Self.x] == Self.r)
+        let folding = AlbumFolding(foldsEditions: true, choices: join.choices, sameRelease: groups)
+        #expect(folding.folded(.album, artist: "Pearl Jam", name: "Ten").key == Self.r)
+        let undone = try #require(AlbumChoiceChange.undo(.join, key: Self.p).applied(to: join.choices, sameRelease: groups,
+                                                                                        at: Date(timeIntervalSince1970: 1)))
+        #expect(undone.touched.contains(Self.r), "its rows are kept under the group's key")
+    }
+
+    @Test func aJoinStaysWithTheSpellingItWasMadeOnWhenItsGroupSplits() throws {
+        // "Ten" is tied to "Ten Redux" by a release when the person joins it to "Rearviewmirror".
+        let groups = AlbumReleases.groups([.init(mbid: "m", key: Self.p), .init(mbid: "m", key: Self.x)])
+        let join = try #require(AlbumChoiceChange.join(artist: "Pearl Jam", album: "Ten", toArtist: "Pearl Jam", toAlbum: "Rearviewmirror")
+            .applied(to: [], sameRelease: groups, at: Date(timeIntervalSince1970: 0)))
+        #expect(join.choices.map(\.key) == [Self.p])
+        let tied = AlbumFolding(foldsEditions: true, choices: join.choices, sameRelease: groups)
+        #expect(tied.folded(.album, artist: "Pearl Jam", name: "Ten Redux").key == Self.r, "the whole group follows the join")
+        // The tie goes (its listens forgotten): "Ten" stays joined, "Ten Redux" is its own again.
+        let untied = AlbumFolding(foldsEditions: true, choices: join.choices)
+        #expect(untied.folded(.album, artist: "Pearl Jam", name: "Ten").key == Self.r)
+        #expect(untied.folded(.album, artist: "Pearl Jam", name: "Ten Redux").key == Self.x)
+    }
+
+    @Test func joinsInOneGroupResolveTheSameWayEveryTimeAndReachTheEndOfAChain() {
+        let date = Date(timeIntervalSince1970: 0)
+        func join(_ from: String, _ to: String) -> AlbumChoice {
+            AlbumChoice(kind: .join, key: from, target: to, artist: from, album: from, targetArtist: to, targetAlbum: to, madeAt: date)
+        }
+        // b and c are one group (key b); each was joined elsewhere; y is joined to z.
+        let choices = [join("c", "x"), join("b", "y"), join("y", "z")]
+        let folding = AlbumFolding(foldsEditions: true, choices: choices, sameRelease: ["b": "b", "c": "b"])
+        for _ in 0..<20 {
+            let again = AlbumFolding(foldsEditions: true, choices: choices.shuffled(), sameRelease: ["c": "b", "b": "b"])
+            #expect(again.albumKey(ofRuleKey: "c") == folding.albumKey(ofRuleKey: "c"))
+        }
+        #expect(folding.albumKey(ofRuleKey: "c") == "z", "the group's own join, to the end of its chain")
+        // A chain that comes back to where it began joins nothing.
+        let loop = AlbumFolding(foldsEditions: true, choices: [join("a", "q"), join("q", "b")], sameRelease: ["a": "a", "b": "a"])
+        #expect(loop.albumKey(ofRuleKey: "b") == "a")
     }
 
     @Test func aWeeksChartFromElsewhereJoinsRowsOfOneRelease() {

@@ -64,11 +64,11 @@ struct AlbumChoiceRoutes: Sendable {
         case .apart:
             if key == AlbumFolding.apartPrefix + choice.key { return "“\(choice.album)” is kept apart from the album’s other editions." }
             // The album the spelling would be in without its own choice.
-            let rule = AlbumFolding.editions.folded(.album, artist: choice.artist, name: choice.album).key
-            guard (folding.joined[rule] ?? rule) == key else { return nil }
+            let rule = AlbumIdentity.key(artist: choice.artist, album: choice.album) ?? ""
+            guard folding.albumKey(ofRuleKey: rule) == key else { return nil }
             return "“\(choice.album)”\(by(choice.artist)) is kept apart from this album."
         case .join:
-            guard choice.target == key else { return nil }
+            guard let target = choice.target, target == key || folding.albumKey(ofRuleKey: target) == key else { return nil }
             return "“\(choice.album)”\(by(choice.artist)) is counted as this album."
         }
     }

@@ -153,6 +153,9 @@ public enum WeeklyRollup {
         groups.reserveCapacity(entries.count + added.count)
         for entry in entries {
             let f = folded(entry.artist, entry.name)
+            // Two kept rows one album now (a release tied them in this
+            // write): the week is counted from its listens.
+            guard index[f.key] == nil else { return nil }
             index[f.key] = groups.count
             groups.append(Group(entry: entry, foldedArtist: f.artist, foldedName: f.name, keptMBID: entry.mbid))
         }

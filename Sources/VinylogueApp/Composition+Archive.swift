@@ -66,9 +66,8 @@ extension Composition {
 
 extension Composition {
     /// Brings back `user`'s album choice as an export carried it
-    /// (`vinylogue import` of a "Download everything" ZIP): recorded, and
-    /// when it changed, their charts counted again here and now (the
-    /// command line runs no job runner). Returns whether it changed.
+    /// (`vinylogue import` of a "Download everything" ZIP): recorded, to be
+    /// counted by `countAlbumsNow`. Returns what changed.
     public func bringBackAlbumFolding(_ folding: AlbumFolding?, choices: [AlbumChoiceChange] = [], of user: Username,
                                       dataDir: String?) async throws -> AlbumsBroughtBack {
         let backend = try await openStorage(dataDir: dataDir).backend
@@ -76,8 +75,16 @@ extension Composition {
         var brought = AlbumsBroughtBack()
         if let folding { brought.switched = try await refolding.choose(folding, of: user) }
         for change in choices where try await refolding.change(change, of: user) { brought.choicesMade += 1 }
-        if brought.switched || brought.choicesMade > 0 { _ = try await refolding.countNow(user, jobs: backend.jobs) }
         return brought
+    }
+
+    /// Counts again, here and now, the weeks of `user`'s that wait for it
+    /// (a choice brought back, albums an import tied by release): the
+    /// command line runs no job runner. False when nothing waited.
+    @discardableResult
+    public func countAlbumsNow(of user: Username, dataDir: String?) async throws -> Bool {
+        let backend = try await openStorage(dataDir: dataDir).backend
+        return try await AlbumRefolding(choices: backend.archive, clock: clock, wakeup: Wakeup()).countNow(user, jobs: backend.jobs)
     }
 }
 

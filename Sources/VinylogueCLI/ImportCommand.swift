@@ -121,6 +121,12 @@ struct ImportCommand: AsyncParsableCommand {
                     throw CommandFailure(error)
                 }
             }
+            do {
+                // Choices brought back, and albums the listens tied by release.
+                try await composition.countAlbumsNow(of: username, dataDir: dataDir)
+            } catch let error as SourceError {
+                throw CommandFailure(error)
+            }
             if summary.isCollection, summary.imported + summary.duplicates == 0, !summary.refused.isEmpty {
                 throw CommandFailure("Nothing was imported from “\(file)”: \(summary.refused.count == 1 ? "a file in it is" : "files in it are") "
                     + "damaged or too large (listed above). Download the export again; if it keeps happening, unpack it and import "

@@ -123,6 +123,29 @@ import VinylogueCore
         }
     }
 
+    /// A week that holds both spellings, and a listen that ties them: the
+    /// week is one album as soon as the listen is stored, not two rows
+    /// until the job runs.
+    @Test(arguments: Backend.allCases)
+    func aWeekWithBothSpellingsIsOneAlbumAsSoonAsTheyAreTied(_ backend: Backend) async throws {
+        try await StoreContractTests.withStores(backend) { stores in
+            let archive = stores.scrobbles, ana = Self.ana, start = Self.start(0)
+            var week = (0..<3).map { n in
+                Scrobble(instant: start + Int64(n) * 300, artist: "Radiohead", album: "OK Computer", track: "Airbag \(n)", albumMBID: Self.okComputer)
+            }
+            week += (0..<2).map { n in
+                Scrobble(instant: start + 3_600 + Int64(n) * 300, artist: "Radiohead", album: "OK Computer OKNOTOK 1997 2017", track: "Lucky \(n)")
+            }
+            try await archive.store(week, of: ana, origin: .lastFMExport)
+            let tying = Scrobble(instant: start + 7_200, artist: "Radiohead", album: "OK Computer OKNOTOK 1997 2017", track: "Lucky",
+                                 albumMBID: Self.okComputer)
+            try await archive.store([tying], of: ana, origin: .listenBrainz)
+            let chartWeek = LastFMWeekCalendar.week(containing: start)
+            let chart = try #require(try await archive.charts(.album, of: ana, weeks: [chartWeek])?.first)
+            #expect(chart.entries.map(\.plays) == [6], "\(chart.entries)")
+        }
+    }
+
     /// An archive stored before ties were kept gets them on upgrade, and
     /// its tied albums' weeks counted again by the album job.
     @Test(arguments: Backend.allCases)

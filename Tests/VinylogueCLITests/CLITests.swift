@@ -410,6 +410,29 @@ func withFakeEnvironment(_ body: @Sendable (FakeLastFM, [String: String]) async 
     }
 }
 
+extension EditionsCommandTests {
+    /// An export whose reissue's listens carry the album's release id only
+    /// from its last play on: the import ties the two spellings and counts
+    /// the weeks it touched before it ends (the command line runs no job
+    /// runner), so `vinylogue album` finds one album with every play.
+    @Test func anImportTiesSpellingsOfOneReleaseAndCountsThemBeforeItEnds() async throws {
+        let dir = try TemporaryDirectory()
+        let export = dir.url.appendingPathComponent("export.csv")
+        let release = "0b6b4ba0-d36f-47bd-b4ea-6a5b91842d29", now = Int64(Date().timeIntervalSince1970)
+        var lines = ["uts,utc_time,artist,artist_mbid,album,album_mbid,track,track_mbid"]
+        for n in 0..<10 { lines.append("\(now - 700 * 86_400 + Int64(n) * 7 * 86_400),\"01 Jan 2020, 00:00\",Radiohead,,OK Computer,\(release),Airbag,") }
+        for n in 0..<6 { lines.append("\(now - 200 * 86_400 + Int64(n) * 7 * 86_400),\"01 Jan 2020, 00:00\",Radiohead,,OK Computer OKNOTOK 1997 2017,,Lucky,") }
+        lines.append("\(now - 30 * 86_400),\"01 Jan 2020, 00:00\",Radiohead,,OK Computer OKNOTOK 1997 2017,\(release),Lucky,")
+        try (lines.joined(separator: "\n") + "\n").write(to: export, atomically: true, encoding: .utf8)
+        let imported = try await vinylogue(["import", export.path, "--user", "ana", "--data-dir", dir.url.path, "--batch-size", "5"])
+        #expect(imported.status == 0, "\(imported.stderr)")
+        let album = try await vinylogue(["album", "ana", "Radiohead", "OK Computer", "--data-dir", dir.url.path])
+        #expect(album.stdout.contains("Plays         17"), "\(album.stdout)")
+        let store = SQLiteScrobbleStore(database: try ArchiveDatabase(directory: dir.url))
+        #expect(try await store.albumWeeks(of: try Username("ana"), artist: "Radiohead", album: "OK Computer OKNOTOK 1997 2017")?.count == 17)
+    }
+}
+
 /// Any JSON value, for counting what a command printed.
 struct JSONAny: Decodable {
     init(from decoder: any Decoder) throws {}

@@ -251,5 +251,40 @@ import VinylogueCore
             #expect(entries.map(\.plays) == [7], "\(chart.body)")
         }
     }
-}
 
+    /// Listens of two spellings that carry one MusicBrainz release are one
+    /// album on the web; the album page says which spelling is there by
+    /// its release, and "Keep apart" takes it out.
+    @Test func spellingsOfOneReleaseAreOneAlbumAndTheirPageSaysWhy() async throws {
+        try await Harness.run(signIn: true) { harness, client in
+            let vera = try Username("Vera"), release = "0b6b4ba0-d36f-47bd-b4ea-6a5b91842d29"
+            var listens: [Scrobble] = []
+            func play(_ album: String, _ count: Int, at offset: Int64) {
+                for n in 0..<count {
+                    listens.append(Scrobble(instant: Self.week.from + offset + Int64(n) * 600, artist: "Radiohead", album: album, track: "T\(n)",
+                                            albumMBID: release))
+                }
+            }
+            play("OK Computer", 2, at: 3_600)
+            play("OK Computer OKNOTOK 1997 2017", 3, at: 86_400)
+            _ = try await SQLiteScrobbleStore(database: harness.database).store(listens, of: vera, origin: .received)
+            await harness.idle()
+            func plays() async throws -> [Int] {
+                let chart = try await client.get("/api/u/Vera/chart?week=2022-07-12")
+                return try JSONDecoder().decode(Charted.self, from: Data(chart.body.utf8)).entries.map(\.plays)
+            }
+            #expect(try await plays() == [5])
+            let browser = try await SignInTests.signIn(client, harness, as: "Vera")
+            let page = try await SignInTests.page(client, "/u/Vera/album/Radiohead/OK%20Computer", browser)
+            // Named as it was played most; the other spelling is here by its release.
+            #expect(page.body.contains("“OK Computer OKNOTOK 1997 2017”: 3 plays</span>\n        <form"), "\(page.body)")
+            #expect(page.body.contains("“OK Computer”: 2 plays</span>\n        <span class=\"hint\">(the same MusicBrainz release)</span>"),
+                    "\(page.body)")
+            let apart = try await client.post("/settings/albums/choices", ["action": "apart", "artist": "Radiohead",
+                                                                           "album": "OK Computer OKNOTOK 1997 2017"], session: browser.form)
+            #expect(apart.status == .seeOther)
+            await harness.idle()
+            #expect(try await plays() == [3, 2])
+        }
+    }
+}

@@ -43,10 +43,16 @@ struct AlbumChoiceRoutes: Sendable {
             return view
         }
         let several = spelled.spellings.count > 1
+        // The rule's own album for the name shown; a spelling of another
+        // that a shared release brought here says so.
+        let named = AlbumIdentity.key(artist: spelled.artist, album: spelled.name) ?? ""
+        func group(_ rule: String) -> String { folding.sameRelease[rule] ?? rule }
         view.spellings = spelled.spellings.map { spelling in
-            AlbumChoicesView.Spelling(artist: spelling.artist, album: spelling.album,
-                                      otherArtist: spelling.artist == spelled.artist ? nil : spelling.artist,
-                                      playsLabel: AlbumPageView.playsGrouped(spelling.plays), canKeepApart: several)
+            let rule = AlbumIdentity.key(artist: spelling.artist, album: spelling.album) ?? ""
+            return AlbumChoicesView.Spelling(artist: spelling.artist, album: spelling.album,
+                                             otherArtist: spelling.artist == spelled.artist ? nil : spelling.artist,
+                                             playsLabel: AlbumPageView.playsGrouped(spelling.plays), canKeepApart: several,
+                                             sameRelease: rule != named && group(rule) == group(named))
         }
         let key = folding.folded(.album, artist: artist, name: name).key
         let choices = (try? await refolding.choices(of: user)) ?? []
@@ -267,6 +273,9 @@ struct AlbumChoicesView {
         let otherArtist: String?
         let playsLabel: String
         let canKeepApart: Bool
+        /// Whether it is here because its listens carry the release of
+        /// the album's (`AlbumReleases`), not by the rule.
+        let sameRelease: Bool
     }
 
     struct Undo {

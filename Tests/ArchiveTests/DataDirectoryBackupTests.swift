@@ -120,4 +120,41 @@ import Sync
         // Beside it is fine.
         #expect(try DataDirectoryBackup.backUp(data, to: dir.url.appendingPathComponent("data-backup")).scrobbles == 0)
     }
+
+    /// A person's album choices, their switch and the albums their listens
+    /// tie by release are in the backup, and a server opening it (a
+    /// restart on the restored directory) counts their charts as before.
+    @Test func aBackupKeepsAlbumChoicesAndTies() async throws {
+        let dir = try TemporaryDirectory()
+        let data = dir.url.appendingPathComponent("data"), copy = dir.url.appendingPathComponent("backup")
+        let store = SQLiteScrobbleStore(database: try ArchiveDatabase(directory: data))
+        let start: Int64 = 1_700_000_000, release = "0b6b4ba0-d36f-47bd-b4ea-6a5b91842d29", now = Date(timeIntervalSince1970: 1_790_000_000)
+        let listens = [
+            Scrobble(instant: start, artist: "Radiohead", album: "OK Computer", track: "Airbag", albumMBID: release),
+            Scrobble(instant: start + 300, artist: "Radiohead", album: "OK Computer OKNOTOK 1997 2017", track: "Lucky", albumMBID: release),
+            Scrobble(instant: start + 600, artist: "Vetiver", album: "Tidewater", track: "Wonder Why"),
+            Scrobble(instant: start + 900, artist: "Vetiver", album: "Tidewater (Deluxe Edition)", track: "Fog Lights"),
+            Scrobble(instant: start + 1_200, artist: "Low", album: "HEY WHAT", track: "White Horses"),
+        ]
+        _ = try await store.store(listens, of: Self.alice, origin: .lastFMExport)
+        #expect(try await store.changeAlbums(.keepApart(artist: "Vetiver", album: "Tidewater (Deluxe Edition)"), of: Self.alice, at: now))
+        #expect(try await store.changeAlbums(.join(artist: "Low", album: "HEY WHAT", toArtist: "Vetiver", toAlbum: "Tidewater"), of: Self.alice,
+                                             at: now.addingTimeInterval(1)))
+        while try await store.countAgain(Self.alice, under: nil, at: now) {}
+        let folding = try await store.albumFolding(of: Self.alice)
+        #expect(folding.sameRelease.count == 1)
+        let week = LastFMWeekCalendar.week(containing: start)
+        let chart = try #require(try await store.charts(.album, of: Self.alice, weeks: [week])?.first)
+        #expect(chart.entries.map(\.plays) == [2, 2, 1])
+
+        _ = try DataDirectoryBackup.backUp(data, to: copy)
+        let restored = SQLiteScrobbleStore(database: try ArchiveDatabase(directory: copy))
+        #expect(try await restored.albumFolding(of: Self.alice) == folding)
+        #expect(try await restored.albumChoices(of: Self.alice) == (try await store.albumChoices(of: Self.alice)))
+        #expect(try await restored.charts(.album, of: Self.alice, weeks: [week])?.first == chart)
+        // Writes on the restored copy count with them.
+        _ = try await restored.store([Scrobble(instant: start + 1_500, artist: "Radiohead", album: "OK Computer OKNOTOK 1997 2017", track: "Karma Police")],
+                                     of: Self.alice, origin: .received)
+        #expect(try await restored.charts(.album, of: Self.alice, weeks: [week])?.first?.entries.map(\.plays) == [3, 2, 1])
+    }
 }

@@ -148,3 +148,33 @@ def test_a_spelling_kept_apart_an_album_joined_and_both_undone(page, stack, fake
     expect(page.locator("#albums").get_by_role("button", name="Undo")).to_have_count(0)
     expected = ["Tidewater", "HEY WHAT", "OK Computer", "OKNOTOK 1997 2017"]
     assert until_names(app, expected) == expected
+
+
+def test_spellings_of_one_release_are_one_album_and_say_so(page, stack, fake, tmp_path, shot):
+    """Listens of "OK Computer" and of its OKNOTOK reissue that carry one
+    MusicBrainz release id chart as one album; the album page marks the
+    spelling that is there by its release."""
+    data = tmp_path / "data"
+    export = tmp_path / "export.csv"
+    history_csv(export)
+    release = "0b6b4ba0-d36f-47bd-b4ea-6a5b91842d29"
+    with export.open("a", encoding="utf-8") as out:
+        for n in range(3):
+            out.write(f"{A_YEAR_AGO + 21_600 + n * 600},x,Radiohead,,OK Computer OKNOTOK 1997 2017,{release},Lucky {n},\n")
+        for n in range(2):
+            out.write(f"{A_YEAR_AGO + 28_800 + n * 600},x,Radiohead,,OK Computer,{release},Airbag {n},\n")
+    subprocess.run([binary("vinylogue"), "import", str(export), "--user", "ybsc", "--data-dir", str(data)],
+                   check=True, capture_output=True, timeout=10)
+    app = stack.app(fake, data_dir=data)
+    page.goto(app("/"))
+    page.get_by_label("Your Last.fm username").fill("ybsc")
+    page.get_by_role("button", name="Start").click()
+    assert album_names(app) == ["Tidewater", "HEY WHAT", "OK Computer OKNOTOK 1997 2017"]
+
+    page.goto(app("/u/ybsc/album/Radiohead/OK%20Computer"))
+    expect(page.locator("h1.album-name")).to_have_text("OK Computer")
+    tied = page.locator("#spellings li", has_text="“OK Computer”")
+    expect(tied).to_contain_text("2 plays")
+    expect(tied.locator(".hint")).to_have_text("the same MusicBrainz release")
+    expect(page.locator("#spellings li", has_text="OKNOTOK").locator(".hint")).to_have_count(0)
+    shot(page, "same-release")

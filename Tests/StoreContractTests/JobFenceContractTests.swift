@@ -7,7 +7,7 @@ import VinylogueCore
 @testable import Imports
 @testable import Stores
 @testable import Sync
-import Workers
+@testable import Workers
 
 /// Deleting wins every race with a running job (`JobFence`), on both
 /// stores: a history copy whose person deletes what was copied, or their
@@ -135,6 +135,35 @@ import Workers
             let left = try await dump().filter { $0.value.lowercased() == "zebulon42" || ($0.table == "scrobble" && $0.column == "track") }
             #expect(left.isEmpty, "left after the erasure: \(left)")
             #expect(try await stores.jobs.job(claim.job.id) == nil)
+        }
+    }
+
+    /// The account deleted after an upload's listens were in and before
+    /// the album choices its export carried were made again: the choices
+    /// are refused by the upload's fence and nothing of them is kept.
+    @Test(.timeLimit(.minutes(1)), arguments: Backend.allCases)
+    func deletingTheAccountBeforeAnUploadsAlbumChoicesKeepsNoneOfThem(_ backend: Backend) async throws {
+        try await AccountErasureContractTests.withStores(backend) { stores, eraser, _, dump in
+            let zeb = try Username("Zebulon42"), archive = stores.scrobbles
+            let (account, _) = try await stores.accounts.signedIn(zeb, lastFMSessionKey: "sk-zeb", at: Self.now)
+            let upload = try await stores.importJobs.queue(owner: account.owner, user: zeb, fileName: "zeb.zip", path: "/nowhere", bytes: 1,
+                                                           machine: "m", at: Self.now)
+            let claim = try #require(try await stores.jobs.claimNext(of: [.upload], on: "m", as: "importer", at: Self.now, lease: 600,
+                                                                     takingOverFrom: { _ in false }))
+            let fence = JobFence(.upload(job: claim.job.id, upload: upload.id), holder: "importer")
+            _ = try await archive.store([(Scrobble(instant: 1_700_000_000, artist: "Vetiver", album: "Tidewater (Deluxe Edition)", track: "Fog Lights"),
+                                          .lastFMExport)], of: zeb, fence: fence)
+            var summary = ImportSummary()
+            summary.albumFolding = .asSpelled
+            summary.albumChoices = [.keepApart(artist: "Vetiver", album: "Tidewater (Deluxe Edition)")]
+            _ = try await eraser.erase(account)
+            await #expect(throws: SourceError.self) {
+                _ = try await UploadedImports.bringBack(summary, of: zeb, into: archive, at: Self.now, fence: fence)
+            }
+            #expect(try await archive.albumChoices(of: zeb).isEmpty)
+            #expect(try await archive.albumFolding(of: zeb) == .editions)
+            let left = try await dump().filter { $0.value.lowercased().contains("zebulon42") || $0.value.contains("Tidewater") }
+            #expect(left.isEmpty, "left after the erasure: \(left)")
         }
     }
 

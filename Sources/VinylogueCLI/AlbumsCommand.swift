@@ -35,8 +35,10 @@ struct AlbumsCommand: AsyncParsableCommand {
         try await Composition.with { composition in
             let archive = try await composition.openArchiveForCommand(dataDir: dataDir)
             let found: [SpelledAlbum]?
+            let folding: AlbumFolding
             do {
                 found = try await archive.albumSpellings(of: username)
+                folding = try await archive.albumFolding(of: username)
             } catch let error as SourceError {
                 throw CommandFailure(error)
             }
@@ -61,7 +63,9 @@ struct AlbumsCommand: AsyncParsableCommand {
                 out += "  \(WeekLabels.plays(album.plays).leftPadded(11))  \(album.artist) — \(album.name)\n"
                 guard spellings else { continue }
                 for spelling in album.spellings {
-                    out += "  \(String(repeating: " ", count: 11))    \(WeekLabels.plays(spelling.plays).leftPadded(10))  \(spelling.artist) — \(spelling.album)\n"
+                    let tied = folding.tiedByRelease(artist: spelling.artist, album: spelling.album, toArtist: album.artist, toAlbum: album.name)
+                    out += "  \(String(repeating: " ", count: 11))    \(WeekLabels.plays(spelling.plays).leftPadded(10))  \(spelling.artist) — \(spelling.album)"
+                        + (tied ? "  (the same MusicBrainz release)" : "") + "\n"
                 }
             }
             if !spellings, found.contains(where: { $0.spellings.count > 1 }) {

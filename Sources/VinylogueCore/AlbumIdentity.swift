@@ -481,6 +481,15 @@ public struct AlbumFolding: Sendable, Hashable, Codable {
     /// editions fold).
     public var hasChoices: Bool { foldsEditions && !(keptApart.isEmpty && joined.isEmpty) }
 
+    /// Whether the spelling `artist` / `album` is one album with `toArtist`
+    /// / `toAlbum` only because their listens share a MusicBrainz release
+    /// (the rule keeps them apart).
+    public func tiedByRelease(artist: String, album: String, toArtist: String, toAlbum: String) -> Bool {
+        guard foldsEditions, !sameRelease.isEmpty, let own = AlbumIdentity.key(artist: artist, album: album),
+              let other = AlbumIdentity.key(artist: toArtist, album: toAlbum), own != other else { return false }
+        return (sameRelease[own] ?? own) == (sameRelease[other] ?? other)
+    }
+
     /// The album key a rule key (`AlbumIdentity.key`) counts under: its
     /// release group's, then the album that is joined to, if any.
     public func albumKey(ofRuleKey key: String) -> String {

@@ -428,6 +428,9 @@ extension EditionsCommandTests {
         #expect(imported.status == 0, "\(imported.stderr)")
         let album = try await vinylogue(["album", "ana", "Radiohead", "OK Computer", "--data-dir", dir.url.path])
         #expect(album.stdout.contains("Plays         17"), "\(album.stdout)")
+        let albums = try await vinylogue(["albums", "ana", "--spellings", "--data-dir", dir.url.path])
+        #expect(albums.stdout.contains("Radiohead — OK Computer OKNOTOK 1997 2017  (the same MusicBrainz release)\n"), "\(albums.stdout)")
+        #expect(albums.stdout.contains("Radiohead — OK Computer\n"), "\(albums.stdout)")
         let store = SQLiteScrobbleStore(database: try ArchiveDatabase(directory: dir.url))
         #expect(try await store.albumWeeks(of: try Username("ana"), artist: "Radiohead", album: "OK Computer OKNOTOK 1997 2017")?.count == 17)
     }

@@ -43,16 +43,12 @@ struct AlbumChoiceRoutes: Sendable {
             return view
         }
         let several = spelled.spellings.count > 1
-        // The rule's own album for the name shown; a spelling of another
-        // that a shared release brought here says so.
-        let named = AlbumIdentity.key(artist: spelled.artist, album: spelled.name) ?? ""
-        func group(_ rule: String) -> String { folding.sameRelease[rule] ?? rule }
         view.spellings = spelled.spellings.map { spelling in
-            let rule = AlbumIdentity.key(artist: spelling.artist, album: spelling.album) ?? ""
-            return AlbumChoicesView.Spelling(artist: spelling.artist, album: spelling.album,
-                                             otherArtist: spelling.artist == spelled.artist ? nil : spelling.artist,
-                                             playsLabel: AlbumPageView.playsGrouped(spelling.plays), canKeepApart: several,
-                                             sameRelease: rule != named && group(rule) == group(named))
+            AlbumChoicesView.Spelling(artist: spelling.artist, album: spelling.album,
+                                      otherArtist: spelling.artist == spelled.artist ? nil : spelling.artist,
+                                      playsLabel: AlbumPageView.playsGrouped(spelling.plays), canKeepApart: several,
+                                      sameRelease: folding.tiedByRelease(artist: spelling.artist, album: spelling.album,
+                                                                         toArtist: spelled.artist, toAlbum: spelled.name))
         }
         let key = folding.folded(.album, artist: artist, name: name).key
         let choices = (try? await refolding.choices(of: user)) ?? []

@@ -72,10 +72,24 @@ public enum AlbumReleases {
         return String(decoding: lower, as: UTF8.self)
     }
 
+    /// The most titles one release id may carry and still tie: a real
+    /// release is played under a few (an edition, a translation, a
+    /// reissue's name; a compilation's tracks under its one title by many
+    /// artists). An id on more is a tagger's mistake (one id written on a
+    /// whole library), and ties nothing.
+    public static let titlesPerRelease = 4
+
     /// The groups `ties` make: every key of a group of two or more keys,
     /// to the group's key (its smallest, so the same ties give the same
-    /// map whatever their order).
+    /// map whatever their order). A release id on more than
+    /// `titlesPerRelease` titles is left out.
     public static func groups(_ ties: some Sequence<Tie>) -> [String: String] {
+        let ties = Array(ties)
+        var titles: [String: Set<Substring>] = [:]
+        for tie in ties {
+            let title = tie.key.firstIndex(of: "\u{1F}").map { tie.key[tie.key.index(after: $0)...] } ?? tie.key[...]
+            titles[tie.mbid, default: []].insert(title)
+        }
         var parent: [String: String] = [:]
         func root(_ key: String) -> String {
             var at = key
@@ -86,7 +100,7 @@ public enum AlbumReleases {
             return at
         }
         var firstKey: [String: String] = [:]
-        for tie in ties {
+        for tie in ties where titles[tie.mbid, default: []].count <= titlesPerRelease {
             if parent[tie.key] == nil { parent[tie.key] = tie.key }
             guard let other = firstKey[tie.mbid] else { firstKey[tie.mbid] = tie.key; continue }
             let a = root(other), b = root(tie.key)

@@ -32,6 +32,20 @@ import Testing
         #expect(AlbumReleases.groups([AlbumReleases.Tie]()) == [:])
     }
 
+    @Test func anIdOnAWholeLibraryTiesNothingButACompilationsArtistsAreOneAlbum() {
+        // A tagger wrote one release id on ten different albums.
+        let mistaken = (0..<10).map { AlbumReleases.Tie(mbid: "m", key: Self.key("Artist \($0)", "Album \($0)")) }
+        #expect(AlbumReleases.groups(mistaken).isEmpty)
+        // A compilation scrobbled with each track's artist: one title, thirty artists.
+        let compilation = (0..<30).map { AlbumReleases.Tie(mbid: "c", key: Self.key("Artist \($0)", "Now That's What I Call Music! 52")) }
+        #expect(Set(AlbumReleases.groups(compilation).values).count == 1)
+        #expect(AlbumReleases.groups(compilation).count == 30)
+        // Four titles still tie (an original, its translation, two reissue names).
+        let four = ["Amélie", "Le Fabuleux Destin d'Amélie Poulain", "Amelie OST", "Amélie (Bande originale)"]
+            .map { AlbumReleases.Tie(mbid: "a", key: Self.key("Yann Tiersen", $0)) }
+        #expect(Set(AlbumReleases.groups(four).values).count == 1)
+    }
+
     @Test func aTiedSpellingCountsAsItsGroupsAlbum() {
         let ok = Self.key("Radiohead", "OK Computer"), oknotok = Self.key("Radiohead", "OK Computer OKNOTOK 1997 2017")
         #expect(ok != oknotok, "the rule keeps these apart")

@@ -52,17 +52,26 @@ def until_names(app, expected: list[str]) -> list[str]:
     return names
 
 
-def test_editions_as_one_album_shown_turned_off_and_on(page, stack, fake, tmp_path, shot):
+def started_with_history(page, stack, fake, tmp_path, more: list[str] = ()):
+    """`history_csv` and the lines `more` imported for ybsc, the app started
+    on that data directory and ybsc's charts opened: the app's URL maker."""
     data = tmp_path / "data"
     export = tmp_path / "export.csv"
     history_csv(export)
+    with export.open("a", encoding="utf-8") as out:
+        for line in more:
+            out.write(line + "\n")
     subprocess.run([binary("vinylogue"), "import", str(export), "--user", "ybsc", "--data-dir", str(data)],
                    check=True, capture_output=True, timeout=10)
     app = stack.app(fake, data_dir=data)
-
     page.goto(app("/"))
     page.get_by_label("Your Last.fm username").fill("ybsc")
     page.get_by_role("button", name="Start").click()
+    return app
+
+
+def test_editions_as_one_album_shown_turned_off_and_on(page, stack, fake, tmp_path, shot):
+    app = started_with_history(page, stack, fake, tmp_path)
     assert album_names(app) == ["Tidewater", "HEY WHAT"]
 
     page.goto(app("/settings#albums"))
@@ -96,20 +105,10 @@ def test_a_spelling_kept_apart_an_album_joined_and_both_undone(page, stack, fake
     """The album page's "Also played as": keep the deluxe edition apart;
     "Same album as…" joins OKNOTOK to OK Computer, picked from the person's
     own albums; Settings lists both choices and undoes them."""
-    data = tmp_path / "data"
-    export = tmp_path / "export.csv"
-    history_csv(export)
-    with export.open("a", encoding="utf-8") as out:
-        for n in range(3):
-            out.write(f"{A_YEAR_AGO + 21_600 + n * 600},x,Radiohead,,OK Computer,,Lucky {n},\n")
-        for n in range(2):
-            out.write(f"{A_YEAR_AGO + 28_800 + n * 600},x,Radiohead,,OKNOTOK 1997 2017,,Airbag {n},\n")
-    subprocess.run([binary("vinylogue"), "import", str(export), "--user", "ybsc", "--data-dir", str(data)],
-                   check=True, capture_output=True, timeout=10)
-    app = stack.app(fake, data_dir=data)
-    page.goto(app("/"))
-    page.get_by_label("Your Last.fm username").fill("ybsc")
-    page.get_by_role("button", name="Start").click()
+    app = started_with_history(page, stack, fake, tmp_path, [
+        *(f"{A_YEAR_AGO + 21_600 + n * 600},x,Radiohead,,OK Computer,,Lucky {n}," for n in range(3)),
+        *(f"{A_YEAR_AGO + 28_800 + n * 600},x,Radiohead,,OKNOTOK 1997 2017,,Airbag {n}," for n in range(2)),
+    ])
     assert album_names(app) == ["Tidewater", "HEY WHAT", "OK Computer", "OKNOTOK 1997 2017"]
 
     page.goto(app("/u/ybsc/album/Vetiver/Tidewater"))
@@ -154,21 +153,11 @@ def test_spellings_of_one_release_are_one_album_and_say_so(page, stack, fake, tm
     """Listens of "OK Computer" and of its OKNOTOK reissue that carry one
     MusicBrainz release id chart as one album; the album page marks the
     spelling that is there by its release."""
-    data = tmp_path / "data"
-    export = tmp_path / "export.csv"
-    history_csv(export)
     release = "0b6b4ba0-d36f-47bd-b4ea-6a5b91842d29"
-    with export.open("a", encoding="utf-8") as out:
-        for n in range(3):
-            out.write(f"{A_YEAR_AGO + 21_600 + n * 600},x,Radiohead,,OK Computer OKNOTOK 1997 2017,{release},Lucky {n},\n")
-        for n in range(2):
-            out.write(f"{A_YEAR_AGO + 28_800 + n * 600},x,Radiohead,,OK Computer,{release},Airbag {n},\n")
-    subprocess.run([binary("vinylogue"), "import", str(export), "--user", "ybsc", "--data-dir", str(data)],
-                   check=True, capture_output=True, timeout=10)
-    app = stack.app(fake, data_dir=data)
-    page.goto(app("/"))
-    page.get_by_label("Your Last.fm username").fill("ybsc")
-    page.get_by_role("button", name="Start").click()
+    app = started_with_history(page, stack, fake, tmp_path, [
+        *(f"{A_YEAR_AGO + 21_600 + n * 600},x,Radiohead,,OK Computer OKNOTOK 1997 2017,{release},Lucky {n}," for n in range(3)),
+        *(f"{A_YEAR_AGO + 28_800 + n * 600},x,Radiohead,,OK Computer,{release},Airbag {n}," for n in range(2)),
+    ])
     assert album_names(app) == ["Tidewater", "HEY WHAT", "OK Computer OKNOTOK 1997 2017"]
 
     page.goto(app("/u/ybsc/album/Radiohead/OK%20Computer"))

@@ -11,6 +11,8 @@ struct CSVRows {
     /// Unix seconds (`uts`), or the header-less export's `date`.
     let time: Int
     let artistMBID: Int?, albumMBID: Int?, trackMBID: Int?
+    /// An `album_artist` column, where the header names one.
+    var albumArtist: Int? = nil
 
     /// The layout, and whether `firstLine` is its header.
     static func detect(firstLine: ArraySlice<UInt8>) -> (CSVRows, isHeader: Bool) {
@@ -21,7 +23,8 @@ struct CSVRows {
                 return (CSVRows(format: .lastFMCSVWithHeader, columns: names.count, artist: artist,
                                 album: lowered.firstIndex(of: "album") ?? -1, track: track, time: uts,
                                 artistMBID: lowered.firstIndex(of: "artist_mbid"), albumMBID: lowered.firstIndex(of: "album_mbid"),
-                                trackMBID: lowered.firstIndex(of: "track_mbid")), true)
+                                trackMBID: lowered.firstIndex(of: "track_mbid"),
+                                albumArtist: lowered.firstIndex { ["album_artist", "albumartist", "album artist"].contains($0) }), true)
             }
         }
         return (CSVRows(format: .lastFMCSV, columns: 4, artist: 0, album: 1, track: 2, time: 3,
@@ -49,6 +52,6 @@ struct CSVRows {
         guard !track.isEmpty else { return .failure(.init("missing track")) }
         return .success(Scrobble(instant: instant, artist: artist, album: album >= 0 ? fields[album] : "", track: track,
                                  artistMBID: artistMBID.map { fields[$0] }, albumMBID: albumMBID.map { fields[$0] },
-                                 trackMBID: trackMBID.map { fields[$0] }))
+                                 trackMBID: trackMBID.map { fields[$0] }, albumArtist: albumArtist.map { fields[$0] }))
     }
 }

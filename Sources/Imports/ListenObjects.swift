@@ -85,7 +85,8 @@ enum ListenObjects {
     /// Maloja's export: `{"time": 1580495100, "track": {"artists": ["Portishead"], "title": "Roads",
     /// "album": {"albumtitle": "Dummy", "artists": [...]}, "length": 305}, "duration": 290, "origin": "client:x"}`
     /// (older versions name the album `name`). Several artists are joined
-    /// with ", ", as ListenBrainz does when it imports Maloja.
+    /// with ", ", as ListenBrainz does when it imports Maloja; so are the
+    /// album's own artists, kept as its album artist.
     static func maloja(_ d: [String: Any]) -> Outcome {
         guard let instant = instant(d["time"]) else { return .rejected(.init("missing or invalid time")) }
         guard let trackObject = d["track"] as? [String: Any] else { return .rejected(.init("missing track")) }
@@ -94,7 +95,9 @@ enum ListenObjects {
         guard let title = text(trackObject["title"]) else { return .rejected(.init("missing track.title")) }
         let albumObject = trackObject["album"] as? [String: Any]
         let album = text(albumObject?["albumtitle"]) ?? text(albumObject?["name"]) ?? ""
-        return .scrobble(Scrobble(instant: instant, artist: artists.joined(separator: ", "), album: album, track: title), .maloja)
+        let albumArtists = (albumObject?["artists"] as? [Any])?.compactMap { text($0) } ?? []
+        return .scrobble(Scrobble(instant: instant, artist: artists.joined(separator: ", "), album: album, track: title,
+                                  albumArtist: albumArtists.isEmpty ? nil : albumArtists.joined(separator: ", ")), .maloja)
     }
 
     /// Spotify account data (`StreamingHistory*.json`):
@@ -112,7 +115,8 @@ enum ListenObjects {
     }
 
     /// `{"listened_at": 1580495100, "track_metadata": {"artist_name", "release_name", "track_name",
-    /// "additional_info": {"recording_mbid", "release_mbid", "artist_mbids": [...]}}}`
+    /// "additional_info": {"recording_mbid", "release_mbid", "artist_mbids": [...], "release_artist_name"}}}`
+    /// (Vinylogue's own export has this shape).
     static func listenBrainz(_ d: [String: Any]) -> Outcome {
         guard let instant = instant(d["listened_at"]) else { return .rejected(.init("missing or invalid listened_at")) }
         guard let metadata = d["track_metadata"] as? [String: Any] else { return .rejected(.init("missing track_metadata")) }
@@ -124,7 +128,8 @@ enum ListenObjects {
         func mbid(_ key: String) -> String? { text(info[key]) ?? text(mapping[key]) }
         let artistMBID = firstText(info["artist_mbids"]) ?? firstText(mapping["artist_mbids"])
         return .scrobble(Scrobble(instant: instant, artist: artist, album: album, track: track,
-                                  artistMBID: artistMBID, albumMBID: mbid("release_mbid"), trackMBID: mbid("recording_mbid")),
+                                  artistMBID: artistMBID, albumMBID: mbid("release_mbid"), trackMBID: mbid("recording_mbid"),
+                                  albumArtist: text(info["release_artist_name"])),
                          .listenBrainz)
     }
 

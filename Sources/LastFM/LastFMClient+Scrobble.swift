@@ -31,6 +31,7 @@ extension LastFMClient {
             parameters["track[\(index)]"] = s.track
             parameters["timestamp[\(index)]"] = String(s.instant)
             if !s.album.isEmpty { parameters["album[\(index)]"] = s.album }
+            if let albumArtist = s.albumArtist { parameters["albumArtist[\(index)]"] = albumArtist }
             if let mbid = s.trackMBID { parameters["mbid[\(index)]"] = mbid }
             if let seconds = item.duration { parameters["duration[\(index)]"] = String(seconds) }
             // Sent by this server, not chosen by the person at the player.
@@ -55,6 +56,7 @@ extension LastFMClient {
     public func updateNowPlaying(_ scrobble: Scrobble, duration: Int64?, sessionKey: String) async throws(SourceError) {
         var parameters = ["sk": sessionKey, "artist": scrobble.artist, "track": scrobble.track]
         if !scrobble.album.isEmpty { parameters["album"] = scrobble.album }
+        if let albumArtist = scrobble.albumArtist { parameters["albumArtist"] = albumArtist }
         if let mbid = scrobble.trackMBID { parameters["mbid"] = mbid }
         if let duration { parameters["duration"] = String(duration) }
         let (request, body) = try await signedPost("track.updateNowPlaying", parameters)

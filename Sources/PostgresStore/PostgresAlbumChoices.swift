@@ -121,7 +121,7 @@ extension PostgresScrobbleStore {
     static func spellingPlays(of userID: Int64, weeks: [Int64], _ connection: PostgresConnection,
                               _ logger: Logger) async throws -> [Int64: [WeeklyRollup.SpellingPlays]] {
         let rows = try await connection.query("""
-            SELECT w.f, s.artist, s.album, count(*),
+            SELECT w.f, s.artist, s.album_artist, s.album, count(*),
                 (array_agg(s.album_mbid ORDER BY s.instant, s.track COLLATE "C") FILTER (WHERE s.album_mbid <> ''))[1],
                 (array_agg(s.instant ORDER BY s.instant, s.track COLLATE "C") FILTER (WHERE s.album_mbid <> ''))[1],
                 (array_agg(s.track ORDER BY s.instant, s.track COLLATE "C") FILTER (WHERE s.album_mbid <> ''))[1],
@@ -130,16 +130,16 @@ extension PostgresScrobbleStore {
                 (array_agg(s.track ORDER BY s.instant, s.track COLLATE "C") FILTER (WHERE s.artist_mbid <> ''))[1]
             FROM unnest(\(weeks)::bigint[], \(weeks.map(WeeklyRollup.end(of:)))::bigint[]) AS w(f, t)
             CROSS JOIN LATERAL (SELECT * FROM scrobble WHERE user_id = \(userID) AND instant >= w.f AND instant < w.t OFFSET 0) AS s
-            GROUP BY w.f, s.artist, s.album
+            GROUP BY w.f, s.artist, s.album_artist, s.album
             """, logger: logger)
         var found: [Int64: [WeeklyRollup.SpellingPlays]] = [:]
-        for try await (week, artist, album, plays, albumMBID, albumInstant, albumTrack, artistMBID, artistInstant, artistTrack)
-            in rows.decode((Int64, String, String, Int64, String?, Int64?, String?, String?, Int64?, String?).self) {
+        for try await (week, artist, albumArtist, album, plays, albumMBID, albumInstant, albumTrack, artistMBID, artistInstant, artistTrack)
+            in rows.decode((Int64, String, String?, String, Int64, String?, Int64?, String?, String?, Int64?, String?).self) {
             func first(_ id: String?, _ instant: Int64?, _ track: String?) -> WeeklyRollup.SpellingPlays.FirstID? {
                 guard let id, let instant, let track else { return nil }
                 return WeeklyRollup.SpellingPlays.FirstID(id: id, instant: instant, track: track)
             }
-            found[week, default: []].append(WeeklyRollup.SpellingPlays(artist: artist, album: album, plays: Int(plays),
+            found[week, default: []].append(WeeklyRollup.SpellingPlays(artist: artist, albumArtist: albumArtist, album: album, plays: Int(plays),
                                                                       albumMBID: first(albumMBID, albumInstant, albumTrack),
                                                                       artistMBID: first(artistMBID, artistInstant, artistTrack)))
         }

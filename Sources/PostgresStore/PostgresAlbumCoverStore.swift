@@ -59,10 +59,10 @@ public struct PostgresAlbumCoverStore: AlbumCoverStore {
         return try await PostgresScrobbleStore(database).mapped {
             // Counted per exact spelling by PostgreSQL, merged by key in Swift.
             let rows = try await database.client.query("""
-                SELECT s.artist, s.album, max(s.album_mbid), count(*) FROM scrobble s
+                SELECT coalesce(s.album_artist, s.artist), s.album, max(s.album_mbid), count(*) FROM scrobble s
                 JOIN archive_user u ON u.id = s.user_id
                 WHERE u.name_key = \(user.key) AND s.album <> ''
-                GROUP BY s.artist, s.album
+                GROUP BY coalesce(s.album_artist, s.artist), s.album
                 """, logger: logger)
             var tally = ArchivedAlbumTally()
             for try await (artist, album, mbid, plays) in rows.decode((String, String, String?, Int64).self) {

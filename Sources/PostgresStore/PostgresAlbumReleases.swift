@@ -72,8 +72,10 @@ extension PostgresScrobbleStore {
     private static func storedReleases(userID: Int64, _ connection: PostgresConnection, _ logger: Logger) async throws -> [AlbumReleases.Release] {
         var releases: [AlbumReleases.Release] = []
         for try await (mbid, artist, album) in try await connection.query("""
-            SELECT album_mbid, artist, album FROM scrobble WHERE user_id = \(userID) AND album_mbid IS NOT NULL AND album <> ''
-            UNION SELECT album_mbid, artist, album FROM scrobble_echo WHERE user_id = \(userID) AND album_mbid <> '' AND album <> ''
+            SELECT album_mbid, coalesce(album_artist, artist), album FROM scrobble
+            WHERE user_id = \(userID) AND album_mbid IS NOT NULL AND album <> ''
+            UNION SELECT album_mbid, coalesce(album_artist, artist), album FROM scrobble_echo
+            WHERE user_id = \(userID) AND album_mbid <> '' AND album <> ''
             """, logger: logger).decode((String, String, String).self) {
             if let release = AlbumReleases.Release(mbid: mbid, artist: artist, album: album) { releases.append(release) }
         }

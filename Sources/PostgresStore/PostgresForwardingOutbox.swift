@@ -131,6 +131,7 @@ public struct PostgresForwardingOutbox: ForwardingOutbox {
         // Arrays bound whole; a missing id or length travels as "" or -1.
         var owners: [Int64] = [], codes: [Int16] = [], instants: [Int64] = [], artists: [String] = [], tracks: [String] = []
         var albums: [String] = [], artistIDs: [String] = [], albumIDs: [String] = [], trackIDs: [String] = [], durations: [Int64] = []
+        var albumArtists: [String] = []
         for entry in entries {
             for target in entry.targets.sorted(by: { $0.rawValue < $1.rawValue }) {
                 for listen in entry.listens {
@@ -143,6 +144,7 @@ public struct PostgresForwardingOutbox: ForwardingOutbox {
                     artistIDs.append(listen.scrobble.artistMBID ?? "")
                     albumIDs.append(listen.scrobble.albumMBID ?? "")
                     trackIDs.append(listen.scrobble.trackMBID ?? "")
+                    albumArtists.append(listen.scrobble.albumArtist ?? "")
                     durations.append(listen.duration ?? -1)
                 }
             }
@@ -150,11 +152,12 @@ public struct PostgresForwardingOutbox: ForwardingOutbox {
         guard !owners.isEmpty else { return added }
         let rows = try await connection.query("""
             INSERT INTO forward_outbox(owner, target, instant, artist, track, album, artist_mbid, album_mbid, track_mbid,
-                duration, due_at, received_at)
-            SELECT o, c, i, a, t, al, NULLIF(ai, ''), NULLIF(ali, ''), NULLIF(ti, ''), NULLIF(d, -1), \(now), \(now)
+                duration, due_at, received_at, album_artist)
+            SELECT o, c, i, a, t, al, NULLIF(ai, ''), NULLIF(ali, ''), NULLIF(ti, ''), NULLIF(d, -1), \(now), \(now), NULLIF(aa, '')
             FROM unnest(\(owners)::bigint[], \(codes)::smallint[], \(instants)::bigint[], \(artists)::text[], \(tracks)::text[],
-                        \(albums)::text[], \(artistIDs)::text[], \(albumIDs)::text[], \(trackIDs)::text[], \(durations)::bigint[])
-                AS l(o, c, i, a, t, al, ai, ali, ti, d)
+                        \(albums)::text[], \(artistIDs)::text[], \(albumIDs)::text[], \(trackIDs)::text[], \(durations)::bigint[],
+                        \(albumArtists)::text[])
+                AS l(o, c, i, a, t, al, ai, ali, ti, d, aa)
             ON CONFLICT DO NOTHING RETURNING owner, target, instant, artist, track
             """, logger: logger)
         struct Key: Hashable { let owner: Int64, target: Int16, instant: Int64, artist: String, track: String }
@@ -206,15 +209,16 @@ public struct PostgresForwardingOutbox: ForwardingOutbox {
     /// asked about before it is sent.
     public func due(for job: ForwardingJob, at now: Date, limit: Int) async throws -> [OutboxListen] {
         let rows = try await database.client.query("""
-            SELECT id, instant, artist, track, album, artist_mbid, album_mbid, track_mbid, duration, attempts, uncertain OR state = 1
+            SELECT id, instant, artist, track, album, artist_mbid, album_mbid, track_mbid, duration, attempts, uncertain OR state = 1,
+                album_artist
             FROM forward_outbox WHERE owner = \(job.owner.id) AND target = \(Int16(job.target.rawValue)) AND state < 2 AND due_at <= \(now)
             ORDER BY instant, id LIMIT \(max(1, limit))
             """, logger: logger)
         var listens: [OutboxListen] = []
-        for try await (id, instant, artist, track, album, artistID, albumID, trackID, duration, attempts, uncertain)
-            in rows.decode((Int64, Int64, String, String, String, String?, String?, String?, Int64?, Int32, Bool).self) {
+        for try await (id, instant, artist, track, album, artistID, albumID, trackID, duration, attempts, uncertain, albumArtist)
+            in rows.decode((Int64, Int64, String, String, String, String?, String?, String?, Int64?, Int32, Bool, String?).self) {
             let scrobble = Scrobble(instant: instant, artist: artist, album: album, track: track,
-                                    artistMBID: artistID, albumMBID: albumID, trackMBID: trackID)
+                                    artistMBID: artistID, albumMBID: albumID, trackMBID: trackID, albumArtist: albumArtist)
             listens.append(OutboxListen(id: id, listen: ListenToForward(scrobble: scrobble, duration: duration),
                                         attempts: Int(attempts), uncertain: uncertain))
         }

@@ -155,19 +155,19 @@ public struct PostgresScrobbleStore: ScrobbleArchive {
         return try await writing(user) { id, connection, logger in
             func scrobbles(_ rows: PostgresRowSequence) async throws -> [(Scrobble, ScrobbleOrigin)] {
                 var found: [(Scrobble, ScrobbleOrigin)] = []
-                for try await (instant, artist, track, album, artistMBID, albumMBID, trackMBID, origin)
-                    in rows.decode((Int64, String, String, String, String?, String?, String?, Int16).self) {
+                for try await (instant, artist, track, album, artistMBID, albumMBID, trackMBID, origin, albumArtist)
+                    in rows.decode((Int64, String, String, String, String?, String?, String?, Int16, String?).self) {
                     // The echo table keeps unknown ids as ''.
                     func known(_ id: String?) -> String? { id.flatMap { $0.isEmpty ? nil : $0 } }
                     found.append((Scrobble(instant: instant, artist: artist, album: album, track: track, artistMBID: known(artistMBID),
-                                           albumMBID: known(albumMBID), trackMBID: known(trackMBID)),
+                                           albumMBID: known(albumMBID), trackMBID: known(trackMBID), albumArtist: albumArtist),
                                   ScrobbleOrigin(rawValue: Int(origin)) ?? .lastFMExport))
                 }
                 return found
             }
             let copied = try await scrobbles(try await connection.query("""
                 DELETE FROM scrobble WHERE user_id = \(id) AND source = \(source)
-                RETURNING instant, artist, track, album, artist_mbid, album_mbid, track_mbid, source
+                RETURNING instant, artist, track, album, artist_mbid, album_mbid, track_mbid, source, album_artist
                 """, logger: logger))
             try await connection.query("DELETE FROM scrobble_echo WHERE user_id = \(id) AND source = \(source)", logger: logger)
             try await connection.query("DELETE FROM sync_state WHERE user_id = \(id)", logger: logger)
@@ -177,7 +177,7 @@ public struct PostgresScrobbleStore: ScrobbleArchive {
             // What was set aside is decided again, now the copies are gone.
             let setAside = try await scrobbles(try await connection.query("""
                 DELETE FROM scrobble_echo WHERE user_id = \(id)
-                RETURNING instant, artist, track, album, artist_mbid, album_mbid, track_mbid, source
+                RETURNING instant, artist, track, album, artist_mbid, album_mbid, track_mbid, source, album_artist
                 """, logger: logger))
             _ = try await Self.store(setAside, userID: id, connection, logger)
             return copied.count
@@ -253,15 +253,15 @@ public struct PostgresScrobbleStore: ScrobbleArchive {
             guard let id else { return [] }
             // Byte order, as SQLite sorts text, whatever the database's collation.
             let rows = try await connection.query("""
-                SELECT instant, artist, track, album, artist_mbid, album_mbid, track_mbid FROM scrobble
+                SELECT instant, artist, track, album, artist_mbid, album_mbid, track_mbid, album_artist FROM scrobble
                 WHERE user_id = \(id) AND instant >= \(from) AND instant < \(to)
                 ORDER BY instant, artist COLLATE "C", track COLLATE "C"
                 """, logger: logger)
             var found: [Scrobble] = []
-            for try await (instant, artist, track, album, artistMBID, albumMBID, trackMBID)
-                in rows.decode((Int64, String, String, String, String?, String?, String?).self) {
+            for try await (instant, artist, track, album, artistMBID, albumMBID, trackMBID, albumArtist)
+                in rows.decode((Int64, String, String, String, String?, String?, String?, String?).self) {
                 found.append(Scrobble(instant: instant, artist: artist, album: album, track: track,
-                                      artistMBID: artistMBID, albumMBID: albumMBID, trackMBID: trackMBID))
+                                      artistMBID: artistMBID, albumMBID: albumMBID, trackMBID: trackMBID, albumArtist: albumArtist))
             }
             return found
         }
@@ -275,16 +275,16 @@ public struct PostgresScrobbleStore: ScrobbleArchive {
                 SELECT count(*) FROM scrobble WHERE user_id = \(id) AND instant >= \(from) AND instant < \(to)
                 """, logger: logger).decode(Int64.self) { total = Int(count) }
             let rows = try await connection.query("""
-                SELECT instant, artist, track, album, artist_mbid, album_mbid, track_mbid FROM scrobble
+                SELECT instant, artist, track, album, artist_mbid, album_mbid, track_mbid, album_artist FROM scrobble
                 WHERE user_id = \(id) AND instant >= \(from) AND instant < \(to)
                 ORDER BY instant DESC, artist COLLATE "C" DESC, track COLLATE "C" DESC
                 LIMIT \(Int64(max(0, limit))) OFFSET \(Int64(max(0, offset)))
                 """, logger: logger)
             var found: [Scrobble] = []
-            for try await (instant, artist, track, album, artistMBID, albumMBID, trackMBID)
-                in rows.decode((Int64, String, String, String, String?, String?, String?).self) {
+            for try await (instant, artist, track, album, artistMBID, albumMBID, trackMBID, albumArtist)
+                in rows.decode((Int64, String, String, String, String?, String?, String?, String?).self) {
                 found.append(Scrobble(instant: instant, artist: artist, album: album, track: track,
-                                      artistMBID: artistMBID, albumMBID: albumMBID, trackMBID: trackMBID))
+                                      artistMBID: artistMBID, albumMBID: albumMBID, trackMBID: trackMBID, albumArtist: albumArtist))
             }
             return RecentScrobbles(total: total, scrobbles: found)
         }
@@ -301,7 +301,8 @@ public struct PostgresScrobbleStore: ScrobbleArchive {
         try await reading(user) { id, connection, logger in
             guard let id else { return nil }
             let rows = try await connection.query("""
-                SELECT artist, album, count(*) FROM scrobble WHERE user_id = \(id) AND album <> '' GROUP BY artist, album
+                SELECT coalesce(album_artist, artist), album, count(*) FROM scrobble WHERE user_id = \(id) AND album <> ''
+                GROUP BY coalesce(album_artist, artist), album
                 """, logger: logger)
             var spellings: [SpelledAlbum.Spelling] = []
             for try await (artist, album, plays) in rows.decode((String, String, Int64).self) {
@@ -324,7 +325,9 @@ public struct PostgresScrobbleStore: ScrobbleArchive {
             }
             // The album's weeks' plays per spelling, counted by PostgreSQL.
             for spellings in try await Self.spellingPlays(of: id, weeks: weeks, connection, logger).values {
-                for spelling in spellings { counting.add(artist: spelling.artist, album: spelling.album, plays: spelling.plays) }
+                for spelling in spellings {
+                    counting.add(artist: spelling.albumArtist ?? spelling.artist, album: spelling.album, plays: spelling.plays)
+                }
             }
             return counting.album
         }
@@ -391,18 +394,19 @@ public struct PostgresScrobbleStore: ScrobbleArchive {
         if WeeklyRollup.canRead(kind, weeks) {
             return try await Self.keptCharts(kind, of: user, userID: id, weeks: weeks, connection, logger)
         }
-        let (name, grouping, mbid, albumFilter) = switch kind {
-        case .album: ("s.album", ", s.album", "s.album_mbid", "AND s.album <> ''")
-        case .artist: ("''", "", "s.artist_mbid", "")
-        case .track: ("s.track", ", s.track", "s.track_mbid", "")
+        // An album counts for its album artist where the listen named one.
+        let (artist, name, grouping, mbid, albumFilter) = switch kind {
+        case .album: ("coalesce(s.album_artist, s.artist)", "s.album", ", s.album", "s.album_mbid", "AND s.album <> ''")
+        case .artist: ("s.artist", "''", "", "s.artist_mbid", "")
+        case .track: ("s.artist", "s.track", ", s.track", "s.track_mbid", "")
         }
         var query = PostgresQuery(unsafeSQL: """
-            SELECT w.n, s.artist, \(name), count(*), min(s.instant) FILTER (WHERE \(mbid) IS NOT NULL),
+            SELECT w.n, \(artist), \(name), count(*), min(s.instant) FILTER (WHERE \(mbid) IS NOT NULL),
                 (array_agg(\(mbid) ORDER BY s.instant) FILTER (WHERE \(mbid) IS NOT NULL))[1]
             FROM unnest($1::bigint[], $2::bigint[]) WITH ORDINALITY AS w(f, t, n)
             CROSS JOIN LATERAL (SELECT * FROM scrobble s WHERE s.user_id = $3 AND s.instant >= w.f AND s.instant < w.t \(albumFilter)
                                 OFFSET 0) AS s
-            GROUP BY w.n, s.artist\(grouping)
+            GROUP BY w.n, \(artist)\(grouping)
             """)
         query.binds.append(weeks.map(\.from))
         query.binds.append(weeks.map(\.to))
@@ -487,11 +491,11 @@ public struct PostgresScrobbleStore: ScrobbleArchive {
         }
         guard !entries.isEmpty else { return found }
         let rows = try await connection.query("""
-            SELECT r.n, true, s.instant, s.artist, s.track, s.album, s.artist_mbid, s.album_mbid, s.track_mbid, s.source
+            SELECT r.n, true, s.instant, s.artist, s.track, s.album, s.artist_mbid, s.album_mbid, s.track_mbid, s.source, s.album_artist
             FROM unnest(\(entries)::bigint[], \(users)::bigint[], \(lows)::bigint[], \(highs)::bigint[]) AS r(n, user_id, low, high)
             CROSS JOIN LATERAL (SELECT * FROM scrobble WHERE user_id = r.user_id AND instant >= r.low AND instant <= r.high OFFSET 0) AS s
             UNION ALL
-            SELECT r.n, false, e.instant, e.artist, e.track, e.album, e.artist_mbid, e.album_mbid, e.track_mbid, e.source
+            SELECT r.n, false, e.instant, e.artist, e.track, e.album, e.artist_mbid, e.album_mbid, e.track_mbid, e.source, e.album_artist
             FROM unnest(\(entries)::bigint[], \(users)::bigint[], \(lows)::bigint[], \(highs)::bigint[]) AS r(n, user_id, low, high)
             CROSS JOIN LATERAL (SELECT * FROM scrobble_echo WHERE user_id = r.user_id AND instant >= r.low AND instant <= r.high OFFSET 0) AS e
             """, logger: logger)
@@ -502,7 +506,7 @@ public struct PostgresScrobbleStore: ScrobbleArchive {
             guard asked[n].concerns(artist, track) else { continue }
             let scrobble = Scrobble(instant: try cells[2].decode(Int64.self), artist: artist, album: try cells[5].decode(String.self), track: track,
                                     artistMBID: try cells[6].decode(String?.self), albumMBID: try cells[7].decode(String?.self),
-                                    trackMBID: try cells[8].decode(String?.self))
+                                    trackMBID: try cells[8].decode(String?.self), albumArtist: try cells[10].decode(String?.self))
             found[n].append(HeldListen(scrobble, origin: ScrobbleOrigin(rawValue: Int(try cells[9].decode(Int16.self))) ?? .lastFMExport,
                                        counts: try cells[1].decode(Bool.self)))
         }
@@ -542,7 +546,8 @@ public struct PostgresScrobbleStore: ScrobbleArchive {
                     (Scrobble(instant: s.instant, artist: s.artist, album: s.album, track: s.track), origin, s)
                 }
                 try await CopyText.stream(rows, into: "scrobble_echo", columns: ["user_id", "instant", "artist", "track", "album", "artist_mbid",
-                                                                                "album_mbid", "track_mbid", "source"], connection, logger) { row, buffer in
+                                                                                "album_mbid", "track_mbid", "album_artist", "source"],
+                                          connection, logger) { row, buffer in
                     let (_, origin, s) = row
                     buffer.writeString("\(userID)\t\(s.instant)\t")
                     CopyText.write(s.artist, to: &buffer)
@@ -551,6 +556,7 @@ public struct PostgresScrobbleStore: ScrobbleArchive {
                     CopyText.write(s.artistMBID ?? "", to: &buffer)
                     CopyText.write(s.albumMBID ?? "", to: &buffer)
                     CopyText.write(s.trackMBID ?? "", to: &buffer)
+                    CopyText.write(s.albumArtist, to: &buffer)
                     buffer.writeString(String(origin.rawValue))
                 }
             }
@@ -574,17 +580,19 @@ public struct PostgresScrobbleStore: ScrobbleArchive {
         guard !rows.isEmpty else { return }
         let s = rows.map { CopyText.withoutNUL($0.scrobble) }
         try await connection.query("""
-            INSERT INTO scrobble(user_id, instant, artist, track, album, artist_mbid, album_mbid, track_mbid, source)
+            INSERT INTO scrobble(user_id, instant, artist, track, album, artist_mbid, album_mbid, track_mbid, album_artist, source)
             SELECT k.user_id, k.instant, k.artist, k.track, k.album,
                 CASE WHEN k.has_artist THEN k.artist_mbid END, CASE WHEN k.has_album THEN k.album_mbid END,
-                CASE WHEN k.has_track THEN k.track_mbid END, k.source
+                CASE WHEN k.has_track THEN k.track_mbid END, CASE WHEN k.has_album_artist THEN k.album_artist END, k.source
             FROM unnest(\(rows.map(\.userID))::bigint[], \(s.map(\.instant))::bigint[], \(s.map(\.artist))::text[], \(s.map(\.track))::text[],
                 \(s.map(\.album))::text[],
                 \(s.map { $0.artistMBID ?? "" })::text[], \(s.map { $0.artistMBID != nil })::bool[],
                 \(s.map { $0.albumMBID ?? "" })::text[], \(s.map { $0.albumMBID != nil })::bool[],
                 \(s.map { $0.trackMBID ?? "" })::text[], \(s.map { $0.trackMBID != nil })::bool[],
+                \(s.map { $0.albumArtist ?? "" })::text[], \(s.map { $0.albumArtist != nil })::bool[],
                 \(rows.map { Int16($0.origin.rawValue) })::smallint[])
-                AS k(user_id, instant, artist, track, album, artist_mbid, has_artist, album_mbid, has_album, track_mbid, has_track, source)
+                AS k(user_id, instant, artist, track, album, artist_mbid, has_artist, album_mbid, has_album, track_mbid, has_track,
+                     album_artist, has_album_artist, source)
             """, logger: logger)
     }
 
@@ -594,7 +602,7 @@ public struct PostgresScrobbleStore: ScrobbleArchive {
                      _ connection: PostgresConnection, _ logger: Logger) async throws {
         guard !rows.isEmpty else { return }
         try await CopyText.stream(rows, into: table, columns: ["user_id", "instant", "artist", "track", "album", "artist_mbid",
-                                                            "album_mbid", "track_mbid", "source"], connection, logger) { row, buffer in
+                                                            "album_mbid", "track_mbid", "album_artist", "source"], connection, logger) { row, buffer in
             let (s, origin) = row
             buffer.writeString("\(userID)\t\(s.instant)\t")
             CopyText.write(s.artist, to: &buffer)
@@ -603,6 +611,7 @@ public struct PostgresScrobbleStore: ScrobbleArchive {
             CopyText.write(s.artistMBID, to: &buffer)
             CopyText.write(s.albumMBID, to: &buffer)
             CopyText.write(s.trackMBID, to: &buffer)
+            CopyText.write(s.albumArtist, to: &buffer)
             buffer.writeString(String(origin.rawValue))
         }
     }
@@ -703,14 +712,14 @@ public struct PostgresScrobbleStore: ScrobbleArchive {
         // Exactly the rows that were new decide which weeks are counted again.
         let added = try await connection.query("""
             INSERT INTO scrobble SELECT * FROM scrobble_incoming ON CONFLICT DO NOTHING
-            RETURNING instant, artist, track, album, artist_mbid, album_mbid, track_mbid
+            RETURNING instant, artist, track, album, artist_mbid, album_mbid, track_mbid, album_artist
             """, logger: logger)
         var touched = TouchedWeeks()
         var inserted = 0
-        for try await (instant, artist, track, album, artistMBID, albumMBID, trackMBID)
-            in added.decode((Int64, String, String, String, String?, String?, String?).self) {
+        for try await (instant, artist, track, album, artistMBID, albumMBID, trackMBID, albumArtist)
+            in added.decode((Int64, String, String, String, String?, String?, String?, String?).self) {
             touched.add(inserted: Scrobble(instant: instant, artist: artist, album: album, track: track,
-                                artistMBID: artistMBID, albumMBID: albumMBID, trackMBID: trackMBID))
+                                artistMBID: artistMBID, albumMBID: albumMBID, trackMBID: trackMBID, albumArtist: albumArtist))
             inserted += 1
         }
         try await recount(touched, userID: userID, connection, logger)
@@ -758,7 +767,8 @@ enum CopyText {
     /// `s` with every name and id as `write` sends them.
     static func withoutNUL(_ s: Scrobble) -> Scrobble {
         Scrobble(instant: s.instant, artist: withoutNUL(s.artist), album: withoutNUL(s.album), track: withoutNUL(s.track),
-                 artistMBID: withoutNUL(s.artistMBID), albumMBID: withoutNUL(s.albumMBID), trackMBID: withoutNUL(s.trackMBID))
+                 artistMBID: withoutNUL(s.artistMBID), albumMBID: withoutNUL(s.albumMBID), trackMBID: withoutNUL(s.trackMBID),
+                 albumArtist: withoutNUL(s.albumArtist))
     }
 
     static func write(_ text: String?, to buffer: inout ByteBuffer) {

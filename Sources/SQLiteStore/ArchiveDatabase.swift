@@ -151,6 +151,7 @@ public final class ArchiveDatabase: Sendable {
         WeeklyRollup.registerFoldedMigration(in: &migrator, progress: progress)
         SQLiteScrobbleStore.registerAlbumChoiceMigrations(in: &migrator)
         SQLiteScrobbleStore.registerAlbumReleaseMigration(in: &migrator)
+        SQLiteScrobbleStore.registerAlbumArtistMigration(in: &migrator)
         return migrator
     }
 

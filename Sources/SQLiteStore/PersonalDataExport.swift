@@ -104,8 +104,8 @@ public struct PersonalDataExport: Sendable {
     public func outbox(after id: Int64, limit: Int) async throws -> [PersonalData.OutboxRow] {
         try await writer.read { db in
             try Row.fetchAll(db, sql: """
-                SELECT id, owner, target, instant, artist, track, album, artist_mbid, album_mbid, track_mbid, duration, state, attempts,
-                    uncertain, due_at, reason, received_at, sent_at
+                SELECT id, owner, target, instant, artist, track, album, artist_mbid, album_mbid, track_mbid, album_artist, duration, state,
+                    attempts, uncertain, due_at, reason, received_at, sent_at
                 FROM forward_outbox WHERE id > ? ORDER BY id LIMIT ?
                 """, arguments: [id, limit]).map { row in
                 PersonalData.OutboxRow(id: row["id"], owner: row["owner"], target: row["target"], listen: SQLiteForwardingOutbox.listen(row),

@@ -50,8 +50,10 @@ extension SQLiteScrobbleStore {
     /// The releases of every stored listen of the person's, counted or set aside.
     private static func storedReleases(userID: Int64, in db: Database) throws -> [AlbumReleases.Release] {
         try Row.fetchAll(db, sql: """
-            SELECT album_mbid, artist, album FROM scrobble WHERE user_id = ?1 AND album_mbid IS NOT NULL AND album <> ''
-            UNION SELECT album_mbid, artist, album FROM scrobble_echo WHERE user_id = ?1 AND album_mbid <> '' AND album <> ''
+            SELECT album_mbid, coalesce(album_artist, artist), album FROM scrobble
+            WHERE user_id = ?1 AND album_mbid IS NOT NULL AND album <> ''
+            UNION SELECT album_mbid, coalesce(album_artist, artist), album FROM scrobble_echo
+            WHERE user_id = ?1 AND album_mbid <> '' AND album <> ''
             """, arguments: [userID]).compactMap { row in AlbumReleases.Release(mbid: row[0], artist: row[1], album: row[2]) }
     }
 

@@ -32,15 +32,16 @@ extension SQLiteScrobbleStore {
     /// dictionary of a few hundred keys) and merged by `SpellingCounts`.
     static func counted(_ kind: ChartKind, user: Username, userID: Int64, weeks: [ChartWeek], in db: Database) throws -> [WeeklyChart] {
         guard !weeks.isEmpty else { return [] }
-        let (name, mbid, albumFilter) = switch kind {
-        case .album: ("s.album", "s.album_mbid", "AND s.album <> ''")
-        case .artist: ("''", "s.artist_mbid", "")
-        case .track: ("s.track", "s.track_mbid", "")
+        // An album counts for its album artist where the listen named one.
+        let (artist, name, mbid, albumFilter) = switch kind {
+        case .album: ("coalesce(s.album_artist, s.artist)", "s.album", "s.album_mbid", "AND s.album <> ''")
+        case .artist: ("s.artist", "''", "s.artist_mbid", "")
+        case .track: ("s.artist", "s.track", "s.track_mbid", "")
         }
         let values = weeks.map { _ in "(?, ?, ?)" }.joined(separator: ", ")
         let statement = try db.cachedStatement(sql: """
             WITH w(n, f, t) AS (VALUES \(values))
-            SELECT w.n, s.instant, s.artist, \(name), \(mbid)
+            SELECT w.n, s.instant, \(artist), \(name), \(mbid)
             FROM w JOIN scrobble s ON s.user_id = ? AND s.instant >= w.f AND s.instant < w.t \(albumFilter)
             """)
         let handle = statement.sqliteStatement

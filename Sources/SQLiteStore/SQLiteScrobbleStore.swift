@@ -34,15 +34,19 @@ public struct ArchivedScrobble: Codable, Sendable, Hashable, FetchableRecord, Pe
     public var albumMBID: String?
     public var trackMBID: String?
     public var origin: ScrobbleOrigin
+    /// The album artist the listen named (nil when none; a later column).
+    public var albumArtist: String?
 
     enum CodingKeys: String, CodingKey {
         case userID = "user_id", instant, artist, track, album
         case artistMBID = "artist_mbid", albumMBID = "album_mbid", trackMBID = "track_mbid", origin = "source"
+        case albumArtist = "album_artist"
     }
 
     /// The value this row stores.
     public var scrobble: Scrobble {
-        Scrobble(instant: instant, artist: artist, album: album, track: track, artistMBID: artistMBID, albumMBID: albumMBID, trackMBID: trackMBID)
+        Scrobble(instant: instant, artist: artist, album: album, track: track, artistMBID: artistMBID, albumMBID: albumMBID, trackMBID: trackMBID,
+                 albumArtist: albumArtist)
     }
 }
 
@@ -99,6 +103,19 @@ public struct SQLiteScrobbleStore: Sendable {
     /// kept so that a listen arriving later, earlier than the one that
     /// counts, can take its place and bring back the ones after it.
     /// Ids are '' when unknown, so the key holds.
+    /// Listens keep the album artist their player named (`Scrobble.albumArtist`),
+    /// counted, set aside and waiting to be forwarded alike; NULL where none was named, which every
+    /// listen stored before was. Adding a nullable column rewrites no row.
+    static func registerAlbumArtistMigration(in migrator: inout DatabaseMigrator) {
+        migrator.registerMigration("listens keep their album artist") { db in
+            try db.execute(sql: """
+                ALTER TABLE scrobble ADD COLUMN album_artist TEXT;
+                ALTER TABLE scrobble_echo ADD COLUMN album_artist TEXT;
+                ALTER TABLE forward_outbox ADD COLUMN album_artist TEXT
+                """)
+        }
+    }
+
     static func registerEchoMigration(in migrator: inout DatabaseMigrator) {
         migrator.registerMigration("scrobble echoes") { db in
             try db.execute(sql: """
@@ -190,7 +207,7 @@ public struct SQLiteScrobbleStore: Sendable {
         var found: [HeldListen] = []
         for (table, counts) in [("scrobble", true), ("scrobble_echo", false)] {
             let statement = try db.cachedStatement(sql: """
-                SELECT instant, artist, track, album, artist_mbid, album_mbid, track_mbid, source FROM \(table)
+                SELECT instant, artist, track, album, artist_mbid, album_mbid, track_mbid, source, album_artist FROM \(table)
                 WHERE user_id = ? AND instant >= ? AND instant <= ?
                 """)
             for range in ranges {
@@ -200,7 +217,7 @@ public struct SQLiteScrobbleStore: Sendable {
                     if concerns == nil { concerns = planning.concerns }
                     guard concerns?(artist, track) == true else { continue }
                     let scrobble = Scrobble(instant: row[0], artist: artist, album: row[3], track: track,
-                                            artistMBID: row[4], albumMBID: row[5], trackMBID: row[6])
+                                            artistMBID: row[4], albumMBID: row[5], trackMBID: row[6], albumArtist: row[8])
                     found.append(HeldListen(scrobble, origin: ScrobbleOrigin(rawValue: row[7]) ?? .lastFMExport, counts: counts))
                 }
             }
@@ -234,12 +251,13 @@ public struct SQLiteScrobbleStore: Sendable {
         }
         if !plan.setAside.isEmpty {
             let setAside = try db.cachedStatement(sql: """
-                INSERT OR IGNORE INTO scrobble_echo (user_id, instant, artist, track, album, artist_mbid, album_mbid, track_mbid, source)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+                INSERT OR IGNORE INTO scrobble_echo (user_id, instant, artist, track, album, artist_mbid, album_mbid, track_mbid, source,
+                                                     album_artist)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """)
             for (s, origin) in plan.setAside {
                 try setAside.execute(arguments: [userID, s.instant, s.artist, s.track, s.album, s.artistMBID ?? "", s.albumMBID ?? "",
-                                                 s.trackMBID ?? "", origin.rawValue])
+                                                 s.trackMBID ?? "", origin.rawValue, s.albumArtist])
             }
         }
         var counts = InsertCounts()
@@ -299,7 +317,8 @@ public struct SQLiteScrobbleStore: Sendable {
                 bind(s.artistMBID, index + 4, handle)
                 bind(s.albumMBID, index + 5, handle)
                 bind(s.trackMBID, index + 6, handle)
-                index += 7
+                bind(s.albumArtist, index + 7, handle)
+                index += 8
             }
             let code = sqlite3_step(handle)
             guard code == SQLITE_DONE else {
@@ -321,12 +340,12 @@ public struct SQLiteScrobbleStore: Sendable {
     }
 
     /// The insert of `rows` rows: the user id is parameter 1 in every row
-    /// (bound once), each row's values are the next 7. The SQL is the same
+    /// (bound once), each row's values are the next 8. The SQL is the same
     /// for every user, so the connection keeps one compiled statement per
     /// size and origin, however many people it writes for.
     static func insertSQL(rows: Int, origin: ScrobbleOrigin) -> String {
-        let row = "(?1, ?, ?, ?, ?, ?, ?, ?, \(origin.rawValue))"
-        return "INSERT OR IGNORE INTO scrobble (user_id, instant, artist, track, album, artist_mbid, album_mbid, track_mbid, source) VALUES "
+        let row = "(?1, ?, ?, ?, ?, ?, ?, ?, ?, \(origin.rawValue))"
+        return "INSERT OR IGNORE INTO scrobble (user_id, instant, artist, track, album, artist_mbid, album_mbid, track_mbid, album_artist, source) VALUES "
             + Array(repeating: row, count: rows).joined(separator: ", ")
     }
 
@@ -512,7 +531,8 @@ extension SQLiteScrobbleStore: ScrobbleArchive, BlockingScrobbleWriter {
         try await unsafeReadAsync { db in
             guard let id = try Self.userID(of: user, in: db) else { return nil }
             let rows = try Row.fetchCursor(db, sql: """
-                SELECT artist, album, count(*) FROM scrobble WHERE user_id = ? AND album <> '' GROUP BY artist, album
+                SELECT coalesce(album_artist, artist), album, count(*) FROM scrobble WHERE user_id = ? AND album <> ''
+                GROUP BY coalesce(album_artist, artist), album
                 """, arguments: [id])
             var spellings: [SpelledAlbum.Spelling] = []
             while let row = try rows.next() { spellings.append(SpelledAlbum.Spelling(artist: row[0], album: row[1], plays: row[2])) }
@@ -530,8 +550,8 @@ extension SQLiteScrobbleStore: ScrobbleArchive, BlockingScrobbleWriter {
                 """), arguments: [id, counting.key])
             // Each week's plays per spelling, counted by SQLite.
             let counted = try db.cachedStatement(sql: """
-                SELECT artist, album, count(*) FROM scrobble WHERE user_id = ? AND instant >= ? AND instant < ? AND album <> ''
-                GROUP BY artist, album
+                SELECT coalesce(album_artist, artist), album, count(*) FROM scrobble
+                WHERE user_id = ? AND instant >= ? AND instant < ? AND album <> '' GROUP BY coalesce(album_artist, artist), album
                 """)
             for week in weeks {
                 let rows = try Row.fetchCursor(counted, arguments: [id, week, WeeklyRollup.end(of: week)])
@@ -666,12 +686,13 @@ extension SQLiteScrobbleStore: ScrobbleArchive, BlockingScrobbleWriter {
         try await writeAsync { db in
             guard let id = try Self.userID(of: user, in: db) else { return 0 }
             let source = ScrobbleOrigin.sync(of: user).rawValue
-            let columns = "instant, artist, track, album, artist_mbid, album_mbid, track_mbid"
+            let columns = "instant, artist, track, album, artist_mbid, album_mbid, track_mbid, album_artist"
             func scrobble(_ row: Row) -> Scrobble {
                 // The echo table keeps unknown ids as ''.
                 func id(_ column: String) -> String? { (row[column] as String?).flatMap { $0.isEmpty ? nil : $0 } }
                 return Scrobble(instant: row["instant"], artist: row["artist"], album: row["album"], track: row["track"],
-                                artistMBID: id("artist_mbid"), albumMBID: id("album_mbid"), trackMBID: id("track_mbid"))
+                                artistMBID: id("artist_mbid"), albumMBID: id("album_mbid"), trackMBID: id("track_mbid"),
+                                albumArtist: row["album_artist"])
             }
             let copied = try Row.fetchAll(db, sql: "SELECT \(columns) FROM scrobble WHERE user_id = ? AND source = ?", arguments: [id, source])
             try db.execute(sql: "DELETE FROM scrobble WHERE user_id = ? AND source = ?", arguments: [id, source])

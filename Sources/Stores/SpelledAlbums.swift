@@ -69,7 +69,7 @@ public struct SpelledAlbum: Sendable, Hashable, Codable {
         }
 
         public mutating func add(_ scrobble: Scrobble) {
-            add(artist: scrobble.artist, album: scrobble.album, plays: 1)
+            add(artist: scrobble.artistOfAlbum, album: scrobble.album, plays: 1)
         }
 
         /// `plays` of the spelling `artist` / `album` (a database's count).

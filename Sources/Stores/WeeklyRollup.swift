@@ -62,7 +62,7 @@ public enum WeeklyRollup {
         return rows
     }
 
-    /// A week's plays of one spelling (artist and album) as a database
+    /// A week's plays of one spelling (artist, album artist and album) as a database
     /// counts them, with the first MusicBrainz ids its scrobbles carry in
     /// `canonicalOrder` and where each was: what counting a week needs,
     /// without its every scrobble.
@@ -80,14 +80,18 @@ public enum WeeklyRollup {
             }
         }
 
+        /// The track artist (the artist chart's name).
         public let artist: String
+        /// The album artist the listens named, if any (`Scrobble.albumArtist`).
+        public let albumArtist: String?
         public let album: String
         public let plays: Int
         public let albumMBID: FirstID?
         public let artistMBID: FirstID?
 
-        public init(artist: String, album: String, plays: Int, albumMBID: FirstID?, artistMBID: FirstID?) {
+        public init(artist: String, albumArtist: String? = nil, album: String, plays: Int, albumMBID: FirstID?, artistMBID: FirstID?) {
             self.artist = artist
+            self.albumArtist = albumArtist.flatMap { $0.isEmpty ? nil : $0 }
             self.album = album
             self.plays = plays
             self.albumMBID = albumMBID
@@ -114,7 +118,7 @@ public enum WeeklyRollup {
                 : spellings.sorted { before($0.artistMBID, $0.artist, $1.artistMBID, $1.artist) }
             var tally = ScrobbleTally.Tally(kind: kind, folding: folding)
             for s in ordered {
-                tally.add(artist: s.artist, album: s.album, track: "", mbid: kind == .album ? s.albumMBID?.id : s.artistMBID?.id, plays: s.plays)
+                tally.add(artist: kind == .album ? s.albumArtist ?? s.artist : s.artist, album: s.album, track: "", mbid: kind == .album ? s.albumMBID?.id : s.artistMBID?.id, plays: s.plays)
             }
             rows += tally.ranked().map { ChartRow(week: week, kind: kind, entry: $0, folding: folding) }
         }
@@ -160,25 +164,25 @@ public enum WeeklyRollup {
             groups.append(Group(entry: entry, foldedArtist: f.artist, foldedName: f.name, keptMBID: entry.mbid))
         }
         for scrobble in added.sorted(by: canonicalOrder) {
-            let name: String
+            let artist: String, name: String
             let mbid: String?
             switch kind {
             case .album:
                 if scrobble.album.isEmpty { continue }
-                (name, mbid) = (scrobble.album, scrobble.albumMBID)
-            case .artist: (name, mbid) = (scrobble.artist, scrobble.artistMBID)
+                (artist, name, mbid) = (scrobble.artistOfAlbum, scrobble.album, scrobble.albumMBID)
+            case .artist: (artist, name, mbid) = (scrobble.artist, scrobble.artist, scrobble.artistMBID)
             case .track: return nil
             }
-            let f = folded(scrobble.artist, name)
+            let f = folded(artist, name)
             if let n = index[f.key] {
                 let shown = groups[n].entry
-                guard shown.artist == scrobble.artist, shown.name == name else { return nil }
+                guard shown.artist == artist, shown.name == name else { return nil }
                 if !afterAll, let kept = groups[n].keptMBID, let mbid, !mbid.isEmpty, mbid != kept { return nil }
                 let keptID = shown.mbid ?? (mbid?.isEmpty == false ? mbid : nil)
                 groups[n].entry = ChartEntry(rank: shown.rank, artist: shown.artist, name: shown.name, plays: shown.plays + 1, mbid: keptID)
             } else {
                 index[f.key] = groups.count
-                groups.append(Group(entry: ChartEntry(rank: 0, artist: scrobble.artist, name: name, plays: 1, mbid: mbid?.isEmpty == false ? mbid : nil),
+                groups.append(Group(entry: ChartEntry(rank: 0, artist: artist, name: name, plays: 1, mbid: mbid?.isEmpty == false ? mbid : nil),
                                     foldedArtist: f.artist, foldedName: f.name))
             }
         }
@@ -266,8 +270,8 @@ public struct TouchedWeeks: Sendable {
     private mutating func note(_ s: Scrobble) {
         guard let mbid = s.albumMBID, !s.album.isEmpty else { return }
         // An album's tracks come one after another: most rows repeat the last.
-        if let last = lastRelease, last.mbid == mbid, last.album == s.album, last.artist == s.artist { return }
-        let release = ListenRelease(mbid: mbid, artist: s.artist, album: s.album)
+        if let last = lastRelease, last.mbid == mbid, last.album == s.album, last.artist == s.artistOfAlbum { return }
+        let release = ListenRelease(mbid: mbid, artist: s.artistOfAlbum, album: s.album)
         lastRelease = release
         releases.insert(release)
     }

@@ -43,7 +43,7 @@ public enum AlbumReleases {
 
         public init?(_ scrobble: Scrobble) {
             guard let mbid = scrobble.albumMBID else { return nil }
-            self.init(mbid: mbid, artist: scrobble.artist, album: scrobble.album)
+            self.init(mbid: mbid, artist: scrobble.artistOfAlbum, album: scrobble.album)
         }
 
         /// The tie it makes.

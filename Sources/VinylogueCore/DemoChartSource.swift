@@ -133,7 +133,7 @@ extension DemoChartSource: AlbumHistorySource {
         var played = Set<String>()
         for week in member.history.chartList(now: Int64(clock.now.timeIntervalSince1970)).weeks where week.from >= from {
             for scrobble in member.history.scrobbles(in: week) {
-                if let key = ScrobbleTally.key(.album, artist: scrobble.artist, album: scrobble.album, track: "") { played.insert(key) }
+                if let key = ScrobbleTally.key(.album, artist: scrobble.artistOfAlbum, album: scrobble.album, track: "") { played.insert(key) }
             }
         }
         return played

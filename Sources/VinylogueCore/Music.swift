@@ -91,8 +91,13 @@ public struct Scrobble: Sendable, Hashable, Codable {
     public let artistMBID: String?
     public let albumMBID: String?
     public let trackMBID: String?
+    /// The album's artist as the player named it ("Various Artists" on a
+    /// compilation, the band on a track with a guest), kept as sent; nil
+    /// when the listen named none (Last.fm's history never does).
+    public let albumArtist: String?
 
-    public init(instant: Int64, artist: String, album: String, track: String, artistMBID: String? = nil, albumMBID: String? = nil, trackMBID: String? = nil) {
+    public init(instant: Int64, artist: String, album: String, track: String, artistMBID: String? = nil, albumMBID: String? = nil,
+                trackMBID: String? = nil, albumArtist: String? = nil) {
         self.instant = instant
         self.artist = artist
         self.album = album
@@ -100,7 +105,13 @@ public struct Scrobble: Sendable, Hashable, Codable {
         self.artistMBID = artistMBID.flatMap { $0.isEmpty ? nil : $0 }
         self.albumMBID = albumMBID.flatMap { $0.isEmpty ? nil : $0 }
         self.trackMBID = trackMBID.flatMap { $0.isEmpty ? nil : $0 }
+        self.albumArtist = albumArtist.flatMap { $0.isEmpty ? nil : $0 }
     }
+
+    /// Whose album the listen counts for: its album artist where it names
+    /// one, otherwise its track artist (whose featured credits the album
+    /// rule drops, `AlbumIdentity.artist`).
+    public var artistOfAlbum: String { albumArtist ?? artist }
 }
 
 /// One page of a user's recent tracks, newest first.

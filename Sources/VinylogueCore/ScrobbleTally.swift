@@ -80,7 +80,7 @@ public enum ScrobbleTally {
         }
 
         public mutating func add(_ scrobble: Scrobble) {
-            add(artist: scrobble.artist, album: scrobble.album, track: scrobble.track,
+            add(artist: kind == .album ? scrobble.artistOfAlbum : scrobble.artist, album: scrobble.album, track: scrobble.track,
                 mbid: kind == .album ? scrobble.albumMBID : kind == .artist ? scrobble.artistMBID : scrobble.trackMBID)
         }
 

@@ -106,9 +106,12 @@ package struct LastFMScrobbleBatch: Sendable {
         case .tooNew: return make(.failure(IgnoredScrobble(code: .timestampTooNew, message: "Timestamp is in the future")))
         case .believable: break
         }
-        // An album that cannot be kept is left out, not a reason to lose the play.
+        // An album or album artist that cannot be kept is left out, not a
+        // reason to lose the play.
         let album = (try? ListenFields.name(rawAlbum).get()) ?? ""
+        let keptAlbumArtist = try? ListenFields.name(albumArtist).get()
         let trackMBID = mbid.flatMap { ListenFields.isMBID($0) ? $0.lowercased() : nil }
-        return make(.success(Scrobble(instant: timestamp, artist: artist, album: album, track: track, trackMBID: trackMBID)))
+        return make(.success(Scrobble(instant: timestamp, artist: artist, album: album, track: track, trackMBID: trackMBID,
+                                      albumArtist: keptAlbumArtist)))
     }
 }

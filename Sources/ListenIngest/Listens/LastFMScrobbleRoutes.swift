@@ -188,7 +188,8 @@ package struct LastFMScrobbleRoutes: Sendable {
         }
         let album = (try? ListenFields.name(rawAlbum).get()) ?? ""
         let seconds = fields["duration"].flatMap { Int64($0) }.flatMap { $0 > 0 ? $0 : nil }
-        let scrobble = Scrobble(instant: Int64(clock.now.timeIntervalSince1970), artist: artist, album: album, track: track)
+        let scrobble = Scrobble(instant: Int64(clock.now.timeIntervalSince1970), artist: artist, album: album, track: track,
+                                albumArtist: try? ListenFields.name(albumArtist).get())
         await received.startedPlaying(scrobble, seconds: seconds, for: user, owner: owner)
         return reply(.success(()))
     }

@@ -99,7 +99,7 @@ package struct ListenSubmission: Sendable {
             throw Problem("\(which) must contain track_metadata.artist_name and track_name.")
         }
         let album = try name(metadata["release_name"], "release_name", of: which, required: false)
-        var artistMBID: String?, albumMBID: String?, trackMBID: String?, duration: Int64?
+        var artistMBID: String?, albumMBID: String?, trackMBID: String?, duration: Int64?, albumArtist: String?
         switch metadata["additional_info"] {
         case nil, .null?: break
         case .object(let info)?:
@@ -116,6 +116,9 @@ package struct ListenSubmission: Sendable {
             }
             albumMBID = try mbid(info["release_mbid"], "release_mbid", of: which)
             trackMBID = try mbid(info["recording_mbid"], "recording_mbid", of: which)
+            // The album's artist, as ListenBrainz's Spotify listens and
+            // many players name it.
+            albumArtist = try name(info["release_artist_name"], "release_artist_name", of: which, required: false, in: "additional_info")
             switch info["duration_ms"] {
             case nil, .null?: break
             case .integer(let ms)? where ms > 0: duration = ms / 1000
@@ -125,14 +128,15 @@ package struct ListenSubmission: Sendable {
             throw Problem("\(which)'s additional_info must be an object.")
         }
         let scrobble = Scrobble(instant: instant, artist: artist, album: album ?? "", track: track,
-                                artistMBID: artistMBID, albumMBID: albumMBID, trackMBID: trackMBID)
+                                artistMBID: artistMBID, albumMBID: albumMBID, trackMBID: trackMBID, albumArtist: albumArtist)
         return Listen(scrobble: scrobble, duration: duration)
     }
 
-    private static func name(_ value: JSONValue?, _ key: String, of which: String, required: Bool) throws(Problem) -> String? {
+    private static func name(_ value: JSONValue?, _ key: String, of which: String, required: Bool,
+                             in object: String = "track_metadata") throws(Problem) -> String? {
         switch value {
         case nil, .null?:
-            if required { throw Problem("\(which) must contain track_metadata.\(key).") }
+            if required { throw Problem("\(which) must contain \(object).\(key).") }
             return nil
         case .string(let text)?:
             switch ListenFields.name(text) {

@@ -57,8 +57,8 @@ public struct SQLiteAlbumCoverStore: AlbumCoverStore {
                 guard let id = try SQLiteScrobbleStore.userID(of: user, in: db) else { return [] }
                 // Counted per exact spelling by SQLite, merged by key in Swift.
                 let rows = try Row.fetchCursor(db, sql: """
-                    SELECT artist, album, max(album_mbid), count(*) FROM scrobble
-                    WHERE user_id = ? AND album <> '' GROUP BY artist, album
+                    SELECT coalesce(album_artist, artist), album, max(album_mbid), count(*) FROM scrobble
+                    WHERE user_id = ? AND album <> '' GROUP BY coalesce(album_artist, artist), album
                     """, arguments: [id])
                 var tally = ArchivedAlbumTally()
                 while let row = try rows.next() {

@@ -91,7 +91,7 @@ extension FakeLastFM {
             guard let artist = p["artist[\(index)]"], let track = p["track[\(index)]"],
                   let time = p["timestamp[\(index)]"].flatMap(Int64.init) else { break }
             let scrobble = Scrobble(instant: time, artist: artist, album: p["album[\(index)]"] ?? "", track: track,
-                                    trackMBID: p["mbid[\(index)]"])
+                                    trackMBID: p["mbid[\(index)]"], albumArtist: p["albumArtist[\(index)]"])
             var code = 0
             if time < now - 14 * 86_400 { code = 3 } else if time > now + 86_400 { code = 4 }
             if code == 0 {

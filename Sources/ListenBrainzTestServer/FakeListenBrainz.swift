@@ -72,9 +72,12 @@ public actor FakeListenBrainz {
         public var recordingMBID: String?
         public var releaseMBID: String?
         public var artistMBIDs: [String]?
+        /// `additional_info.release_artist_name`: the album's artist.
+        public var releaseArtist: String?
 
         public init(listenedAt: Int64, artist: String, track: String, release: String? = nil,
-                    recordingMBID: String? = nil, releaseMBID: String? = nil, artistMBIDs: [String]? = nil) {
+                    recordingMBID: String? = nil, releaseMBID: String? = nil, artistMBIDs: [String]? = nil, releaseArtist: String? = nil) {
+            self.releaseArtist = releaseArtist
             self.listenedAt = listenedAt
             self.artist = artist
             self.track = track

@@ -68,14 +68,16 @@ extension PostgresScrobbleStore {
         return false
     }
 
-    /// The releases of every stored listen of the person's, counted or set aside.
-    private static func storedReleases(userID: Int64, _ connection: PostgresConnection, _ logger: Logger) async throws -> [AlbumReleases.Release] {
+    /// The releases of every stored listen of the person's, counted or set
+    /// aside. The upgrade that first tied releases ran before listens kept
+    /// album artists (`withAlbumArtists` false): there was no column yet.
+    private static func storedReleases(userID: Int64, withAlbumArtists: Bool = true, _ connection: PostgresConnection,
+                                       _ logger: Logger) async throws -> [AlbumReleases.Release] {
         var releases: [AlbumReleases.Release] = []
+        let artist = withAlbumArtists ? "coalesce(album_artist, artist)" : "artist"
         for try await (mbid, artist, album) in try await connection.query("""
-            SELECT album_mbid, coalesce(album_artist, artist), album FROM scrobble
-            WHERE user_id = \(userID) AND album_mbid IS NOT NULL AND album <> ''
-            UNION SELECT album_mbid, coalesce(album_artist, artist), album FROM scrobble_echo
-            WHERE user_id = \(userID) AND album_mbid <> '' AND album <> ''
+            SELECT album_mbid, \(unescaped: artist), album FROM scrobble WHERE user_id = \(userID) AND album_mbid IS NOT NULL AND album <> ''
+            UNION SELECT album_mbid, \(unescaped: artist), album FROM scrobble_echo WHERE user_id = \(userID) AND album_mbid <> '' AND album <> ''
             """, logger: logger).decode((String, String, String).self) {
             if let release = AlbumReleases.Release(mbid: mbid, artist: artist, album: album) { releases.append(release) }
         }
@@ -151,7 +153,8 @@ extension PostgresScrobbleStore {
             users.append(id)
         }
         for userID in users {
-            _ = try await addTies(try await storedReleases(userID: userID, connection, logger), userID: userID, connection, logger)
+            _ = try await addTies(try await storedReleases(userID: userID, withAlbumArtists: false, connection, logger), userID: userID,
+                                  connection, logger)
             try await regroup(userID: userID, connection, logger)
         }
     }

@@ -47,13 +47,14 @@ extension SQLiteScrobbleStore {
         return sharing
     }
 
-    /// The releases of every stored listen of the person's, counted or set aside.
-    private static func storedReleases(userID: Int64, in db: Database) throws -> [AlbumReleases.Release] {
-        try Row.fetchAll(db, sql: """
-            SELECT album_mbid, coalesce(album_artist, artist), album FROM scrobble
-            WHERE user_id = ?1 AND album_mbid IS NOT NULL AND album <> ''
-            UNION SELECT album_mbid, coalesce(album_artist, artist), album FROM scrobble_echo
-            WHERE user_id = ?1 AND album_mbid <> '' AND album <> ''
+    /// The releases of every stored listen of the person's, counted or set
+    /// aside. The upgrade that first tied releases ran before listens kept
+    /// album artists (`withAlbumArtists` false): there was no column yet.
+    private static func storedReleases(userID: Int64, withAlbumArtists: Bool = true, in db: Database) throws -> [AlbumReleases.Release] {
+        let artist = withAlbumArtists ? "coalesce(album_artist, artist)" : "artist"
+        return try Row.fetchAll(db, sql: """
+            SELECT album_mbid, \(artist), album FROM scrobble WHERE user_id = ?1 AND album_mbid IS NOT NULL AND album <> ''
+            UNION SELECT album_mbid, \(artist), album FROM scrobble_echo WHERE user_id = ?1 AND album_mbid <> '' AND album <> ''
             """, arguments: [userID]).compactMap { row in AlbumReleases.Release(mbid: row[0], artist: row[1], album: row[2]) }
     }
 
@@ -108,7 +109,7 @@ extension SQLiteScrobbleStore {
                 ) WITHOUT ROWID;
                 """)
             for userID in try Int64.fetchAll(db, sql: "SELECT id FROM archive_user ORDER BY id") {
-                try addTies(try storedReleases(userID: userID, in: db), userID: userID, in: db)
+                try addTies(try storedReleases(userID: userID, withAlbumArtists: false, in: db), userID: userID, in: db)
                 try regroup(userID: userID, in: db)
             }
         }

@@ -68,6 +68,23 @@ import Sync
         #expect(all[1].track == "Paranoid Android" && all[1].artistMBID == nil)
     }
 
+    /// A CSV whose header names an album artist column keeps it.
+    @Test func aCSVsAlbumArtistColumnIsKept() async throws {
+        let dir = try TemporaryDirectory()
+        let path = try dir.file("export.csv", #"""
+            uts,artist,album,track,Album Artist
+            1580495100,Blur,Now 50,Country House,Various Artists
+            1580495400,Pulp,Now 50,Disco 2000,Various Artists
+            1580495700,Blur,Parklife,Girls & Boys,
+            """#)
+        let store = try dir.store()
+        let summary = try ScrobbleImporter(store: store, clock: testClock).importFile(at: path, for: alice)
+        #expect(summary.imported == 3 && summary.rejected.isEmpty)
+        let all = try await store.scrobbles(of: alice, from: 0, to: .max)
+        #expect(all.map { $0.albumArtist ?? "-" } == ["Various Artists", "Various Artists", "-"])
+        #expect(try await store.albumWeeks(of: alice, artist: "Various Artists", album: "Now 50")?.map(\.plays) == [2])
+    }
+
     @Test func listenBrainzJSONArrayStreamsAndReportsBadElements() async throws {
         let dir = try TemporaryDirectory()
         // The shape of a ListenBrainz user export (listens.json).
@@ -83,7 +100,8 @@ import Sync
                   "additional_info": {
                     "recording_mbid": "7c5b5ba7-8d23-4ed6-9e1c-9e7a0c4f5a3f",
                     "release_mbid": "76df3287-6cda-33eb-8e9a-044b5e15ffdd",
-                    "artist_mbids": ["8f6bd1e4-fbe1-4f50-aa9b-94c450ec0f11"]
+                    "artist_mbids": ["8f6bd1e4-fbe1-4f50-aa9b-94c450ec0f11"],
+                    "release_artist_name": "Portishead"
                   }
                 }
               },
@@ -97,14 +115,14 @@ import Sync
         let summary = try ScrobbleImporter(store: store, clock: testClock).importFile(at: path, for: alice)
         #expect(summary.format == .listenBrainzJSON)
         #expect(summary.imported == 2)
-        #expect(summary.rejected.map(\.line) == [16, 17, 19])
+        #expect(summary.rejected.map(\.line) == [17, 18, 20])
         #expect(summary.rejected[0].reason.contains("track_name"))
         #expect(summary.rejected[1].reason.contains("invalid JSON"))
         #expect(summary.rejected[2].reason.contains("listened_at"))
         let all = try await store.scrobbles(of: alice, from: 0, to: .max)
         #expect(all[0] == Scrobble(instant: 1_580_495_100, artist: "Portishead", album: "Dummy", track: "Sour Times",
                                    artistMBID: "8f6bd1e4-fbe1-4f50-aa9b-94c450ec0f11", albumMBID: "76df3287-6cda-33eb-8e9a-044b5e15ffdd",
-                                   trackMBID: "7c5b5ba7-8d23-4ed6-9e1c-9e7a0c4f5a3f"))
+                                   trackMBID: "7c5b5ba7-8d23-4ed6-9e1c-9e7a0c4f5a3f", albumArtist: "Portishead"))
         #expect(all[1].instant == 1_580_496_000 && all[1].track == "Teardrop, \"live\"" && all[1].album == "")
     }
 

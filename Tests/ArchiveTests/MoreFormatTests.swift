@@ -133,7 +133,11 @@ import Sync
         #expect(summary.imported == 3)
         #expect(summary.rejected.map(\.line) == [20, 21])
         let all = try await store.scrobbles(of: alice, from: 0, to: .max)
-        #expect(all[0] == Scrobble(instant: 1_580_495_100, artist: "Massive Attack, Horace Andy", album: "Mezzanine", track: "Angel"))
+        #expect(all[0] == Scrobble(instant: 1_580_495_100, artist: "Massive Attack, Horace Andy", album: "Mezzanine", track: "Angel",
+                                   albumArtist: "Massive Attack"))
+        #expect(all[1].albumArtist == nil)
+        // The album counts for its album artist, not the track's credit.
+        #expect(try await store.albumWeeks(of: alice, artist: "Massive Attack", album: "Mezzanine")?.map(\.plays) == [1])
         #expect(all[1].album == "Dummy" && all[2].album == "")
 
         let noList = try dir.file("maloja-broken.json", #"{"maloja": {"export_time": 1}, "scrobbles": {"time": 1}}"#)

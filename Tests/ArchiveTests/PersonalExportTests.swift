@@ -17,7 +17,7 @@ import Sync
     static let alice = Username(validating: "alice")!
 
     /// Three years of generated listening, plus listens whose names need
-    /// escaping or carry MusicBrainz ids, or have no album.
+    /// escaping, carry MusicBrainz ids or an album artist, or have no album.
     static func history() -> [Scrobble] {
         let demo = DemoHistory(seed: 31, start: 1_500_000_000)
         let weeks = LastFMWeekCalendar.weeks(from: demo.firstWeek.from, closedBy: demo.firstWeek.from + 156 * LastFMWeekCalendar.weekLength)
@@ -27,6 +27,7 @@ import Sync
             Scrobble(instant: 1_510_000_600, artist: "Low", album: "Double Negative", track: "Quorum",
                      artistMBID: "a7bd2af2-5b2a-4a2c-a3c5-2b2d9d7e3c62", albumMBID: "b8c8e0c1-7e1a-4ad8-8f2c-7bde2d24c2a1",
                      trackMBID: "c1d2e3f4-0000-4000-8000-000000000001"),
+            Scrobble(instant: 1_510_000_900, artist: "Pulp", album: "Now 50", track: "Disco 2000", albumArtist: "Various Artists"),
         ]
     }
 
@@ -96,7 +97,8 @@ import Sync
             #expect(try await fresh.charts(kind, of: Self.alice, weeks: weeks) == store.charts(kind, of: Self.alice, weeks: weeks), "\(kind)")
         }
         var albums = Set<[String]>()
-        for s in scrobbles where !s.album.isEmpty { albums.insert([s.artist, s.album]) }
+        for s in scrobbles where !s.album.isEmpty { albums.insert([s.artistOfAlbum, s.album]) }
+        #expect(try await fresh.albumWeeks(of: Self.alice, artist: "Various Artists", album: "Now 50")?.count == 1)
         for album in albums {
             let before = try await store.albumWeeks(of: Self.alice, artist: album[0], album: album[1])
             #expect(try await fresh.albumWeeks(of: Self.alice, artist: album[0], album: album[1]) == before, "\(album)")

@@ -16,7 +16,8 @@ import VinylogueCore
             await fake.addListens([
                 .init(listenedAt: 1_500_000_300, artist: "Low", track: "Sunflower", release: "Things We Lost in the Fire",
                       releaseMBID: "3b1f6e4e-6a46-4f5a-9a89-27a1d6c8b0f1", artistMBIDs: ["0c4f7d88-8ff3-4b4e-9d24-1b3d8e0f6c33"]),
-                .init(listenedAt: 1_500_000_200, artist: "Fiona Apple", track: "Shameika"),
+                .init(listenedAt: 1_500_000_200, artist: "Fiona Apple", track: "Shameika", release: "Songs for 2020",
+                      releaseArtist: "Various Artists"),
                 .init(listenedAt: 1_500_000_100, artist: "", track: "Nameless"),
                 .init(listenedAt: 1_500_000_000, artist: "Low", track: "Laser Beam", release: "Things We Lost in the Fire"),
             ], to: "ann")
@@ -24,7 +25,7 @@ import VinylogueCore
             #expect(all.listens == [
                 Scrobble(instant: 1_500_000_300, artist: "Low", album: "Things We Lost in the Fire", track: "Sunflower",
                          artistMBID: "0c4f7d88-8ff3-4b4e-9d24-1b3d8e0f6c33", albumMBID: "3b1f6e4e-6a46-4f5a-9a89-27a1d6c8b0f1"),
-                Scrobble(instant: 1_500_000_200, artist: "Fiona Apple", album: "", track: "Shameika"),
+                Scrobble(instant: 1_500_000_200, artist: "Fiona Apple", album: "Songs for 2020", track: "Shameika", albumArtist: "Various Artists"),
                 Scrobble(instant: 1_500_000_000, artist: "Low", album: "Things We Lost in the Fire", track: "Laser Beam"),
             ])
             // The listen without an artist is left out, yet counted as sent.

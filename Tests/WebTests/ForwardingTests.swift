@@ -91,13 +91,14 @@ import Workers
                   wakeup: Wakeup())
     }
 
-    /// `count` listens a few minutes apart, the last an hour before now.
+    /// `count` listens a few minutes apart, the last an hour before now;
+    /// every other one names its album's artist.
     static func listens(_ count: Int, before now: Date, spacing: Int64 = 240) -> [ListenToForward] {
         let last = Int64(now.timeIntervalSince1970) - 3600
         return (0..<count).map { i in
             let instant = last - Int64(count - 1 - i) * spacing
             return ListenToForward(scrobble: Scrobble(instant: instant, artist: "Forwarded Artist \(i % 4)", album: "Forwarded Album",
-                                                      track: "Track \(i)"), duration: 200)
+                                                      track: "Track \(i)", albumArtist: i % 2 == 0 ? "Various Artists" : nil), duration: 200)
         }
     }
 

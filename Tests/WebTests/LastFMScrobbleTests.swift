@@ -120,6 +120,28 @@ import Web
         }
     }
 
+    /// `albumArtist[i]` is kept with each scrobble, and the album counts
+    /// for it; a blank one is none.
+    @Test func theAlbumArtistAScrobblerSendsIsKeptAndCounted() async throws {
+        try await Harness.run { harness, client in
+            let (token, _) = try await Listens.householdToken(harness, client)
+            let key = try await Self.signIn(client, "listener", token: token)
+            let batch = [
+                ["artist": "Santana feat. Rob Thomas", "track": "Smooth", "timestamp": String(Self.now - 3000), "album": "Supernatural",
+                 "albumArtist": "Santana"],
+                ["artist": "Santana x The Product G&B", "track": "Maria Maria", "timestamp": String(Self.now - 2600), "album": "Supernatural",
+                 "albumArtist": "Santana"],
+                ["artist": "Santana", "track": "Put Your Lights On", "timestamp": String(Self.now - 2200), "album": "Supernatural",
+                 "albumArtist": "  "],
+            ]
+            #expect(try await Self.call(client, Self.scrobbleFields(key, batch)).body.contains(#"accepted="3" ignored="0""#))
+            let stored = try await SQLiteScrobbleStore(database: harness.database).scrobbles(of: try Username("listener"), from: Self.now - 3600, to: Self.now)
+            #expect(stored.map { $0.albumArtist ?? "-" } == ["Santana", "Santana", "-"])
+            let chart = try await client.get("/api/u/listener/chart?week=2023-07-08")
+            #expect(chart.body.containsInOrder(["\"artist\" : \"Santana\"", "\"name\" : \"Supernatural\"", "\"plays\" : 3"]), "\(chart.body)")
+        }
+    }
+
     @Test func jsonShapesAreLastFMs() async throws {
         try await Harness.run { harness, client in
             let (token, _) = try await Listens.householdToken(harness, client)

@@ -85,6 +85,7 @@ import Workers
             let received = await setup.fake.received()
             #expect(received.listensReceived == 600 && received.listens.count == 600 && received.submissions == 2)
             #expect(received.listens.map(\.listen.track) == listens.map(\.scrobble.track))
+            #expect(received.listens.map(\.listen.releaseArtist) == listens.map(\.scrobble.albumArtist), "the album's artist goes with each")
             #expect(received.listens.allSatisfy { $0.user == "rob" && $0.listen.artist.hasPrefix("Forwarded Artist") })
             #expect(try await setup.state().sent == 600)
         }

@@ -187,6 +187,8 @@ import VinylogueCore
                 (Self.payload("single", [Self.listen(at: Self.now - 600, extra: #", "additional_info": {"recording_mbid": 5}"#)]), "recording_mbid"),
                 (Self.payload("single", [Self.listen(at: Self.now - 600, extra: #", "additional_info": {"artist_mbids": "0383dadf-2a4e-4d10-a46a-e9e041da8eb3"}"#)]), "artist_mbids"),
                 (Self.payload("single", [Self.listen(at: Self.now - 600, extra: #", "additional_info": {"duration_ms": -5}"#)]), "duration_ms"),
+                (Self.payload("single", [Self.listen(at: Self.now - 600, extra: #", "additional_info": {"release_artist_name": ["V"]}"#)]),
+                 "release_artist_name must be a string"),
                 (Self.payload("single", [Self.listen(at: Self.now - 600, extra: #", "additional_info": {"duration_ms": "200000"}"#)]), "duration_ms"),
                 // One bad listen among good ones: the whole import is refused.
                 (Self.payload("import", [good, Self.listen(at: Self.now - 1200), Self.listen(at: 5)]), "Listen 3's listened_at"),
@@ -240,6 +242,29 @@ import VinylogueCore
             #expect(second.status == .ok)
             #expect(try await client.get("/u/listener/week/2023-07-08").body.contains("Second Album"))
             #expect(try await client.get("/api/u/listener/chart?week=2023-07-08").body.contains("Second Album"))
+        }
+    }
+
+    /// A compilation's listens name their album artist: they are one album
+    /// of it in the chart, each track's artist in the artist chart, and
+    /// the stored listens keep the name as sent.
+    @Test func aCompilationsListensAreOneAlbumOfTheirAlbumArtist() async throws {
+        try await Harness.run { harness, client in
+            let (token, _) = try await Self.householdToken(harness, client)
+            let listens = ["Blur", "Pulp", "Oasis"].enumerated().map { n, artist in
+                Self.listen(at: Self.now - 3600 + Int64(n) * 240, artist: artist, track: "Hit \(n)", album: "Now 50",
+                            extra: #", "additional_info": {"release_artist_name": "Various Artists"}"#)
+            } + [Self.listen(at: Self.now - 600, artist: "Blur", track: "Parklife", album: "Now 50",
+                             extra: #", "additional_info": {"release_artist_name": ""}"#)]
+            #expect(try await Self.submit(client, token: token, Self.payload("import", listens)).status == .ok)
+            let stored = try await SQLiteScrobbleStore(database: harness.database)
+                .scrobbles(of: try Username(Self.listener), from: Self.now - 7200, to: Self.now)
+            #expect(stored.map { $0.albumArtist ?? "-" } == ["Various Artists", "Various Artists", "Various Artists", "-"])
+            let albums = try await client.get("/api/u/listener/chart?week=2023-07-08")
+            #expect(albums.body.containsInOrder(["\"artist\" : \"Various Artists\"", "\"name\" : \"Now 50\"", "\"plays\" : 3",
+                                                "\"artist\" : \"Blur\"", "\"name\" : \"Now 50\"", "\"plays\" : 1"]), "\(albums.body)")
+            let artists = try await client.get("/api/u/listener/chart?week=2023-07-08&kind=artist")
+            #expect(artists.body.contains("\"name\" : \"Blur\"") && !artists.body.contains("Various Artists"), "\(artists.body)")
         }
     }
 

@@ -126,6 +126,7 @@ public struct PersonalExport: Sendable {
         if let id = s.albumMBID { info.append("\"release_mbid\":\(JSONText.string(id))") }
         if let id = s.trackMBID { info.append("\"recording_mbid\":\(JSONText.string(id))") }
         if let name = s.albumArtist { info.append("\"release_artist_name\":\(JSONText.string(name))") }
+        if let id = s.releaseGroupMBID { info.append("\"release_group_mbid\":\(JSONText.string(id))") }
         if !info.isEmpty { metadata += ",\"additional_info\":{" + info.joined(separator: ",") + "}" }
         return "{\"listened_at\":\(s.instant),\"track_metadata\":{\(metadata)}}\n"
     }

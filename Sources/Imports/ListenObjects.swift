@@ -115,7 +115,8 @@ enum ListenObjects {
     }
 
     /// `{"listened_at": 1580495100, "track_metadata": {"artist_name", "release_name", "track_name",
-    /// "additional_info": {"recording_mbid", "release_mbid", "artist_mbids": [...], "release_artist_name"}}}`
+    /// "additional_info": {"recording_mbid", "release_mbid", "artist_mbids": [...], "release_artist_name",
+    /// "release_group_mbid"}}}`
     /// (Vinylogue's own export has this shape).
     static func listenBrainz(_ d: [String: Any]) -> Outcome {
         guard let instant = instant(d["listened_at"]) else { return .rejected(.init("missing or invalid listened_at")) }
@@ -129,7 +130,7 @@ enum ListenObjects {
         let artistMBID = firstText(info["artist_mbids"]) ?? firstText(mapping["artist_mbids"])
         return .scrobble(Scrobble(instant: instant, artist: artist, album: album, track: track,
                                   artistMBID: artistMBID, albumMBID: mbid("release_mbid"), trackMBID: mbid("recording_mbid"),
-                                  albumArtist: text(info["release_artist_name"])),
+                                  albumArtist: text(info["release_artist_name"]), releaseGroupMBID: mbid("release_group_mbid")),
                          .listenBrainz)
     }
 

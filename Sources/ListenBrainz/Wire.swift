@@ -39,8 +39,9 @@ struct RawListen: Decodable {
         let recording_mbid: String?
         /// The album's artist (Spotify's listens name it).
         let release_artist_name: String?
+        let release_group_mbid: String?
 
-        enum CodingKeys: String, CodingKey { case artist_mbids, release_mbid, recording_mbid, release_artist_name }
+        enum CodingKeys: String, CodingKey { case artist_mbids, release_mbid, recording_mbid, release_artist_name, release_group_mbid }
 
         init(from decoder: any Decoder) throws {
             let c = try decoder.container(keyedBy: CodingKeys.self)
@@ -48,6 +49,7 @@ struct RawListen: Decodable {
             release_mbid = try? c.decodeIfPresent(String.self, forKey: .release_mbid)
             recording_mbid = try? c.decodeIfPresent(String.self, forKey: .recording_mbid)
             release_artist_name = try? c.decodeIfPresent(String.self, forKey: .release_artist_name)
+            release_group_mbid = try? c.decodeIfPresent(String.self, forKey: .release_group_mbid)
         }
     }
 
@@ -60,7 +62,8 @@ struct RawListen: Decodable {
         guard !m.artist_name.isEmpty, !m.track_name.isEmpty else { return nil }
         return Scrobble(instant: listened_at, artist: m.artist_name, album: m.release_name ?? "", track: m.track_name,
                         artistMBID: m.additional_info?.artist_mbids?.first, albumMBID: m.additional_info?.release_mbid,
-                        trackMBID: m.additional_info?.recording_mbid, albumArtist: m.additional_info?.release_artist_name)
+                        trackMBID: m.additional_info?.recording_mbid, albumArtist: m.additional_info?.release_artist_name,
+                        releaseGroupMBID: m.additional_info?.release_group_mbid)
     }
 }
 
@@ -87,6 +90,7 @@ struct Submission: Encodable {
         let release_mbid: String?
         let recording_mbid: String?
         let release_artist_name: String?
+        let release_group_mbid: String?
         let duration_ms: Int64?
         let submission_client: String
     }
@@ -107,7 +111,8 @@ struct Submission: Encodable {
     static func metadata(_ s: Scrobble, duration: Int64?) -> Metadata {
         Metadata(artist_name: s.artist, track_name: s.track, release_name: s.album.isEmpty ? nil : s.album,
                  additional_info: Info(artist_mbids: s.artistMBID.map { [$0] }, release_mbid: s.albumMBID,
-                                       recording_mbid: s.trackMBID, release_artist_name: s.albumArtist, duration_ms: duration.map { $0 * 1000 }, submission_client: "Vinylogue"))
+                                       recording_mbid: s.trackMBID, release_artist_name: s.albumArtist,
+                                       release_group_mbid: s.releaseGroupMBID, duration_ms: duration.map { $0 * 1000 }, submission_client: "Vinylogue"))
     }
 }
 

@@ -103,7 +103,8 @@ extension FakeListenBrainz {
                 track_metadata: .init(artist_name: l.artist, track_name: l.track, release_name: l.release,
                                       additional_info: .init(submission_client: "fake-listenbrainz", recording_mbid: l.recordingMBID,
                                                              release_mbid: l.releaseMBID, artist_mbids: l.artistMBIDs,
-                                                             release_artist_name: l.releaseArtist)))
+                                                             release_artist_name: l.releaseArtist,
+                                                             release_group_mbid: l.releaseGroupMBID)))
         }
         return .encoded(ListensAnswer(payload: .init(count: listens.count, listens: listens, user_id: name,
                                                      latest_listen_ts: all.first?.listenedAt, oldest_listen_ts: all.last?.listenedAt)))
@@ -140,6 +141,7 @@ extension FakeListenBrainz {
             let release_mbid: String?
             let artist_mbids: [String]?
             let release_artist_name: String?
+            let release_group_mbid: String?
         }
         let payload: Payload
     }
@@ -191,7 +193,8 @@ extension FakeListenBrainz {
             let info = metadata["additional_info"] as? [String: Any] ?? [:]
             listens.append(.init(listenedAt: at, artist: artist, track: track, release: metadata["release_name"] as? String,
                                  recordingMBID: info["recording_mbid"] as? String, releaseMBID: info["release_mbid"] as? String,
-                                 artistMBIDs: info["artist_mbids"] as? [String], releaseArtist: info["release_artist_name"] as? String))
+                                 artistMBIDs: info["artist_mbids"] as? [String], releaseArtist: info["release_artist_name"] as? String,
+                                 releaseGroupMBID: info["release_group_mbid"] as? String))
         }
         await fake.record(type: type, listens: listens, for: user)
         return .json(["status": "ok"])

@@ -74,10 +74,14 @@ public actor FakeListenBrainz {
         public var artistMBIDs: [String]?
         /// `additional_info.release_artist_name`: the album's artist.
         public var releaseArtist: String?
+        /// `additional_info.release_group_mbid`.
+        public var releaseGroupMBID: String?
 
         public init(listenedAt: Int64, artist: String, track: String, release: String? = nil,
-                    recordingMBID: String? = nil, releaseMBID: String? = nil, artistMBIDs: [String]? = nil, releaseArtist: String? = nil) {
+                    recordingMBID: String? = nil, releaseMBID: String? = nil, artistMBIDs: [String]? = nil, releaseArtist: String? = nil,
+                    releaseGroupMBID: String? = nil) {
             self.releaseArtist = releaseArtist
+            self.releaseGroupMBID = releaseGroupMBID
             self.listenedAt = listenedAt
             self.artist = artist
             self.track = track

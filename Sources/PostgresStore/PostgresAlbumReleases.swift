@@ -69,15 +69,23 @@ extension PostgresScrobbleStore {
     }
 
     /// The releases of every stored listen of the person's, counted or set
-    /// aside. The upgrade that first tied releases ran before listens kept
-    /// album artists (`withAlbumArtists` false): there was no column yet.
-    private static func storedReleases(userID: Int64, withAlbumArtists: Bool = true, _ connection: PostgresConnection,
+    /// aside, by release and by release group. The upgrade that first tied
+    /// releases ran before listens kept album artists and release groups
+    /// (`upgrading`): there were no columns yet.
+    private static func storedReleases(userID: Int64, upgrading: Bool = false, _ connection: PostgresConnection,
                                        _ logger: Logger) async throws -> [AlbumReleases.Release] {
         var releases: [AlbumReleases.Release] = []
-        let artist = withAlbumArtists ? "coalesce(album_artist, artist)" : "artist"
+        let artist = upgrading ? "artist" : "coalesce(album_artist, artist)"
+        let groups = upgrading ? "" : """
+            UNION SELECT release_group_mbid, \(artist), album FROM scrobble
+            WHERE user_id = \(userID) AND release_group_mbid IS NOT NULL AND album <> ''
+            UNION SELECT release_group_mbid, \(artist), album FROM scrobble_echo
+            WHERE user_id = \(userID) AND release_group_mbid IS NOT NULL AND album <> ''
+            """
         for try await (mbid, artist, album) in try await connection.query("""
             SELECT album_mbid, \(unescaped: artist), album FROM scrobble WHERE user_id = \(userID) AND album_mbid IS NOT NULL AND album <> ''
             UNION SELECT album_mbid, \(unescaped: artist), album FROM scrobble_echo WHERE user_id = \(userID) AND album_mbid <> '' AND album <> ''
+            \(unescaped: groups)
             """, logger: logger).decode((String, String, String).self) {
             if let release = AlbumReleases.Release(mbid: mbid, artist: artist, album: album) { releases.append(release) }
         }
@@ -153,7 +161,7 @@ extension PostgresScrobbleStore {
             users.append(id)
         }
         for userID in users {
-            _ = try await addTies(try await storedReleases(userID: userID, withAlbumArtists: false, connection, logger), userID: userID,
+            _ = try await addTies(try await storedReleases(userID: userID, upgrading: true, connection, logger), userID: userID,
                                   connection, logger)
             try await regroup(userID: userID, connection, logger)
         }

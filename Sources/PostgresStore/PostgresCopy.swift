@@ -254,10 +254,10 @@ public struct PostgresCopy: Sendable {
                 let s = r.listen.scrobble
                 try await connection.query("""
                     INSERT INTO forward_outbox(owner, target, instant, artist, track, album, artist_mbid, album_mbid, track_mbid, duration,
-                        state, attempts, uncertain, due_at, reason, received_at, sent_at, album_artist)
+                        state, attempts, uncertain, due_at, reason, received_at, sent_at, album_artist, release_group_mbid)
                     VALUES (\(r.owner), \(Int16(r.target)), \(s.instant), \(s.artist), \(s.track), \(s.album), \(s.artistMBID), \(s.albumMBID),
                         \(s.trackMBID), \(r.listen.duration), \(Int16(r.state)), \(Int32(r.attempts)), \(r.uncertain), \(r.dueAt), \(r.reason),
-                        \(r.receivedAt), \(r.sentAt), \(s.albumArtist))
+                        \(r.receivedAt), \(r.sentAt), \(s.albumArtist), \(s.releaseGroupMBID))
                     ON CONFLICT (owner, target, instant, artist, track) DO NOTHING
                     """, logger: logger)
             }

@@ -323,12 +323,13 @@ public final class PostgresDatabase: Sendable {
         Migration(name: "album-choices", statements: PostgresScrobbleStore.choiceTables),
         // Albums tied by MusicBrainz release (`PostgresAlbumReleases.swift`).
         Migration(name: "album-releases", statements: PostgresScrobbleStore.releaseTables, then: PostgresScrobbleStore.tieReleases),
-        // Listens keep the album artist their player named (`Scrobble.albumArtist`):
-        // NULL where none was, as for every listen before. No row is rewritten.
-        Migration(name: "album-artists", statements: [
-            "ALTER TABLE scrobble ADD COLUMN album_artist TEXT",
-            "ALTER TABLE scrobble_echo ADD COLUMN album_artist TEXT",
-            "ALTER TABLE forward_outbox ADD COLUMN album_artist TEXT",
+        // Listens keep the album artist and release group their player named
+        // (`Scrobble.albumArtist`, `releaseGroupMBID`): NULL where none was,
+        // as for every listen before. No row is rewritten.
+        Migration(name: "album-artists-and-release-groups", statements: [
+            "ALTER TABLE scrobble ADD COLUMN album_artist TEXT, ADD COLUMN release_group_mbid TEXT",
+            "ALTER TABLE scrobble_echo ADD COLUMN album_artist TEXT, ADD COLUMN release_group_mbid TEXT",
+            "ALTER TABLE forward_outbox ADD COLUMN album_artist TEXT, ADD COLUMN release_group_mbid TEXT",
         ]),
     ]
 

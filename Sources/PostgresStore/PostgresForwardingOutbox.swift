@@ -131,7 +131,7 @@ public struct PostgresForwardingOutbox: ForwardingOutbox {
         // Arrays bound whole; a missing id or length travels as "" or -1.
         var owners: [Int64] = [], codes: [Int16] = [], instants: [Int64] = [], artists: [String] = [], tracks: [String] = []
         var albums: [String] = [], artistIDs: [String] = [], albumIDs: [String] = [], trackIDs: [String] = [], durations: [Int64] = []
-        var albumArtists: [String] = []
+        var albumArtists: [String] = [], groupIDs: [String] = []
         for entry in entries {
             for target in entry.targets.sorted(by: { $0.rawValue < $1.rawValue }) {
                 for listen in entry.listens {
@@ -145,6 +145,7 @@ public struct PostgresForwardingOutbox: ForwardingOutbox {
                     albumIDs.append(listen.scrobble.albumMBID ?? "")
                     trackIDs.append(listen.scrobble.trackMBID ?? "")
                     albumArtists.append(listen.scrobble.albumArtist ?? "")
+                    groupIDs.append(listen.scrobble.releaseGroupMBID ?? "")
                     durations.append(listen.duration ?? -1)
                 }
             }
@@ -152,12 +153,13 @@ public struct PostgresForwardingOutbox: ForwardingOutbox {
         guard !owners.isEmpty else { return added }
         let rows = try await connection.query("""
             INSERT INTO forward_outbox(owner, target, instant, artist, track, album, artist_mbid, album_mbid, track_mbid,
-                duration, due_at, received_at, album_artist)
-            SELECT o, c, i, a, t, al, NULLIF(ai, ''), NULLIF(ali, ''), NULLIF(ti, ''), NULLIF(d, -1), \(now), \(now), NULLIF(aa, '')
+                duration, due_at, received_at, album_artist, release_group_mbid)
+            SELECT o, c, i, a, t, al, NULLIF(ai, ''), NULLIF(ali, ''), NULLIF(ti, ''), NULLIF(d, -1), \(now), \(now), NULLIF(aa, ''),
+                NULLIF(gi, '')
             FROM unnest(\(owners)::bigint[], \(codes)::smallint[], \(instants)::bigint[], \(artists)::text[], \(tracks)::text[],
                         \(albums)::text[], \(artistIDs)::text[], \(albumIDs)::text[], \(trackIDs)::text[], \(durations)::bigint[],
-                        \(albumArtists)::text[])
-                AS l(o, c, i, a, t, al, ai, ali, ti, d, aa)
+                        \(albumArtists)::text[], \(groupIDs)::text[])
+                AS l(o, c, i, a, t, al, ai, ali, ti, d, aa, gi)
             ON CONFLICT DO NOTHING RETURNING owner, target, instant, artist, track
             """, logger: logger)
         struct Key: Hashable { let owner: Int64, target: Int16, instant: Int64, artist: String, track: String }
@@ -210,15 +212,15 @@ public struct PostgresForwardingOutbox: ForwardingOutbox {
     public func due(for job: ForwardingJob, at now: Date, limit: Int) async throws -> [OutboxListen] {
         let rows = try await database.client.query("""
             SELECT id, instant, artist, track, album, artist_mbid, album_mbid, track_mbid, duration, attempts, uncertain OR state = 1,
-                album_artist
+                album_artist, release_group_mbid
             FROM forward_outbox WHERE owner = \(job.owner.id) AND target = \(Int16(job.target.rawValue)) AND state < 2 AND due_at <= \(now)
             ORDER BY instant, id LIMIT \(max(1, limit))
             """, logger: logger)
         var listens: [OutboxListen] = []
-        for try await (id, instant, artist, track, album, artistID, albumID, trackID, duration, attempts, uncertain, albumArtist)
-            in rows.decode((Int64, Int64, String, String, String, String?, String?, String?, Int64?, Int32, Bool, String?).self) {
-            let scrobble = Scrobble(instant: instant, artist: artist, album: album, track: track,
-                                    artistMBID: artistID, albumMBID: albumID, trackMBID: trackID, albumArtist: albumArtist)
+        for try await (id, instant, artist, track, album, artistID, albumID, trackID, duration, attempts, uncertain, albumArtist, groupID)
+            in rows.decode((Int64, Int64, String, String, String, String?, String?, String?, Int64?, Int32, Bool, String?, String?).self) {
+            let scrobble = Scrobble(instant: instant, artist: artist, album: album, track: track, artistMBID: artistID, albumMBID: albumID,
+                                    trackMBID: trackID, albumArtist: albumArtist, releaseGroupMBID: groupID)
             listens.append(OutboxListen(id: id, listen: ListenToForward(scrobble: scrobble, duration: duration),
                                         attempts: Int(attempts), uncertain: uncertain))
         }

@@ -155,19 +155,20 @@ public struct PostgresScrobbleStore: ScrobbleArchive {
         return try await writing(user) { id, connection, logger in
             func scrobbles(_ rows: PostgresRowSequence) async throws -> [(Scrobble, ScrobbleOrigin)] {
                 var found: [(Scrobble, ScrobbleOrigin)] = []
-                for try await (instant, artist, track, album, artistMBID, albumMBID, trackMBID, origin, albumArtist)
-                    in rows.decode((Int64, String, String, String, String?, String?, String?, Int16, String?).self) {
+                for try await (instant, artist, track, album, artistMBID, albumMBID, trackMBID, origin, albumArtist, groupMBID)
+                    in rows.decode((Int64, String, String, String, String?, String?, String?, Int16, String?, String?).self) {
                     // The echo table keeps unknown ids as ''.
                     func known(_ id: String?) -> String? { id.flatMap { $0.isEmpty ? nil : $0 } }
                     found.append((Scrobble(instant: instant, artist: artist, album: album, track: track, artistMBID: known(artistMBID),
-                                           albumMBID: known(albumMBID), trackMBID: known(trackMBID), albumArtist: albumArtist),
+                                           albumMBID: known(albumMBID), trackMBID: known(trackMBID), albumArtist: albumArtist,
+                                           releaseGroupMBID: groupMBID),
                                   ScrobbleOrigin(rawValue: Int(origin)) ?? .lastFMExport))
                 }
                 return found
             }
             let copied = try await scrobbles(try await connection.query("""
                 DELETE FROM scrobble WHERE user_id = \(id) AND source = \(source)
-                RETURNING instant, artist, track, album, artist_mbid, album_mbid, track_mbid, source, album_artist
+                RETURNING instant, artist, track, album, artist_mbid, album_mbid, track_mbid, source, album_artist, release_group_mbid
                 """, logger: logger))
             try await connection.query("DELETE FROM scrobble_echo WHERE user_id = \(id) AND source = \(source)", logger: logger)
             try await connection.query("DELETE FROM sync_state WHERE user_id = \(id)", logger: logger)
@@ -177,7 +178,7 @@ public struct PostgresScrobbleStore: ScrobbleArchive {
             // What was set aside is decided again, now the copies are gone.
             let setAside = try await scrobbles(try await connection.query("""
                 DELETE FROM scrobble_echo WHERE user_id = \(id)
-                RETURNING instant, artist, track, album, artist_mbid, album_mbid, track_mbid, source, album_artist
+                RETURNING instant, artist, track, album, artist_mbid, album_mbid, track_mbid, source, album_artist, release_group_mbid
                 """, logger: logger))
             _ = try await Self.store(setAside, userID: id, connection, logger)
             return copied.count
@@ -253,15 +254,15 @@ public struct PostgresScrobbleStore: ScrobbleArchive {
             guard let id else { return [] }
             // Byte order, as SQLite sorts text, whatever the database's collation.
             let rows = try await connection.query("""
-                SELECT instant, artist, track, album, artist_mbid, album_mbid, track_mbid, album_artist FROM scrobble
+                SELECT instant, artist, track, album, artist_mbid, album_mbid, track_mbid, album_artist, release_group_mbid FROM scrobble
                 WHERE user_id = \(id) AND instant >= \(from) AND instant < \(to)
                 ORDER BY instant, artist COLLATE "C", track COLLATE "C"
                 """, logger: logger)
             var found: [Scrobble] = []
-            for try await (instant, artist, track, album, artistMBID, albumMBID, trackMBID, albumArtist)
-                in rows.decode((Int64, String, String, String, String?, String?, String?, String?).self) {
-                found.append(Scrobble(instant: instant, artist: artist, album: album, track: track,
-                                      artistMBID: artistMBID, albumMBID: albumMBID, trackMBID: trackMBID, albumArtist: albumArtist))
+            for try await (instant, artist, track, album, artistMBID, albumMBID, trackMBID, albumArtist, groupMBID)
+                in rows.decode((Int64, String, String, String, String?, String?, String?, String?, String?).self) {
+                found.append(Scrobble(instant: instant, artist: artist, album: album, track: track, artistMBID: artistMBID,
+                                      albumMBID: albumMBID, trackMBID: trackMBID, albumArtist: albumArtist, releaseGroupMBID: groupMBID))
             }
             return found
         }
@@ -275,16 +276,16 @@ public struct PostgresScrobbleStore: ScrobbleArchive {
                 SELECT count(*) FROM scrobble WHERE user_id = \(id) AND instant >= \(from) AND instant < \(to)
                 """, logger: logger).decode(Int64.self) { total = Int(count) }
             let rows = try await connection.query("""
-                SELECT instant, artist, track, album, artist_mbid, album_mbid, track_mbid, album_artist FROM scrobble
+                SELECT instant, artist, track, album, artist_mbid, album_mbid, track_mbid, album_artist, release_group_mbid FROM scrobble
                 WHERE user_id = \(id) AND instant >= \(from) AND instant < \(to)
                 ORDER BY instant DESC, artist COLLATE "C" DESC, track COLLATE "C" DESC
                 LIMIT \(Int64(max(0, limit))) OFFSET \(Int64(max(0, offset)))
                 """, logger: logger)
             var found: [Scrobble] = []
-            for try await (instant, artist, track, album, artistMBID, albumMBID, trackMBID, albumArtist)
-                in rows.decode((Int64, String, String, String, String?, String?, String?, String?).self) {
-                found.append(Scrobble(instant: instant, artist: artist, album: album, track: track,
-                                      artistMBID: artistMBID, albumMBID: albumMBID, trackMBID: trackMBID, albumArtist: albumArtist))
+            for try await (instant, artist, track, album, artistMBID, albumMBID, trackMBID, albumArtist, groupMBID)
+                in rows.decode((Int64, String, String, String, String?, String?, String?, String?, String?).self) {
+                found.append(Scrobble(instant: instant, artist: artist, album: album, track: track, artistMBID: artistMBID,
+                                      albumMBID: albumMBID, trackMBID: trackMBID, albumArtist: albumArtist, releaseGroupMBID: groupMBID))
             }
             return RecentScrobbles(total: total, scrobbles: found)
         }
@@ -491,11 +492,11 @@ public struct PostgresScrobbleStore: ScrobbleArchive {
         }
         guard !entries.isEmpty else { return found }
         let rows = try await connection.query("""
-            SELECT r.n, true, s.instant, s.artist, s.track, s.album, s.artist_mbid, s.album_mbid, s.track_mbid, s.source, s.album_artist
+            SELECT r.n, true, s.instant, s.artist, s.track, s.album, s.artist_mbid, s.album_mbid, s.track_mbid, s.source, s.album_artist, s.release_group_mbid
             FROM unnest(\(entries)::bigint[], \(users)::bigint[], \(lows)::bigint[], \(highs)::bigint[]) AS r(n, user_id, low, high)
             CROSS JOIN LATERAL (SELECT * FROM scrobble WHERE user_id = r.user_id AND instant >= r.low AND instant <= r.high OFFSET 0) AS s
             UNION ALL
-            SELECT r.n, false, e.instant, e.artist, e.track, e.album, e.artist_mbid, e.album_mbid, e.track_mbid, e.source, e.album_artist
+            SELECT r.n, false, e.instant, e.artist, e.track, e.album, e.artist_mbid, e.album_mbid, e.track_mbid, e.source, e.album_artist, e.release_group_mbid
             FROM unnest(\(entries)::bigint[], \(users)::bigint[], \(lows)::bigint[], \(highs)::bigint[]) AS r(n, user_id, low, high)
             CROSS JOIN LATERAL (SELECT * FROM scrobble_echo WHERE user_id = r.user_id AND instant >= r.low AND instant <= r.high OFFSET 0) AS e
             """, logger: logger)
@@ -506,7 +507,8 @@ public struct PostgresScrobbleStore: ScrobbleArchive {
             guard asked[n].concerns(artist, track) else { continue }
             let scrobble = Scrobble(instant: try cells[2].decode(Int64.self), artist: artist, album: try cells[5].decode(String.self), track: track,
                                     artistMBID: try cells[6].decode(String?.self), albumMBID: try cells[7].decode(String?.self),
-                                    trackMBID: try cells[8].decode(String?.self), albumArtist: try cells[10].decode(String?.self))
+                                    trackMBID: try cells[8].decode(String?.self), albumArtist: try cells[10].decode(String?.self),
+                                    releaseGroupMBID: try cells[11].decode(String?.self))
             found[n].append(HeldListen(scrobble, origin: ScrobbleOrigin(rawValue: Int(try cells[9].decode(Int16.self))) ?? .lastFMExport,
                                        counts: try cells[1].decode(Bool.self)))
         }
@@ -546,7 +548,8 @@ public struct PostgresScrobbleStore: ScrobbleArchive {
                     (Scrobble(instant: s.instant, artist: s.artist, album: s.album, track: s.track), origin, s)
                 }
                 try await CopyText.stream(rows, into: "scrobble_echo", columns: ["user_id", "instant", "artist", "track", "album", "artist_mbid",
-                                                                                "album_mbid", "track_mbid", "album_artist", "source"],
+                                                                                "album_mbid", "track_mbid", "album_artist", "release_group_mbid",
+                                                                                "source"],
                                           connection, logger) { row, buffer in
                     let (_, origin, s) = row
                     buffer.writeString("\(userID)\t\(s.instant)\t")
@@ -557,6 +560,7 @@ public struct PostgresScrobbleStore: ScrobbleArchive {
                     CopyText.write(s.albumMBID ?? "", to: &buffer)
                     CopyText.write(s.trackMBID ?? "", to: &buffer)
                     CopyText.write(s.albumArtist, to: &buffer)
+                    CopyText.write(s.releaseGroupMBID, to: &buffer)
                     buffer.writeString(String(origin.rawValue))
                 }
             }
@@ -580,19 +584,22 @@ public struct PostgresScrobbleStore: ScrobbleArchive {
         guard !rows.isEmpty else { return }
         let s = rows.map { CopyText.withoutNUL($0.scrobble) }
         try await connection.query("""
-            INSERT INTO scrobble(user_id, instant, artist, track, album, artist_mbid, album_mbid, track_mbid, album_artist, source)
+            INSERT INTO scrobble(user_id, instant, artist, track, album, artist_mbid, album_mbid, track_mbid, album_artist,
+                                 release_group_mbid, source)
             SELECT k.user_id, k.instant, k.artist, k.track, k.album,
                 CASE WHEN k.has_artist THEN k.artist_mbid END, CASE WHEN k.has_album THEN k.album_mbid END,
-                CASE WHEN k.has_track THEN k.track_mbid END, CASE WHEN k.has_album_artist THEN k.album_artist END, k.source
+                CASE WHEN k.has_track THEN k.track_mbid END, CASE WHEN k.has_album_artist THEN k.album_artist END,
+                CASE WHEN k.has_group THEN k.release_group_mbid END, k.source
             FROM unnest(\(rows.map(\.userID))::bigint[], \(s.map(\.instant))::bigint[], \(s.map(\.artist))::text[], \(s.map(\.track))::text[],
                 \(s.map(\.album))::text[],
                 \(s.map { $0.artistMBID ?? "" })::text[], \(s.map { $0.artistMBID != nil })::bool[],
                 \(s.map { $0.albumMBID ?? "" })::text[], \(s.map { $0.albumMBID != nil })::bool[],
                 \(s.map { $0.trackMBID ?? "" })::text[], \(s.map { $0.trackMBID != nil })::bool[],
                 \(s.map { $0.albumArtist ?? "" })::text[], \(s.map { $0.albumArtist != nil })::bool[],
+                \(s.map { $0.releaseGroupMBID ?? "" })::text[], \(s.map { $0.releaseGroupMBID != nil })::bool[],
                 \(rows.map { Int16($0.origin.rawValue) })::smallint[])
                 AS k(user_id, instant, artist, track, album, artist_mbid, has_artist, album_mbid, has_album, track_mbid, has_track,
-                     album_artist, has_album_artist, source)
+                     album_artist, has_album_artist, release_group_mbid, has_group, source)
             """, logger: logger)
     }
 
@@ -602,7 +609,8 @@ public struct PostgresScrobbleStore: ScrobbleArchive {
                      _ connection: PostgresConnection, _ logger: Logger) async throws {
         guard !rows.isEmpty else { return }
         try await CopyText.stream(rows, into: table, columns: ["user_id", "instant", "artist", "track", "album", "artist_mbid",
-                                                            "album_mbid", "track_mbid", "album_artist", "source"], connection, logger) { row, buffer in
+                                                            "album_mbid", "track_mbid", "album_artist", "release_group_mbid", "source"],
+                                  connection, logger) { row, buffer in
             let (s, origin) = row
             buffer.writeString("\(userID)\t\(s.instant)\t")
             CopyText.write(s.artist, to: &buffer)
@@ -612,6 +620,7 @@ public struct PostgresScrobbleStore: ScrobbleArchive {
             CopyText.write(s.albumMBID, to: &buffer)
             CopyText.write(s.trackMBID, to: &buffer)
             CopyText.write(s.albumArtist, to: &buffer)
+            CopyText.write(s.releaseGroupMBID, to: &buffer)
             buffer.writeString(String(origin.rawValue))
         }
     }
@@ -712,14 +721,14 @@ public struct PostgresScrobbleStore: ScrobbleArchive {
         // Exactly the rows that were new decide which weeks are counted again.
         let added = try await connection.query("""
             INSERT INTO scrobble SELECT * FROM scrobble_incoming ON CONFLICT DO NOTHING
-            RETURNING instant, artist, track, album, artist_mbid, album_mbid, track_mbid, album_artist
+            RETURNING instant, artist, track, album, artist_mbid, album_mbid, track_mbid, album_artist, release_group_mbid
             """, logger: logger)
         var touched = TouchedWeeks()
         var inserted = 0
-        for try await (instant, artist, track, album, artistMBID, albumMBID, trackMBID, albumArtist)
-            in added.decode((Int64, String, String, String, String?, String?, String?, String?).self) {
-            touched.add(inserted: Scrobble(instant: instant, artist: artist, album: album, track: track,
-                                artistMBID: artistMBID, albumMBID: albumMBID, trackMBID: trackMBID, albumArtist: albumArtist))
+        for try await (instant, artist, track, album, artistMBID, albumMBID, trackMBID, albumArtist, groupMBID)
+            in added.decode((Int64, String, String, String, String?, String?, String?, String?, String?).self) {
+            touched.add(inserted: Scrobble(instant: instant, artist: artist, album: album, track: track, artistMBID: artistMBID,
+                                           albumMBID: albumMBID, trackMBID: trackMBID, albumArtist: albumArtist, releaseGroupMBID: groupMBID))
             inserted += 1
         }
         try await recount(touched, userID: userID, connection, logger)
@@ -768,7 +777,7 @@ enum CopyText {
     static func withoutNUL(_ s: Scrobble) -> Scrobble {
         Scrobble(instant: s.instant, artist: withoutNUL(s.artist), album: withoutNUL(s.album), track: withoutNUL(s.track),
                  artistMBID: withoutNUL(s.artistMBID), albumMBID: withoutNUL(s.albumMBID), trackMBID: withoutNUL(s.trackMBID),
-                 albumArtist: withoutNUL(s.albumArtist))
+                 albumArtist: withoutNUL(s.albumArtist), releaseGroupMBID: withoutNUL(s.releaseGroupMBID))
     }
 
     static func write(_ text: String?, to buffer: inout ByteBuffer) {

@@ -198,15 +198,16 @@ extension PostgresScrobbleStore {
     static func storedScrobbles(of userID: Int64, weeks: [Int64], _ connection: PostgresConnection,
                                 _ logger: Logger) async throws -> [Int64: [Scrobble]] {
         let rows = try await connection.query("""
-            SELECT w.f, s.instant, s.artist, s.track, s.album, s.artist_mbid, s.album_mbid, s.track_mbid, s.album_artist
+            SELECT w.f, s.instant, s.artist, s.track, s.album, s.artist_mbid, s.album_mbid, s.track_mbid, s.album_artist, s.release_group_mbid
             FROM unnest(\(weeks)::bigint[], \(weeks.map(WeeklyRollup.end(of:)))::bigint[]) AS w(f, t)
             CROSS JOIN LATERAL (SELECT * FROM scrobble WHERE user_id = \(userID) AND instant >= w.f AND instant < w.t OFFSET 0) AS s
             """, logger: logger)
         var found: [Int64: [Scrobble]] = [:]
-        for try await (week, instant, artist, track, album, artistMBID, albumMBID, trackMBID, albumArtist)
-            in rows.decode((Int64, Int64, String, String, String, String?, String?, String?, String?).self) {
+        for try await (week, instant, artist, track, album, artistMBID, albumMBID, trackMBID, albumArtist, groupMBID)
+            in rows.decode((Int64, Int64, String, String, String, String?, String?, String?, String?, String?).self) {
             found[week, default: []].append(Scrobble(instant: instant, artist: artist, album: album, track: track, artistMBID: artistMBID,
-                                                     albumMBID: albumMBID, trackMBID: trackMBID, albumArtist: albumArtist))
+                                                     albumMBID: albumMBID, trackMBID: trackMBID, albumArtist: albumArtist,
+                                                     releaseGroupMBID: groupMBID))
         }
         return found
     }

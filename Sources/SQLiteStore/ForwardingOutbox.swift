@@ -128,8 +128,8 @@ public struct SQLiteForwardingOutbox: ForwardingOutbox {
         guard !listens.isEmpty, !targets.isEmpty else { return 0 }
         let statement = try db.cachedStatement(sql: """
             INSERT OR IGNORE INTO forward_outbox(owner, target, instant, artist, track, album, artist_mbid, album_mbid, track_mbid,
-                duration, due_at, received_at, album_artist)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                duration, due_at, received_at, album_artist, release_group_mbid)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """)
         var added = 0
         for target in targets.sorted(by: { $0.rawValue < $1.rawValue }) {
@@ -137,7 +137,8 @@ public struct SQLiteForwardingOutbox: ForwardingOutbox {
             for listen in listens {
                 let s = listen.scrobble
                 try statement.execute(arguments: [owner.id, target.rawValue, s.instant, s.artist, s.track, s.album,
-                                                  s.artistMBID, s.albumMBID, s.trackMBID, listen.duration, time, time, s.albumArtist])
+                                                  s.artistMBID, s.albumMBID, s.trackMBID, listen.duration, time, time, s.albumArtist,
+                                                  s.releaseGroupMBID])
                 addedHere += db.changesCount
             }
             if addedHere > 0 { try queueJob(ForwardingJob(owner: owner, target: target), at: time, in: db) }
@@ -166,7 +167,7 @@ public struct SQLiteForwardingOutbox: ForwardingOutbox {
     public func due(for job: ForwardingJob, at now: Date, limit: Int) async throws -> [OutboxListen] {
         try await writer.read { db in
             try Row.fetchAll(db, sql: """
-                SELECT id, instant, artist, track, album, artist_mbid, album_mbid, track_mbid, album_artist, duration, attempts,
+                SELECT id, instant, artist, track, album, artist_mbid, album_mbid, track_mbid, album_artist, release_group_mbid, duration, attempts,
                     (uncertain OR state = 1) AS uncertain
                 FROM forward_outbox INDEXED BY forward_outbox_line
                 WHERE owner = ? AND target = ? AND state < 2 AND due_at <= ?
@@ -210,7 +211,7 @@ public struct SQLiteForwardingOutbox: ForwardingOutbox {
     static func listen(_ row: Row) -> ListenToForward {
         ListenToForward(scrobble: Scrobble(instant: row["instant"], artist: row["artist"], album: row["album"], track: row["track"],
                                            artistMBID: row["artist_mbid"], albumMBID: row["album_mbid"], trackMBID: row["track_mbid"],
-                                           albumArtist: row["album_artist"]),
+                                           albumArtist: row["album_artist"], releaseGroupMBID: row["release_group_mbid"]),
                         duration: row["duration"])
     }
 

@@ -104,7 +104,7 @@ public struct PersonalDataExport: Sendable {
     public func outbox(after id: Int64, limit: Int) async throws -> [PersonalData.OutboxRow] {
         try await writer.read { db in
             try Row.fetchAll(db, sql: """
-                SELECT id, owner, target, instant, artist, track, album, artist_mbid, album_mbid, track_mbid, album_artist, duration, state,
+                SELECT id, owner, target, instant, artist, track, album, artist_mbid, album_mbid, track_mbid, album_artist, release_group_mbid, duration, state,
                     attempts, uncertain, due_at, reason, received_at, sent_at
                 FROM forward_outbox WHERE id > ? ORDER BY id LIMIT ?
                 """, arguments: [id, limit]).map { row in

@@ -48,13 +48,21 @@ extension SQLiteScrobbleStore {
     }
 
     /// The releases of every stored listen of the person's, counted or set
-    /// aside. The upgrade that first tied releases ran before listens kept
-    /// album artists (`withAlbumArtists` false): there was no column yet.
-    private static func storedReleases(userID: Int64, withAlbumArtists: Bool = true, in db: Database) throws -> [AlbumReleases.Release] {
-        let artist = withAlbumArtists ? "coalesce(album_artist, artist)" : "artist"
+    /// aside, by release and by release group. The upgrade that first tied
+    /// releases ran before listens kept album artists and release groups
+    /// (`upgrading`): there were no columns yet.
+    private static func storedReleases(userID: Int64, upgrading: Bool = false, in db: Database) throws -> [AlbumReleases.Release] {
+        let artist = upgrading ? "artist" : "coalesce(album_artist, artist)"
+        let groups = upgrading ? "" : """
+            UNION SELECT release_group_mbid, \(artist), album FROM scrobble
+            WHERE user_id = ?1 AND release_group_mbid IS NOT NULL AND album <> ''
+            UNION SELECT release_group_mbid, \(artist), album FROM scrobble_echo
+            WHERE user_id = ?1 AND release_group_mbid IS NOT NULL AND album <> ''
+            """
         return try Row.fetchAll(db, sql: """
             SELECT album_mbid, \(artist), album FROM scrobble WHERE user_id = ?1 AND album_mbid IS NOT NULL AND album <> ''
             UNION SELECT album_mbid, \(artist), album FROM scrobble_echo WHERE user_id = ?1 AND album_mbid <> '' AND album <> ''
+            \(groups)
             """, arguments: [userID]).compactMap { row in AlbumReleases.Release(mbid: row[0], artist: row[1], album: row[2]) }
     }
 
@@ -109,7 +117,7 @@ extension SQLiteScrobbleStore {
                 ) WITHOUT ROWID;
                 """)
             for userID in try Int64.fetchAll(db, sql: "SELECT id FROM archive_user ORDER BY id") {
-                try addTies(try storedReleases(userID: userID, withAlbumArtists: false, in: db), userID: userID, in: db)
+                try addTies(try storedReleases(userID: userID, upgrading: true, in: db), userID: userID, in: db)
                 try regroup(userID: userID, in: db)
             }
         }

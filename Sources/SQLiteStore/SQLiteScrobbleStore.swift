@@ -36,17 +36,19 @@ public struct ArchivedScrobble: Codable, Sendable, Hashable, FetchableRecord, Pe
     public var origin: ScrobbleOrigin
     /// The album artist the listen named (nil when none; a later column).
     public var albumArtist: String?
+    /// The release group the listen named (nil when none; a later column).
+    public var releaseGroupMBID: String?
 
     enum CodingKeys: String, CodingKey {
         case userID = "user_id", instant, artist, track, album
         case artistMBID = "artist_mbid", albumMBID = "album_mbid", trackMBID = "track_mbid", origin = "source"
-        case albumArtist = "album_artist"
+        case albumArtist = "album_artist", releaseGroupMBID = "release_group_mbid"
     }
 
     /// The value this row stores.
     public var scrobble: Scrobble {
         Scrobble(instant: instant, artist: artist, album: album, track: track, artistMBID: artistMBID, albumMBID: albumMBID, trackMBID: trackMBID,
-                 albumArtist: albumArtist)
+                 albumArtist: albumArtist, releaseGroupMBID: releaseGroupMBID)
     }
 }
 
@@ -103,15 +105,20 @@ public struct SQLiteScrobbleStore: Sendable {
     /// kept so that a listen arriving later, earlier than the one that
     /// counts, can take its place and bring back the ones after it.
     /// Ids are '' when unknown, so the key holds.
-    /// Listens keep the album artist their player named (`Scrobble.albumArtist`),
-    /// counted, set aside and waiting to be forwarded alike; NULL where none was named, which every
-    /// listen stored before was. Adding a nullable column rewrites no row.
+    /// Listens keep the album artist and release group their player named
+    /// (`Scrobble.albumArtist`, `Scrobble.releaseGroupMBID`), counted, set
+    /// aside and waiting to be forwarded alike; NULL where none was named,
+    /// which every listen stored before was. Adding a nullable column
+    /// rewrites no row.
     static func registerAlbumArtistMigration(in migrator: inout DatabaseMigrator) {
-        migrator.registerMigration("listens keep their album artist") { db in
+        migrator.registerMigration("listens keep their album artist and release group") { db in
             try db.execute(sql: """
                 ALTER TABLE scrobble ADD COLUMN album_artist TEXT;
+                ALTER TABLE scrobble ADD COLUMN release_group_mbid TEXT;
                 ALTER TABLE scrobble_echo ADD COLUMN album_artist TEXT;
-                ALTER TABLE forward_outbox ADD COLUMN album_artist TEXT
+                ALTER TABLE scrobble_echo ADD COLUMN release_group_mbid TEXT;
+                ALTER TABLE forward_outbox ADD COLUMN album_artist TEXT;
+                ALTER TABLE forward_outbox ADD COLUMN release_group_mbid TEXT
                 """)
         }
     }
@@ -207,7 +214,8 @@ public struct SQLiteScrobbleStore: Sendable {
         var found: [HeldListen] = []
         for (table, counts) in [("scrobble", true), ("scrobble_echo", false)] {
             let statement = try db.cachedStatement(sql: """
-                SELECT instant, artist, track, album, artist_mbid, album_mbid, track_mbid, source, album_artist FROM \(table)
+                SELECT instant, artist, track, album, artist_mbid, album_mbid, track_mbid, source, album_artist, release_group_mbid
+                FROM \(table)
                 WHERE user_id = ? AND instant >= ? AND instant <= ?
                 """)
             for range in ranges {
@@ -217,7 +225,8 @@ public struct SQLiteScrobbleStore: Sendable {
                     if concerns == nil { concerns = planning.concerns }
                     guard concerns?(artist, track) == true else { continue }
                     let scrobble = Scrobble(instant: row[0], artist: artist, album: row[3], track: track,
-                                            artistMBID: row[4], albumMBID: row[5], trackMBID: row[6], albumArtist: row[8])
+                                            artistMBID: row[4], albumMBID: row[5], trackMBID: row[6], albumArtist: row[8],
+                                            releaseGroupMBID: row[9])
                     found.append(HeldListen(scrobble, origin: ScrobbleOrigin(rawValue: row[7]) ?? .lastFMExport, counts: counts))
                 }
             }
@@ -252,12 +261,12 @@ public struct SQLiteScrobbleStore: Sendable {
         if !plan.setAside.isEmpty {
             let setAside = try db.cachedStatement(sql: """
                 INSERT OR IGNORE INTO scrobble_echo (user_id, instant, artist, track, album, artist_mbid, album_mbid, track_mbid, source,
-                                                     album_artist)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                                                     album_artist, release_group_mbid)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """)
             for (s, origin) in plan.setAside {
                 try setAside.execute(arguments: [userID, s.instant, s.artist, s.track, s.album, s.artistMBID ?? "", s.albumMBID ?? "",
-                                                 s.trackMBID ?? "", origin.rawValue, s.albumArtist])
+                                                 s.trackMBID ?? "", origin.rawValue, s.albumArtist, s.releaseGroupMBID])
             }
         }
         var counts = InsertCounts()
@@ -318,7 +327,8 @@ public struct SQLiteScrobbleStore: Sendable {
                 bind(s.albumMBID, index + 5, handle)
                 bind(s.trackMBID, index + 6, handle)
                 bind(s.albumArtist, index + 7, handle)
-                index += 8
+                bind(s.releaseGroupMBID, index + 8, handle)
+                index += 9
             }
             let code = sqlite3_step(handle)
             guard code == SQLITE_DONE else {
@@ -340,12 +350,13 @@ public struct SQLiteScrobbleStore: Sendable {
     }
 
     /// The insert of `rows` rows: the user id is parameter 1 in every row
-    /// (bound once), each row's values are the next 8. The SQL is the same
+    /// (bound once), each row's values are the next 9. The SQL is the same
     /// for every user, so the connection keeps one compiled statement per
     /// size and origin, however many people it writes for.
     static func insertSQL(rows: Int, origin: ScrobbleOrigin) -> String {
-        let row = "(?1, ?, ?, ?, ?, ?, ?, ?, ?, \(origin.rawValue))"
-        return "INSERT OR IGNORE INTO scrobble (user_id, instant, artist, track, album, artist_mbid, album_mbid, track_mbid, album_artist, source) VALUES "
+        let row = "(?1, ?, ?, ?, ?, ?, ?, ?, ?, ?, \(origin.rawValue))"
+        return "INSERT OR IGNORE INTO scrobble (user_id, instant, artist, track, album, artist_mbid, album_mbid, track_mbid, album_artist, "
+            + "release_group_mbid, source) VALUES "
             + Array(repeating: row, count: rows).joined(separator: ", ")
     }
 
@@ -686,13 +697,13 @@ extension SQLiteScrobbleStore: ScrobbleArchive, BlockingScrobbleWriter {
         try await writeAsync { db in
             guard let id = try Self.userID(of: user, in: db) else { return 0 }
             let source = ScrobbleOrigin.sync(of: user).rawValue
-            let columns = "instant, artist, track, album, artist_mbid, album_mbid, track_mbid, album_artist"
+            let columns = "instant, artist, track, album, artist_mbid, album_mbid, track_mbid, album_artist, release_group_mbid"
             func scrobble(_ row: Row) -> Scrobble {
                 // The echo table keeps unknown ids as ''.
                 func id(_ column: String) -> String? { (row[column] as String?).flatMap { $0.isEmpty ? nil : $0 } }
                 return Scrobble(instant: row["instant"], artist: row["artist"], album: row["album"], track: row["track"],
                                 artistMBID: id("artist_mbid"), albumMBID: id("album_mbid"), trackMBID: id("track_mbid"),
-                                albumArtist: row["album_artist"])
+                                albumArtist: row["album_artist"], releaseGroupMBID: row["release_group_mbid"])
             }
             let copied = try Row.fetchAll(db, sql: "SELECT \(columns) FROM scrobble WHERE user_id = ? AND source = ?", arguments: [id, source])
             try db.execute(sql: "DELETE FROM scrobble WHERE user_id = ? AND source = ?", arguments: [id, source])

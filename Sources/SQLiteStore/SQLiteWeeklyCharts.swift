@@ -178,7 +178,7 @@ extension WeeklyRollup {
     /// The stored scrobbles of `userID` in [from, to), through the C API.
     static func storedScrobbles(of userID: Int64, from: Int64, to: Int64, in db: Database) throws -> [Scrobble] {
         let statement = try db.cachedStatement(sql: """
-            SELECT instant, artist, track, album, artist_mbid, album_mbid, track_mbid, album_artist FROM scrobble
+            SELECT instant, artist, track, album, artist_mbid, album_mbid, track_mbid, album_artist, release_group_mbid FROM scrobble
             WHERE user_id = ? AND instant >= ? AND instant < ?
             """)
         let handle = statement.sqliteStatement
@@ -193,7 +193,8 @@ extension WeeklyRollup {
             found.append(Scrobble(instant: sqlite3_column_int64(handle, 0), artist: SQLiteColumns.text(handle, 1),
                                   album: SQLiteColumns.text(handle, 3), track: SQLiteColumns.text(handle, 2),
                                   artistMBID: SQLiteColumns.optionalText(handle, 4), albumMBID: SQLiteColumns.optionalText(handle, 5),
-                                  trackMBID: SQLiteColumns.optionalText(handle, 6), albumArtist: SQLiteColumns.optionalText(handle, 7)))
+                                  trackMBID: SQLiteColumns.optionalText(handle, 6), albumArtist: SQLiteColumns.optionalText(handle, 7),
+                                  releaseGroupMBID: SQLiteColumns.optionalText(handle, 8)))
             code = sqlite3_step(handle)
         }
         try SQLiteColumns.check(code, db)

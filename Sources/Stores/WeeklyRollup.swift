@@ -234,7 +234,7 @@ public struct TouchedWeeks: Sendable {
     /// Weeks some of whose given rows may or may not have been inserted
     /// (an ignored exact duplicate hides which).
     public private(set) var uncertain: Set<Int64> = []
-    /// The album release ids the write's listens carry, with their names
+    /// The album release (and release group) ids the write's listens carry, with their names
     /// as sent (`AlbumReleases`): the ties the write may add.
     public private(set) var releases: Set<ListenRelease> = []
     /// Whether the write removed listens: the person's ties are derived
@@ -268,12 +268,17 @@ public struct TouchedWeeks: Sendable {
     }
 
     private mutating func note(_ s: Scrobble) {
-        guard let mbid = s.albumMBID, !s.album.isEmpty else { return }
-        // An album's tracks come one after another: most rows repeat the last.
-        if let last = lastRelease, last.mbid == mbid, last.album == s.album, last.artist == s.artistOfAlbum { return }
-        let release = ListenRelease(mbid: mbid, artist: s.artistOfAlbum, album: s.album)
-        lastRelease = release
-        releases.insert(release)
+        guard !s.album.isEmpty else { return }
+        if let mbid = s.albumMBID {
+            // An album's tracks come one after another: most rows repeat the last.
+            if let last = lastRelease, last.mbid == mbid, last.album == s.album, last.artist == s.artistOfAlbum {} else {
+                let release = ListenRelease(mbid: mbid, artist: s.artistOfAlbum, album: s.album)
+                lastRelease = release
+                releases.insert(release)
+            }
+        }
+        // A release group ties as a release does (`AlbumReleases.Release.all`).
+        if let group = s.releaseGroupMBID { releases.insert(ListenRelease(mbid: group, artist: s.artistOfAlbum, album: s.album)) }
     }
 
     /// The rows this write surely inserted into `week`, when it knows them

@@ -22,9 +22,11 @@ public enum AlbumReleases {
         }
     }
 
-    /// A listen's album as it names a release: its release MBID and its
-    /// names, as stored (the archive keeps one row per spelling and
-    /// release, so only a spelling not seen before is keyed by the rule).
+    /// A listen's album as it names a release: its release (or release
+    /// group) MBID and its names, as stored (the archive keeps one row per
+    /// spelling and release, so only a spelling not seen before is keyed
+    /// by the rule). MusicBrainz ids are random UUIDs, so a release's and a
+    /// release group's never meet by chance: both tie the same way.
     public struct Release: Sendable, Hashable {
         /// Lower case, a UUID.
         public let mbid: String
@@ -44,6 +46,13 @@ public enum AlbumReleases {
         public init?(_ scrobble: Scrobble) {
             guard let mbid = scrobble.albumMBID else { return nil }
             self.init(mbid: mbid, artist: scrobble.artistOfAlbum, album: scrobble.album)
+        }
+
+        /// Every release a listen names: its release and its release group.
+        public static func all(_ scrobble: Scrobble) -> [Release] {
+            [scrobble.albumMBID, scrobble.releaseGroupMBID].compactMap { id in
+                id.flatMap { Release(mbid: $0, artist: scrobble.artistOfAlbum, album: scrobble.album) }
+            }
         }
 
         /// The tie it makes.

@@ -95,9 +95,13 @@ public struct Scrobble: Sendable, Hashable, Codable {
     /// compilation, the band on a track with a guest), kept as sent; nil
     /// when the listen named none (Last.fm's history never does).
     public let albumArtist: String?
+    /// The MusicBrainz release group of the album (every edition and
+    /// reissue of it), where the listen named one (ListenBrainz's
+    /// `release_group_mbid`).
+    public let releaseGroupMBID: String?
 
     public init(instant: Int64, artist: String, album: String, track: String, artistMBID: String? = nil, albumMBID: String? = nil,
-                trackMBID: String? = nil, albumArtist: String? = nil) {
+                trackMBID: String? = nil, albumArtist: String? = nil, releaseGroupMBID: String? = nil) {
         self.instant = instant
         self.artist = artist
         self.album = album
@@ -106,6 +110,7 @@ public struct Scrobble: Sendable, Hashable, Codable {
         self.albumMBID = albumMBID.flatMap { $0.isEmpty ? nil : $0 }
         self.trackMBID = trackMBID.flatMap { $0.isEmpty ? nil : $0 }
         self.albumArtist = albumArtist.flatMap { $0.isEmpty ? nil : $0 }
+        self.releaseGroupMBID = releaseGroupMBID.flatMap { $0.isEmpty ? nil : $0 }
     }
 
     /// Whose album the listen counts for: its album artist where it names

@@ -27,7 +27,8 @@ import Sync
             Scrobble(instant: 1_510_000_600, artist: "Low", album: "Double Negative", track: "Quorum",
                      artistMBID: "a7bd2af2-5b2a-4a2c-a3c5-2b2d9d7e3c62", albumMBID: "b8c8e0c1-7e1a-4ad8-8f2c-7bde2d24c2a1",
                      trackMBID: "c1d2e3f4-0000-4000-8000-000000000001"),
-            Scrobble(instant: 1_510_000_900, artist: "Pulp", album: "Now 50", track: "Disco 2000", albumArtist: "Various Artists"),
+            Scrobble(instant: 1_510_000_900, artist: "Pulp", album: "Now 50", track: "Disco 2000", albumArtist: "Various Artists",
+                     releaseGroupMBID: "5e0e1e5a-3a0b-4e5c-8b1d-2c3d4e5f6a7b"),
         ]
     }
 

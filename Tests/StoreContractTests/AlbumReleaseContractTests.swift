@@ -146,6 +146,38 @@ import VinylogueCore
         }
     }
 
+    /// A release group ties as a release does: the translated title and
+    /// the original name different releases of one release group, and
+    /// stay one album when the person's ties are derived again from what is
+    /// stored.
+    @Test(arguments: Backend.allCases)
+    func aSharedReleaseGroupJoinsSpellingsOfDifferentReleases(_ backend: Backend) async throws {
+        try await StoreContractTests.withStores(backend) { stores in
+            let archive = stores.scrobbles, ana = Self.ana
+            let group = "2d3f7c1e-44b0-4b2f-9a7e-0d1c6a5b4e33"
+            var history: [Scrobble] = []
+            for week in 0..<6 {
+                let (album, release) = week % 2 == 0 ? ("Amélie", Self.tidewater) : ("Le Fabuleux Destin d'Amélie Poulain", Self.tidewaterDeluxe)
+                for n in 0..<3 {
+                    history.append(Scrobble(instant: Self.start(week) + Int64(n) * 300, artist: "Yann Tiersen", album: album, track: "T\(n)",
+                                            albumMBID: release, releaseGroupMBID: week == 5 ? nil : group))
+                }
+            }
+            try await archive.store(history, of: ana, origin: .listenBrainz)
+            _ = try await AlbumChoiceContractTests.countQueued(stores, ana)
+            #expect(try await archive.albumWeeks(of: ana, artist: "Yann Tiersen", album: "Amélie")?.count == 6,
+                    "week 5 names only its release, which week 1 and 3 tie to the group")
+            try await AlbumChoiceContractTests.expectCharts(archive, history, weeks: 6)
+            #expect(Set(try await archive.scrobbles(of: ana, from: 0, to: .max)) == Set(history), "the listens keep their release group")
+            // Derived again from what is stored (a forgotten copy does this): the same.
+            try await archive.store([Scrobble(instant: Self.start(6), artist: "Yann Tiersen", album: "Amélie", track: "Copied")],
+                                    of: ana, origin: .sync(of: ana))
+            #expect(try await archive.forgetCopy(of: ana) == 1)
+            #expect(try await archive.albumFolding(of: ana).sameRelease.count == 1)
+            #expect(try await archive.albumWeeks(of: ana, artist: "Yann Tiersen", album: "Le Fabuleux Destin d'Amélie Poulain")?.count == 6)
+        }
+    }
+
     /// An archive stored before ties were kept gets them on upgrade, and
     /// its tied albums' weeks counted again by the album job.
     @Test(arguments: Backend.allCases)

@@ -49,6 +49,14 @@ import Testing
         #expect(release.tie.key == AlbumIdentity.key(artist: "Various Artists", album: "Now 50"))
     }
 
+    @Test func aListenNamesItsReleaseAndItsReleaseGroup() {
+        let s = Scrobble(instant: 0, artist: "Yann Tiersen", album: "Amélie", track: "T", albumMBID: "AAAAAAAA-bbbb-cccc-dddd-eeeeeeeeeeee",
+                         releaseGroupMBID: "2d3f7c1e-44b0-4b2f-9a7e-0d1c6a5b4e33")
+        #expect(AlbumReleases.Release.all(s).map(\.mbid) == ["aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee", "2d3f7c1e-44b0-4b2f-9a7e-0d1c6a5b4e33"])
+        #expect(AlbumReleases.Release.all(Scrobble(instant: 0, artist: "A", album: "", track: "T", releaseGroupMBID: "2d3f7c1e-44b0-4b2f-9a7e-0d1c6a5b4e33")).isEmpty)
+        #expect(Scrobble(instant: 0, artist: "A", album: "B", track: "T", releaseGroupMBID: "").releaseGroupMBID == nil)
+    }
+
     @Test func aListenWithAnAlbumArtistSurvivesJSON() throws {
         let s = Self.play(0, "Pulp", "Now 50", albumArtist: "Various Artists")
         #expect(try JSONDecoder().decode(Scrobble.self, from: JSONEncoder().encode(s)) == s)

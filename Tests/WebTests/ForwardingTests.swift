@@ -92,13 +92,15 @@ import Workers
     }
 
     /// `count` listens a few minutes apart, the last an hour before now;
-    /// every other one names its album's artist.
-    static func listens(_ count: Int, before now: Date, spacing: Int64 = 240) -> [ListenToForward] {
+    /// every other one names its album's artist, and with `releaseGroups`
+    /// every third its release group (which Last.fm takes no field for).
+    static func listens(_ count: Int, before now: Date, spacing: Int64 = 240, releaseGroups: Bool = false) -> [ListenToForward] {
         let last = Int64(now.timeIntervalSince1970) - 3600
         return (0..<count).map { i in
             let instant = last - Int64(count - 1 - i) * spacing
             return ListenToForward(scrobble: Scrobble(instant: instant, artist: "Forwarded Artist \(i % 4)", album: "Forwarded Album",
-                                                      track: "Track \(i)", albumArtist: i % 2 == 0 ? "Various Artists" : nil), duration: 200)
+                                                      track: "Track \(i)", albumArtist: i % 2 == 0 ? "Various Artists" : nil,
+                                                      releaseGroupMBID: releaseGroups && i % 3 == 0 ? "5e0e1e5a-3a0b-4e5c-8b1d-2c3d4e5f6a7b" : nil), duration: 200)
         }
     }
 

@@ -74,7 +74,7 @@ import Workers
     }
 
     static func listens(_ count: Int, before now: Date) -> [ListenToForward] {
-        ForwardingTests.listens(count, before: now, spacing: 60)
+        ForwardingTests.listens(count, before: now, spacing: 60, releaseGroups: true)
     }
 
     @Test func everyListenIsKeptOnceInBatchesOf500() async throws {
@@ -86,6 +86,7 @@ import Workers
             #expect(received.listensReceived == 600 && received.listens.count == 600 && received.submissions == 2)
             #expect(received.listens.map(\.listen.track) == listens.map(\.scrobble.track))
             #expect(received.listens.map(\.listen.releaseArtist) == listens.map(\.scrobble.albumArtist), "the album's artist goes with each")
+            #expect(received.listens.map(\.listen.releaseGroupMBID) == listens.map(\.scrobble.releaseGroupMBID))
             #expect(received.listens.allSatisfy { $0.user == "rob" && $0.listen.artist.hasPrefix("Forwarded Artist") })
             #expect(try await setup.state().sent == 600)
         }

@@ -189,6 +189,8 @@ import VinylogueCore
                 (Self.payload("single", [Self.listen(at: Self.now - 600, extra: #", "additional_info": {"duration_ms": -5}"#)]), "duration_ms"),
                 (Self.payload("single", [Self.listen(at: Self.now - 600, extra: #", "additional_info": {"release_artist_name": ["V"]}"#)]),
                  "release_artist_name must be a string"),
+                (Self.payload("single", [Self.listen(at: Self.now - 600, extra: #", "additional_info": {"release_group_mbid": "x"}"#)]),
+                 "release_group_mbid"),
                 (Self.payload("single", [Self.listen(at: Self.now - 600, extra: #", "additional_info": {"duration_ms": "200000"}"#)]), "duration_ms"),
                 // One bad listen among good ones: the whole import is refused.
                 (Self.payload("import", [good, Self.listen(at: Self.now - 1200), Self.listen(at: 5)]), "Listen 3's listened_at"),
@@ -253,13 +255,14 @@ import VinylogueCore
             let (token, _) = try await Self.householdToken(harness, client)
             let listens = ["Blur", "Pulp", "Oasis"].enumerated().map { n, artist in
                 Self.listen(at: Self.now - 3600 + Int64(n) * 240, artist: artist, track: "Hit \(n)", album: "Now 50",
-                            extra: #", "additional_info": {"release_artist_name": "Various Artists"}"#)
+                            extra: #", "additional_info": {"release_artist_name": "Various Artists", "release_group_mbid": "5E0E1E5A-3A0B-4E5C-8B1D-2C3D4E5F6A7B"}"#)
             } + [Self.listen(at: Self.now - 600, artist: "Blur", track: "Parklife", album: "Now 50",
                              extra: #", "additional_info": {"release_artist_name": ""}"#)]
             #expect(try await Self.submit(client, token: token, Self.payload("import", listens)).status == .ok)
             let stored = try await SQLiteScrobbleStore(database: harness.database)
                 .scrobbles(of: try Username(Self.listener), from: Self.now - 7200, to: Self.now)
             #expect(stored.map { $0.albumArtist ?? "-" } == ["Various Artists", "Various Artists", "Various Artists", "-"])
+            #expect(stored.map { $0.releaseGroupMBID ?? "-" } == Array(repeating: "5e0e1e5a-3a0b-4e5c-8b1d-2c3d4e5f6a7b", count: 3) + ["-"])
             let albums = try await client.get("/api/u/listener/chart?week=2023-07-08")
             #expect(albums.body.containsInOrder(["\"artist\" : \"Various Artists\"", "\"name\" : \"Now 50\"", "\"plays\" : 3",
                                                 "\"artist\" : \"Blur\"", "\"name\" : \"Now 50\"", "\"plays\" : 1"]), "\(albums.body)")

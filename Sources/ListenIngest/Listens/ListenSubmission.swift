@@ -99,7 +99,7 @@ package struct ListenSubmission: Sendable {
             throw Problem("\(which) must contain track_metadata.artist_name and track_name.")
         }
         let album = try name(metadata["release_name"], "release_name", of: which, required: false)
-        var artistMBID: String?, albumMBID: String?, trackMBID: String?, duration: Int64?, albumArtist: String?
+        var artistMBID: String?, albumMBID: String?, trackMBID: String?, duration: Int64?, albumArtist: String?, groupMBID: String?
         switch metadata["additional_info"] {
         case nil, .null?: break
         case .object(let info)?:
@@ -116,6 +116,7 @@ package struct ListenSubmission: Sendable {
             }
             albumMBID = try mbid(info["release_mbid"], "release_mbid", of: which)
             trackMBID = try mbid(info["recording_mbid"], "recording_mbid", of: which)
+            groupMBID = try mbid(info["release_group_mbid"], "release_group_mbid", of: which)
             // The album's artist, as ListenBrainz's Spotify listens and
             // many players name it.
             albumArtist = try name(info["release_artist_name"], "release_artist_name", of: which, required: false, in: "additional_info")
@@ -128,7 +129,8 @@ package struct ListenSubmission: Sendable {
             throw Problem("\(which)'s additional_info must be an object.")
         }
         let scrobble = Scrobble(instant: instant, artist: artist, album: album ?? "", track: track,
-                                artistMBID: artistMBID, albumMBID: albumMBID, trackMBID: trackMBID, albumArtist: albumArtist)
+                                artistMBID: artistMBID, albumMBID: albumMBID, trackMBID: trackMBID, albumArtist: albumArtist,
+                                releaseGroupMBID: groupMBID)
         return Listen(scrobble: scrobble, duration: duration)
     }
 

@@ -27,19 +27,19 @@ extension PostgresScrobbleStore {
         let releases = touched.releases.compactMap { r in
             AlbumReleases.Release(mbid: r.mbid, artist: CopyText.withoutNUL(r.artist), album: CopyText.withoutNUL(r.album))
         }
-        if try await addTies(releases, userID: userID, connection, logger) {
-            try await regroup(userID: userID, connection, logger)
-        }
+        let sharing = try await addTies(releases, userID: userID, connection, logger)
+        if !sharing.isEmpty { try await regroup(userID: userID, reaching: sharing, connection, logger) }
     }
 
     /// Adds the spellings of `releases` not kept yet, keyed by the rule:
     /// one statement finds them (nearly always none), one more adds them.
-    /// Returns whether a new one ties its release to another album of the
+    /// Returns the releases a new one ties to another album of the
     /// person's.
+    @discardableResult
     private static func addTies(_ releases: [AlbumReleases.Release], userID: Int64, _ connection: PostgresConnection,
-                                _ logger: Logger) async throws -> Bool {
+                                _ logger: Logger) async throws -> Set<String> {
         let unique = Array(Set(releases))
-        guard !unique.isEmpty else { return false }
+        guard !unique.isEmpty else { return [] }
         var missing: [AlbumReleases.Release] = []
         for try await (mbid, artist, album) in try await connection.query("""
             SELECT t.mbid, t.artist, t.album
@@ -49,7 +49,7 @@ extension PostgresScrobbleStore {
             """, logger: logger).decode((String, String, String).self) {
             if let release = AlbumReleases.Release(mbid: mbid, artist: artist, album: album) { missing.append(release) }
         }
-        guard !missing.isEmpty else { return false }
+        guard !missing.isEmpty else { return [] }
         let keys = missing.map(\.tie.key)
         // A data-modifying CTE's rows are not visible to the rest of the
         // statement: new ties are compared with the stored ones and with
@@ -61,11 +61,38 @@ extension PostgresScrobbleStore {
                 FROM unnest(\(missing.map(\.mbid))::text[], \(missing.map(\.artist))::text[], \(missing.map(\.album))::text[], \(keys)::text[])
                     AS t(mbid, artist, album, key)
                 ON CONFLICT DO NOTHING RETURNING mbid, key)
-            SELECT EXISTS (SELECT 1 FROM new n JOIN album_release r ON r.user_id = \(userID) AND r.mbid = n.mbid AND r.key <> n.key)
-                OR EXISTS (SELECT 1 FROM new GROUP BY mbid HAVING count(DISTINCT key) > 1)
+            SELECT DISTINCT n.mbid FROM new n JOIN album_release r ON r.user_id = \(userID) AND r.mbid = n.mbid AND r.key <> n.key
+            UNION SELECT mbid FROM new GROUP BY mbid HAVING count(DISTINCT key) > 1
             """, logger: logger)
-        for try await sharing in rows.decode(Bool.self) { return sharing }
-        return false
+        var sharing = Set<String>()
+        for try await mbid in rows.decode(String.self) { sharing.insert(mbid) }
+        return sharing
+    }
+
+    /// Every tie of every release reachable from `mbids` through the keys
+    /// they share (`AlbumReleases.regrouped`): a walk over `album_release`'s
+    /// primary key (release to keys) and its key index (key to releases).
+    private static func component(of mbids: Set<String>, userID: Int64, _ connection: PostgresConnection,
+                                  _ logger: Logger) async throws -> [AlbumReleases.Tie] {
+        var seenReleases = mbids, seenKeys = Set<String>()
+        var ties: [AlbumReleases.Tie] = []
+        var releases = Array(mbids)
+        while !releases.isEmpty {
+            var keys: [String] = []
+            for try await (mbid, key) in try await connection.query("""
+                SELECT DISTINCT mbid, key FROM album_release WHERE user_id = \(userID) AND mbid = ANY(\(releases)::text[])
+                """, logger: logger).decode((String, String).self) {
+                ties.append(AlbumReleases.Tie(mbid: mbid, key: key))
+                if seenKeys.insert(key).inserted { keys.append(key) }
+            }
+            releases = []
+            for try await mbid in try await connection.query("""
+                SELECT DISTINCT mbid FROM album_release WHERE user_id = \(userID) AND key = ANY(\(keys)::text[])
+                """, logger: logger).decode(String.self) where seenReleases.insert(mbid).inserted {
+                releases.append(mbid)
+            }
+        }
+        return ties
     }
 
     /// The releases of every stored listen of the person's, counted or set
@@ -92,26 +119,40 @@ extension PostgresScrobbleStore {
         return releases
     }
 
-    /// Makes the person's groups what their ties say; when that changes
-    /// any, lists the weeks of the albums it touches to count again.
-    private static func regroup(userID: Int64, _ connection: PostgresConnection, _ logger: Logger) async throws {
-        var ties: [AlbumReleases.Tie] = []
-        for try await (mbid, key) in try await connection.query("""
-            SELECT DISTINCT mbid, key FROM album_release WHERE user_id = \(userID) AND mbid IN (
-                SELECT mbid FROM album_release WHERE user_id = \(userID) GROUP BY mbid HAVING count(DISTINCT key) > 1)
-            """, logger: logger).decode((String, String).self) {
-            ties.append(AlbumReleases.Tie(mbid: mbid, key: key))
-        }
-        let after = AlbumReleases.groups(ties)
+    /// Makes the person's groups what their ties say — only those the
+    /// releases `reaching` reach, when a write added ties to them, or all
+    /// of them; when that changes any, rewrites the rows that changed and
+    /// lists the weeks of the albums it touches to count again.
+    private static func regroup(userID: Int64, reaching: Set<String>? = nil, _ connection: PostgresConnection,
+                                _ logger: Logger) async throws {
         let before = try await releaseGroups(userID: userID, connection, logger)
+        let after: [String: String]
+        if let reaching {
+            after = AlbumReleases.regrouped(before, component: try await component(of: reaching, userID: userID, connection, logger))
+        } else {
+            var ties: [AlbumReleases.Tie] = []
+            for try await (mbid, key) in try await connection.query("""
+                SELECT DISTINCT mbid, key FROM album_release WHERE user_id = \(userID) AND mbid IN (
+                    SELECT mbid FROM album_release WHERE user_id = \(userID) GROUP BY mbid HAVING count(DISTINCT key) > 1)
+                """, logger: logger).decode((String, String).self) {
+                ties.append(AlbumReleases.Tie(mbid: mbid, key: key))
+            }
+            after = AlbumReleases.groups(ties)
+        }
         guard after != before else { return }
         let folding = try await foldings(of: [userID], connection, logger)[userID] ?? .editions
-        try await connection.query("DELETE FROM album_release_group WHERE user_id = \(userID)", logger: logger)
-        if !after.isEmpty {
-            let keys = Array(after.keys)
+        let changes = AlbumReleases.changes(from: before, to: after)
+        if !changes.gone.isEmpty {
+            try await connection.query("""
+                DELETE FROM album_release_group WHERE user_id = \(userID) AND key = ANY(\(changes.gone)::text[])
+                """, logger: logger)
+        }
+        if !changes.set.isEmpty {
             try await connection.query("""
                 INSERT INTO album_release_group (user_id, key, grouped_as)
-                SELECT \(userID), g.key, g.grouped_as FROM unnest(\(keys)::text[], \(keys.map { after[$0]! })::text[]) AS g(key, grouped_as)
+                SELECT \(userID), g.key, g.grouped_as FROM unnest(\(changes.set.map(\.key))::text[], \(changes.set.map(\.group))::text[])
+                    AS g(key, grouped_as)
+                ON CONFLICT (user_id, key) DO UPDATE SET grouped_as = excluded.grouped_as
                 """, logger: logger)
         }
         guard folding.foldsEditions else { return }

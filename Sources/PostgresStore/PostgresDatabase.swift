@@ -331,6 +331,8 @@ public final class PostgresDatabase: Sendable {
             "ALTER TABLE scrobble_echo ADD COLUMN album_artist TEXT, ADD COLUMN release_group_mbid TEXT",
             "ALTER TABLE forward_outbox ADD COLUMN album_artist TEXT, ADD COLUMN release_group_mbid TEXT",
         ]),
+        // The key index a write's new ties are followed by (`PostgresAlbumReleases.swift`).
+        Migration(name: "album-releases-by-key", statements: ["CREATE INDEX album_release_key ON album_release(user_id, key)"]),
     ]
 
     /// Applies the migrations this database has not had, holding an

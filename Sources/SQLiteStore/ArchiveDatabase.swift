@@ -152,6 +152,7 @@ public final class ArchiveDatabase: Sendable {
         SQLiteScrobbleStore.registerAlbumChoiceMigrations(in: &migrator)
         SQLiteScrobbleStore.registerAlbumReleaseMigration(in: &migrator)
         SQLiteScrobbleStore.registerAlbumArtistMigration(in: &migrator)
+        SQLiteScrobbleStore.registerReleaseKeyIndexMigration(in: &migrator)
         return migrator
     }
 

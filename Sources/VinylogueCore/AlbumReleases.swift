@@ -95,10 +95,7 @@ public enum AlbumReleases {
     public static func groups(_ ties: some Sequence<Tie>) -> [String: String] {
         let ties = Array(ties)
         var titles: [String: Set<Substring>] = [:]
-        for tie in ties {
-            let title = tie.key.firstIndex(of: "\u{1F}").map { tie.key[tie.key.index(after: $0)...] } ?? tie.key[...]
-            titles[tie.mbid, default: []].insert(title)
-        }
+        for tie in ties { titles[tie.mbid, default: []].insert(title(ofKey: tie.key)) }
         var parent: [String: String] = [:]
         func root(_ key: String) -> String {
             var at = key
@@ -125,6 +122,34 @@ public enum AlbumReleases {
             if sizes[top, default: 0] > 1 { groups[key] = top }
         }
         return groups
+    }
+
+    /// The title part of an album key (after the artist).
+    static func title(ofKey key: String) -> Substring {
+        key.firstIndex(of: "\u{1F}").map { key[key.index(after: $0)...] } ?? key[...]
+    }
+
+    /// The person's groups once the ties of some groups are `component`:
+    /// every tie of every release reachable from a write's new ties
+    /// through shared keys, releases on too many titles included (a new
+    /// title can take a release over `titlesPerRelease` and split what it
+    /// tied). Groups outside it are as `before` has them: a new tie
+    /// changes only the groups it reaches, so this is what `groups` of all
+    /// the ties gives.
+    public static func regrouped(_ before: [String: String], component: some Sequence<Tie>) -> [String: String] {
+        let component = Array(component)
+        let reached = Set(component.map(\.key))
+        var after = before.filter { !reached.contains($0.key) }
+        after.merge(groups(component)) { _, new in new }
+        return after
+    }
+
+    /// What turns the kept groups `before` into `after`: the keys to
+    /// delete, and the rows to write (a key and its group's key).
+    public static func changes(from before: [String: String], to after: [String: String]) -> (gone: [String], set: [(key: String, group: String)]) {
+        let gone = before.keys.filter { after[$0] == nil }.sorted()
+        let set = after.filter { before[$0.key] != $0.value }.map { (key: $0.key, group: $0.value) }.sorted { $0.key < $1.key }
+        return (gone, set)
     }
 
     /// The album keys whose weekly charts change when the person's groups

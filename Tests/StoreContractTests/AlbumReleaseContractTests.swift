@@ -178,6 +178,38 @@ import VinylogueCore
         }
     }
 
+    /// Compilations played as their track artists, their listens arriving
+    /// in batches in any order: the groups a write regroups one by one are
+    /// the groups all the ties give (derived again when a copy is
+    /// forgotten), and the charts count them.
+    @Test(arguments: Backend.allCases)
+    func groupsMadeWriteByWriteAreTheGroupsOfEveryTie(_ backend: Backend) async throws {
+        try await StoreContractTests.withStores(backend) { stores in
+            let archive = stores.scrobbles, ana = Self.ana
+            var rng = SplitMix64(seed: 25)
+            var history: [Scrobble] = []
+            for compilation in 0..<6 {
+                let release = String(format: "%08x-1111-4000-8000-000000000000", compilation)
+                for n in 0..<24 {
+                    history.append(Scrobble(instant: Self.start(n % 8) + Int64(compilation * 24 + n) * 60, artist: "Artist \((n * 7 + compilation) % 11)",
+                                            album: "Hits \(compilation % 4)", track: "Track \(n)", albumMBID: release))
+                }
+            }
+            history.shuffle(using: &rng)
+            for start in stride(from: 0, to: history.count, by: 25) {
+                try await archive.store(Array(history[start..<min(start + 25, history.count)]), of: ana, origin: .lastFMExport)
+            }
+            _ = try await AlbumChoiceContractTests.countQueued(stores, ana)
+            let madeByWrites = try await archive.albumFolding(of: ana).sameRelease
+            #expect(!madeByWrites.isEmpty)
+            try await AlbumChoiceContractTests.expectCharts(archive, history, weeks: 8)
+            try await archive.store([Scrobble(instant: Self.start(9), artist: "Copied", album: "Copied", track: "Copied")], of: ana,
+                                    origin: .sync(of: ana))
+            #expect(try await archive.forgetCopy(of: ana) == 1)
+            #expect(try await archive.albumFolding(of: ana).sameRelease == madeByWrites)
+        }
+    }
+
     /// An archive stored before ties were kept gets them on upgrade, and
     /// its tied albums' weeks counted again by the album job.
     @Test(arguments: Backend.allCases)

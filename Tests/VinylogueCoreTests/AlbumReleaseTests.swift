@@ -161,3 +161,58 @@ import Testing
         #expect(folded.entries.map(\.plays) == [9, 3])
     }
 }
+
+/// Regrouping only what a write's ties reach gives what grouping every tie
+/// again gives, whatever the order ties arrive in, a release going over
+/// `titlesPerRelease` titles (and so untying) included.
+@Suite struct AlbumRegroupingTests {
+    /// The walk a store makes: every tie of every release reachable from
+    /// `start` through shared keys.
+    static func component(of start: Set<String>, in ties: [AlbumReleases.Tie]) -> [AlbumReleases.Tie] {
+        var releases = start, keys = Set<String>()
+        while true {
+            let found = ties.filter { releases.contains($0.mbid) }
+            let moreKeys = keys.union(found.map(\.key))
+            let moreReleases = releases.union(ties.filter { moreKeys.contains($0.key) }.map(\.mbid))
+            if moreKeys == keys && moreReleases == releases { return found }
+            (keys, releases) = (moreKeys, moreReleases)
+        }
+    }
+
+    @Test(arguments: 0..<40)
+    func regroupingWhatAWriteReachesIsRegroupingEverything(seed: Int) {
+        var rng = SplitMix64(seed: UInt64(seed))
+        let artists = (0..<12).map { "artist \($0)" }
+        let titles = (0..<7).map { "title \($0)" }
+        let releases = (0..<9).map { String(format: "%08x-0000-4000-8000-000000000000", $0) }
+        var all: [AlbumReleases.Tie] = []
+        var groups: [String: String] = [:]
+        for _ in 0..<12 {
+            // A write's new ties: a few spellings with a release each.
+            var added: [AlbumReleases.Tie] = []
+            for _ in 0..<Int.random(in: 1...6, using: &rng) {
+                let key = AlbumIdentity.key(artist: artists.randomElement(using: &rng)!, album: titles.randomElement(using: &rng)!)!
+                let tie = AlbumReleases.Tie(mbid: releases.randomElement(using: &rng)!, key: key)
+                if !all.contains(tie) && !added.contains(tie) { added.append(tie) }
+            }
+            let sharing = Set(added.filter { new in (all + added).contains { $0.mbid == new.mbid && $0.key != new.key } }.map(\.mbid))
+            all += added
+            if !sharing.isEmpty { groups = AlbumReleases.regrouped(groups, component: Self.component(of: sharing, in: all)) }
+            #expect(groups == AlbumReleases.groups(all), "seed \(seed)")
+        }
+    }
+
+    @Test func aReleaseOverItsTitlesUntiesWhatItTiedAndOnlyThat() {
+        let id = "aaaaaaaa-0000-4000-8000-000000000000", other = "bbbbbbbb-0000-4000-8000-000000000000"
+        func key(_ n: Int) -> String { AlbumIdentity.key(artist: "A", album: "T\(n)")! }
+        var ties = (0..<4).map { AlbumReleases.Tie(mbid: id, key: key($0)) } + [AlbumReleases.Tie(mbid: other, key: key(8)),
+                                                                                 AlbumReleases.Tie(mbid: other, key: key(9))]
+        let before = AlbumReleases.groups(ties)
+        #expect(Set(before.values) == [key(0), key(8)])
+        ties.append(AlbumReleases.Tie(mbid: id, key: key(5)))
+        let after = AlbumReleases.regrouped(before, component: Self.component(of: [id], in: ties))
+        #expect(after == [key(8): key(8), key(9): key(8)])
+        let changes = AlbumReleases.changes(from: before, to: after)
+        #expect(changes.gone == (0..<4).map(key) && changes.set.isEmpty)
+    }
+}

@@ -30,15 +30,18 @@ extension PostgresScrobbleStore {
             """, logger: logger)
         var found: [Int64: (folds: Bool?, choices: [AlbumChoice], groups: [String: String])] = [:]
         for try await (id, folds, kind, key, target) in rows.decode((Int64, Bool?, String?, String?, String?).self) {
-            var person = found[id] ?? (nil, [], [:])
-            if let folds { person.folds = folds }
+            // Changed where it is kept: a copy taken out and put back would
+            // copy the person's groups at every row (seconds per write for
+            // someone with thousands of tied spellings).
+            if let folds { found[id, default: (nil, [], [:])].folds = folds }
             if kind == "release", let key, let target {
-                person.groups[key] = target
+                found[id, default: (nil, [], [:])].groups[key] = target
             } else if let kind = kind.flatMap(AlbumChoice.Kind.init(rawValue:)), let key {
-                person.choices.append(AlbumChoice(kind: kind, key: key, target: target, artist: "", album: "", targetArtist: nil,
-                                                  targetAlbum: nil, madeAt: .distantPast))
+                found[id, default: (nil, [], [:])].choices.append(AlbumChoice(kind: kind, key: key, target: target, artist: "", album: "",
+                                                                             targetArtist: nil, targetAlbum: nil, madeAt: .distantPast))
+            } else if found[id] == nil {
+                found[id] = (nil, [], [:])
             }
-            found[id] = person
         }
         return found.mapValues { AlbumFolding(foldsEditions: $0.folds ?? true, choices: $0.choices, sameRelease: $0.groups) }
     }

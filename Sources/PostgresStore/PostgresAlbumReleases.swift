@@ -137,7 +137,7 @@ extension PostgresScrobbleStore {
                 """, logger: logger).decode((String, String).self) {
                 ties.append(AlbumReleases.Tie(mbid: mbid, key: key))
             }
-            after = AlbumReleases.groups(ties)
+            after = AlbumReleases.keeping(before, AlbumReleases.groups(ties))
         }
         guard after != before else { return }
         let folding = try await foldings(of: [userID], connection, logger)[userID] ?? .editions

@@ -109,10 +109,10 @@ extension SQLiteScrobbleStore {
         if let reaching {
             after = AlbumReleases.regrouped(before, component: try component(of: reaching, userID: userID, in: db))
         } else {
-            after = AlbumReleases.groups(try Row.fetchAll(db, sql: """
+            after = AlbumReleases.keeping(before, AlbumReleases.groups(try Row.fetchAll(db, sql: """
                 SELECT DISTINCT mbid, key FROM album_release WHERE user_id = ?1 AND mbid IN (
                     SELECT mbid FROM album_release WHERE user_id = ?1 GROUP BY mbid HAVING count(DISTINCT key) > 1)
-                """, arguments: [userID]).map { AlbumReleases.Tie(mbid: $0[0], key: $0[1]) })
+                """, arguments: [userID]).map { AlbumReleases.Tie(mbid: $0[0], key: $0[1]) }))
         }
         guard after != before else { return }
         let folding = try WeeklyRollup.folding(userID: userID, in: db)

@@ -140,8 +140,30 @@ public enum AlbumReleases {
         let component = Array(component)
         let reached = Set(component.map(\.key))
         var after = before.filter { !reached.contains($0.key) }
-        after.merge(groups(component)) { _, new in new }
+        after.merge(keeping(before, groups(component))) { _, new in new }
         return after
+    }
+
+    /// `groups` named as `before` named them where it can: a group that
+    /// holds a key some group had as its key keeps that key (the key of
+    /// the largest such group, the smallest key on a tie), so a group that
+    /// gains a member keeps its name and its weeks are not all counted
+    /// again; only a group with no kept key takes its smallest. The groups
+    /// themselves (which keys go together) are what `groups` gives.
+    public static func keeping(_ before: [String: String], _ groups: [String: String]) -> [String: String] {
+        guard !before.isEmpty else { return groups }
+        var sizes: [String: Int] = [:]
+        for group in before.values { sizes[group, default: 0] += 1 }
+        var members: [String: [String]] = [:]
+        for (key, group) in groups { members[group, default: []].append(key) }
+        var named: [String: String] = [:]
+        for (smallest, keys) in members {
+            let kept = keys.filter { before[$0] == $0 }.max { a, b in
+                sizes[a, default: 0] != sizes[b, default: 0] ? sizes[a, default: 0] < sizes[b, default: 0] : a > b
+            }
+            for key in keys { named[key] = kept ?? smallest }
+        }
+        return named
     }
 
     /// What turns the kept groups `before` into `after`: the keys to

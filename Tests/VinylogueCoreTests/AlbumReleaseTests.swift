@@ -198,8 +198,37 @@ import Testing
             let sharing = Set(added.filter { new in (all + added).contains { $0.mbid == new.mbid && $0.key != new.key } }.map(\.mbid))
             all += added
             if !sharing.isEmpty { groups = AlbumReleases.regrouped(groups, component: Self.component(of: sharing, in: all)) }
-            #expect(groups == AlbumReleases.groups(all), "seed \(seed)")
+            // The same albums together as grouping every tie; each named by one of its keys.
+            #expect(Self.partition(groups) == Self.partition(AlbumReleases.groups(all)), "seed \(seed)")
+            #expect(groups.allSatisfy { groups[$0.value] == $0.value }, "a group's key is one of its own")
         }
+    }
+
+    static func partition(_ groups: [String: String]) -> Set<Set<String>> {
+        Set(Dictionary(grouping: groups.keys) { groups[$0]! }.values.map(Set.init))
+    }
+
+    /// A group that gains a member keeps its key, even when the member's key
+    /// is smaller; a new group takes its smallest; merging keeps the
+    /// larger group's key.
+    @Test func aGroupKeepsItsKeyAsMembersJoin() {
+        let id = "aaaaaaaa-0000-4000-8000-000000000000", other = "bbbbbbbb-0000-4000-8000-000000000000"
+        let (m, t, b, a, x, y, z) = ("m", "t", "b", "a", "x", "y", "z")
+        var ties = [AlbumReleases.Tie(mbid: id, key: m), AlbumReleases.Tie(mbid: id, key: t)]
+        var groups = AlbumReleases.regrouped([:], component: ties)
+        #expect(groups == [m: m, t: m])
+        ties.append(AlbumReleases.Tie(mbid: id, key: b))
+        groups = AlbumReleases.regrouped(groups, component: ties)
+        #expect(groups == [m: m, t: m, b: m], "b is smaller, yet the group keeps its key")
+        // Another release's group of three, {x, y, z} (named x), then a tie that merges it in.
+        let others = [AlbumReleases.Tie(mbid: other, key: x), AlbumReleases.Tie(mbid: other, key: y), AlbumReleases.Tie(mbid: other, key: z)]
+        groups = AlbumReleases.regrouped(groups, component: others)
+        #expect(groups[z] == x && groups[m] == m)
+        let merging = AlbumReleases.Tie(mbid: other, key: a)
+        groups = AlbumReleases.regrouped(groups, component: ties + others + [merging, AlbumReleases.Tie(mbid: id, key: a)])
+        #expect(Set(groups.values).count == 1 && groups.count == 7, "merged into one group named by one of the old names")
+        #expect(groups[a] == m, "two groups of three: the smaller old key wins the tie")
+        #expect(AlbumReleases.keeping([:], AlbumReleases.groups(ties)) == AlbumReleases.groups(ties))
     }
 
     @Test func aReleaseOverItsTitlesUntiesWhatItTiedAndOnlyThat() {

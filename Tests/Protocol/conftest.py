@@ -68,7 +68,9 @@ class Vinylogue:
         means the day at noon, and weeks change on Sunday at noon, so the week of the day's noon
         holds the instant and the tests' listens up to an hour after it, on every day of the week.
         (It was 01:00: on a Sunday the day's noon was in the next week, and every chart read said
-        "no charts after" the week before.)"""
+        "no charts after" the week before.) From Sunday noon to 14:00 UTC the day is Saturday, in
+        the week that has just ended, which the demo has filled with its own plays: a test looks
+        for its own listens in a chart, never for a chart of nothing else."""
         now = int(time.time())
         instant = now // 86400 * 86400 + 13 * 3600
         if instant > now - 3600:

@@ -262,9 +262,18 @@ struct BenchExport {
         // gives them); one in a hundred names its neighbour's, so the
         // archive ties a dozen pairs of albums by release as it imports.
         func release(_ i: Int) -> String { String(format: "%08x-0000-4000-8000-%012x", i, i) }
+        // As a Last.fm export is: one album in eight is played in the
+        // history's last third under a streaming service's reissue name
+        // (with a release id of its own, as a reissue has), and one in fifty
+        // is a compilation, scrobbled under each track's artist, tied only
+        // by its release id where it has one.
         let albums = (0..<4000).map { i in
-            (artist: "Artist \(i % 1500)", album: "Album \(i)", mbid: i % 3 == 0 ? "" : release(i % 100 == 1 ? i - 1 : i))
+            BenchAlbum(artist: "Artist \(i % 1500)", album: i % 50 == 7 ? "Hits Collection \(i)" : "Album \(i)",
+                       mbid: i % 3 == 0 ? "" : release(i % 100 == 1 ? i - 1 : i),
+                       reissue: i % 8 == 3 ? Self.reissueNames[(i / 8) % Self.reissueNames.count] : nil, compilation: i % 50 == 7,
+                       reissueMBID: i % 3 == 0 ? "" : release(100_000 + i))
         }
+        let reissuedFrom = end - (end - start) / 3
         var buffer = "uts,utc_time,artist,artist_mbid,album,album_mbid,track,track_mbid\n"
         let step = Double(end - start) / Double(count)
         var albumIndex = 0
@@ -277,7 +286,13 @@ struct BenchExport {
             }
             let album = albums[albumIndex]
             let track = Int(rng.next() % 12) + 1
-            buffer += "\(instant),\"01 Jan 2020, 00:00\",\(album.artist),,\"\(album.album)\",\(album.mbid),Track \(track),\n"
+            let artist = album.compilation ? "Artist \((albumIndex + track * 37) % 1500)" : album.artist
+            let (name, mbid) = if let reissue = album.reissue, instant >= reissuedFrom {
+                ("\(album.album) \(reissue)", album.reissueMBID)
+            } else {
+                (album.album, album.mbid)
+            }
+            buffer += "\(instant),\"01 Jan 2020, 00:00\",\(artist),,\"\(name)\",\(mbid),Track \(track),\n"
             if buffer.utf8.count > 1 << 20 {
                 handle.write(Data(buffer.utf8))
                 buffer.removeAll(keepingCapacity: true)
@@ -285,6 +300,24 @@ struct BenchExport {
         }
         handle.write(Data(buffer.utf8))
     }
+}
+
+/// One album of `BenchExport`'s catalogue.
+struct BenchAlbum {
+    let artist: String
+    let album: String
+    let mbid: String
+    /// The decoration its plays carry in the history's last third.
+    let reissue: String?
+    /// Scrobbled under each track's artist.
+    let compilation: Bool
+    let reissueMBID: String
+}
+
+extension BenchExport {
+    /// Reissue names as streaming services give them (each folds to the album).
+    static let reissueNames = ["(Remastered)", "[Deluxe Edition]", "- 2011 Remaster", "(Super Deluxe)", "(Expanded Edition)",
+                               "(25th Anniversary Edition)", "(Remastered 2009)", "[Explicit]"]
 }
 
 /// The archive sizes `vinylogue bench` measures: "100000,1000000".

@@ -52,12 +52,16 @@ def until_names(app, expected: list[str]) -> list[str]:
     return names
 
 
-def started_with_history(page, stack, fake, tmp_path, more: list[str] = ()):
-    """`history_csv` and the lines `more` imported for ybsc, the app started
-    on that data directory and ybsc's charts opened: the app's URL maker."""
+def started_with_history(page, stack, fake, tmp_path, more: list[str] = (), export_text: str | None = None):
+    """`history_csv` and the lines `more` imported for ybsc (or the export
+    `export_text`), the app started on that data directory and ybsc's
+    charts opened: the app's URL maker."""
     data = tmp_path / "data"
     export = tmp_path / "export.csv"
-    history_csv(export)
+    if export_text is None:
+        history_csv(export)
+    else:
+        export.write_text(export_text, encoding="utf-8")
     with export.open("a", encoding="utf-8") as out:
         for line in more:
             out.write(line + "\n")
@@ -167,3 +171,38 @@ def test_spellings_of_one_release_are_one_album_and_say_so(page, stack, fake, tm
     expect(tied.locator(".hint")).to_have_text("the same MusicBrainz release")
     expect(page.locator("#spellings li", has_text="OKNOTOK").locator(".hint")).to_have_count(0)
     shot(page, "same-release")
+
+
+def test_a_compilation_is_one_album_of_its_album_artist(page, stack, fake, tmp_path, shot):
+    """A compilation's tracks by four artists, scrobbled with an album
+    artist (an export's `album_artist` column, as ListenBrainz and Spotify
+    give it), chart as one album of "Various Artists"; its page counts every
+    track, and the artist chart keeps each track's own artist."""
+    lines = ["uts,utc_time,artist,album_artist,album,album_mbid,track,track_mbid"]
+    tracks = [("Art Blakey & The Jazz Messengers", "Moanin'"), ("Lee Morgan", "The Sidewinder"),
+              ("Horace Silver", "Song for My Father"), ("Hank Mobley", "Soul Station")]
+    for n, (artist, track) in enumerate(tracks * 2):
+        lines.append(f"{A_YEAR_AGO + n * 600},x,{artist},Various Artists,Blue Note Classics,,{track},")
+    for n in range(5):
+        lines.append(f"{A_YEAR_AGO + 14_400 + n * 600},x,Vetiver,,Tidewater,,Track {n},")
+    lines.append(f"{LAST_WEEK},x,Low,,Double Negative,,Dancing and Blood,")
+    app = started_with_history(page, stack, fake, tmp_path, export_text="\n".join(lines) + "\n")
+
+    status, body = http_get(app("/api/u/ybsc/chart?years_ago=1"))
+    assert status == 200, body
+    entries = json.loads(body)["entries"]
+    assert [(e["artist"], e["name"], e["plays"]) for e in entries] == [
+        ("Various Artists", "Blue Note Classics", 8), ("Vetiver", "Tidewater", 5)]
+
+    page.goto(app("/u/ybsc?years_ago=1"))
+    first = page.locator("ol.rows > li").first
+    expect(first).to_contain_text("Blue Note Classics")
+    expect(first).to_contain_text("Various Artists")
+    shot(page, "compilation-chart")
+
+    first.get_by_role("link").first.click()
+    expect(page.locator("h1.album-name")).to_have_text("Blue Note Classics")
+    expect(page.locator("main")).to_contain_text("Various Artists")
+    expect(page.locator("main")).to_contain_text("8 plays")
+    expect(page.locator("#spellings")).to_contain_text("Never under another name.")
+    shot(page, "compilation-album")

@@ -145,6 +145,11 @@ import VinylogueCore
             #expect(page.body.contains("Also played as"), "\(page.body)")
             #expect(page.body.contains("“Tidewater (Deluxe Edition)”: 4 plays</span>"))
             #expect(page.body.contains(">Keep apart</button>"))
+            // An album only ever played under its own name says so, not a list of one.
+            let single = try await SignInTests.page(client, "/u/Vera/album/Radiohead/OK%20Computer", browser)
+            #expect(single.body.contains("Never under another name."), "\(single.body)")
+            #expect(!single.body.contains("<ul class=\"spellings\">"))
+            #expect(single.body.contains("Same album as…"))
 
             let apart = try await client.post("/settings/albums/choices", ["action": "apart", "artist": "Vetiver", "album": "Tidewater (Deluxe Edition)",
                                                                            "back": "/u/Vera/album/Vetiver/Tidewater#spellings"], session: browser.form)

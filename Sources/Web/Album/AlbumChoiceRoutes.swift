@@ -55,6 +55,7 @@ struct AlbumChoiceRoutes: Sendable {
         view.undos = choices.compactMap { choice in
             Self.undo(choice, on: key, folding: folding).map { AlbumChoicesView.Undo(sentence: $0, kind: choice.kind.rawValue, key: choice.key) }
         }
+        view.onlyItsOwn = !several && view.spellings.allSatisfy { $0.otherArtist == nil } && view.undos.isEmpty
         return view
     }
 
@@ -289,6 +290,9 @@ struct AlbumChoicesView {
     var offNote: String?
     var spellings: [Spelling] = []
     var undos: [Undo] = []
+    /// Whether the album was only ever played under its own spelling and
+    /// no choice is about it (then the page says so, not a list of one).
+    var onlyItsOwn = false
     let settingsURL = Paths.settings + "#albums"
 }
 

@@ -107,7 +107,9 @@ extension PostgresScrobbleStore {
                 let folding = try await Self.foldings(of: [id], connection, logger)[id] ?? .editions
                 let spellings = try await Self.spellingPlays(of: id, weeks: weeks, connection, logger)
                 try await connection.query("DELETE FROM weekly_chart WHERE user_id = \(id) AND week = ANY(\(weeks)::bigint[])", logger: logger)
-                let rows = weeks.flatMap { WeeklyRollup.rows(week: $0, spellings: spellings[$0] ?? [], folding: folding) }
+                var names = ScrobbleTally.FoldedNames(folding)
+                var rows: [WeeklyRollup.ChartRow] = []
+                for week in weeks { rows += WeeklyRollup.rows(week: week, spellings: spellings[week] ?? [], names: &names) }
                 try await Self.copyCharts(rows, userID: id, connection, logger)
                 try await connection.query("DELETE FROM chart_recount WHERE user_id = \(id) AND week = ANY(\(weeks)::bigint[])", logger: logger)
                 return true

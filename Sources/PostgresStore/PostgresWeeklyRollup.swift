@@ -350,6 +350,7 @@ extension PostgresScrobbleStore {
                 """, logger: logger).decode(Bool.self) {
                 folding = AlbumFolding(foldsEditions: folds)
             }
+            var names = ScrobbleTally.FoldedNames(folding)
             var after: (Int64, String, String)?
             // The week being read, which the next slice may continue.
             var openWeek: Int64?
@@ -372,7 +373,7 @@ extension PostgresScrobbleStore {
                     in try await connection.query(query, logger: logger).decode((Int64, String, String, String, String?, String?, String?).self) {
                     let week = LastFMWeekCalendar.week(containing: instant).from
                     if let current = openWeek, current != week {
-                        finished += WeeklyRollup.rows(week: current, scrobbles: open, folding: folding)
+                        finished += WeeklyRollup.rows(week: current, scrobbles: open, names: &names)
                         open.removeAll(keepingCapacity: true)
                     }
                     openWeek = week
@@ -382,7 +383,7 @@ extension PostgresScrobbleStore {
                     read += 1
                 }
                 if read < 50_000, let current = openWeek {
-                    finished += WeeklyRollup.rows(week: current, scrobbles: open, folding: folding)
+                    finished += WeeklyRollup.rows(week: current, scrobbles: open, names: &names)
                 }
                 try await copyCharts(finished, userID: id, connection, logger)
                 done += read

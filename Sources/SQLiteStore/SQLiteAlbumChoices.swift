@@ -54,10 +54,10 @@ extension SQLiteScrobbleStore {
                 if let claim { try SQLiteJobQueue.end(claim, as: .done, at: now, in: db) }
                 return false
             }
-            let folding = try WeeklyRollup.folding(userID: id, in: db)
+            var names = ScrobbleTally.FoldedNames(try WeeklyRollup.folding(userID: id, in: db))
             for start in weeks {
                 let scrobbles = try WeeklyRollup.storedScrobbles(of: id, from: start, to: WeeklyRollup.end(of: start), in: db)
-                try WeeklyRollup.replace(week: start, of: id, with: WeeklyRollup.rows(week: start, scrobbles: scrobbles, folding: folding), in: db)
+                try WeeklyRollup.replace(week: start, of: id, with: WeeklyRollup.rows(week: start, scrobbles: scrobbles, names: &names), in: db)
             }
             try db.execute(sql: "DELETE FROM chart_recount WHERE user_id = ? AND week >= ? AND week <= ?",
                            arguments: [id, weeks.first!, weeks.last!])

@@ -91,7 +91,7 @@ extension WeeklyRollup {
         var current: (user: Int64, week: Int64)?
         var scrobbles: [Scrobble] = []
         var done = 0
-        var folding = (user: Int64.min, choice: AlbumFolding.editions)
+        var folding = (user: Int64.min, names: ScrobbleTally.FoldedNames(.editions))
         func flush() throws {
             if let current {
                 if folding.user != current.user {
@@ -100,9 +100,9 @@ extension WeeklyRollup {
                     let folds = try Bool.fetchOne(db, sql: """
                         SELECT f.folds_editions FROM album_folding f JOIN archive_user u ON u.name_key = f.name_key WHERE u.id = ?
                         """, arguments: [current.user]) ?? true
-                    folding = (current.user, AlbumFolding(foldsEditions: folds))
+                    folding = (current.user, ScrobbleTally.FoldedNames(AlbumFolding(foldsEditions: folds)))
                 }
-                try replace(week: current.week, of: current.user, with: rows(week: current.week, scrobbles: scrobbles, folding: folding.choice), in: db)
+                try replace(week: current.week, of: current.user, with: rows(week: current.week, scrobbles: scrobbles, names: &folding.names), in: db)
             }
             done += scrobbles.count
             counter?.advance(to: done)

@@ -63,13 +63,14 @@ public struct RollupPlanning: Sendable {
     /// for a store where each question is a round trip to a server; a
     /// store that counts in-process asks only what it needs).
     private let countsTogether: Bool
-    /// How the person's plays group into albums (their choice).
-    private let folding: AlbumFolding
+    /// How the person's plays group into albums (their choice), with the
+    /// names this write has folded.
+    private var names: ScrobbleTally.FoldedNames
 
     public init(touched: TouchedWeeks, countsTogether: Bool = false, folding: AlbumFolding = .editions) {
         self.touched = touched
         self.countsTogether = countsTogether
-        self.folding = folding
+        names = ScrobbleTally.FoldedNames(folding)
         stage = touched.weeks.isEmpty ? .done : .weekCounts
     }
 
@@ -101,7 +102,7 @@ public struct RollupPlanning: Sendable {
             precondition(counts.count == touched.weeks.count + together.count, "one count per range asked")
             for (week, stored) in zip(touched.weeks, counts) {
                 if let whole = touched.wholeWeek(week, storedCount: stored) {
-                    changes[week] = .replace(week: week, rows: WeeklyRollup.rows(week: week, scrobbles: whole, folding: folding))
+                    changes[week] = .replace(week: week, rows: WeeklyRollup.rows(week: week, scrobbles: whole, names: &names))
                 } else if let added = touched.latest(week), !added.isEmpty {
                     candidates.append((week, added))
                 } else {
@@ -137,11 +138,11 @@ public struct RollupPlanning: Sendable {
             var changed: [ChartKind: [Int]] = [:]
             for kind in WeeklyRollup.kinds {
                 let old = kept[week]?[kind] ?? []
-                guard let new = WeeklyRollup.adding(added, to: old, kind: kind, afterAll: afterAll.contains(week), folding: folding) else {
+                guard let new = WeeklyRollup.adding(added, to: old, kind: kind, afterAll: afterAll.contains(week), names: &names) else {
                     readBack.append(week)
                     continue weeks
                 }
-                rows += new.map { WeeklyRollup.ChartRow(week: week, kind: kind, entry: $0, folding: folding) }
+                for entry in new { rows.append(WeeklyRollup.ChartRow(week: week, kind: kind, entry: entry, names: &names)) }
                 changed[kind] = new.indices.filter { $0 >= old.count || old[$0] != new[$0] }
             }
             changes[week] = .adjust(week: week, rows: rows, changed: changed)
@@ -154,7 +155,7 @@ public struct RollupPlanning: Sendable {
     public mutating func answer(scrobbles: [Int64: [Scrobble]]) {
         precondition(stage == .scrobbles, "scrobbles were not asked for")
         for week in readBack {
-            changes[week] = .replace(week: week, rows: WeeklyRollup.rows(week: week, scrobbles: scrobbles[week] ?? [], folding: folding))
+            changes[week] = .replace(week: week, rows: WeeklyRollup.rows(week: week, scrobbles: scrobbles[week] ?? [], names: &names))
         }
         stage = .done
     }

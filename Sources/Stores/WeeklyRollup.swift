@@ -36,6 +36,14 @@ public enum WeeklyRollup {
             albumKey = kind == .album ? ScrobbleTally.key(.album, artist: entry.artist, album: entry.name, track: "", folding: folding) : nil
         }
 
+        /// The same, folding the album's names with `names`.
+        public init(week: Int64, kind: ChartKind, entry: ChartEntry, names: inout ScrobbleTally.FoldedNames) {
+            self.week = week
+            self.kind = kind
+            self.entry = entry
+            albumKey = kind == .album && !entry.name.isEmpty ? names.folded(.album, artist: entry.artist, name: entry.name).key : nil
+        }
+
         /// `row` with another `entry` and `albumKey` (a store's cleaned
         /// copy of its names).
         public init(_ row: ChartRow, entry: ChartEntry, albumKey: String?) {
@@ -52,12 +60,22 @@ public enum WeeklyRollup {
     /// The rows of one week's charts, counted from all of its `scrobbles`
     /// (in any order: they are put in `canonicalOrder` first).
     public static func rows(week: Int64, scrobbles: [Scrobble], folding: AlbumFolding = .editions) -> [ChartRow] {
+        var names = ScrobbleTally.FoldedNames(folding)
+        return rows(week: week, scrobbles: scrobbles, names: &names)
+    }
+
+    /// The same, folding names with `names` (one write's, shared by the
+    /// weeks it counts).
+    public static func rows(week: Int64, scrobbles: [Scrobble], names: inout ScrobbleTally.FoldedNames) -> [ChartRow] {
         let ordered = scrobbles.sorted(by: canonicalOrder)
         var rows: [ChartRow] = []
         for kind in kinds {
-            var tally = ScrobbleTally.Tally(kind: kind, folding: folding)
+            var tally = ScrobbleTally.Tally(kind: kind, folding: names.folding)
+            // The tally takes the names and gives them back (a swap: no copy).
+            swap(&tally.names, &names)
             for s in ordered { tally.add(s) }
-            rows += tally.ranked().map { ChartRow(week: week, kind: kind, entry: $0, folding: folding) }
+            swap(&tally.names, &names)
+            for entry in tally.ranked() { rows.append(ChartRow(week: week, kind: kind, entry: entry, names: &names)) }
         }
         return rows
     }
@@ -105,6 +123,12 @@ public enum WeeklyRollup {
     /// earliest scrobble with one carried, as the scrobbles in
     /// `canonicalOrder` give.
     public static func rows(week: Int64, spellings: [SpellingPlays], folding: AlbumFolding = .editions) -> [ChartRow] {
+        var names = ScrobbleTally.FoldedNames(folding)
+        return rows(week: week, spellings: spellings, names: &names)
+    }
+
+    /// The same, folding names with `names` (shared by the weeks counted together).
+    public static func rows(week: Int64, spellings: [SpellingPlays], names: inout ScrobbleTally.FoldedNames) -> [ChartRow] {
         func before(_ a: SpellingPlays.FirstID?, _ aArtist: String, _ b: SpellingPlays.FirstID?, _ bArtist: String) -> Bool {
             guard let a else { return false }
             guard let b else { return true }
@@ -116,11 +140,13 @@ public enum WeeklyRollup {
             let ordered = kind == .album
                 ? spellings.sorted { before($0.albumMBID, $0.artist, $1.albumMBID, $1.artist) }
                 : spellings.sorted { before($0.artistMBID, $0.artist, $1.artistMBID, $1.artist) }
-            var tally = ScrobbleTally.Tally(kind: kind, folding: folding)
+            var tally = ScrobbleTally.Tally(kind: kind, folding: names.folding)
+            swap(&tally.names, &names)
             for s in ordered {
                 tally.add(artist: kind == .album ? s.albumArtist ?? s.artist : s.artist, album: s.album, track: "", mbid: kind == .album ? s.albumMBID?.id : s.artistMBID?.id, plays: s.plays)
             }
-            rows += tally.ranked().map { ChartRow(week: week, kind: kind, entry: $0, folding: folding) }
+            swap(&tally.names, &names)
+            for entry in tally.ranked() { rows.append(ChartRow(week: week, kind: kind, entry: entry, names: &names)) }
         }
         return rows
     }
@@ -144,6 +170,13 @@ public enum WeeklyRollup {
     /// rather than of all its scrobbles.
     public static func adding(_ added: [Scrobble], to entries: [ChartEntry], kind: ChartKind, afterAll: Bool = true,
                               folding: AlbumFolding = .editions) -> [ChartEntry]? {
+        var names = ScrobbleTally.FoldedNames(folding)
+        return adding(added, to: entries, kind: kind, afterAll: afterAll, names: &names)
+    }
+
+    /// The same, folding names with `names` (one write's).
+    public static func adding(_ added: [Scrobble], to entries: [ChartEntry], kind: ChartKind, afterAll: Bool = true,
+                              names: inout ScrobbleTally.FoldedNames) -> [ChartEntry]? {
         struct Group {
             var entry: ChartEntry
             let foldedArtist: String
@@ -151,7 +184,7 @@ public enum WeeklyRollup {
             /// The id the kept rows gave it (nil for a new group).
             var keptMBID: String? = nil
         }
-        func folded(_ artist: String, _ name: String) -> AlbumFolding.Folded { folding.folded(kind, artist: artist, name: name) }
+        func folded(_ artist: String, _ name: String) -> AlbumFolding.Folded { names.folded(kind, artist: artist, name: name) }
         var groups: [Group] = []
         var index: [String: Int] = [:]
         groups.reserveCapacity(entries.count + added.count)

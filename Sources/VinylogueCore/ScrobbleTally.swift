@@ -48,6 +48,38 @@ public enum ScrobbleTally {
     /// Accumulates plays per group; usable incrementally (the archive feeds it
     /// rows straight from SQLite). Each play's names are folded once: the
     /// group key and the ranking's tie-break both use those folded names.
+    /// Names folded by one grouping (`AlbumFolding.folded`), remembered:
+    /// counting week after week meets the same spellings again and again,
+    /// and folding a name costs far more than looking it up. A value: a
+    /// write keeps one for its weeks, and hands it from tally to tally.
+    public struct FoldedNames: Sendable {
+        public let folding: AlbumFolding
+        private var known: [Spelling: AlbumFolding.Folded] = [:]
+
+        private struct Spelling: Hashable {
+            let kind: ChartKind
+            let artist: String
+            let name: String
+        }
+
+        /// At most this many names are kept; then it starts again.
+        static let limit = 50_000
+
+        public init(_ folding: AlbumFolding = .editions) {
+            self.folding = folding
+        }
+
+        /// `folding.folded(kind, artist:, name:)`, remembered.
+        public mutating func folded(_ kind: ChartKind, artist: String, name: String) -> AlbumFolding.Folded {
+            let spelling = Spelling(kind: kind, artist: artist, name: name)
+            if let found = known[spelling] { return found }
+            let folded = folding.folded(kind, artist: artist, name: name)
+            if known.count >= Self.limit { known.removeAll(keepingCapacity: true) }
+            known[spelling] = folded
+            return folded
+        }
+    }
+
     public struct Tally: Sendable {
         struct Group {
             var plays = 0
@@ -60,8 +92,11 @@ public enum ScrobbleTally {
         }
 
         public let kind: ChartKind
-        /// How plays group (editions fold unless the person chose otherwise).
-        public let folding: AlbumFolding
+        /// How plays group (editions fold unless the person chose
+        /// otherwise), with the names folded so far: swap it with a
+        /// write's own to share them (`WeeklyRollup.rows`).
+        public var names: FoldedNames
+        public var folding: AlbumFolding { names.folding }
         /// Each group's place in `groups`, by folded key.
         private var index: [String: Int] = [:]
         /// Each exact spelling's group and place among its spellings: a
@@ -76,7 +111,7 @@ public enum ScrobbleTally {
 
         public init(kind: ChartKind, folding: AlbumFolding = .editions) {
             self.kind = kind
-            self.folding = folding
+            names = FoldedNames(folding)
         }
 
         public mutating func add(_ scrobble: Scrobble) {
@@ -97,7 +132,7 @@ public enum ScrobbleTally {
                 place = known
             } else {
                 // The same key as `ScrobbleTally.key`.
-                let folded = folding.folded(kind, artist: artist, name: name)
+                let folded = names.folded(kind, artist: artist, name: name)
                 let (foldedArtist, foldedName, key) = (folded.artist, folded.name, folded.key)
                 let n: Int
                 if let found = index[key] {

@@ -58,6 +58,10 @@ public protocol ArchiveReading: Sendable {
     /// starting at or after `from`; nil when `user` has no archive.
     func albumsPlayed(by user: Username, since from: Int64) async throws(SourceError) -> Set<String>?
 
+    /// What `year` of `user`'s listening counts (`YearInReview`); nil when
+    /// the archive does not hold them.
+    func yearListening(of user: Username, in year: ListeningYear) async throws(SourceError) -> YearListening?
+
     /// Every album `user` played, with the spellings it was played as
     /// (`SpelledAlbum.grouped` by their grouping), most played first; nil
     /// when `user` has no archive. A pass over all of their listens.

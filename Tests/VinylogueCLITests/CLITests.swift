@@ -336,6 +336,60 @@ func withFakeEnvironment(_ body: @Sendable (FakeLastFM, [String: String]) async 
     }
 }
 
+/// `vinylogue year`: an archived person's year in review, as text and
+/// JSON, in the time zone asked for; a year without listens and a year
+/// that is no year each get a sentence.
+@Suite struct YearCommandTests {
+    @Test func aYearInReviewInTheTerminalAndAsJSON() async throws {
+        let dir = try TemporaryDirectory()
+        let export = dir.url.appendingPathComponent("export.csv")
+        var lines = ["uts,utc_time,artist,artist_mbid,album,album_mbid,track,track_mbid"]
+        // 2021: Abbey Road in January (10 plays, half as its reissue),
+        // Tidewater in June (4); 2020: Rumours (3), on 31 December at
+        // 23:30 in New York, which is already 2021 in UTC.
+        for n in 0..<5 { lines.append("\(1_610_000_000 + n * 600),x,The Beatles,,Abbey Road,,Come Together \(n),") }
+        for n in 0..<5 { lines.append("\(1_610_100_000 + n * 600),x,The Beatles,,Abbey Road (Remastered),,Something \(n),") }
+        for n in 0..<4 { lines.append("\(1_623_000_000 + n * 600),x,Vetiver,,Tidewater,,Track \(n),") }
+        for n in 0..<3 { lines.append("\(1_609_475_400 + n * 60),x,Fleetwood Mac,,Rumours,,Dreams \(n),") }
+        try (lines.joined(separator: "\n") + "\n").write(to: export, atomically: true, encoding: .utf8)
+        let data = dir.url.appendingPathComponent("data").path
+        let imported = try await vinylogue(["import", export.path, "--user", "ana", "--data-dir", data])
+        #expect(imported.status == 0, "\(imported.stderr)")
+
+        let run = try await vinylogue(["year", "ana", "2021", "--time-zone", "America/New_York", "--data-dir", data])
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(run.stdout.contains("14 plays · 2 albums · 2 artists · 14 tracks"), "\(run.stdout)")
+        #expect(run.stdout.contains("   1. The Beatles — Abbey Road  (10 plays)"), "\(run.stdout)")
+        #expect(run.stdout.contains("  January    The Beatles — Abbey Road  (10 plays of 10)"), "\(run.stdout)")
+        #expect(run.stdout.contains("  June       Vetiver — Tidewater  (4 plays of 4)"), "\(run.stdout)")
+        #expect(run.stdout.contains("Found this year"), "\(run.stdout)")
+        #expect(!run.stdout.contains("Rumours"), "played in New York's 2020: \(run.stdout)")
+
+        // In UTC, Rumours was played on 1 January 2021.
+        let utc = try await vinylogue(["year", "ana", "2021", "--time-zone", "UTC", "--json", "--data-dir", data])
+        #expect(utc.status == 0, "\(utc.stderr)")
+        let json = try JSONSerialization.jsonObject(with: Data(utc.stdout.utf8)) as? [String: Any]
+        let totals = json?["totals"] as? [String: Any]
+        #expect(totals?["plays"] as? Int == 17, "\(utc.stdout)")
+        #expect((json?["topAlbums"] as? [[String: Any]])?.first?["name"] as? String == "Abbey Road")
+        #expect((json?["months"] as? [[String: Any]])?.count == 12)
+        #expect((json?["hours"] as? [Int])?.reduce(0, +) == 17)
+        #expect(["UTC", "GMT"].contains(json?["timeZone"] as? String ?? ""), "\(utc.stdout)")
+
+        let empty = try await vinylogue(["year", "ana", "2015", "--time-zone", "America/New_York", "--data-dir", data])
+        #expect(empty.status != 0)
+        #expect(empty.stderr.contains("ana played nothing in 2015; their history runs from 2020 to 2021."), "\(empty.stderr)")
+        let nonsense = try await vinylogue(["year", "ana", "0", "--data-dir", data])
+        #expect(nonsense.status != 0)
+        let one = try await vinylogue(["year", "ana", "2015", "--time-zone", "UTC", "--data-dir", data])
+        #expect(one.stderr.contains("ana played nothing in 2015; their history is all in 2021."), "\(one.stderr)")
+        #expect(nonsense.stderr.contains("0 is not a year Vinylogue can count: give one from 1 to 9999."), "\(nonsense.stderr)")
+        let unknown = try await vinylogue(["year", "nobody", "2021", "--data-dir", data])
+        #expect(unknown.status != 0)
+        #expect(unknown.stderr.contains("nobody"), "\(unknown.stderr)")
+    }
+}
+
 /// A person's album choice goes with their "Download everything" ZIP and
 /// comes back with `vinylogue import` of it, charts counted again.
 @Suite struct AlbumChoiceTravelTests {

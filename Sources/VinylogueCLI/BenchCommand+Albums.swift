@@ -43,6 +43,20 @@ extension BenchCommand {
         spellings.sort()
         print("Also played as (\(albums.count) albums, up to \(most) spellings): p50 \(format(percentile(spellings, 0.5), 2)) ms, "
             + "max \(format(spellings.last ?? 0, 2)) ms")
+        // A year's page: every calendar year of the first person's history, cold.
+        var yearReads: [Double] = []
+        if let span = try await source.store.span(for: users[0]) {
+            let first = ListeningYear.year(of: span.lowerBound, in: .gmt), last = ListeningYear.year(of: span.upperBound, in: .gmt)
+            for year in first...last {
+                guard let calendarYear = ListeningYear(year, timeZone: .gmt) else { continue }
+                let begin = clock.now
+                _ = try await source.store.yearInReview(of: users[0], in: calendarYear)
+                yearReads.append(seconds(clock.now - begin) * 1000)
+            }
+        }
+        yearReads.sort()
+        print("A year in review (\(yearReads.count) years, each read cold from the archive): p50 \(format(percentile(yearReads, 0.5), 2)) ms, "
+            + "max \(format(yearReads.last ?? 0, 2)) ms")
         var rediscover: [Double] = []
         var finds = 0
         for run in 0..<20 {

@@ -39,12 +39,6 @@ public struct ListeningYear: Sendable, Hashable {
         return calendar.component(.year, from: Date(timeIntervalSince1970: TimeInterval(instant)))
     }
 
-    /// The month (0 for January) `instant` falls in; nil outside the year.
-    public func month(of instant: Int64) -> Int? {
-        guard instant >= start, instant < end else { return nil }
-        return (monthStarts.lastIndex { $0 <= instant }) ?? 0
-    }
-
     /// The zone's offsets from UTC through the year: each from the instant
     /// it starts (the first from before the year), in order.
     public var offsets: [(from: Int64, offset: Int64)] {

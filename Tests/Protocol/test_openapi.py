@@ -38,5 +38,5 @@ def test_the_document_is_served_and_covers_every_api(module_server):
         assert answer.headers["Content-Type"] == "application/json; charset=utf-8"
         document = json.load(answer)
     assert document["openapi"].startswith("3.1")
-    assert set(document["paths"]) == {"/api/u/{user}/chart", "/api/u/{user}/history", "/api/users", "/1/submit-listens",
+    assert set(document["paths"]) == {"/api/u/{user}/chart", "/api/u/{user}/history", "/api/u/{user}/year/{year}", "/api/users", "/1/submit-listens",
                                       "/1/validate-token", "/2.0/"}

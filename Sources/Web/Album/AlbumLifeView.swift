@@ -16,6 +16,8 @@ struct AlbumLifeView {
         let labelX: Int
         /// Only some years are labelled when there are many.
         let labelled: Bool
+        /// The person's year in review.
+        let url: String
     }
 
     let first: String
@@ -68,7 +70,8 @@ struct AlbumLifeView {
             let height = year.plays == 0 ? 0 : max(2, (baseline - 10) * year.plays / most)
             let width = min(Self.widestBar, max(2, slot * 7 / 10))
             return Bar(year: year.year, playsText: WeekLabels.plays(year.plays), x: n * slot + (slot - width) / 2, y: baseline - height,
-                       width: width, height: height, labelX: n * slot + slot / 2, labelled: n % every == 0 || n == life.years.count - 1)
+                       width: width, height: height, labelX: n * slot + slot / 2, labelled: n % every == 0 || n == life.years.count - 1,
+                       url: Paths.year(user, year.year))
         }
         summary = "Plays per year: " + life.years.map { "\($0.year): \($0.plays)" }.joined(separator: ", ")
     }

@@ -16,6 +16,8 @@ extension ChartPageView: MustacheParent {
         case "weekLabel": weekLabel
         case "historyURL": historyURL
         case "rediscoverURL": rediscoverURL
+        case "yearLabel": yearLabel
+        case "yearURL": yearURL
         case "previous": previous
         case "next": next
         case "previousURL": previousURL

@@ -81,6 +81,9 @@ struct ChartPageView {
     /// This user's every-year page, of the same kind.
     let historyURL: String
     let rediscoverURL: String
+    /// The year in review of the week's year ("2019"), and its page.
+    let yearLabel: String
+    let yearURL: String
     let previous: YearLink?
     let next: YearLink?
     let previousURL: String
@@ -140,6 +143,9 @@ struct ChartPageView {
         weekLabel = page.weekLabel
         historyURL = Paths.history(user, kind: page.kind)
         rediscoverURL = "/u/\(user.value)/rediscover"
+        let year = labels.year(of: page.target)
+        yearLabel = String(year)
+        yearURL = Paths.year(user, year)
         kinds = ChartKind.allCases.map { kind in
             KindLink(label: kind.plural.capitalized, url: address(yearsAgo: page.yearsAgo, target: page.target, options.with(kind: kind)),
                      current: kind == page.kind)

@@ -24,6 +24,9 @@ struct HistoryRoutes: Sendable {
         let yearsAgoLabel: String
         let weekLabel: String
         let url: String
+        /// The week's year, and its year in review.
+        let year: Int
+        let yearURL: String
         let rows: [ChartPageView.Row]
         let more: String?
     }
@@ -50,7 +53,9 @@ struct HistoryRoutes: Sendable {
             }
             years = page.years.map { year in
                 let day = labels.permalinkDay(of: year.week)
+                let calendarYear = labels.year(of: year.week.fromDate)
                 return YearView(yearsAgoLabel: year.yearsAgoLabel, weekLabel: year.weekLabel, url: Paths.week(user, day: day, options),
+                                year: calendarYear, yearURL: Paths.year(user, calendarYear),
                                 rows: year.rows.map { ChartPageView.Row($0, kind: kind, of: user, day: day) }, more: year.moreText)
             }
             emptyText = page.emptyText

@@ -78,6 +78,9 @@ enum Paths {
 
     static func feed(_ user: Username) -> String { "/u/\(user.value)/feed.atom" }
 
+    /// A person's year in review.
+    static func year(_ user: Username, _ year: Int) -> String { "/u/\(user.value)/year/\(year)" }
+
     /// A person's widget for other sites: its page (`format` nil), or its
     /// picture (`"png"`, `"svg"`).
     static func widget(_ user: Username, yearsAgo: Int = 1, format: String? = nil) -> String {

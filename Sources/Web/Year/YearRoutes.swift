@@ -1,0 +1,122 @@
+import Foundation
+import HTTPServing
+import Hummingbird
+import Stores
+import Sync
+import VinylogueCore
+
+/// `/u/{user}/year/{YYYY}`: a person's year in review (`YearInReview`),
+/// counted from the archive in the viewer's time zone, and its JSON mirror
+/// `/api/u/{user}/year/{YYYY}` (the same as `vinylogue year --json`).
+/// Complete answers are kept in `RenderedPages` until the person's
+/// listening changes. A person charted from Last.fm is told the page needs
+/// their history copied, and how far the copy has come.
+struct YearRoutes: Sendable {
+    typealias Context = WebRequestContext
+    let sources: ListeningSources
+    let viewers: Viewers
+    let pages: PageRenderer
+    let rendered: RenderedPages
+    let clock: WallClock
+
+    /// `people` is the group of `/u/{user}`, `api` of `/api/u/{user}`.
+    func register(people: RouterGroup<Context>, api: RouterGroup<Context>) {
+        people.get("year/:year") { request, context in try await self.page(request, context) }
+        api.get("year/:year") { request, context in try await self.json(request, context) }
+    }
+
+    /// The year the address asks for: four digits, 1000 to 9999.
+    static func year(_ context: Context) throws -> Int {
+        let raw = context.parameters.get("year") ?? ""
+        guard raw.utf8.count == 4, raw.utf8.allSatisfy({ (0x30...0x39).contains($0) }), let year = Int(raw), year >= 1000 else {
+            let shown = raw.count > 12 ? raw.prefix(11) + "…" : raw[...]
+            throw PageError.badRequest("“\(shown)” is not a year. Use four digits, as in /year/2019.")
+        }
+        return year
+    }
+
+    /// What a year's page can be made of.
+    enum Outcome {
+        case review(YearInReview)
+        /// Not from the archive: why, in a sentence (a copy under way, or none).
+        case note(String)
+        case failure(SourceError)
+    }
+
+    func load(_ user: Username, year: Int, settings: Settings, concealment: Concealment) async -> Outcome {
+        guard let calendarYear = ListeningYear(year, timeZone: settings.timeZone) else { return .failure(.notFound(what: "The year \(year)")) }
+        let sources = self.sources.concealing(concealment)
+        let chosen = await sources.chosenCharts(for: user)
+        if concealment.conceals(user) { return .failure(.unknownUser(user)) }
+        guard chosen.origin == .archive, let archive = sources.archive else {
+            // Someone Last.fm does not know is answered for as such, whatever a copy says.
+            do throws(SourceError) { _ = try await sources.profiles(for: user).user(user) } catch { return .failure(error) }
+            if let copy = chosen.copy, copy.isUnfinished {
+                return .note(CopyProgressNote.waitNote(copy, user: user, secondsLeft: sources.copies?.secondsLeft(copy),
+                                                       what: "A year’s page counts every listen of that year from the archive: \(user.value)’s"))
+            }
+            if case .demo = chosen.origin { return .note("The built-in demo’s years are counted only from its archive, which this Vinylogue does not keep.") }
+            return .note("A year’s page is counted from Vinylogue’s own copy of \(user.value)’s history, and it holds none yet. "
+                + "Once \(user.value) signs in here, Vinylogue copies it.")
+        }
+        do throws(SourceError) {
+            guard let review = try await archive.yearInReview(of: user, in: calendarYear) else {
+                // A ListenBrainz person whose first copy has not stored anything yet.
+                if let copy = chosen.copy, copy.isUnfinished {
+                    return .note(CopyProgressNote.waitNote(copy, user: user, secondsLeft: sources.copies?.secondsLeft(copy),
+                                                           what: "A year’s page counts every listen of that year from the archive: \(user.value)’s"))
+                }
+                return .failure(.notArchived(user: user.value))
+            }
+            return .review(review)
+        } catch {
+            return .failure(error)
+        }
+    }
+
+    static func renderedKey(_ user: Username, year: Int, settings: Settings) -> String {
+        "year|\(user.value)|\(year)|\(settings.fingerprint)"
+    }
+
+    func page(_ request: Request, _ context: Context) async throws -> Response {
+        let user = try context.requiredPerson().name
+        let year = try Self.year(context)
+        let settings = await viewers.settings(for: context)
+        let key = Self.renderedKey(user, year: year, settings: settings)
+        let rendered = self.rendered.unlessConcealing(context.concealment)
+        if let kept = rendered?.response(key, to: request) { return kept }
+        let view: YearPageView
+        var status = HTTPResponse.Status.ok
+        switch await load(user, year: year, settings: settings, concealment: context.concealment) {
+        case .review(let review): view = YearPageView(review, filter: settings.filter, labels: WeekLabels(timeZone: settings.timeZone))
+        case .note(let note): view = YearPageView(user: user, year: year, note: note, failure: nil)
+        case .failure(let failure):
+            view = YearPageView(user: user, year: year, note: nil, failure: failure)
+            status = HTTPResponse.Status(failure: failure)
+        }
+        let html = ByteBuffer(string: pages.html("year", view))
+        let response = WholeAnswer.response(status: status, body: html, contentType: RenderedPages.html)
+        if status == .ok, view.copyNote == nil, let rendered { rendered.keep(key, status: status, body: html, etag: response.headers[.eTag]) }
+        return response
+    }
+
+    /// `/api/u/{user}/year/{YYYY}`.
+    func json(_ request: Request, _ context: Context) async throws -> Response {
+        let user = try context.requiredPerson().name
+        let year: Int
+        do {
+            year = try Self.year(context)
+        } catch let error as PageError {
+            return APIResponse.error(status: .badRequest, message: error.message)
+        }
+        let settings = await viewers.settings(for: context)
+        let key = "api|" + Self.renderedKey(user, year: year, settings: settings)
+        let rendered = self.rendered.unlessConcealing(context.concealment)
+        if let kept = rendered?.response(key, to: request) { return kept }
+        switch await load(user, year: year, settings: settings, concealment: context.concealment) {
+        case .review(let review): return APIResponse.kept(YearJSONView(review).data(), key: key, complete: true, in: rendered)
+        case .note(let note): return APIResponse.error(status: .conflict, message: note)
+        case .failure(let failure): return APIResponse.error(status: HTTPResponse.Status(for: failure), message: failure.forVisitors)
+        }
+    }
+}

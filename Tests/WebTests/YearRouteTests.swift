@@ -1,0 +1,89 @@
+import Foundation
+@testable import HTTPServing
+import Hummingbird
+import HummingbirdTesting
+import Testing
+import VinylogueCore
+@testable import Web
+
+/// `/u/{user}/year/{YYYY}` and its JSON: the demo's year against a count
+/// of its own scrobbles; the way between years and the links to a year;
+/// a year without listens, an address that is no year, a person Last.fm
+/// does not know, and one charted from Last.fm (no archive to count).
+@Suite struct YearRouteTests {
+    /// The demo's listens in `year` of the server's zone (the harness's viewer sets none).
+    static func demoPlays(in year: Int) -> Int {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = .current
+        let history = DemoHistory()
+        return history.chartList(now: Int64(july2023.timeIntervalSince1970)).weeks.flatMap { history.scrobbles(in: $0) }.filter {
+            $0.instant <= Int64(july2023.timeIntervalSince1970)
+                && calendar.component(.year, from: Date(timeIntervalSince1970: TimeInterval($0.instant))) == year
+        }.count
+    }
+
+    @Test func theDemosYearCountsItsListensAndLinksTheYearsAround() async throws {
+        let plays = Self.demoPlays(in: 2022), before = Self.demoPlays(in: 2021)
+        try await Harness.run(demo: true) { _, client in
+            let page = try await client.get("/u/demo/year/2022")
+            #expect(page.status == .ok)
+            #expect(page.body.contains("<p class=\"years-ago\">2022</p>"))
+            #expect(page.body.contains("\(grouped(plays)) plays of "), "\(page.body.prefix(2000))")
+            #expect(page.body.containsInOrder(["Top albums", "Found this year", "Each month’s album", "January", "December", "Top artists", "Top tracks"]))
+            #expect(page.body.contains("href=\"/u/demo/year/2021\" rel=\"prev\">← 2021</a>"))
+            #expect(page.body.contains("href=\"/u/demo/year/2023\" rel=\"next\">2023 →</a>"))
+            #expect(page.body.contains("<svg viewBox=\"0 0 600 120\" role=\"img\" aria-labelledby=\"weekdays-title\""))
+            #expect(page.body.contains("<svg viewBox=\"0 0 600 120\" role=\"img\" aria-labelledby=\"hours-title\""))
+            // Kept: the same answer again.
+            let again = try await client.get("/u/demo/year/2022")
+            #expect(again.body == page.body)
+
+            let json = try await client.get("/api/u/demo/year/2022")
+            #expect(json.status == .ok)
+            let object = try #require(try JSONSerialization.jsonObject(with: Data(json.body.utf8)) as? [String: Any])
+            #expect((object["totals"] as? [String: Any])?["plays"] as? Int == plays)
+            #expect(object["previousPlays"] as? Int == before)
+            #expect(object["previousYear"] as? Int == 2021 && object["nextYear"] as? Int == 2023)
+            #expect((object["months"] as? [[String: Any]])?.compactMap { $0["plays"] as? Int }.reduce(0, +) == plays)
+            #expect((object["hours"] as? [Int])?.reduce(0, +) == plays)
+            #expect((object["weekdays"] as? [[String: Any]])?.first?["day"] as? String == "Monday")
+
+            // A year is linked from the week's chart, every year and the album page.
+            #expect(try await client.get("/u/demo").body.contains("<a href=\"/u/demo/year/2022\">2022 in review</a>"))
+            #expect(try await client.get("/u/demo/history").body.contains("<a href=\"/u/demo/year/2022\">2022 in review</a>"))
+        }
+    }
+
+    @Test func aYearWithoutListensAndAnAddressThatIsNoYear() async throws {
+        try await Harness.run(demo: true) { _, client in
+            let empty = try await client.get("/u/demo/year/1999")
+            #expect(empty.status == .ok)
+            #expect(empty.body.contains("demo played nothing in 1999. Their history runs from"), "\(empty.body)")
+            #expect(empty.body.contains("rel=\"next\""))
+            #expect(!empty.body.contains("rel=\"prev\""))
+            for bad in ["22", "20222", "abcd", "2022x", "0999"] {
+                let page = try await client.get("/u/demo/year/\(bad)")
+                #expect(page.status == .badRequest, "\(bad)")
+                #expect(page.body.contains("is not a year. Use four digits, as in /year/2019."), "\(bad)")
+                let json = try await client.get("/api/u/demo/year/\(bad)")
+                #expect(json.status == .badRequest, "\(bad)")
+                #expect(json.body.contains("is not a year"), "\(bad)")
+            }
+        }
+    }
+
+    @Test func someoneLastFMDoesNotKnowAndSomeoneChartedFromLastFM() async throws {
+        try await Harness.run { _, client in
+            let unknown = try await client.get("/u/nosuchuser/year/2022")
+            #expect(unknown.status == .notFound)
+            #expect(try await client.get("/api/u/nosuchuser/year/2022").status == .notFound)
+            // ybsc is on Last.fm, and this Vinylogue copies nobody's history.
+            let page = try await client.get("/u/ybsc/year/2022")
+            #expect(page.status == .ok)
+            #expect(page.body.contains("A year’s page is counted from Vinylogue’s own copy of ybsc’s history, and it holds none yet."), "\(page.body)")
+            let json = try await client.get("/api/u/ybsc/year/2022")
+            #expect(json.status == .conflict)
+            #expect(json.body.contains("holds none yet"))
+        }
+    }
+}

@@ -26,6 +26,13 @@ public struct WeekLabels: Sendable {
         calendar.component(.weekOfYear, from: week.fromDate)
     }
 
+    /// The year `weekNumber` counts the week in: a week that holds 1
+    /// January is that year's week 1 ("Week 1 · Dec 28, 2025 – Jan 4, 2026"
+    /// is 2026's).
+    public func year(of week: ChartWeek) -> Int {
+        calendar.component(.yearForWeekOfYear, from: week.fromDate)
+    }
+
     /// "Jul 5 – 12, 2020", "Jun 28 – Jul 5, 2020", "Dec 27, 2020 – Jan 3, 2021".
     /// The end is the day the week closes on.
     public func range(of week: ChartWeek) -> String {

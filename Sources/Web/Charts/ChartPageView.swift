@@ -143,7 +143,8 @@ struct ChartPageView {
         weekLabel = page.weekLabel
         historyURL = Paths.history(user, kind: page.kind)
         rediscoverURL = "/u/\(user.value)/rediscover"
-        let year = labels.year(of: page.target)
+        // The year the week's label counts it in (the same on the page by date).
+        let year = page.week.map(labels.year(of:)) ?? labels.year(of: page.target)
         yearLabel = String(year)
         yearURL = Paths.year(user, year)
         kinds = ChartKind.allCases.map { kind in

@@ -53,7 +53,7 @@ struct HistoryRoutes: Sendable {
             }
             years = page.years.map { year in
                 let day = labels.permalinkDay(of: year.week)
-                let calendarYear = labels.year(of: year.week.fromDate)
+                let calendarYear = labels.year(of: year.week)
                 return YearView(yearsAgoLabel: year.yearsAgoLabel, weekLabel: year.weekLabel, url: Paths.week(user, day: day, options),
                                 year: calendarYear, yearURL: Paths.year(user, calendarYear),
                                 rows: year.rows.map { ChartPageView.Row($0, kind: kind, of: user, day: day) }, more: year.moreText)

@@ -158,8 +158,9 @@ func buildRouter(configuration: ServerConfiguration, parts: WebAppParts, shared:
     AlbumRoutes(sources: sources, viewers: viewers, pages: pages, artwork: parts.artwork, covers: covers, background: parts.background,
                 albumColourPatience: patience.albumColours, clock: clock, address: address, choices: albumChoices).register(people: people)
     RediscoverRoutes(sources: sources, viewers: viewers, pages: pages, clock: clock).register(people: people)
-    YearRoutes(sources: sources, viewers: viewers, pages: pages, rendered: rendered, clock: clock).register(people: people, api: peopleAPI)
-    ShareCardRoutes(sources: sources, viewers: viewers, chartPages: charts, covers: covers, shareCards: parts.shareCards,
+    let years = YearRoutes(sources: sources, viewers: viewers, pages: pages, rendered: rendered, clock: clock, address: address)
+    years.register(people: people, api: peopleAPI)
+    ShareCardRoutes(sources: sources, viewers: viewers, chartPages: charts, yearPages: years, covers: covers, shareCards: parts.shareCards,
                     kept: shared.renderedCards, clock: clock, address: address).register(people: people)
     WidgetRoutes(viewers: viewers, chartPages: charts, covers: covers, shareCards: parts.shareCards, rendered: rendered,
                  renderedCards: shared.renderedCards, pages: pages, address: address).register(people: people)

@@ -96,6 +96,13 @@ import Web
             #expect(try await png(client, "/u/demo/card.png?years_ago=3").body == earlier.body)
             let history = try await png(client, "/u/demo/history/card.png")
             #expect(history.status == .ok && dimensions(history.body).map { $0 == (1200, 630) } == true)
+            // A year in review shares its own card.
+            try await checkShareTags(client, page: "/u/demo/year/2022", permalinkPrefix: "/u/demo/year/2022")
+            let year = try await png(client, "/u/demo/year/2022/card.png")
+            #expect(year.status == .ok && dimensions(year.body).map { $0 == (1200, 630) } == true)
+            #expect(year.body != history.body)
+            #expect(try await png(client, "/u/demo/year/2022/card.png").body == year.body)
+            #expect(try await png(client, "/u/nosuchuser/year/2022/card.png").status == .notFound)
         }
     }
 

@@ -30,6 +30,7 @@ import Web
         "/u/Vera/feed.atom", "/u/Vera/cover/Hidden%20Artist/Hidden%20Album", "/u/vera",
         "/api/u/Vera/chart", "/api/u/Vera/chart?week=2022-07-08", "/api/u/Vera/history",
         "/u/Vera/widget", "/u/Vera/widget.png", "/u/Vera/widget.svg?years_ago=2", "/u/Vera/year/2022", "/api/u/Vera/year/2022",
+        "/u/Vera/year/2022/card.png",
     ]
 
     /// An answer as a viewer sees it, less what differs by the moment.

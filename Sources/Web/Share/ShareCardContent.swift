@@ -81,6 +81,34 @@ enum ShareCardContent {
         page.kind == .album ? page.years.compactMap(\.rows.first) : []
     }
 
+    // MARK: A year
+
+    static func links(_ review: YearInReview, base: String) -> ShareLinks {
+        ShareLinks(base: base, permalink: Paths.year(review.user, review.year), title: "\(review.user.value) · \(review.year) in review",
+                   description: summary(review))
+    }
+
+    /// The year, its plays, its #1 album and what was found; the top covers.
+    static func card(_ review: YearInReview, covers: [ArtworkAddress]) -> ShareCard {
+        var details = [summary(review)]
+        let top = review.topAlbums.first, found = review.discoveries.first?.album
+        if let top { details.append("#1 \(top.artist) – \(top.name)" + (found == top ? ", found that year" : "")) }
+        if let found, found != top { details.append("Found: \(found.artist) – \(found.name)") }
+        return ShareCard(title: review.user.value, highlight: String(review.year), details: details, covers: covers)
+    }
+
+    /// A card for a year that could not be counted (`note` or `failure` says why).
+    static func card(user: Username, year: Int, note: String) -> ShareCard {
+        ShareCard(title: user.value, highlight: String(year), details: [note], covers: [])
+    }
+
+    /// "5,707 plays of 438 albums by 345 artists".
+    static func summary(_ review: YearInReview) -> String {
+        let t = review.totals
+        guard t.plays > 0 else { return "Nothing played in \(review.year)." }
+        return "\(t.plays == 1 ? "1 play" : "\(grouped(t.plays)) plays") of \(grouped(t.albums)) albums by \(grouped(t.artists)) artists"
+    }
+
     // MARK: One album
 
     static func permalink(_ page: AlbumPage, labels: WeekLabels) -> String {

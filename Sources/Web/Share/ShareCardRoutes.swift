@@ -12,7 +12,9 @@ import VinylogueCore
 /// - `/u/{user}/card.png` (`?years_ago=N`), `/u/{user}/week/{day}/card.png`:
 ///   the chart's top covers;
 /// - `/u/{user}/history/card.png`: the top album of each earlier year;
-/// - `/u/{user}/album/{artist}/{album}/card.png`: the album's cover.
+/// - `/u/{user}/album/{artist}/{album}/card.png`: the album's cover;
+/// - `/u/{user}/year/{YYYY}/card.png`: the year's top covers, its plays,
+///   its #1 album and what was found.
 ///
 /// A card loads the same presenter as its page, with the same query, so
 /// it shows what the page shows. Its covers are named only through
@@ -35,6 +37,8 @@ struct ShareCardRoutes: Sendable {
     let viewers: Viewers
     /// The chart page's reading of a request and its loading.
     let chartPages: ChartRoutes
+    /// The year page's, the same.
+    let yearPages: YearRoutes
     let covers: CoverRoutes
     let shareCards: ShareCardStore
     /// Complete cards by what was asked (as `RenderedPages` keeps pages), so
@@ -53,6 +57,27 @@ struct ShareCardRoutes: Sendable {
         }
         people.get("history/card.png") { request, context in try await self.history(request, context) }
         people.get("album/:artist/:album/card.png") { request, context in try await self.album(request, context) }
+        people.get("year/:year/card.png") { request, context in try await self.year(request, context) }
+    }
+
+    func year(_ request: Request, _ context: Context) async throws -> Response {
+        let user = try context.requiredPerson().name
+        let year = try YearRoutes.year(context)
+        let settings = await viewers.settings(for: context)
+        let concealment = context.concealment
+        let key = "card|" + YearRoutes.renderedKey(user, year: year, settings: settings), kept = self.kept.unlessConcealing(concealment)
+        if let warm = kept?.page(key) { return Self.png(warm.body, status: warm.status) }
+        switch await yearPages.load(user, year: year, settings: settings, concealment: concealment) {
+        case .review(let review):
+            let tops = review.topAlbums.prefix(9)
+            let covers = await addresses(user: user, albums: tops.map { ($0.artist, $0.name, $0.mbid) }, concealing: concealment)
+            return await answer(ShareCardContent.card(review, covers: covers), of: user, failure: nil, stale: false, key: key, keptIn: kept)
+        case .note(let note):
+            return await answer(ShareCardContent.card(user: user, year: year, note: note), of: user, failure: nil, stale: true, key: nil, keptIn: nil)
+        case .failure(let failure):
+            return await answer(ShareCardContent.card(user: user, year: year, note: failure.message), of: user, failure: failure, stale: false,
+                                key: nil, keptIn: nil)
+        }
     }
 
     func chart(_ request: Request, _ context: Context, day: String?) async throws -> Response {

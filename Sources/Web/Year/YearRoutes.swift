@@ -18,6 +18,8 @@ struct YearRoutes: Sendable {
     let pages: PageRenderer
     let rendered: RenderedPages
     let clock: WallClock
+    /// The public address, for the share links' absolute URLs.
+    let address: PublicAddress
 
     /// `people` is the group of `/u/{user}`, `api` of `/api/u/{user}`.
     func register(people: RouterGroup<Context>, api: RouterGroup<Context>) {
@@ -88,7 +90,10 @@ struct YearRoutes: Sendable {
         let view: YearPageView
         var status = HTTPResponse.Status.ok
         switch await load(user, year: year, settings: settings, concealment: context.concealment) {
-        case .review(let review): view = YearPageView(review, filter: settings.filter, labels: WeekLabels(timeZone: settings.timeZone))
+        case .review(let review):
+            var shown = YearPageView(review, filter: settings.filter, labels: WeekLabels(timeZone: settings.timeZone))
+            shown.layout.share = ShareCardContent.links(review, base: address.base)
+            view = shown
         case .note(let note): view = YearPageView(user: user, year: year, note: note, failure: nil)
         case .failure(let failure):
             view = YearPageView(user: user, year: year, note: nil, failure: failure)

@@ -65,8 +65,10 @@ public struct Anniversaries: Sendable, Hashable {
     public static let ritualYears = 3
     /// Weeks either side of this week that count as "around" it.
     public static let ritualMargin = 1
-    /// At most this many of each.
+    /// At most this many rituals.
     public static let limit = 5
+    /// At most this many first plays, and as many last plays, of each year.
+    public static let perYear = 2
     /// The furthest back a history is searched.
     static let furthestYearsAgo = 200
 
@@ -105,11 +107,13 @@ public struct Anniversaries: Sendable, Hashable {
         var milestones: [Milestone] = []
         for (n, week) in weeks where isAnniversary(n) {
             let rows = (byWeek[week] ?? []).sorted { $0.plays != $1.plays ? $0.plays > $1.plays : ($0.artist, $0.name) < ($1.artist, $1.name) }
-            for album in rows where album.firstWeek == week {
+            // The most played of each kind that year: a year ago, many albums
+            // were last played; the few that mattered most are the story.
+            for album in rows.filter({ $0.firstWeek == week }).prefix(perYear) {
                 milestones.append(Milestone(kind: .firstPlayed, yearsAgo: n, week: week, artist: album.artist, name: album.name, plays: album.plays,
                                             mbid: album.mbid))
             }
-            for album in rows where album.lastWeek == week && album.firstWeek != week {
+            for album in rows.filter({ $0.lastWeek == week && $0.firstWeek != week }).prefix(perYear) {
                 milestones.append(Milestone(kind: .lastPlayed, yearsAgo: n, week: week, artist: album.artist, name: album.name, plays: album.plays,
                                             mbid: album.mbid))
             }
@@ -149,7 +153,7 @@ public struct Anniversaries: Sendable, Hashable {
                 let years = entry.years.keys.sorted()
                 return Ritual(artist: entry.artist, name: entry.name, mbid: entry.mbid, years: years, weeks: years.map { entry.years[$0]!.0 })
             }
-        return Anniversaries(user: user, milestones: Array(milestones.prefix(limit * 2)), rituals: Array(rituals), season: season(of: now, in: calendar))
+        return Anniversaries(user: user, milestones: milestones, rituals: Array(rituals), season: season(of: now, in: calendar))
     }
 
     /// "early March", "mid-July", "late November".
@@ -169,9 +173,16 @@ public struct Anniversaries: Sendable, Hashable {
 
     /// "Your late-November album: played in 2014, 2017, 2019 and 2023".
     public func sentence(_ ritual: Ritual, whose: String = "Your") -> String {
+        "\(whose) \(season.replacingOccurrences(of: " ", with: "-")) album: \(ritual.name) by \(ritual.artist), played in \(Self.years(ritual))"
+    }
+
+    /// "Your late-November albums".
+    public func ritualsHeading(whose: String) -> String { "\(whose) \(season.replacingOccurrences(of: " ", with: "-")) albums" }
+
+    /// "2014, 2017, 2019 and 2023".
+    public static func years(_ ritual: Ritual) -> String {
         let years = ritual.years.map(String.init)
-        let list = years.count <= 1 ? years.joined() : years.dropLast().joined(separator: ", ") + " and " + years.last!
-        return "\(whose) \(season.replacingOccurrences(of: " ", with: "-")) album: \(ritual.name) by \(ritual.artist), played in \(list)"
+        return years.count <= 1 ? years.joined() : years.dropLast().joined(separator: ", ") + " and " + years.last!
     }
 
     static func spelled(_ n: Int) -> String {

@@ -2,6 +2,8 @@ import Foundation
 @testable import HTTPServing
 import Hummingbird
 import HummingbirdTesting
+import SQLiteStore
+import Stores
 import Testing
 import VinylogueCore
 @testable import Web
@@ -84,6 +86,43 @@ import VinylogueCore
             let json = try await client.get("/api/u/ybsc/year/2022")
             #expect(json.status == .conflict)
             #expect(json.body.contains("holds none yet"))
+        }
+    }
+}
+
+/// Every year's page shows the person's anniversaries under each year's
+/// week and their rituals above: planted in an archived person's history
+/// around the harness's clock (8 July 2023).
+@Suite struct AnniversaryRouteTests {
+    static func week(_ yearsAgo: Int, shifted: Int = 0) -> ChartWeek {
+        let target = ChartWeekFinder(timeZone: .current).target(yearsAgo: yearsAgo, from: july2023)
+        let week = LastFMWeekCalendar.week(containing: Int64(target.timeIntervalSince1970))
+        let length = LastFMWeekCalendar.weekLength * Int64(shifted)
+        return ChartWeek(from: week.from + length, to: week.to + length)
+    }
+
+    @Test func everyYearShowsAnniversariesAndRituals() async throws {
+        try await Harness.run { harness, client in
+            var listens: [Scrobble] = []
+            func play(_ artist: String, _ album: String, in week: ChartWeek, _ count: Int) {
+                for n in 0..<count { listens.append(Scrobble(instant: week.from + 7_200 + Int64(n) * 300, artist: artist, album: album, track: "T\(n)")) }
+            }
+            play("Vetiver", "Tidewater", in: Self.week(10), 6)
+            play("Vetiver", "Tidewater", in: Self.week(4), 2)
+            play("Lower Dens", "Nootropics", in: Self.week(7), 3)
+            play("Lower Dens", "Nootropics", in: Self.week(5), 4)
+            play("Grouper", "Ruins", in: Self.week(9, shifted: 1), 5)
+            play("Grouper", "Ruins", in: Self.week(6), 4)
+            play("Grouper", "Ruins", in: Self.week(2, shifted: -1), 3)
+            _ = try await SQLiteScrobbleStore(database: harness.database).store(listens, of: try Username("Vera"), origin: .lastFMExport)
+            let page = try await client.get("/u/Vera/history")
+            #expect(page.status == .ok)
+            #expect(page.body.containsInOrder(["Vera’s early-July albums, year after year", "Ruins by Grouper: 2014, 2017 and 2021",
+                                               "5 years ago", "Last played five years ago this week: Nootropics by Lower Dens",
+                                               "10 years ago", "First played ten years ago this week: Tidewater by Vetiver"]), "\(page.body)")
+            #expect(!page.body.contains("Last played ten years ago"))
+            // Not on a chart of artists.
+            #expect(!(try await client.get("/u/Vera/history?kind=artist").body.contains("First played")))
         }
     }
 }

@@ -21,14 +21,24 @@ struct HistoryRoutes: Sendable {
 
     /// What `history.mustache` reads for one year.
     struct YearView {
+        let yearsAgo: Int
         let yearsAgoLabel: String
         let weekLabel: String
         let url: String
         /// The week's year, and its year in review.
         let year: Int
         let yearURL: String
+        /// Albums first or last played exactly that many years ago this week.
+        var moments: [Moment] = []
+        var hasMoments = false
         let rows: [ChartPageView.Row]
         let more: String?
+    }
+
+    /// One anniversary or ritual, as a sentence with its album's page.
+    struct Moment {
+        let text: String
+        let url: String
     }
 
     /// What `history.mustache` reads.
@@ -37,10 +47,32 @@ struct HistoryRoutes: Sendable {
         let user: String
         let chartURL: String
         let kinds: [ChartPageView.KindLink]
-        let years: [YearView]
+        var years: [YearView]
         let emptyText: String?
         let errorText: String?
         let staleNote: String?
+        /// Albums that come back around this week year after year.
+        var rituals: [Moment] = []
+        var ritualsHeading = ""
+        var hasRituals = false
+
+        /// Adds `found`'s rituals and each year's anniversaries (album charts only).
+        mutating func note(_ found: Anniversaries, user: Username, labels: WeekLabels) {
+            func url(_ artist: String, _ name: String, _ week: ChartWeek) -> String {
+                Paths.album(user, artist: artist, name: name, day: labels.permalinkDay(of: week))
+            }
+            rituals = found.rituals.map { ritual in
+                Moment(text: "\(ritual.name) by \(ritual.artist): \(Anniversaries.years(ritual))", url: url(ritual.artist, ritual.name, ritual.weeks.last!))
+            }
+            ritualsHeading = found.ritualsHeading(whose: CopyProgressNote.possessive(user))
+            hasRituals = !rituals.isEmpty
+            for index in years.indices {
+                years[index].moments = found.milestones.filter { $0.yearsAgo == years[index].yearsAgo }.map {
+                    Moment(text: Anniversaries.sentence($0), url: url($0.artist, $0.name, $0.week))
+                }
+                years[index].hasMoments = !years[index].moments.isEmpty
+            }
+        }
 
         init(_ page: EveryYearPage, savedCopies: SavedCopies, labels: WeekLabels) {
             let user = page.user
@@ -54,7 +86,7 @@ struct HistoryRoutes: Sendable {
             years = page.years.map { year in
                 let day = labels.permalinkDay(of: year.week)
                 let calendarYear = labels.year(of: year.week)
-                return YearView(yearsAgoLabel: year.yearsAgoLabel, weekLabel: year.weekLabel, url: Paths.week(user, day: day, options),
+                return YearView(yearsAgo: year.yearsAgo, yearsAgoLabel: year.yearsAgoLabel, weekLabel: year.weekLabel, url: Paths.week(user, day: day, options),
                                 year: calendarYear, yearURL: Paths.year(user, calendarYear),
                                 rows: year.rows.map { ChartPageView.Row($0, kind: kind, of: user, day: day) }, more: year.moreText)
             }
@@ -82,6 +114,16 @@ struct HistoryRoutes: Sendable {
         return await SavedCopies.noted { await EveryYearPage.load(asked, from: source, now: now) }
     }
 
+    /// The person's anniversaries and rituals of this week, when their
+    /// albums are charted from the archive (nil otherwise, or when it
+    /// cannot be read: the page stands without them).
+    func anniversaries(_ asked: EveryYearPage.Request, concealing concealment: Concealment) async -> Anniversaries? {
+        guard asked.kind == .album, !concealment.conceals(asked.user) else { return nil }
+        let sources = self.sources.concealing(concealment)
+        guard let archive = (await sources.charts(for: asked.user) as? ArchiveChartSource)?.store else { return nil }
+        return try? await archive.anniversaries(of: asked.user, now: clock.now, timeZone: asked.timeZone)
+    }
+
     /// The key the page (and, prefixed, its JSON) is kept under in
     /// `RenderedPages`: what was asked and the settings it was made with.
     static func renderedKey(_ asked: EveryYearPage.Request, settings: Settings) -> String {
@@ -94,8 +136,11 @@ struct HistoryRoutes: Sendable {
         let key = Self.renderedKey(asked, settings: settings)
         let rendered = self.rendered.unlessConcealing(context.concealment)
         if let kept = rendered?.response(key, to: request) { return kept }
+        async let anniversaries = anniversaries(asked, concealing: context.concealment)
         let (page, savedCopies) = await load(asked, concealing: context.concealment)
-        var view = View(page, savedCopies: savedCopies, labels: WeekLabels(timeZone: settings.timeZone))
+        let labels = WeekLabels(timeZone: settings.timeZone)
+        var view = View(page, savedCopies: savedCopies, labels: labels)
+        if let found = await anniversaries { view.note(found, user: asked.user, labels: labels) }
         view.layout.share = ShareCardContent.links(page, base: address.base)
         let status = HTTPResponse.Status(failure: page.failure)
         let html = ByteBuffer(string: pages.html("history", view))

@@ -121,6 +121,11 @@ import VinylogueCore
                                                "5 years ago", "Last played five years ago this week: Nootropics by Lower Dens",
                                                "10 years ago", "First played ten years ago this week: Tidewater by Vetiver"]), "\(page.body)")
             #expect(!page.body.contains("Last played ten years ago"))
+            // The feed's newest entry carries them too.
+            let feed = try await client.get("/u/Vera/feed.atom?years_ago=4")
+            #expect(feed.status == .ok)
+            #expect(feed.body.containsInOrder(["<entry>", "First played ten years ago this week: Tidewater by Vetiver",
+                                               "Vera’s early-July album: Ruins by Grouper, played in 2014, 2017 and 2021", "</entry>"]), "\(feed.body)")
             // Not on a chart of artists.
             #expect(!(try await client.get("/u/Vera/history?kind=artist").body.contains("First played")))
         }

@@ -36,6 +36,9 @@ struct FeedRoutes: Sendable {
         let asked = FeedPage.Request(user: user, yearsAgo: yearsAgo, filter: settings.filter, weeks: Self.weeks,
                                      timeZone: settings.timeZone)
         let source = await sources.concealing(person.concealment).charts(for: user), now = clock.now
+        // This week's anniversaries and rituals, for an archived person: the newest entry carries them.
+        let archive = (source as? ArchiveChartSource)?.store, zone = settings.timeZone
+        async let found = archive == nil ? nil : try? await archive?.anniversaries(of: user, now: now, timeZone: zone)
         // A saved copy is served as it is: a feed has nowhere to say so.
         let feed = await FeedPage.load(asked, from: source, now: now)
         if let failure = feed.failure {
@@ -44,15 +47,25 @@ struct FeedRoutes: Sendable {
         let labels = WeekLabels(timeZone: settings.timeZone)
         let query = yearsAgo == 1 ? "" : "?years_ago=\(yearsAgo)"
         let base = address.base
-        let entries = feed.entries.map { entry in
+        let moments = Self.lines(await found, user: user)
+        let entries = feed.entries.enumerated().map { n, entry in
             AtomEntry(id: "tag:vinylogue,2025:\(user.key):\(entry.week.from)", title: entry.title,
-                      url: base + Paths.week(user, day: labels.permalinkDay(of: entry.week)), updated: entry.published, summary: entry.summary)
+                      url: base + Paths.week(user, day: labels.permalinkDay(of: entry.week)), updated: entry.published,
+                      summary: n == 0 && !moments.isEmpty ? entry.summary + "\n\n" + moments.joined(separator: "\n") : entry.summary)
         }
         let xml = AtomFeed(id: "tag:vinylogue,2025:\(user.key)\(yearsAgo == 1 ? "" : ":\(yearsAgo)")", title: "Vinylogue: \(feed.title)",
                            selfURL: base + Paths.feed(user) + query, siteURL: base + Paths.chart(user, yearsAgo: yearsAgo),
                            updated: feed.updated, entries: entries).xml
         return Response(status: .ok, headers: [.contentType: "application/atom+xml; charset=utf-8", .cacheControl: "max-age=3600"],
                         body: .init(byteBuffer: ByteBuffer(string: xml)))
+    }
+}
+
+extension FeedRoutes {
+    /// This week's anniversaries and rituals, a sentence each.
+    static func lines(_ found: Anniversaries?, user: Username) -> [String] {
+        guard let found else { return [] }
+        return found.milestones.map(Anniversaries.sentence) + found.rituals.map { found.sentence($0, whose: CopyProgressNote.possessive(user)) }
     }
 }
 

@@ -133,6 +133,9 @@ extension MailMessage {
             let html = try #require(digest.html)
             #expect(!html.contains("<script") && html.contains("src=\"cid:cover-1@vinylogue\""))
             #expect(html.contains("href=\"http://127.0.0.1:8080/u/demo/album/"))
+            // The demo's anniversaries and rituals of this week, before the years.
+            #expect(digest.text.containsInOrder(["This week in the history:", "demo’s early-July album: ", "A year ago · Week"]), "\(digest.text)")
+            #expect(html.contains("This week in the history"))
             #expect(!digest.inlineImages.isEmpty && digest.inlineImages.allSatisfy { $0.contentType.hasPrefix("image/") })
             let headers = digest.extraHeaders.reduce(into: [String: String]()) { $0[$1.name] = $1.value }
             #expect(headers["List-Unsubscribe-Post"] == "List-Unsubscribe=One-Click")

@@ -40,6 +40,9 @@ struct DigestWriter: DigestLetters {
         let heading: String
         let intro: String
         let years: [YearView]
+        /// This week's anniversaries and rituals.
+        let moments: [String]
+        let hasMoments: Bool
         let scheduleSentence: String
         let settingsURL: String
         let unsubscribeURL: String
@@ -48,7 +51,7 @@ struct DigestWriter: DigestLetters {
     /// The digest of `user`'s `years` (the every-year page's, cut to the
     /// years asked for), or nil when there is none. `covers` has the cover
     /// of each album that has one, by artist and name.
-    package func digest(of user: Username, years shown: [EveryYearPage.Year], subscription: DigestSubscription, timeZone: TimeZone,
+    package func digest(of user: Username, years shown: [EveryYearPage.Year], moments: [String], subscription: DigestSubscription, timeZone: TimeZone,
                 covers: [AlbumKey: (contentType: String, bytes: Data)]) -> DigestLetter? {
         guard let first = shown.first, let top = first.rows.first else { return nil }
         let labels = WeekLabels(timeZone: timeZone)
@@ -77,7 +80,7 @@ struct DigestWriter: DigestLetters {
         let subject = "This week \(Self.ago(first.yearsAgo)): \(top.name) by \(top.artist)"
         let view = View(subject: subject, heading: "This week, years ago",
                         intro: "What \(user.value) was listening to in this same week of earlier years.",
-                        years: years, scheduleSentence: Self.scheduleSentence(subscription, timeZone: timeZone),
+                        years: years, moments: moments.map(Self.oneLine), hasMoments: !moments.isEmpty, scheduleSentence: Self.scheduleSentence(subscription, timeZone: timeZone),
                         settingsURL: base + Paths.settings + "#digest",
                         unsubscribeURL: base + Paths.digestUnsubscribe(token: subscription.token))
         return DigestLetter(subject: subject, text: text(view), html: pages.html("digest-email", view), covers: carried)
@@ -110,6 +113,11 @@ struct DigestWriter: DigestLetters {
 
     func text(_ view: View) -> String {
         var lines = [view.heading, view.intro, ""]
+        if view.hasMoments {
+            lines.append("This week in the history:")
+            for moment in view.moments { lines.append("  " + moment) }
+            lines.append("")
+        }
         for year in view.years {
             lines.append("\(year.yearsAgoLabel) · \(year.weekLabel)")
             // A name with a line break in it (players send what they like)

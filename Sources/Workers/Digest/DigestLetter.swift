@@ -40,8 +40,9 @@ package struct DigestLetter: Sendable, Equatable {
 package protocol DigestLetters: Sendable {
     /// The digest of `user`'s `years` (the every-year page's, cut to the
     /// years asked for), or nil when there is none. `covers` has the cover
-    /// of each album that has one, by artist and name.
-    func digest(of user: Username, years: [EveryYearPage.Year], subscription: DigestSubscription, timeZone: TimeZone,
+    /// of each album that has one, by artist and name; `moments` are this
+    /// week's anniversaries and rituals, a sentence each.
+    func digest(of user: Username, years: [EveryYearPage.Year], moments: [String], subscription: DigestSubscription, timeZone: TimeZone,
                 covers: [AlbumKey: (contentType: String, bytes: Data)]) -> DigestLetter?
     /// The email that confirms an address: one link.
     func confirmation(of subscription: DigestSubscription, person: Username) -> DigestLetter

@@ -325,7 +325,11 @@ public final class WeeklyDigests: JobHandler, Sendable {
         // Only the years the digest shows are read.
         let request = EveryYearPage.Request(user: person, kind: .album, filter: chosen.filter, rowsPerYear: Self.rowsPerYear,
                                             timeZone: chosen.timeZone, yearsBack: subscription.years)
-        let page = await EveryYearPage.load(request, from: await sources.charts(for: person), now: clock.now)
+        let charts = await sources.charts(for: person), now = clock.now
+        // This week's anniversaries and rituals, for an archived person (the digest stands without them).
+        let archive = (charts as? ArchiveChartSource)?.store, zone = chosen.timeZone
+        async let found = archive == nil ? nil : try? await archive?.anniversaries(of: person, now: now, timeZone: zone)
+        let page = await EveryYearPage.load(request, from: charts, now: now)
         if let failure = page.failure { return .later(failure.message) }
         let years = page.years.filter { $0.yearsAgo <= subscription.years }
         guard !years.isEmpty else {
@@ -338,7 +342,11 @@ public final class WeeklyDigests: JobHandler, Sendable {
             guard covers[key] == nil, let found = await cover(person, row.entry) else { continue }
             covers[key] = found
         }
-        guard let letter = letters.digest(of: person, years: years, subscription: subscription, timeZone: chosen.timeZone, covers: covers) else {
+        let moments = (await found).map { found in
+            found.milestones.map(Anniversaries.sentence) + found.rituals.map { found.sentence($0, whose: "\(person.value)’s") }
+        } ?? []
+        guard let letter = letters.digest(of: person, years: years, moments: moments, subscription: subscription, timeZone: chosen.timeZone,
+                                          covers: covers) else {
             return .skip("Nothing to show this week.")
         }
         return .letter(letter, address, unsubscribe: letters.unsubscribeAddress(token: subscription.token))

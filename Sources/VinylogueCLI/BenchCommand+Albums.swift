@@ -57,6 +57,19 @@ extension BenchCommand {
         yearReads.sort()
         print("A year in review (\(yearReads.count) years, each read cold from the archive): p50 \(format(percentile(yearReads, 0.5), 2)) ms, "
             + "max \(format(yearReads.last ?? 0, 2)) ms")
+        // Anniversaries and rituals of 20 weeks across the last year, cold.
+        var moments: [Double] = []
+        var found = 0
+        for n in 0..<20 {
+            let when = now.addingTimeInterval(-Double(n) * 18 * 86_400)
+            let begin = clock.now
+            let anniversaries = try await source.store.anniversaries(of: users[n % users.count], now: when, timeZone: .gmt)
+            moments.append(seconds(clock.now - begin) * 1000)
+            found += (anniversaries?.milestones.count ?? 0) + (anniversaries?.rituals.count ?? 0)
+        }
+        moments.sort()
+        print("Anniversaries and rituals of a week (20 weeks, \(found) found): p50 \(format(percentile(moments, 0.5), 2)) ms, "
+            + "max \(format(moments.last ?? 0, 2)) ms")
         var rediscover: [Double] = []
         var finds = 0
         for run in 0..<20 {

@@ -58,10 +58,10 @@ public protocol ArchiveReading: Sendable {
     /// starting at or after `from`; nil when `user` has no archive.
     func albumsPlayed(by user: Username, since from: Int64) async throws(SourceError) -> Set<String>?
 
-    /// The album rows of `user`'s kept charts in `weeks`, each with the
-    /// first and last week its album charted in (`Anniversaries`); nil when
-    /// the archive does not hold them.
-    func albumsCharted(of user: Username, in weeks: [ChartWeek]) async throws(SourceError) -> [ChartedAlbum]?
+    /// The album rows of `user`'s kept charts in `weeks`, those of
+    /// `lifeOf` with the first and last week their album charted in
+    /// (`Anniversaries`); nil when the archive does not hold them.
+    func albumsCharted(of user: Username, in weeks: [ChartWeek], lifeOf: Set<ChartWeek>) async throws(SourceError) -> [ChartedAlbum]?
 
     /// What `year` of `user`'s listening counts (`YearInReview`); nil when
     /// the archive does not hold them.

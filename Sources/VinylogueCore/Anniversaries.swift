@@ -11,10 +11,12 @@ public struct ChartedAlbum: Sendable, Hashable {
     public let mbid: String?
     /// The album's grouping key (`ScrobbleTally.key`, as the person groups albums).
     public let key: String
-    public let firstWeek: ChartWeek
-    public let lastWeek: ChartWeek
+    /// Its first and last week, when the read was asked for them (for
+    /// an anniversary's week; a ritual needs only the key).
+    public let firstWeek: ChartWeek?
+    public let lastWeek: ChartWeek?
 
-    public init(week: ChartWeek, artist: String, name: String, plays: Int, mbid: String?, key: String, firstWeek: ChartWeek, lastWeek: ChartWeek) {
+    public init(week: ChartWeek, artist: String, name: String, plays: Int, mbid: String?, key: String, firstWeek: ChartWeek?, lastWeek: ChartWeek?) {
         self.week = week
         self.artist = artist
         self.name = name

@@ -121,6 +121,11 @@ import VinylogueCore
                                                "5 years ago", "Last played five years ago this week: Nootropics by Lower Dens",
                                                "10 years ago", "First played ten years ago this week: Tidewater by Vetiver"]), "\(page.body)")
             #expect(!page.body.contains("Last played ten years ago"))
+            // The week's own page, N years ago, says its anniversaries; another year's says none.
+            let ten = try await client.get("/u/Vera?years_ago=10")
+            #expect(ten.body.contains("First played ten years ago this week: Tidewater by Vetiver"), "\(ten.body)")
+            #expect(try await client.get("/u/Vera?years_ago=5").body.contains("Last played five years ago this week: Nootropics by Lower Dens"))
+            #expect(!(try await client.get("/u/Vera?years_ago=7").body.contains("class=\"moments\"")))
             // The feed's newest entry carries them too.
             let feed = try await client.get("/u/Vera/feed.atom?years_ago=4")
             #expect(feed.status == .ok)

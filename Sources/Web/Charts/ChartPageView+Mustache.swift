@@ -35,6 +35,8 @@ extension ChartPageView: MustacheParent {
         case "copyNote": copyNote
         case "wayOn": wayOn
         case "widget": widget
+        case "moments": moments
+        case "hasMoments": hasMoments
         case "filterAction": filterAction
         case "filterLabel": filterLabel
         case "filterFields": filterFields

@@ -109,6 +109,10 @@ struct ChartPageView {
     /// The code to show this chart's widget on one's own page (album
     /// charts that loaded).
     var widget: WidgetSnippets?
+    /// Albums first or last played exactly this many years ago this week
+    /// (an archived person's album chart, on an anniversary's week).
+    var moments: [HistoryRoutes.Moment] = []
+    var hasMoments = false
     /// The filter form: a GET to this page's own address.
     let filterAction: String
     let filterLabel: String

@@ -99,6 +99,24 @@ struct ChartRoutes: Sendable {
         return (page, savedCopies, chosen)
     }
 
+    /// The anniversaries of `week` when it is "this week, N years ago" for
+    /// an N that makes one (1, 5, 10…): one read of that week's albums and
+    /// their first and last weeks. None on any other week, and none when
+    /// the read fails (the page stands without them).
+    static func moments(of user: Username, week: ChartWeek, now: Date, labels: WeekLabels, archive: any ArchiveReading) async -> [HistoryRoutes.Moment] {
+        let finder = ChartWeekFinder(timeZone: labels.calendar.timeZone)
+        let guess = Int(((now.timeIntervalSince1970 - Double(week.from)) / (365.2425 * 86_400)).rounded())
+        let matching = [guess - 1, guess, guess + 1].first { n in
+            n >= 1 && LastFMWeekCalendar.week(containing: Int64(finder.target(yearsAgo: n, from: now).timeIntervalSince1970.rounded(.down))) == week
+        }
+        guard let n = matching, Anniversaries.isAnniversary(n),
+              let charted = try? await archive.albumsCharted(of: user, in: [week], lifeOf: [week]) else { return [] }
+        let found = Anniversaries.build(user: user, now: now, timeZone: labels.calendar.timeZone, weeks: [(n, week)], charted: charted)
+        return found.milestones.map {
+            HistoryRoutes.Moment(text: Anniversaries.sentence($0), url: Paths.album(user, artist: $0.artist, name: $0.name, day: labels.permalinkDay(of: week)))
+        }
+    }
+
     func page(_ request: Request, _ context: Context, day: String?) async throws -> Response {
         let settings = await viewers.settings(for: context)
         let asked = try asked(request, context, day: day, settings: settings)
@@ -129,6 +147,10 @@ struct ChartRoutes: Sendable {
         view.layout.share = ShareCardContent.links(page, byDate: asked.byDate, labels: labels, base: address.base)
         if page.kind == .album, page.failure == nil {
             view.widget = WidgetSnippets(user: asked.request.user, yearsAgo: asked.byDate ? 1 : page.yearsAgo, base: address.base)
+            if chosen.origin == .archive, let week = page.week, let archive = sources.archive {
+                view.moments = await Self.moments(of: asked.request.user, week: week, now: clock.now, labels: labels, archive: archive)
+                view.hasMoments = !view.moments.isEmpty
+            }
         }
         let status = HTTPResponse.Status(failure: page.failure)
         let html = ByteBuffer(string: pages.html("chart", view))

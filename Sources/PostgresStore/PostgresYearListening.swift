@@ -62,9 +62,9 @@ extension PostgresScrobbleStore {
             }
         }
         var previous = 0
-        if let earlier = year.previous {
+        if let earlier = year.previous, let end = year.previousEnd {
             for try await count in try await connection.query("""
-                SELECT count(*) FROM scrobble WHERE user_id = \(userID) AND instant >= \(earlier.start) AND instant < \(earlier.end)
+                SELECT count(*) FROM scrobble WHERE user_id = \(userID) AND instant >= \(earlier.start) AND instant < \(end)
                 """, logger: logger).decode(Int64.self) {
                 previous = Int(count)
             }

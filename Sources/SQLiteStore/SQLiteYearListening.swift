@@ -62,8 +62,11 @@ extension SQLiteScrobbleStore {
                 """, arguments: [userID, year.firstWeek.from, year.start])
             while let row = try played.next() { before.insert(names.folded(.album, artist: row[0], name: row[1]).key) }
         }
-        let previous = year.previous.map { try? Int.fetchOne(db, sql: "SELECT count(*) FROM scrobble WHERE user_id = ? AND instant >= ? AND instant < ?",
-                                                             arguments: [userID, $0.start, $0.end]) } ?? nil
+        var previous: Int?
+        if let earlier = year.previous, let end = year.previousEnd {
+            previous = try Int.fetchOne(db, sql: "SELECT count(*) FROM scrobble WHERE user_id = ? AND instant >= ? AND instant < ?",
+                                        arguments: [userID, earlier.start, end])
+        }
         return YearListening(rows: rows, quarterHours: quarterHours, albumSpans: spans, playedJustBefore: before, previousPlays: previous ?? 0,
                              folding: folding)
     }

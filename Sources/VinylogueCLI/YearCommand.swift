@@ -15,8 +15,8 @@ struct YearCommand: AsyncParsableCommand {
     @Argument(help: "A Last.fm username whose listening is archived.")
     var user: String
 
-    @Argument(help: "The year, e.g. 2019.")
-    var year: Int
+    @Argument(help: "The year, four digits, e.g. 2019.")
+    var year: String
 
     @Option(name: .customLong("time-zone"), help: "The time zone whose calendar year is counted (default: the system's).")
     var timeZone: String?
@@ -33,8 +33,8 @@ struct YearCommand: AsyncParsableCommand {
         }
         try await Composition.with { composition in
             let zone = try composition.timeZone(named: timeZone)
-            guard let calendarYear = ListeningYear(year, timeZone: zone) else {
-                throw CommandFailure("\(year) is not a year Vinylogue can count: give one from 1 to 9999.", exitCode: .usage)
+            guard let number = ListeningYear.number(year), let calendarYear = ListeningYear(number, timeZone: zone, now: composition.clock.now) else {
+                throw CommandFailure("“\(year)” is not a year. Give four digits, as in 2019.", exitCode: .usage)
             }
             let archive = try await composition.openArchiveForCommand(dataDir: dataDir)
             let found: YearInReview?
@@ -49,7 +49,7 @@ struct YearCommand: AsyncParsableCommand {
                 return
             }
             guard review.totals.plays > 0 else {
-                var said = "\(username) played nothing in \(year)"
+                var said = "\(username) played nothing in \(calendarYear.year)"
                 if let years = review.years {
                     said += years.count == 1 ? "; their history is all in \(years.lowerBound)"
                         : "; their history runs from \(years.lowerBound) to \(years.upperBound)"
@@ -67,10 +67,7 @@ struct YearCommand: AsyncParsableCommand {
         var out = "\(review.user)’s \(review.year)\n\n"
         out += "\(t.plays == 1 ? "1 play" : "\(grouped(t.plays)) plays") · \(grouped(t.albums)) albums · \(grouped(t.artists)) artists · \(grouped(t.tracks)) tracks"
             + " · \(t.days) days with music\n"
-        if let change = review.change {
-            out += change == 0 ? "About as many plays as in \(review.year - 1) (\(grouped(review.previousPlays))).\n"
-                : "\(abs(change)) % \(change > 0 ? "more" : "fewer") plays than in \(review.year - 1) (\(grouped(review.previousPlays))).\n"
-        }
+        if let change = review.changeSentence { out += change + "\n" }
         func list(_ title: String, _ entries: [YearInReview.Entry], artistOnly: Bool = false) {
             guard !entries.isEmpty else { return }
             out += "\n\(title)\n"
@@ -93,7 +90,9 @@ struct YearCommand: AsyncParsableCommand {
         out += "\nEach month’s album\n"
         for month in review.months {
             let name = YearInReview.monthNames[month.month].padding(toLength: 10, withPad: " ", startingAt: 0)
-            if let album = month.album {
+            if month.isAhead {
+                out += "  \(name) still to come\n"
+            } else if let album = month.album {
                 out += "  \(name) \(album.artist) — \(album.name)  (\(WeekLabels.plays(album.plays)) of \(grouped(month.plays)))\n"
             } else {
                 out += "  \(name) —\n"

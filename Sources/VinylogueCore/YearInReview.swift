@@ -10,9 +10,15 @@ public struct ListeningYear: Sendable, Hashable {
     public let end: Int64
     /// The instant each of its twelve months starts (January first).
     public let monthStarts: [Int64]
+    /// Where the count stops when the year is still under way (`now`), and
+    /// the same moment a year before, up to which the year before is
+    /// counted for the comparison; nil for a year that is over (or not begun).
+    public let through: Int64?
+    public let previousThrough: Int64?
 
-    /// `year` in `timeZone`'s Gregorian calendar; nil outside years 1…9999.
-    public init?(_ year: Int, timeZone: TimeZone) {
+    /// `year` in `timeZone`'s Gregorian calendar, as seen at `now`; nil
+    /// outside years 1…9999.
+    public init?(_ year: Int, timeZone: TimeZone, now: Date? = nil) {
         guard (1...9999).contains(year) else { return nil }
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = timeZone
@@ -30,6 +36,19 @@ public struct ListeningYear: Sendable, Hashable {
         self.start = months[0]
         self.end = next
         monthStarts = months
+        if let now, Int64(now.timeIntervalSince1970) >= months[0], Int64(now.timeIntervalSince1970) < next {
+            through = Int64(now.timeIntervalSince1970.rounded(.down))
+            previousThrough = calendar.date(byAdding: .year, value: -1, to: now).map { Int64($0.timeIntervalSince1970.rounded(.down)) }
+        } else {
+            (through, previousThrough) = (nil, nil)
+        }
+    }
+
+    /// "2019", "2019", "02019": exactly four digits, from 1000 — what an
+    /// address or the command line may name a year by; nil otherwise.
+    public static func number(_ text: String) -> Int? {
+        guard text.utf8.count == 4, text.utf8.allSatisfy({ (0x30...0x39).contains($0) }), let year = Int(text), year >= 1000 else { return nil }
+        return year
     }
 
     /// The year of `instant` in `timeZone`.
@@ -55,6 +74,10 @@ public struct ListeningYear: Sendable, Hashable {
 
     /// The year before this one, in the same zone.
     public var previous: ListeningYear? { ListeningYear(year - 1, timeZone: timeZone) }
+
+    /// Where the year before is counted to for the comparison: the same
+    /// moment a year ago while this year is under way, else its end.
+    public var previousEnd: Int64? { previousThrough ?? previous?.end }
 
     /// The chart week the year's first instant falls in (which may start
     /// in the year before).
@@ -173,6 +196,8 @@ public struct YearInReview: Sendable, Hashable {
         public let month: Int
         public let plays: Int
         public let album: Entry?
+        /// Not begun yet (the year is under way).
+        public var isAhead = false
     }
 
     public struct Totals: Sendable, Hashable {
@@ -191,8 +216,11 @@ public struct YearInReview: Sendable, Hashable {
     /// which need not hold `year`.
     public let years: ClosedRange<Int>?
     public let totals: Totals
-    /// Plays in the year before (0 when it has none).
+    /// Plays in the year before (0 when it has none), up to the same
+    /// moment when this year is still under way (`through`).
     public let previousPlays: Int
+    /// Where the count stopped, when the year is still under way.
+    public let through: Int64?
     public let topAlbums: [Entry]
     public let topArtists: [Entry]
     public let topTracks: [Entry]
@@ -211,9 +239,19 @@ public struct YearInReview: Sendable, Hashable {
 
     public static func == (a: YearInReview, b: YearInReview) -> Bool {
         a.user == b.user && a.year == b.year && a.timeZone == b.timeZone && a.years == b.years && a.totals == b.totals
-            && a.previousPlays == b.previousPlays && a.topAlbums == b.topAlbums && a.topArtists == b.topArtists && a.topTracks == b.topTracks
+            && a.previousPlays == b.previousPlays && a.through == b.through && a.topAlbums == b.topAlbums && a.topArtists == b.topArtists && a.topTracks == b.topTracks
             && a.discoveries == b.discoveries && a.months == b.months && a.topWeek?.week == b.topWeek?.week && a.topWeek?.plays == b.topWeek?.plays
             && a.weekdays == b.weekdays && a.hours == b.hours
+    }
+
+    /// How the year compares with the one before, in a sentence: "13% fewer
+    /// than in 2023 (6,589 plays)", "By this date, 4% more than in 2025
+    /// (5,120 plays)"; nil when the year before had no plays.
+    public var changeSentence: String? {
+        guard let change else { return nil }
+        let before = "\(year - 1) (\(previousPlays == 1 ? "1 play" : "\(grouped(previousPlays)) plays"))"
+        let said = change == 0 ? "about as many as in \(before)" : "\(abs(change))% \(change > 0 ? "more" : "fewer") than in \(before)"
+        return through == nil ? said.prefix(1).uppercased() + said.dropFirst() + "." : "By this date, \(said)."
     }
 
     public func hash(into hasher: inout Hasher) {
@@ -222,8 +260,8 @@ public struct YearInReview: Sendable, Hashable {
         hasher.combine(totals)
     }
 
-    /// The change in plays from the year before, in percent; nil when
-    /// that year had none.
+    /// The change in plays from the year before (up to the same moment
+    /// while this year is under way), in percent; nil when that year had none.
     public var change: Int? {
         guard previousPlays > 0 else { return nil }
         return Int(((Double(totals.plays) - Double(previousPlays)) / Double(previousPlays) * 100).rounded())
@@ -308,13 +346,13 @@ public struct YearInReview: Sendable, Hashable {
         return YearInReview(
             user: user, year: year.year, timeZone: year.timeZone, years: years,
             totals: Totals(plays: plays, albums: allAlbums.count, artists: allArtists.count, tracks: allTracks.count, days: days.count),
-            previousPlays: listening.previousPlays,
+            previousPlays: listening.previousPlays, through: year.through,
             topAlbums: entries(Array(allAlbums.prefix(topCount))), topArtists: entries(Array(allArtists.prefix(topCount))),
             topTracks: entries(Array(allTracks.prefix(topCount))), discoveries: discoveries,
             months: (0..<12).map { month in
                 Month(month: month, plays: monthPlays[month], album: monthAlbums[month].ranked().first.map {
                     Entry(artist: $0.artist, name: $0.name, plays: $0.plays, mbid: $0.mbid)
-                })
+                }, isAhead: year.through.map { year.monthStarts[month] > $0 } ?? false)
             },
             topWeek: topWeek.map { ($0.key, $0.value) }, weekdays: weekdays, hours: hours)
     }

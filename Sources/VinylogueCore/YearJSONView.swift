@@ -48,6 +48,8 @@ public struct YearJSONView: Encodable, Sendable {
     let totals: Totals
     let previousPlays: Int
     let changePercent: Int?
+    /// Where the count stopped, while the year is under way.
+    let through: Int64?
     let topAlbums: [Entry]
     let topArtists: [Entry]
     let topTracks: [Entry]
@@ -70,6 +72,7 @@ public struct YearJSONView: Encodable, Sendable {
         totals = Totals(plays: t.plays, albums: t.albums, artists: t.artists, tracks: t.tracks, days: t.days)
         previousPlays = review.previousPlays
         changePercent = review.change
+        through = review.through
         topAlbums = entries(review.topAlbums)
         topArtists = entries(review.topArtists)
         topTracks = entries(review.topTracks)

@@ -383,7 +383,12 @@ func withFakeEnvironment(_ body: @Sendable (FakeLastFM, [String: String]) async 
         #expect(nonsense.status != 0)
         let one = try await vinylogue(["year", "ana", "2015", "--time-zone", "UTC", "--data-dir", data])
         #expect(one.stderr.contains("ana played nothing in 2015; their history is all in 2021."), "\(one.stderr)")
-        #expect(nonsense.stderr.contains("0 is not a year Vinylogue can count: give one from 1 to 9999."), "\(nonsense.stderr)")
+        #expect(nonsense.stderr.contains("“0” is not a year. Give four digits, as in 2019."), "\(nonsense.stderr)")
+        // As the web app: four digits, nothing else.
+        for bad in ["0999", "02024", "+2024"] {
+            let refused = try await vinylogue(["year", "ana", bad, "--data-dir", data])
+            #expect(refused.status != 0 && refused.stderr.contains("is not a year"), "\(bad): \(refused.stderr)")
+        }
         let unknown = try await vinylogue(["year", "nobody", "2021", "--data-dir", data])
         #expect(unknown.status != 0)
         #expect(unknown.stderr.contains("nobody"), "\(unknown.stderr)")

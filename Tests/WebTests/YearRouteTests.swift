@@ -14,14 +14,35 @@ import VinylogueCore
 /// does not know, and one charted from Last.fm (no archive to count).
 @Suite struct YearRouteTests {
     /// The demo's listens in `year` of the server's zone (the harness's viewer sets none).
-    static func demoPlays(in year: Int) -> Int {
+    static func demoPlays(in year: Int, before limit: Date = july2023) -> Int {
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = .current
         let history = DemoHistory()
         return history.chartList(now: Int64(july2023.timeIntervalSince1970)).weeks.flatMap { history.scrobbles(in: $0) }.filter {
-            $0.instant <= Int64(july2023.timeIntervalSince1970)
+            $0.instant < Int64(limit.timeIntervalSince1970)
                 && calendar.component(.year, from: Date(timeIntervalSince1970: TimeInterval($0.instant))) == year
         }.count
+    }
+
+    /// The year under way (2023 at the harness's 8 July): counted up to
+    /// now, compared with 2022 up to the same moment, its months ahead
+    /// said to be ahead.
+    @Test func theYearUnderWayComparesWithTheYearBeforeByThisDate() async throws {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = .current
+        let yearAgo = try #require(calendar.date(byAdding: .year, value: -1, to: july2023))
+        let plays = Self.demoPlays(in: 2023), before = Self.demoPlays(in: 2022, before: yearAgo)
+        try await Harness.run(demo: true) { _, client in
+            let json = try await client.get("/api/u/demo/year/2023")
+            let object = try #require(try JSONSerialization.jsonObject(with: Data(json.body.utf8)) as? [String: Any])
+            #expect((object["totals"] as? [String: Any])?["plays"] as? Int == plays)
+            #expect(object["previousPlays"] as? Int == before, "the year before up to the same moment")
+            #expect(object["through"] as? Int == Int(july2023.timeIntervalSince1970))
+            let page = try await client.get("/u/demo/year/2023")
+            #expect(page.body.contains("By this date, "), "\(page.body.prefix(3000))")
+            #expect(page.body.containsInOrder(["July", "August", "still to come", "December", "still to come"]))
+            #expect(!page.body.containsInOrder(["June", "still to come", "July"]))
+        }
     }
 
     @Test func theDemosYearCountsItsListensAndLinksTheYearsAround() async throws {
@@ -76,6 +97,9 @@ import VinylogueCore
 
     @Test func someoneLastFMDoesNotKnowAndSomeoneChartedFromLastFM() async throws {
         try await Harness.run { _, client in
+            // Their pages link no year: it could not be counted.
+            #expect(!(try await client.get("/u/ybsc").body.contains(" in review</a>")))
+            #expect(!(try await client.get("/u/ybsc/history").body.contains(" in review</a>")))
             let unknown = try await client.get("/u/nosuchuser/year/2022")
             #expect(unknown.status == .notFound)
             #expect(try await client.get("/api/u/nosuchuser/year/2022").status == .notFound)

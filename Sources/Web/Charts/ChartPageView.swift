@@ -83,7 +83,8 @@ struct ChartPageView {
     let rediscoverURL: String
     /// The year in review of the week's year ("2019"), and its page.
     let yearLabel: String
-    let yearURL: String
+    /// Nil when the person's year cannot be counted here (not archived).
+    var yearURL: String?
     let previous: YearLink?
     let next: YearLink?
     let previousURL: String

@@ -138,6 +138,8 @@ struct ChartRoutes: Sendable {
         let labels = WeekLabels(timeZone: settings.timeZone)
         var view = ChartPageView(page, byDate: asked.byDate, options: asked.options, selfURL: request.uri.description, labels: labels)
         view.staleNote = savedCopies.note
+        // A year is counted from the archive alone.
+        if chosen.origin != .archive { view.yearURL = nil }
         if sources.isDemo(asked.request.user) { view.profileURL = nil }
         view.nowPlaying = playing.map(Self.nowPlayingSentence)
         // Said with figures while the copy runs: such a page is not kept,

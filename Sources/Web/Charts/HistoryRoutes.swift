@@ -27,7 +27,7 @@ struct HistoryRoutes: Sendable {
         let url: String
         /// The week's year, and its year in review.
         let year: Int
-        let yearURL: String
+        var yearURL: String?
         /// Albums first or last played exactly that many years ago this week.
         var moments: [Moment] = []
         var hasMoments = false
@@ -55,6 +55,11 @@ struct HistoryRoutes: Sendable {
         var rituals: [Moment] = []
         var ritualsHeading = ""
         var hasRituals = false
+
+        /// Drops the links to each year's review (a person not archived here).
+        mutating func withoutYearLinks() {
+            for index in years.indices { years[index].yearURL = nil }
+        }
 
         /// Adds `found`'s rituals and each year's anniversaries (album charts only).
         mutating func note(_ found: Anniversaries, user: Username, labels: WeekLabels) {
@@ -117,10 +122,8 @@ struct HistoryRoutes: Sendable {
     /// The person's anniversaries and rituals of this week, when their
     /// albums are charted from the archive (nil otherwise, or when it
     /// cannot be read: the page stands without them).
-    func anniversaries(_ asked: EveryYearPage.Request, concealing concealment: Concealment) async -> Anniversaries? {
-        guard asked.kind == .album, !concealment.conceals(asked.user) else { return nil }
-        let sources = self.sources.concealing(concealment)
-        guard let archive = (await sources.charts(for: asked.user) as? ArchiveChartSource)?.store else { return nil }
+    func anniversaries(_ asked: EveryYearPage.Request, from source: any ChartSource) async -> Anniversaries? {
+        guard asked.kind == .album, let archive = (source as? ArchiveChartSource)?.store else { return nil }
         return try? await archive.anniversaries(of: asked.user, now: clock.now, timeZone: asked.timeZone)
     }
 
@@ -136,11 +139,14 @@ struct HistoryRoutes: Sendable {
         let key = Self.renderedKey(asked, settings: settings)
         let rendered = self.rendered.unlessConcealing(context.concealment)
         if let kept = rendered?.response(key, to: request) { return kept }
-        async let anniversaries = anniversaries(asked, concealing: context.concealment)
-        let (page, savedCopies) = await load(asked, concealing: context.concealment)
+        let source = await sources.concealing(context.concealment).charts(for: asked.user), now = clock.now
+        async let anniversaries = anniversaries(asked, from: source)
+        let (page, savedCopies) = await SavedCopies.noted { await EveryYearPage.load(asked, from: source, now: now) }
         let labels = WeekLabels(timeZone: settings.timeZone)
         var view = View(page, savedCopies: savedCopies, labels: labels)
         if let found = await anniversaries { view.note(found, user: asked.user, labels: labels) }
+        // A year is counted from the archive alone.
+        if !(source is ArchiveChartSource) { view.withoutYearLinks() }
         view.layout.share = ShareCardContent.links(page, base: address.base)
         let status = HTTPResponse.Status(failure: page.failure)
         let html = ByteBuffer(string: pages.html("history", view))

@@ -110,10 +110,7 @@ struct YearPageView {
         if t.plays > 0 {
             totalsText = "\(AlbumPageView.playsGrouped(t.plays)) of \(grouped(t.albums)) albums by \(grouped(t.artists)) artists, "
                 + "on \(t.days == 1 ? "one day" : "\(t.days) days")."
-            changeText = review.change.map { change in
-                let before = "\(review.year - 1) (\(AlbumPageView.playsGrouped(review.previousPlays)))"
-                return change == 0 ? "About as many as in \(before)." : "\(abs(change)) % \(change > 0 ? "more" : "fewer") than in \(before)."
-            }
+            changeText = review.changeSentence
             emptyText = nil
         } else {
             totalsText = nil
@@ -152,7 +149,8 @@ struct YearPageView {
         }
         months = review.months.map { month in
             Month(name: YearInReview.monthNames[month.month],
-                  playsLabel: month.album.map { "\(grouped($0.plays)) of \(AlbumPageView.playsGrouped(month.plays))" } ?? "nothing played",
+                  playsLabel: month.isAhead ? "still to come"
+                      : month.album.map { "\(grouped($0.plays)) of \(AlbumPageView.playsGrouped(month.plays))" } ?? "nothing played",
                   artist: month.album?.artist, album: month.album?.name,
                   url: month.album.map { Paths.album(user, artist: $0.artist, name: $0.name, day: nil) })
         }

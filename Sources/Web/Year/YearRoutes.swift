@@ -29,8 +29,9 @@ struct YearRoutes: Sendable {
 
     /// The year the address asks for: four digits, 1000 to 9999.
     static func year(_ context: Context) throws -> Int {
-        let raw = context.parameters.get("year") ?? ""
-        guard raw.utf8.count == 4, raw.utf8.allSatisfy({ (0x30...0x39).contains($0) }), let year = Int(raw), year >= 1000 else {
+        let given = context.parameters.get("year") ?? ""
+        guard let year = ListeningYear.number(given) else {
+            let raw = given.removingPercentEncoding ?? given
             let shown = raw.count > 12 ? raw.prefix(11) + "…" : raw[...]
             throw PageError.badRequest("“\(shown)” is not a year. Use four digits, as in /year/2019.")
         }
@@ -46,7 +47,7 @@ struct YearRoutes: Sendable {
     }
 
     func load(_ user: Username, year: Int, settings: Settings, concealment: Concealment) async -> Outcome {
-        guard let calendarYear = ListeningYear(year, timeZone: settings.timeZone) else { return .failure(.notFound(what: "The year \(year)")) }
+        guard let calendarYear = ListeningYear(year, timeZone: settings.timeZone, now: clock.now) else { return .failure(.notFound(what: "The year \(year)")) }
         let sources = self.sources.concealing(concealment)
         let chosen = await sources.chosenCharts(for: user)
         if concealment.conceals(user) { return .failure(.unknownUser(user)) }
@@ -57,7 +58,9 @@ struct YearRoutes: Sendable {
                 return .note(CopyProgressNote.waitNote(copy, user: user, secondsLeft: sources.copies?.secondsLeft(copy),
                                                        what: "A year’s page counts every listen of that year from the archive: \(user.value)’s"))
             }
-            if case .demo = chosen.origin { return .note("The built-in demo’s years are counted only from its archive, which this Vinylogue does not keep.") }
+            if case .demo = chosen.origin {
+                return .note("A year’s page is counted from Vinylogue’s archive, and \(user.value)’s listening is not in it: the demo keeps only demo’s there.")
+            }
             return .note("A year’s page is counted from Vinylogue’s own copy of \(user.value)’s history, and it holds none yet. "
                 + "Once \(user.value) signs in here, Vinylogue copies it.")
         }
@@ -68,6 +71,8 @@ struct YearRoutes: Sendable {
                     return .note(CopyProgressNote.waitNote(copy, user: user, secondsLeft: sources.copies?.secondsLeft(copy),
                                                            what: "A year’s page counts every listen of that year from the archive: \(user.value)’s"))
                 }
+                // Why, as the person's charts say it (a ListenBrainz copy that failed, say).
+                do throws(SourceError) { _ = try await chosen.source.chartList(for: user) } catch { return .failure(error) }
                 return .failure(.notArchived(user: user.value))
             }
             return .review(review)

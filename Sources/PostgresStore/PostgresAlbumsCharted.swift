@@ -5,35 +5,52 @@ import Stores
 import VinylogueCore
 
 extension PostgresScrobbleStore {
-    public func albumsCharted(of user: Username, in weeks: [ChartWeek], lifeOf: Set<ChartWeek>) async throws(SourceError) -> [ChartedAlbum]? {
+    public func albumsCharted(of user: Username, lifeOf: Set<ChartWeek>, around: [[ChartWeek]],
+                              inAtLeast: Int) async throws(SourceError) -> [ChartedAlbum]? {
         try await reading(user) { id, connection, logger in
             guard let id else { return nil }
-            return try await Self.albumsCharted(userID: id, in: weeks, lifeOf: lifeOf, connection, logger)
+            return try await Self.albumsCharted(userID: id, lifeOf: lifeOf, around: around, inAtLeast: inAtLeast, connection, logger)
         }
     }
 
-    /// The album rows of `weeks`, those of `lifeOf` with their album's
-    /// first and last week, in one statement (the same question as
-    /// SQLite's, `SQLiteAlbumsCharted.swift`).
-    static func albumsCharted(userID: Int64, in weeks: [ChartWeek], lifeOf: Set<ChartWeek>, _ connection: PostgresConnection,
+    /// The same questions as SQLite's (`SQLiteAlbumsCharted.swift`): the
+    /// life weeks' rows with their first and last weeks, then the albums
+    /// of `inAtLeast` years of `around`, counted by PostgreSQL, and their rows there.
+    static func albumsCharted(userID: Int64, lifeOf: Set<ChartWeek>, around: [[ChartWeek]], inAtLeast: Int, _ connection: PostgresConnection,
                               _ logger: Logger) async throws -> [ChartedAlbum] {
-        let starts = Set(weeks.map(\.from)).union(lifeOf.map(\.from)).sorted()
-        guard !starts.isEmpty else { return [] }
-        let lives = lifeOf.map(\.from).sorted()
         var found: [ChartedAlbum] = []
-        for try await (week, artist, name, plays, mbid, key, first, last) in try await connection.query("""
-            SELECT c.week, c.artist, c.name, c.plays, c.mbid, c.album_key,
-                CASE WHEN c.week = ANY(\(lives)::bigint[]) THEN
-                    (SELECT min(f.week) FROM weekly_chart f WHERE f.user_id = c.user_id AND f.album_key = c.album_key) END,
-                CASE WHEN c.week = ANY(\(lives)::bigint[]) THEN
-                    (SELECT max(f.week) FROM weekly_chart f WHERE f.user_id = c.user_id AND f.album_key = c.album_key) END
-            FROM weekly_chart c
-            WHERE c.user_id = \(userID) AND c.week = ANY(\(starts)::bigint[]) AND c.kind = 0 AND c.album_key IS NOT NULL
+        var seen = Set<[String]>()
+        let lives = lifeOf.map(\.from).sorted()
+        if !lives.isEmpty {
+            for try await (week, artist, name, plays, mbid, key, first, last) in try await connection.query("""
+                SELECT c.week, c.artist, c.name, c.plays, c.mbid, c.album_key,
+                    (SELECT min(f.week) FROM weekly_chart f WHERE f.user_id = c.user_id AND f.album_key = c.album_key),
+                    (SELECT max(f.week) FROM weekly_chart f WHERE f.user_id = c.user_id AND f.album_key = c.album_key)
+                FROM weekly_chart c WHERE c.user_id = \(userID) AND c.week = ANY(\(lives)::bigint[]) AND c.kind = 0 AND c.album_key IS NOT NULL
+                ORDER BY c.week, c.rank
+                """, logger: logger).decode((Int64, String, String, Int64, String?, String, Int64, Int64).self) {
+                seen.insert([String(week), key])
+                found.append(ChartedAlbum(week: LastFMWeekCalendar.week(containing: week), artist: artist, name: name, plays: Int(plays), mbid: mbid,
+                                          key: key, firstWeek: LastFMWeekCalendar.week(containing: first),
+                                          lastWeek: LastFMWeekCalendar.week(containing: last)))
+            }
+        }
+        let pairs = around.enumerated().flatMap { year, weeks in weeks.map { ($0.from, Int32(year)) } }
+        guard !pairs.isEmpty, inAtLeast <= around.count else { return found }
+        let weeks = pairs.map(\.0), years = pairs.map(\.1)
+        for try await (week, artist, name, plays, mbid, key) in try await connection.query("""
+            WITH w(week, year) AS (SELECT * FROM unnest(\(weeks)::bigint[], \(years)::int[])),
+            ritual AS (
+                SELECT c.album_key FROM w JOIN weekly_chart c ON c.week = w.week
+                WHERE c.user_id = \(userID) AND c.kind = 0 AND c.album_key IS NOT NULL
+                GROUP BY c.album_key HAVING count(DISTINCT w.year) >= \(inAtLeast))
+            SELECT c.week, c.artist, c.name, c.plays, c.mbid, c.album_key FROM weekly_chart c JOIN ritual r ON r.album_key = c.album_key
+            WHERE c.user_id = \(userID) AND c.kind = 0 AND c.week = ANY(\(weeks)::bigint[])
             ORDER BY c.week, c.rank
-            """, logger: logger).decode((Int64, String, String, Int64, String?, String, Int64?, Int64?).self) {
+            """, logger: logger).decode((Int64, String, String, Int64, String?, String).self) {
+            guard seen.insert([String(week), key]).inserted else { continue }
             found.append(ChartedAlbum(week: LastFMWeekCalendar.week(containing: week), artist: artist, name: name, plays: Int(plays), mbid: mbid,
-                                      key: key, firstWeek: first.map(LastFMWeekCalendar.week(containing:)),
-                                      lastWeek: last.map(LastFMWeekCalendar.week(containing:))))
+                                      key: key, firstWeek: nil, lastWeek: nil))
         }
         return found
     }

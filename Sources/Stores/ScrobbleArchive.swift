@@ -58,10 +58,12 @@ public protocol ArchiveReading: Sendable {
     /// starting at or after `from`; nil when `user` has no archive.
     func albumsPlayed(by user: Username, since from: Int64) async throws(SourceError) -> Set<String>?
 
-    /// The album rows of `user`'s kept charts in `weeks`, those of
-    /// `lifeOf` with the first and last week their album charted in
-    /// (`Anniversaries`); nil when the archive does not hold them.
-    func albumsCharted(of user: Username, in weeks: [ChartWeek], lifeOf: Set<ChartWeek>) async throws(SourceError) -> [ChartedAlbum]?
+    /// For `Anniversaries`: the album rows of `user`'s kept charts in the
+    /// weeks of `lifeOf`, each with the first and last week its album
+    /// charted in; and, of the weeks `around` lists (one list per year),
+    /// the rows of the albums that chart in the lists of at least
+    /// `inAtLeast` years. Each row once. Nil when the archive does not hold them.
+    func albumsCharted(of user: Username, lifeOf: Set<ChartWeek>, around: [[ChartWeek]], inAtLeast: Int) async throws(SourceError) -> [ChartedAlbum]?
 
     /// What `year` of `user`'s listening counts (`YearInReview`); nil when
     /// the archive does not hold them.

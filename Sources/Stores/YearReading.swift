@@ -18,9 +18,10 @@ extension ArchiveReading {
         guard let history = try await span(for: user) else { return nil }
         let weeks = Anniversaries.weeks(now: now, timeZone: timeZone, since: history.lowerBound)
         let length = LastFMWeekCalendar.weekLength, margin = Int64(Anniversaries.ritualMargin)
-        let asked = weeks.flatMap { item in (-margin...margin).map { ChartWeek(from: item.week.from + $0 * length, to: item.week.to + $0 * length) } }
+        let around = weeks.map { item in (-margin...margin).map { ChartWeek(from: item.week.from + $0 * length, to: item.week.to + $0 * length) } }
         let anniversaryWeeks = Set(weeks.filter { Anniversaries.isAnniversary($0.yearsAgo) }.map(\.week))
-        guard let charted = try await albumsCharted(of: user, in: asked, lifeOf: anniversaryWeeks) else { return nil }
+        guard let charted = try await albumsCharted(of: user, lifeOf: anniversaryWeeks, around: around, inAtLeast: Anniversaries.ritualYears)
+        else { return nil }
         return Anniversaries.build(user: user, now: now, timeZone: timeZone, weeks: weeks, charted: charted)
     }
 

@@ -51,8 +51,8 @@ import Stores
         func albumsPlayed(by user: Username, since from: Int64) async throws(SourceError) -> Set<String>? {
             note("albumsPlayed"); return try await store.albumsPlayed(by: user, since: from)
         }
-        func albumsCharted(of user: Username, in weeks: [ChartWeek], lifeOf: Set<ChartWeek>) async throws(SourceError) -> [ChartedAlbum]? {
-            note("albumsCharted"); return try await store.albumsCharted(of: user, in: weeks, lifeOf: lifeOf)
+        func albumsCharted(of user: Username, lifeOf: Set<ChartWeek>, around: [[ChartWeek]], inAtLeast: Int) async throws(SourceError) -> [ChartedAlbum]? {
+            note("albumsCharted"); return try await store.albumsCharted(of: user, lifeOf: lifeOf, around: around, inAtLeast: inAtLeast)
         }
         func yearListening(of user: Username, in year: ListeningYear) async throws(SourceError) -> YearListening? {
             note("yearListening"); return try await store.yearListening(of: user, in: year)

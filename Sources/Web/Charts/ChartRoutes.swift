@@ -110,7 +110,7 @@ struct ChartRoutes: Sendable {
             n >= 1 && LastFMWeekCalendar.week(containing: Int64(finder.target(yearsAgo: n, from: now).timeIntervalSince1970.rounded(.down))) == week
         }
         guard let n = matching, Anniversaries.isAnniversary(n),
-              let charted = try? await archive.albumsCharted(of: user, in: [week], lifeOf: [week]) else { return [] }
+              let charted = try? await archive.albumsCharted(of: user, lifeOf: [week], around: [], inAtLeast: Anniversaries.ritualYears) else { return [] }
         let found = Anniversaries.build(user: user, now: now, timeZone: labels.calendar.timeZone, weeks: [(n, week)], charted: charted)
         return found.milestones.map {
             HistoryRoutes.Moment(text: Anniversaries.sentence($0), url: Paths.album(user, artist: $0.artist, name: $0.name, day: labels.permalinkDay(of: week)))

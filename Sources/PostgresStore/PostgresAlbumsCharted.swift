@@ -38,15 +38,21 @@ extension PostgresScrobbleStore {
         let pairs = around.enumerated().flatMap { year, weeks in weeks.map { ($0.from, Int32(year)) } }
         guard !pairs.isEmpty, inAtLeast <= around.count else { return found }
         let weeks = pairs.map(\.0), years = pairs.map(\.1)
+        var counted: [(key: String, years: Int, latest: Int64)] = []
+        for try await (key, count, latest) in try await connection.query("""
+            WITH w(week, year) AS (SELECT * FROM unnest(\(weeks)::bigint[], \(years)::int[]))
+            SELECT c.album_key, count(DISTINCT w.year), max(c.week) FROM w JOIN weekly_chart c ON c.week = w.week
+            WHERE c.user_id = \(userID) AND c.kind = 0 AND c.album_key IS NOT NULL
+            GROUP BY c.album_key HAVING count(DISTINCT w.year) >= \(inAtLeast)
+            """, logger: logger).decode((String, Int64, Int64).self) {
+            counted.append((key, Int(count), latest))
+        }
+        let keys = Anniversaries.ritualCandidates(counted)
+        guard !keys.isEmpty else { return found }
         for try await (week, artist, name, plays, mbid, key) in try await connection.query("""
-            WITH w(week, year) AS (SELECT * FROM unnest(\(weeks)::bigint[], \(years)::int[])),
-            ritual AS (
-                SELECT c.album_key FROM w JOIN weekly_chart c ON c.week = w.week
-                WHERE c.user_id = \(userID) AND c.kind = 0 AND c.album_key IS NOT NULL
-                GROUP BY c.album_key HAVING count(DISTINCT w.year) >= \(inAtLeast))
-            SELECT c.week, c.artist, c.name, c.plays, c.mbid, c.album_key FROM weekly_chart c JOIN ritual r ON r.album_key = c.album_key
-            WHERE c.user_id = \(userID) AND c.kind = 0 AND c.week = ANY(\(weeks)::bigint[])
-            ORDER BY c.week, c.rank
+            SELECT week, artist, name, plays, mbid, album_key FROM weekly_chart
+            WHERE user_id = \(userID) AND album_key = ANY(\(keys)::text[]) AND week = ANY(\(weeks)::bigint[]) AND kind = 0
+            ORDER BY week, rank
             """, logger: logger).decode((Int64, String, String, Int64, String?, String).self) {
             guard seen.insert([String(week), key]).inserted else { continue }
             found.append(ChartedAlbum(week: LastFMWeekCalendar.week(containing: week), artist: artist, name: name, plays: Int(plays), mbid: mbid,

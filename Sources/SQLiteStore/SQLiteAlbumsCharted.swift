@@ -40,12 +40,15 @@ extension SQLiteScrobbleStore {
         var arguments = StatementArguments()
         for (week, year) in pairs { arguments += [week, year] }
         arguments += [userID, inAtLeast]
-        let keys = try String.fetchAll(db, sql: """
+        var counted: [(key: String, years: Int, latest: Int64)] = []
+        let grouped = try Row.fetchCursor(db, sql: """
             WITH w(week, year) AS (VALUES \(pairs.map { _ in "(?, ?)" }.joined(separator: ", ")))
-            SELECT c.album_key FROM w JOIN weekly_chart c ON c.week = w.week
+            SELECT c.album_key, count(DISTINCT w.year), max(c.week) FROM w JOIN weekly_chart c ON c.week = w.week
             WHERE c.user_id = ? AND c.kind = 0 AND c.album_key IS NOT NULL
             GROUP BY c.album_key HAVING count(DISTINCT w.year) >= ?
             """, arguments: arguments)
+        while let row = try grouped.next() { counted.append((row[0], row[1], row[2])) }
+        let keys = Anniversaries.ritualCandidates(counted)
         guard !keys.isEmpty else { return found }
         let weeks = pairs.map(\.0)
         let rows = try Row.fetchCursor(db, sql: """

@@ -158,6 +158,18 @@ public struct Anniversaries: Sendable, Hashable {
         return Anniversaries(user: user, milestones: milestones, rituals: Array(rituals), season: season(of: now, in: calendar))
     }
 
+    /// Which of the albums that chart in enough years a store reads the
+    /// rows of: the `limit` with the most years, the latest first, and any
+    /// tied with the last of them (the names decide among those, from
+    /// the rows). `counted` is each album key with its years and its
+    /// latest week around this week.
+    public static func ritualCandidates(_ counted: [(key: String, years: Int, latest: Int64)]) -> [String] {
+        let ranked = counted.sorted { $0.years != $1.years ? $0.years > $1.years : $0.latest > $1.latest }
+        guard ranked.count > limit else { return ranked.map(\.key) }
+        let last = ranked[limit - 1]
+        return ranked.prefix { $0.years > last.years || $0.years == last.years && $0.latest >= last.latest }.map(\.key)
+    }
+
     /// "early March", "mid-July", "late November".
     static func season(of date: Date, in calendar: Calendar) -> String {
         let parts = calendar.dateComponents([.month, .day], from: date)

@@ -41,9 +41,11 @@ extension SQLiteScrobbleStore {
         for (week, year) in pairs { arguments += [week, year] }
         arguments += [userID, inAtLeast]
         var counted: [(key: String, years: Int, latest: Int64)] = []
+        // CROSS JOIN keeps the weeks the outer loop, each a seek of the
+        // primary key: left to itself, SQLite scans the album index (30×).
         let grouped = try Row.fetchCursor(db, sql: """
             WITH w(week, year) AS (VALUES \(pairs.map { _ in "(?, ?)" }.joined(separator: ", ")))
-            SELECT c.album_key, count(DISTINCT w.year), max(c.week) FROM w JOIN weekly_chart c ON c.week = w.week
+            SELECT c.album_key, count(DISTINCT w.year), max(c.week) FROM w CROSS JOIN weekly_chart c ON c.week = w.week
             WHERE c.user_id = ? AND c.kind = 0 AND c.album_key IS NOT NULL
             GROUP BY c.album_key HAVING count(DISTINCT w.year) >= ?
             """, arguments: arguments)

@@ -227,8 +227,14 @@ public struct YearInReview: Sendable, Hashable {
     /// The albums first played this year, most played first.
     public let discoveries: [Discovery]
     public let months: [Month]
-    /// The chart week played most, and its plays.
-    public let topWeek: (week: ChartWeek, plays: Int)?
+    /// A chart week and its plays within the year.
+    public struct WeekPlays: Sendable, Hashable {
+        public let week: ChartWeek
+        public let plays: Int
+    }
+
+    /// The chart week played most.
+    public let topWeek: WeekPlays?
     /// Plays by weekday, Monday first, and by hour (0–23), in the zone.
     public let weekdays: [Int]
     public let hours: [Int]
@@ -237,12 +243,6 @@ public struct YearInReview: Sendable, Hashable {
     public static let topCount = 10
     public static let discoveryCount = 10
 
-    public static func == (a: YearInReview, b: YearInReview) -> Bool {
-        a.user == b.user && a.year == b.year && a.timeZone == b.timeZone && a.years == b.years && a.totals == b.totals
-            && a.previousPlays == b.previousPlays && a.through == b.through && a.topAlbums == b.topAlbums && a.topArtists == b.topArtists && a.topTracks == b.topTracks
-            && a.discoveries == b.discoveries && a.months == b.months && a.topWeek?.week == b.topWeek?.week && a.topWeek?.plays == b.topWeek?.plays
-            && a.weekdays == b.weekdays && a.hours == b.hours
-    }
 
     /// How the year compares with the one before, in a sentence: "13% fewer
     /// than in 2023 (6,589 plays)", "By this date, 4% more than in 2025
@@ -254,11 +254,6 @@ public struct YearInReview: Sendable, Hashable {
         return through == nil ? said.prefix(1).uppercased() + said.dropFirst() + "." : "By this date, \(said)."
     }
 
-    public func hash(into hasher: inout Hasher) {
-        hasher.combine(user)
-        hasher.combine(year)
-        hasher.combine(totals)
-    }
 
     /// The change in plays from the year before (up to the same moment
     /// while this year is under way), in percent; nil when that year had none.
@@ -354,6 +349,6 @@ public struct YearInReview: Sendable, Hashable {
                     Entry(artist: $0.artist, name: $0.name, plays: $0.plays, mbid: $0.mbid)
                 }, isAhead: year.through.map { year.monthStarts[month] > $0 } ?? false)
             },
-            topWeek: topWeek.map { ($0.key, $0.value) }, weekdays: weekdays, hours: hours)
+            topWeek: topWeek.map { WeekPlays(week: $0.key, plays: $0.value) }, weekdays: weekdays, hours: hours)
     }
 }

@@ -158,7 +158,7 @@ func buildRouter(configuration: ServerConfiguration, parts: WebAppParts, shared:
     AlbumRoutes(sources: sources, viewers: viewers, pages: pages, artwork: parts.artwork, covers: covers, background: parts.background,
                 albumColourPatience: patience.albumColours, clock: clock, address: address, choices: albumChoices).register(people: people)
     RediscoverRoutes(sources: sources, viewers: viewers, pages: pages, clock: clock).register(people: people)
-    let years = YearRoutes(sources: sources, viewers: viewers, pages: pages, rendered: rendered, clock: clock, address: address)
+    let years = YearRoutes(sources: sources, viewers: viewers, own: OwnListening(lists: lists), pages: pages, rendered: rendered, clock: clock, address: address)
     years.register(people: people, api: peopleAPI)
     ShareCardRoutes(sources: sources, viewers: viewers, chartPages: charts, yearPages: years, covers: covers, shareCards: parts.shareCards,
                     kept: shared.renderedCards, clock: clock, address: address).register(people: people)

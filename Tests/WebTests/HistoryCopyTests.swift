@@ -209,6 +209,44 @@ import VinylogueCore
         }
     }
 
+    /// A year's page needs the archive: the person themself, charted from
+    /// Last.fm with what their copy stored deleted, is offered it there, a button away;
+    /// anyone else is told why, with nothing to press.
+    @Test func aPersonWithoutTheirCopyIsOfferedItOnTheirYearPage() async throws {
+        try await Harness.run(signIn: true, copies: true) { harness, client in
+            await Self.addMika(to: harness)
+            await harness.fake.inject(.init(.held, method: "user.getrecenttracks", times: 1, parameters: ["page": "2"]))
+            let browser = try await SignInTests.signIn(client, harness, as: "mika")
+            await harness.fake.untilHolding(1)
+            #expect(try await client.post("/settings/history", ["copy": "stop"], session: browser.form).status == .seeOther)
+            await harness.fake.releaseHeld()
+            await harness.idle()
+            #expect(try await client.post("/settings/history", ["copy": "delete"], session: browser.form).status == .seeOther)
+
+            let own = try await SignInTests.page(client, "/u/Mika/year/2022", browser)
+            #expect(own.status == .ok)
+            #expect(own.body.contains("A year’s page is counted from Vinylogue’s own copy of your Last.fm history, and it holds none yet."),
+                    "\(own.body)")
+            #expect(own.body.contains("<form method=\"post\" action=\"/settings/history\" class=\"copy-offer\">"))
+            #expect(own.body.contains("Copy my Last.fm history"))
+            #expect(!browser.csrf.token.isEmpty && own.body.contains("<input type=\"hidden\" name=\"csrf\" value=\"\(browser.csrf.token)\">"))
+            // A visitor is told why, and offered nothing (the offer was not kept for them).
+            let visitor = try await SignInTests.page(client, "/u/Mika/year/2022", nil)
+            #expect(visitor.body.contains("own copy of Mika’s history, and it holds none yet. Once Mika signs in here"))
+            #expect(!visitor.body.contains("copy-offer"))
+            let json = try await client.execute(uri: "/api/u/Mika/year/2022", method: .get, headers: [.cookie: browser.cookie], body: nil)
+            #expect(json.status == .conflict)
+            #expect(String(buffer: json.body).contains("Start the copy in Settings."))
+
+            // The offer's button starts the copy; once done, the page is the year's.
+            #expect(try await client.post("/settings/history", ["copy": "start"], session: browser.form).status == .seeOther)
+            await harness.idle()
+            try await Self.expectArchiveHoldsMika(harness)
+            let counted = try await SignInTests.page(client, "/u/Mika/year/2022", browser)
+            #expect(counted.body.contains("Top albums") && !counted.body.contains("copy-offer"), "\(counted.body)")
+        }
+    }
+
     /// "Delete what was copied": the copy's listens go, a player's stay,
     /// and nothing starts the copy again until the person does.
     @Test func aPersonDeletesWhatWasCopiedAndKeepsWhatTheirPlayerSent() async throws {

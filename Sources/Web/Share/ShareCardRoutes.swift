@@ -67,12 +67,13 @@ struct ShareCardRoutes: Sendable {
         let concealment = context.concealment
         let key = "card|" + YearRoutes.renderedKey(user, year: year, settings: settings), kept = self.kept.unlessConcealing(concealment)
         if let warm = kept?.page(key) { return Self.png(warm.body, status: warm.status) }
-        switch await yearPages.load(user, year: year, settings: settings, concealment: concealment) {
+        // A card is for anyone: it speaks of the person as others see them.
+        switch await yearPages.load(user, year: year, settings: settings, concealment: concealment, viewer: nil) {
         case .review(let review):
             let tops = review.topAlbums.prefix(9)
             let covers = await addresses(user: user, albums: tops.map { ($0.artist, $0.name, $0.mbid) }, concealing: concealment)
             return await answer(ShareCardContent.card(review, covers: covers), of: user, failure: nil, stale: false, key: key, keptIn: kept)
-        case .note(let note):
+        case .note(let note), .offer(let note):
             return await answer(ShareCardContent.card(user: user, year: year, note: note), of: user, failure: nil, stale: true, key: nil, keptIn: nil)
         case .failure(let failure):
             return await answer(ShareCardContent.card(user: user, year: year, note: failure.message), of: user, failure: failure, stale: false,

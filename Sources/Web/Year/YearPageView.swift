@@ -77,6 +77,13 @@ struct YearPageView {
     let emptyText: String?
     let errorText: String?
     var copyNote: String?
+    /// The viewer's own history copy to start (a form), when it is theirs.
+    struct CopyOffer {
+        let action: String
+        let label: String
+    }
+
+    var copyOffer: CopyOffer?
     var hiddenText: String?
     let settingsURL = Paths.settings
     /// Which lists have rows (the template shows a heading only then).

@@ -10,11 +10,14 @@ import VinylogueCore
 /// `/api/u/{user}/year/{YYYY}` (the same as `vinylogue year --json`).
 /// Complete answers are kept in `RenderedPages` until the person's
 /// listening changes. A person charted from Last.fm is told the page needs
-/// their history copied, and how far the copy has come.
+/// their history copied, and how far the copy has come; the person
+/// themself is offered the copy, a button away.
 struct YearRoutes: Sendable {
     typealias Context = WebRequestContext
     let sources: ListeningSources
     let viewers: Viewers
+    /// Whose listening the viewer speaks for (to offer them their copy).
+    let own: OwnListening
     let pages: PageRenderer
     let rendered: RenderedPages
     let clock: WallClock
@@ -43,10 +46,13 @@ struct YearRoutes: Sendable {
         case review(YearInReview)
         /// Not from the archive: why, in a sentence (a copy under way, or none).
         case note(String)
+        /// The viewer's own history, not copied: why, and the copy to start.
+        case offer(String)
         case failure(SourceError)
     }
 
-    func load(_ user: Username, year: Int, settings: Settings, concealment: Concealment) async -> Outcome {
+    /// `viewer`: whose listening the viewer speaks for, if anyone's.
+    func load(_ user: Username, year: Int, settings: Settings, concealment: Concealment, viewer: Username?) async -> Outcome {
         guard let calendarYear = ListeningYear(year, timeZone: settings.timeZone, now: clock.now) else { return .failure(.notFound(what: "The year \(year)")) }
         let sources = self.sources.concealing(concealment)
         let chosen = await sources.chosenCharts(for: user)
@@ -60,6 +66,11 @@ struct YearRoutes: Sendable {
             }
             if case .demo = chosen.origin {
                 return .note("A year’s page is counted from Vinylogue’s archive, and \(user.value)’s listening is not in it: the demo keeps only demo’s there.")
+            }
+            if viewer == user, sources.copies != nil {
+                var said = "A year’s page is counted from Vinylogue’s own copy of your \(user.service.displayName) history, and it holds none yet."
+                if let copy = chosen.copy, copy.state == .failed, let reason = copy.reason { said += " The last copy stopped: \(reason)" }
+                return .offer(said)
             }
             return .note("A year’s page is counted from Vinylogue’s own copy of \(user.value)’s history, and it holds none yet. "
                 + "Once \(user.value) signs in here, Vinylogue copies it.")
@@ -94,12 +105,21 @@ struct YearRoutes: Sendable {
         if let kept = rendered?.response(key, to: request) { return kept }
         let view: YearPageView
         var status = HTTPResponse.Status.ok
-        switch await load(user, year: year, settings: settings, concealment: context.concealment) {
+        switch await load(user, year: year, settings: settings, concealment: context.concealment, viewer: await own.person(of: context)) {
         case .review(let review):
             var shown = YearPageView(review, filter: settings.filter, labels: WeekLabels(timeZone: settings.timeZone))
             shown.layout.share = ShareCardContent.links(review, base: address.base)
             view = shown
         case .note(let note): view = YearPageView(user: user, year: year, note: note, failure: nil)
+        case .offer(let note):
+            // A form of the viewer's own: never kept (it has a copy note).
+            let csrf = CSRFProtection.token(for: request)
+            var offered = YearPageView(user: user, year: year, note: note, failure: nil)
+            offered.layout.csrf = csrf.value
+            offered.copyOffer = .init(action: Paths.historyCopy, label: "Copy my \(user.service.displayName) history")
+            var response = WholeAnswer.response(status: .ok, body: ByteBuffer(string: pages.html("year", offered)), contentType: RenderedPages.html)
+            response.attach(csrf: csrf)
+            return response
         case .failure(let failure):
             view = YearPageView(user: user, year: year, note: nil, failure: failure)
             status = HTTPResponse.Status(failure: failure)
@@ -123,9 +143,10 @@ struct YearRoutes: Sendable {
         let key = "api|" + Self.renderedKey(user, year: year, settings: settings)
         let rendered = self.rendered.unlessConcealing(context.concealment)
         if let kept = rendered?.response(key, to: request) { return kept }
-        switch await load(user, year: year, settings: settings, concealment: context.concealment) {
+        switch await load(user, year: year, settings: settings, concealment: context.concealment, viewer: await own.person(of: context)) {
         case .review(let review): return APIResponse.kept(YearJSONView(review).data(), key: key, complete: true, in: rendered)
         case .note(let note): return APIResponse.error(status: .conflict, message: note)
+        case .offer(let note): return APIResponse.error(status: .conflict, message: note + " Start the copy in Settings.")
         case .failure(let failure): return APIResponse.error(status: HTTPResponse.Status(for: failure), message: failure.forVisitors)
         }
     }

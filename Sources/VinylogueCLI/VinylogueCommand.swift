@@ -13,7 +13,7 @@ public struct VinylogueCommand: AsyncParsableCommand {
             4 configuration (for example a missing LASTFM_API_KEY), \
             130 interrupted with Ctrl-C (what was done is kept).
             """,
-        subcommands: [ChartCommand.self, YearsCommand.self, YearCommand.self, HistoryCommand.self, AlbumLifeCommand.self, AlbumsCommand.self, RediscoverCommand.self, UserCommand.self,
+        subcommands: [ChartCommand.self, YearsCommand.self, YearCommand.self, PlaylistCommand.self, HistoryCommand.self, AlbumLifeCommand.self, AlbumsCommand.self, RediscoverCommand.self, UserCommand.self,
                       ServeCommand.self, ImportCommand.self, ExportCommand.self, SyncCommand.self, ArtCommand.self, DigestCommand.self, BenchCommand.self,
                       DatabaseCommand.self]
     )

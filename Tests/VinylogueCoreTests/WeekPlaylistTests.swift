@@ -1,0 +1,111 @@
+import Foundation
+#if canImport(FoundationXML)
+import FoundationXML
+#endif
+import Testing
+@testable import VinylogueCore
+
+/// This week, years ago, as a playlist: albums in chart order, each with
+/// the tracks played from it that week, first played first; and the files
+/// it is written as, read back by a real parser.
+@Suite struct WeekPlaylistTests {
+    static let week = ChartWeek(from: 1_605_441_600, to: 1_605_441_600 + LastFMWeekCalendar.weekLength)
+    static let recording = "4A8B0E5C-1B3D-4C2E-9F10-2B3C4D5E6F70"
+
+    static func play(_ minutes: Int64, _ artist: String, _ album: String, _ track: String, mbid: String? = nil,
+                     albumArtist: String? = nil) -> Scrobble {
+        Scrobble(instant: week.from + minutes * 60, artist: artist, album: album, track: track, trackMBID: mbid, albumArtist: albumArtist)
+    }
+
+    static var scrobbles: [Scrobble] {
+        [play(50, "Low", "Things We Lost in the Fire", "Sunflower"),
+         play(10, "Low", "Things We Lost in the Fire (Deluxe Edition)", "Dinosaur Act", mbid: recording),
+         play(20, "Low", "Things We Lost in the Fire", "Sunflower"),
+         play(30, "Low", "Things We Lost in the Fire", "sunflower"),
+         play(5, "Bill Callahan", "Apocalypse", "Drover", mbid: "not-an-id\"><script>"),
+         play(15, "Someone & <Friends>", "Tom's \"Mix\"\u{1}", "A & B"),
+         play(25, "Nobody", "", "No album")]
+    }
+
+    static let entries = [ChartEntry(rank: 1, artist: "Low", name: "Things We Lost in the Fire", plays: 4),
+                          ChartEntry(rank: 2, artist: "Bill Callahan", name: "Apocalypse", plays: 1),
+                          ChartEntry(rank: 3, artist: "Someone & <Friends>", name: "Tom's \"Mix\"\u{1}", plays: 1)]
+
+    static func playlist() throws -> WeekPlaylist {
+        WeekPlaylist.build(user: try Username("ana"), week: week, yearsAgo: 5, entries: entries, scrobbles: scrobbles.shuffled())
+    }
+
+    @Test func albumsInChartOrderWithTheirTracksFirstPlayedFirstAndEditionsFolded() throws {
+        let playlist = try Self.playlist()
+        #expect(playlist.title == "Vinylogue — this week, 5 years ago")
+        #expect(playlist.albums.map(\.name) == ["Things We Lost in the Fire", "Apocalypse", "Tom's \"Mix\"\u{1}"])
+        // The deluxe edition's track belongs to the album; a track played
+        // three times (in two spellings of its case) is there once.
+        #expect(playlist.albums[0].tracks.map(\.title) == ["Dinosaur Act", "Sunflower"])
+        #expect(playlist.albums[0].tracks[0].recordingMBID == Self.recording.lowercased())
+        // An id that is no MusicBrainz id is left out.
+        #expect(playlist.albums[1].tracks.map(\.recordingMBID) == [nil])
+        #expect(playlist.tracks.count == 4)
+    }
+
+    @Test func theXSPFParsesBackWithEveryTrackInOrder() throws {
+        let playlist = try Self.playlist()
+        let data = PlaylistFile.xspf.data(playlist, labels: WeekLabels(timeZone: .gmt))
+        let read = XSPFReading()
+        let parser = XMLParser(data: data)
+        parser.delegate = read
+        #expect(parser.parse(), "\(String(decoding: data, as: UTF8.self))")
+        #expect(read.titles == ["Vinylogue — this week, 5 years ago", "Dinosaur Act", "Sunflower", "Drover", "A & B"])
+        #expect(read.creators == ["ana", "Low", "Low", "Bill Callahan", "Someone & <Friends>"])
+        #expect(read.albums.last == "Tom's \"Mix\"")
+        #expect(read.identifiers == ["https://musicbrainz.org/recording/" + Self.recording.lowercased()])
+        #expect(read.root == "playlist" && read.tracks == 4)
+        #expect(PlaylistFile.xspf.fileName(playlist, labels: WeekLabels(timeZone: .gmt)) == "vinylogue-ana-2020-11-16.xspf")
+    }
+
+    @Test func theJSPFHasTheShapeListenBrainzImports() throws {
+        let playlist = try Self.playlist()
+        let data = PlaylistFile.jspf.data(playlist, labels: WeekLabels(timeZone: .gmt))
+        let object = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+        let body = try #require(object["playlist"] as? [String: Any])
+        #expect(body["title"] as? String == "Vinylogue — this week, 5 years ago")
+        #expect(body["creator"] as? String == "ana")
+        let tracks = try #require(body["track"] as? [[String: Any]])
+        #expect(tracks.map { $0["title"] as? String } == ["Dinosaur Act", "Sunflower", "Drover", "A & B"])
+        #expect(tracks[0]["identifier"] as? [String] == ["https://musicbrainz.org/recording/" + Self.recording.lowercased()])
+        #expect(tracks[1]["identifier"] == nil)
+        #expect(tracks[3]["album"] as? String == "Tom's \"Mix\"\u{1}")
+    }
+
+    @Test func aWeekWithNoChartIsAnEmptyPlaylist() throws {
+        let empty = WeekPlaylist.build(user: try Username("ana"), week: Self.week, yearsAgo: 1, entries: [], scrobbles: Self.scrobbles)
+        #expect(empty.albums.isEmpty && empty.title == "Vinylogue — this week, 1 year ago")
+    }
+}
+
+/// Collects what an XSPF file holds, element by element.
+final class XSPFReading: NSObject, XMLParserDelegate {
+    var root: String?
+    var titles: [String] = [], creators: [String] = [], albums: [String] = [], identifiers: [String] = []
+    var tracks = 0
+    private var text = ""
+
+    func parser(_ parser: XMLParser, didStartElement name: String, namespaceURI: String?, qualifiedName: String?,
+                attributes: [String: String] = [:]) {
+        if root == nil { root = name }
+        if name == "track" { tracks += 1 }
+        text = ""
+    }
+
+    func parser(_ parser: XMLParser, foundCharacters string: String) { text += string }
+
+    func parser(_ parser: XMLParser, didEndElement name: String, namespaceURI: String?, qualifiedName: String?) {
+        switch name {
+        case "title": titles.append(text)
+        case "creator": creators.append(text)
+        case "album": albums.append(text)
+        case "identifier": identifiers.append(text)
+        default: break
+        }
+    }
+}

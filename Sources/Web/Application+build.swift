@@ -160,6 +160,7 @@ func buildRouter(configuration: ServerConfiguration, parts: WebAppParts, shared:
     RediscoverRoutes(sources: sources, viewers: viewers, pages: pages, clock: clock).register(people: people)
     let years = YearRoutes(sources: sources, viewers: viewers, own: OwnListening(lists: lists), pages: pages, rendered: rendered, clock: clock, address: address)
     years.register(people: people, api: peopleAPI)
+    PlaylistRoutes(sources: sources, viewers: viewers, clock: clock).register(people: people)
     ShareCardRoutes(sources: sources, viewers: viewers, chartPages: charts, yearPages: years, covers: covers, shareCards: parts.shareCards,
                     kept: shared.renderedCards, clock: clock, address: address).register(people: people)
     WidgetRoutes(viewers: viewers, chartPages: charts, covers: covers, shareCards: parts.shareCards, rendered: rendered,

@@ -499,3 +499,46 @@ extension EditionsCommandTests {
 struct JSONAny: Decodable {
     init(from decoder: any Decoder) throws {}
 }
+
+/// `vinylogue playlist`: this week two years ago as XSPF and JSPF, albums
+/// in chart order, to standard output or a file; a week with nothing.
+@Suite struct PlaylistCommandTests {
+    @Test func thisWeekTwoYearsAgoAsAPlaylistFile() async throws {
+        let dir = try TemporaryDirectory()
+        var utc = Calendar(identifier: .gregorian)
+        utc.timeZone = .gmt
+        let target = try #require(utc.date(byAdding: .year, value: -2, to: Date()))
+        let week = LastFMWeekCalendar.week(containing: Int64(target.timeIntervalSince1970))
+        var lines = ["uts,utc_time,artist,artist_mbid,album,album_mbid,track,track_mbid"]
+        // Tidewater twice as played as Abbey Road (part of it as its reissue).
+        for n in 0..<6 { lines.append("\(week.from + 3_600 + Int64(n) * 600),x,Vetiver,,Tidewater,,Tide \(n % 3),") }
+        for n in 0..<2 { lines.append("\(week.from + 7_200 + Int64(n) * 600),x,The Beatles,,Abbey Road,,Something,") }
+        lines.append("\(week.from + 9_000),x,The Beatles,,Abbey Road (Remastered),,Come Together,4a8b0e5c-1b3d-4c2e-9f10-2b3c4d5e6f70")
+        let export = dir.url.appendingPathComponent("export.csv")
+        try (lines.joined(separator: "\n") + "\n").write(to: export, atomically: true, encoding: .utf8)
+        let data = dir.url.appendingPathComponent("data").path
+        #expect(try await vinylogue(["import", export.path, "--user", "ana", "--data-dir", data]).status == 0)
+
+        let xspf = try await vinylogue(["playlist", "ana", "--years-ago", "2", "--time-zone", "UTC", "--data-dir", data])
+        #expect(xspf.status == 0, "\(xspf.stderr)")
+        let order = ["<title>Vinylogue — this week, 2 years ago</title>", "<title>Tide 0</title>", "<title>Tide 1</title>",
+                                             "<title>Tide 2</title>", "<title>Something</title>",
+                                             "<identifier>https://musicbrainz.org/recording/4a8b0e5c-1b3d-4c2e-9f10-2b3c4d5e6f70</identifier>",
+                                             "<title>Come Together</title>", "<album>Abbey Road (Remastered)</album>"]
+        let places = order.map { xspf.stdout.range(of: $0)?.lowerBound }
+        #expect(places.allSatisfy { $0 != nil } && places.compactMap { $0 } == places.compactMap { $0 }.sorted(), "\(xspf.stdout)")
+        #expect(xspf.stdout.components(separatedBy: "<track>").count == 6)
+
+        let file = dir.url.appendingPathComponent("week.jspf").path
+        let jspf = try await vinylogue(["playlist", "ana", "--years-ago", "2", "--to", "jspf", "-o", file, "--time-zone", "UTC", "--data-dir", data])
+        #expect(jspf.status == 0, "\(jspf.stderr)")
+        #expect(jspf.stderr.contains("Wrote 5 tracks of 2 albums to \(file)."), "\(jspf.stderr)")
+        let object = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: file))) as? [String: Any]
+        #expect(((object?["playlist"] as? [String: Any])?["track"] as? [Any])?.count == 5)
+
+        let none = try await vinylogue(["playlist", "ana", "--years-ago", "9", "--time-zone", "UTC", "--data-dir", data])
+        #expect(none.status == 2 && none.stderr.contains("ana played nothing in the week of"), "\(none.stderr)")
+        let stranger = try await vinylogue(["playlist", "nobody", "--data-dir", data])
+        #expect(stranger.status == 2, "\(stranger.stderr)")
+    }
+}

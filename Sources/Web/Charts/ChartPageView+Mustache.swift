@@ -18,6 +18,8 @@ extension ChartPageView: MustacheParent {
         case "rediscoverURL": rediscoverURL
         case "yearLabel": yearLabel
         case "yearURL": yearURL
+        case "playXSPF": playXSPF
+        case "playJSPF": playJSPF
         case "previous": previous
         case "next": next
         case "previousURL": previousURL

@@ -85,6 +85,9 @@ struct ChartPageView {
     let yearLabel: String
     /// Nil when the person's year cannot be counted here (not archived).
     var yearURL: String?
+    /// The week as playlist files (archived people's album charts N years ago).
+    var playXSPF: String?
+    var playJSPF: String?
     let previous: YearLink?
     let next: YearLink?
     let previousURL: String

@@ -149,6 +149,10 @@ struct ChartRoutes: Sendable {
         view.layout.share = ShareCardContent.links(page, byDate: asked.byDate, labels: labels, base: address.base)
         if page.kind == .album, page.failure == nil {
             view.widget = WidgetSnippets(user: asked.request.user, yearsAgo: asked.byDate ? 1 : page.yearsAgo, base: address.base)
+            if chosen.origin == .archive, !asked.byDate, !page.rows.isEmpty {
+                view.playXSPF = Paths.playlist(asked.request.user, yearsAgo: page.yearsAgo, .xspf)
+                view.playJSPF = Paths.playlist(asked.request.user, yearsAgo: page.yearsAgo, .jspf)
+            }
             if chosen.origin == .archive, let week = page.week, let archive = sources.archive {
                 view.moments = await Self.moments(of: asked.request.user, week: week, now: clock.now, labels: labels, archive: archive)
                 view.hasMoments = !view.moments.isEmpty

@@ -81,6 +81,11 @@ enum Paths {
     /// A person's year in review.
     static func year(_ user: Username, _ year: Int) -> String { "/u/\(user.value)/year/\(year)" }
 
+    /// This week, `yearsAgo` years ago, as a playlist file (`PlaylistRoutes`).
+    static func playlist(_ user: Username, yearsAgo: Int, _ format: PlaylistFile) -> String {
+        "/u/\(user.value)/playlist/\(yearsAgo).\(format.fileExtension)"
+    }
+
     /// A person's widget for other sites: its page (`format` nil), or its
     /// picture (`"png"`, `"svg"`).
     static func widget(_ user: Username, yearsAgo: Int = 1, format: String? = nil) -> String {

@@ -20,6 +20,7 @@ let package = Package(
         .library(name: "PostgresStore", targets: ["PostgresStore"]),
         .library(name: "Mail", targets: ["Mail"]),
         .library(name: "Workers", targets: ["Workers"]),
+        .library(name: "MusicServers", targets: ["MusicServers"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
@@ -67,6 +68,17 @@ let package = Package(
             dependencies: [
                 "VinylogueCore",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ]
+        ),
+        // People's own music servers: the Subsonic API's playlists (issue 41).
+        .target(
+            name: "MusicServers",
+            dependencies: [
+                "VinylogueCore",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
             ]
@@ -291,7 +303,7 @@ let package = Package(
             name: "VinylogueApp",
             dependencies: [
                 "VinylogueCore", "LastFM", "ListenBrainz", "Stores", "SQLiteStore", "Sync", "Imports", "Artwork", "Web", "PostgresStore",
-                "Mail", "Workers", "HTTPServing", "ListenIngest",
+                "Mail", "Workers", "HTTPServing", "ListenIngest", "MusicServers",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
@@ -304,7 +316,7 @@ let package = Package(
                 "VinylogueCore", "LastFM", "ListenBrainz", "Stores", "SQLiteStore", "Sync", "Imports", "Exports", "Artwork", "VinylogueApp",
                 // HTTPServing for `serve`'s TLS options; never Web: the
                 // composition root (VinylogueApp) builds the web app.
-                "PostgresStore", "Workers", "HTTPServing",
+                "PostgresStore", "Workers", "HTTPServing", "MusicServers",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -315,6 +327,10 @@ let package = Package(
         .executableTarget(name: "vinylogue", dependencies: ["VinylogueCLI"]),
         // What several test targets share: the PostgreSQL cluster's address.
         .target(name: "TestSupport", dependencies: ["VinylogueCore"], path: "Tests/TestSupport"),
+        .testTarget(
+            name: "MusicServersTests",
+            dependencies: ["MusicServers", "VinylogueCore"]
+        ),
         .testTarget(
             name: "VinylogueCoreTests",
             dependencies: [

@@ -9,6 +9,7 @@ import LastFM
 import ListenBrainz
 import Logging
 import Mail
+import MusicServers
 import PostgresStore
 import VinylogueCore
 import Web
@@ -23,6 +24,9 @@ public final class Composition: Sendable {
     public let configuration: VinylogueConfiguration
     public let clock: WallClock
     let httpClient: HTTPClient
+    /// People's own music servers are asked over a client of their own:
+    /// it follows no redirect (`SubsonicTransport`).
+    let musicServerHTTP: HTTPClient
     /// How Last.fm's API and image host are reached (`Transports`).
     let lastFMTransport: LastFMTransport
     let imageUpstream: ArtworkUpstream
@@ -80,12 +84,18 @@ public final class Composition: Sendable {
         logger.logLevel = configuration.logLevel ?? .error
         self.logger = logger
         httpClient = LastFMTransport.makeHTTPClient()
+        musicServerHTTP = SubsonicTransport.makeHTTPClient()
         lastFMTransport = transports.lastFM(httpClient)
         imageUpstream = transports.images(httpClient)
         mailTransport = transports.mail
         lastFM = LastFMClient(configuration: configuration.lastFM, transport: lastFMTransport, clock: clock, logger: logger)
         listenBrainz = ListenBrainzClient(configuration: configuration.listenBrainz, transport: transports.listenBrainz(httpClient))
         demo = DemoChartSource(clock: clock)
+    }
+
+    /// A client of the person's Subsonic-API server `account`.
+    public func subsonic(_ account: SubsonicAccount) -> SubsonicClient {
+        SubsonicClient(account: account, transport: .live(musicServerHTTP))
     }
 
     /// Runs `body` with the graph for `configuration` and shuts its HTTP
@@ -110,9 +120,11 @@ public final class Composition: Sendable {
                 result = try await body(composition)
             }
             try? await composition.httpClient.shutdown()
+            try? await composition.musicServerHTTP.shutdown()
             return result
         } catch {
             try? await composition.httpClient.shutdown()
+            try? await composition.musicServerHTTP.shutdown()
             throw error
         }
     }

@@ -1,18 +1,24 @@
 import VinylogueApp
 import ArgumentParser
 import Foundation
+import MusicServers
 import Stores
 import VinylogueCore
 
-extension PlaylistFile: ExpressibleByArgument {}
+/// Where a playlist goes: a file, or a music server.
+enum PlaylistTarget: String, ExpressibleByArgument, CaseIterable {
+    case xspf, jspf, subsonic
+}
 
-/// `vinylogue playlist USER --years-ago N --to xspf|jspf`: this week, N
-/// years ago, as a playlist file: the week's albums in chart order, each
-/// with the tracks played from it that week, from the archive.
+/// `vinylogue playlist USER --years-ago N --to xspf|jspf|subsonic`: this
+/// week, N years ago, as a playlist — a file (the week's albums in chart
+/// order, each with the tracks played from it that week, from the archive),
+/// or made on the person's Subsonic-API server (`ServerPlaylist`).
 struct PlaylistCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "playlist",
-        abstract: "Write this week, N years ago, as a playlist file (XSPF or JSPF): the week's albums in chart order, each with the tracks played from it.")
+        abstract: "This week, N years ago, as a playlist: a file (XSPF or JSPF), or made on your Subsonic-API music server.",
+        discussion: "With --to subsonic, give the server's address with --server and the user with --server-user; the password is read from VINYLOGUE_SUBSONIC_PASSWORD (never from the command line, where other users could see it).")
 
     @Argument(help: "A Last.fm username whose listening is archived.")
     var user: String
@@ -20,8 +26,14 @@ struct PlaylistCommand: AsyncParsableCommand {
     @Option(name: .customLong("years-ago"), help: "How many years back (1 or more). Default: 1.")
     var yearsAgo: Int = 1
 
-    @Option(help: "The file's format: \(PlaylistFile.allCases.map(\.rawValue).joined(separator: " or ")).")
-    var to: PlaylistFile = .xspf
+    @Option(help: "Where it goes: \(PlaylistTarget.allCases.map(\.rawValue).joined(separator: ", ")).")
+    var to: PlaylistTarget = .xspf
+
+    @Option(help: "For --to subsonic: the server's address, as your music apps have it (http://nas.local:4533).")
+    var server: String?
+
+    @Option(name: .customLong("server-user"), help: "For --to subsonic: your user on the server.")
+    var serverUser: String?
 
     @Option(name: .shortAndLong, help: "Write the file here instead of to standard output.")
     var output: String?
@@ -34,6 +46,24 @@ struct PlaylistCommand: AsyncParsableCommand {
 
     func validate() throws {
         if yearsAgo < 1 { throw ValidationError("--years-ago must be 1 or more.") }
+        if to == .subsonic {
+            if server == nil || serverUser == nil { throw ValidationError("--to subsonic needs --server and --server-user.") }
+            if output != nil { throw ValidationError("--output is for a file; --to subsonic saves the playlist on the server.") }
+        } else if server != nil || serverUser != nil {
+            throw ValidationError("--server and --server-user go with --to subsonic.")
+        }
+    }
+
+    /// The server's account, the password from the environment.
+    func account(environment: [String: String]) throws -> SubsonicAccount {
+        guard let password = environment["VINYLOGUE_SUBSONIC_PASSWORD"], !password.isEmpty else {
+            throw CommandFailure("Set VINYLOGUE_SUBSONIC_PASSWORD to your password on the server, then run this again.", exitCode: .configuration)
+        }
+        guard let account = SubsonicAccount(address: server ?? "", username: serverUser ?? "", password: password) else {
+            throw CommandFailure("“\(server ?? "")” is not a server address: give it as http://host:port (the address your music apps use).",
+                                 exitCode: .usage)
+        }
+        return account
     }
 
     func run() async throws {
@@ -56,7 +86,11 @@ struct PlaylistCommand: AsyncParsableCommand {
             guard !playlist.albums.isEmpty else {
                 throw CommandFailure("\(username) played nothing in the week of \(labels.range(of: playlist.week)).", exitCode: .noData)
             }
-            let data = to.data(playlist, labels: labels)
+            guard let file = PlaylistFile(rawValue: to.rawValue) else {
+                try await Self.save(playlist, on: composition.subsonic(account(environment: ProcessInfo.processInfo.environment)))
+                return
+            }
+            let data = file.data(playlist, labels: labels)
             if let output {
                 do {
                     try data.write(to: URL(fileURLWithPath: output), options: .atomic)
@@ -68,5 +102,25 @@ struct PlaylistCommand: AsyncParsableCommand {
                 Terminal.standardOutput.write(String(decoding: data, as: UTF8.self))
             }
         }
+    }
+
+    /// Makes the playlist on the server and says what it did.
+    static func save(_ playlist: WeekPlaylist, on client: SubsonicClient) async throws {
+        let made: ServerPlaylist
+        do {
+            made = try await ServerPlaylist.save(playlist, on: client)
+        } catch {
+            throw CommandFailure(error.description, exitCode: .upstream)
+        }
+        let server = client.account.address.absoluteString
+        let missing = made.missing.isEmpty ? ""
+            : "Not found there: " + made.missing.map { "\($0.artist) — \($0.name)" }.joined(separator: "; ") + "."
+        guard made.saved else {
+            throw CommandFailure("None of the week’s albums is in the library at \(server): nothing was saved. " + missing, exitCode: .noData)
+        }
+        var said = "\(made.replaced ? "Replaced" : "Made") “\(made.name)” on \(server): \(made.songs.count == 1 ? "1 song" : "\(made.songs.count) songs")"
+            + " of \(made.found.count == 1 ? "1 album" : "\(made.found.count) albums").\n"
+        if !missing.isEmpty { said += missing + "\n" }
+        Terminal.standardOutput.write(said)
     }
 }

@@ -1,0 +1,206 @@
+import Crypto
+import Foundation
+import Synchronization
+import Testing
+@testable import MusicServers
+import VinylogueCore
+
+/// A Subsonic-API library in this process, answering the forms the client
+/// sends as the API documents them: token-and-salt sign-in (or, as
+/// Supysonic, the password only), `search3` by a name's substring,
+/// `getAlbum`, `getPlaylists`, `createPlaylist`.
+final class FakeLibrary: Sendable {
+    struct Song { let id, title, artist, album: String; let track: Int }
+    struct Album { let id, name, artist: String; let songs: [Song] }
+
+    let albums: [Album]
+    let password: String
+    let takesTokens: Bool
+    /// Every form received, and the playlists made (name → song ids).
+    let forms = Mutex<[String]>([])
+    let playlists = Mutex<[(id: String, name: String, songs: [String])]>([])
+
+    init(albums: [Album], password: String = "s3cret pass", takesTokens: Bool = true) {
+        self.albums = albums
+        self.password = password
+        self.takesTokens = takesTokens
+    }
+
+    static func ok(_ body: String = "") -> SubsonicTransport.Answer {
+        SubsonicTransport.Answer(status: 200, body: Data("{\"subsonic-response\":{\"status\":\"ok\",\"version\":\"1.16.1\"\(body)}}".utf8))
+    }
+
+    static func failed(_ code: Int, _ message: String) -> SubsonicTransport.Answer {
+        SubsonicTransport.Answer(status: 200, body: Data("""
+            {"subsonic-response":{"status":"failed","version":"1.16.1","error":{"code":\(code),"message":"\(message)"}}}
+            """.utf8))
+    }
+
+    static func json(_ value: Any) -> String {
+        String(decoding: try! JSONSerialization.data(withJSONObject: value), as: UTF8.self)
+    }
+
+    func answer(_ url: URL, _ form: String) -> SubsonicTransport.Answer {
+        forms.withLock { $0.append(form) }
+        var fields: [(String, String)] = []
+        for pair in form.split(separator: "&") {
+            let parts = pair.split(separator: "=", maxSplits: 1).map { String($0).removingPercentEncoding ?? "" }
+            fields.append((parts[0], parts.count > 1 ? parts[1] : ""))
+        }
+        func value(_ name: String) -> String? { fields.first { $0.0 == name }?.1 }
+        // Sign-in.
+        if let token = value("t"), let salt = value("s") {
+            guard takesTokens else { return Self.failed(41, "Token authentication not supported") }
+            let expected = Insecure.MD5.hash(data: Data((password + salt).utf8)).map { String(format: "%02x", $0) }.joined()
+            guard token == expected else { return Self.failed(40, "Wrong username or password.") }
+        } else if let p = value("p") {
+            let hex = p.hasPrefix("enc:") ? String(p.dropFirst(4)) : ""
+            var bytes: [UInt8] = []
+            var i = hex.startIndex
+            while i < hex.endIndex, let next = hex.index(i, offsetBy: 2, limitedBy: hex.endIndex) {
+                bytes.append(UInt8(hex[i..<next], radix: 16) ?? 0)
+                i = next
+            }
+            guard String(decoding: bytes, as: UTF8.self) == password else { return Self.failed(40, "Wrong username or password.") }
+        } else {
+            return Self.failed(10, "Missing parameter p")
+        }
+        switch url.lastPathComponent {
+        case "ping.view": return Self.ok()
+        case "search3.view":
+            let query = (value("query") ?? "").lowercased()
+            let found = albums.filter { $0.name.lowercased().contains(query) }.map { ["id": $0.id, "name": $0.name, "artist": $0.artist] }
+            return Self.ok(",\"searchResult3\":" + Self.json(["album": found]))
+        case "getAlbum.view":
+            guard let album = albums.first(where: { $0.id == value("id") }) else { return Self.failed(70, "Album not found") }
+            // Songs as a server may give them: out of order, one id a number.
+            let songs = album.songs.reversed().map { song -> [String: Any] in
+                ["id": Int(song.id) ?? song.id as Any, "title": song.title, "artist": song.artist, "album": song.album, "track": song.track]
+            }
+            return Self.ok(",\"album\":" + Self.json(["id": album.id, "name": album.name, "song": songs]))
+        case "getPlaylists.view":
+            let lists = playlists.withLock { $0.map { ["id": $0.id, "name": $0.name] } }
+            return Self.ok(",\"playlists\":" + Self.json(["playlist": lists]))
+        case "createPlaylist.view":
+            let songs = fields.filter { $0.0 == "songId" }.map(\.1)
+            playlists.withLock { lists in
+                if let id = value("playlistId"), let index = lists.firstIndex(where: { $0.id == id }) {
+                    lists[index].songs = songs
+                } else {
+                    lists.append(("pl\(lists.count + 1)", value("name") ?? "", songs))
+                }
+            }
+            return Self.ok()
+        default:
+            return Self.failed(0, "Unknown method")
+        }
+    }
+
+    var transport: SubsonicTransport {
+        SubsonicTransport { url, form, _ in self.answer(url, form) }
+    }
+}
+
+@Suite struct SubsonicClientTests {
+    static let library = [
+        FakeLibrary.Album(id: "a1", name: "Abbey Road", artist: "The Beatles", songs: [
+            .init(id: "11", title: "Come Together", artist: "The Beatles", album: "Abbey Road", track: 1),
+            .init(id: "12", title: "Something", artist: "The Beatles", album: "Abbey Road", track: 2),
+            .init(id: "13", title: "Maxwell's Silver Hammer", artist: "The Beatles", album: "Abbey Road", track: 3)]),
+        FakeLibrary.Album(id: "a2", name: "Abbey Road Live", artist: "Tribute Band", songs: [
+            .init(id: "21", title: "Come Together", artist: "Tribute Band", album: "Abbey Road Live", track: 1)]),
+        FakeLibrary.Album(id: "a3", name: "Tidewater", artist: "Vetiver", songs: [
+            .init(id: "31", title: "Rolling Sea", artist: "Vetiver", album: "Tidewater", track: 1),
+            .init(id: "32", title: "Wonder Why", artist: "Vetiver", album: "Tidewater", track: 2)]),
+    ]
+
+    static func week(yearsAgo: Int = 5) throws -> WeekPlaylist {
+        let week = ChartWeek(from: 1_605_441_600, to: 1_605_441_600 + LastFMWeekCalendar.weekLength)
+        func play(_ minute: Int64, _ artist: String, _ album: String, _ track: String) -> Scrobble {
+            Scrobble(instant: week.from + minute * 60, artist: artist, album: album, track: track)
+        }
+        return WeekPlaylist.build(user: try Username("ana"), week: week, yearsAgo: yearsAgo, entries: [
+            ChartEntry(rank: 1, artist: "Vetiver", name: "Tidewater (Deluxe Edition)", plays: 3),
+            ChartEntry(rank: 2, artist: "The Beatles", name: "Abbey Road (Remastered)", plays: 2),
+            ChartEntry(rank: 3, artist: "Lower Dens", name: "Nootropics", plays: 1),
+        ], scrobbles: [
+            play(1, "Vetiver", "Tidewater (Deluxe Edition)", "A Track Only the Deluxe Has"),
+            play(2, "The Beatles", "Abbey Road (Remastered)", "Something (Remastered 2009)"),
+            play(3, "The Beatles", "Abbey Road (Remastered)", "Come Together"),
+            play(4, "Lower Dens", "Nootropics", "Brains"),
+        ])
+    }
+
+    static func client(_ library: FakeLibrary, password: String = "s3cret pass") -> SubsonicClient {
+        SubsonicClient(account: SubsonicAccount(address: "http://nas.local:4533/music/", username: "ana", password: password)!,
+                       transport: library.transport, salt: { "c19b2d" })
+    }
+
+    @Test func theWeeksAlbumsAreFoundAsEditionsFoldAndSavedInChartOrder() async throws {
+        let library = FakeLibrary(albums: Self.library)
+        let made = try await ServerPlaylist.save(try Self.week(), on: Self.client(library))
+        // Tidewater: its played track is not in the library's edition, so the
+        // whole album; Abbey Road: the tracks played, as the library names them
+        // ("Something (Remastered 2009)" is not "Something": only Come Together).
+        #expect(made.songs.map(\.id) == ["31", "32", "11"])
+        #expect(made.found.map(\.name) == ["Tidewater (Deluxe Edition)", "Abbey Road (Remastered)"])
+        #expect(made.missing.map(\.name) == ["Nootropics"])
+        #expect(!made.replaced)
+        #expect(library.playlists.withLock { $0.map(\.name) } == ["Vinylogue — this week, 5 years ago"])
+        #expect(library.playlists.withLock { $0.first?.songs } == ["31", "32", "11"])
+        // Every call went under the address's own path, signed with a token: the password itself was never sent.
+        let forms = library.forms.withLock { $0 }
+        #expect(forms.allSatisfy { $0.contains("t=") && $0.contains("s=c19b2d") && !$0.contains("p=") && !$0.contains("s3cret") })
+
+        // Again: the same playlist, replaced, not a second one.
+        let again = try await ServerPlaylist.save(try Self.week(), on: Self.client(library))
+        #expect(again.replaced)
+        #expect(library.playlists.withLock { $0.count } == 1)
+    }
+
+    @Test func aServerThatTakesNoTokensIsAskedWithThePassword() async throws {
+        let library = FakeLibrary(albums: Self.library, takesTokens: false)
+        let client = Self.client(library)
+        try await client.ping()
+        try await client.ping()
+        let forms = library.forms.withLock { $0 }
+        // Refused once with a token, then the password, and the password from then on.
+        #expect(forms.count == 3)
+        #expect(forms[0].contains("t=") && forms[1].contains("p=enc%3A") && forms[2].contains("p=enc%3A"))
+    }
+
+    @Test func wrongCredentialsAnAnswerThatIsNoSubsonicAndARedirectEachSaySo() async throws {
+        let wrong = Self.client(FakeLibrary(albums: Self.library), password: "not it")
+        await #expect(throws: MusicServerError.wrongCredentials("nas.local")) { try await wrong.ping() }
+        let html = SubsonicClient(account: SubsonicAccount(address: "http://nas.local", username: "ana", password: "x")!,
+                                  transport: SubsonicTransport { _, _, _ in .init(status: 200, body: Data("<html>router login</html>".utf8)) })
+        await #expect(throws: MusicServerError.notSubsonic("nas.local")) { try await html.ping() }
+        let moved = SubsonicClient(account: SubsonicAccount(address: "http://nas.local", username: "ana", password: "x")!,
+                                   transport: SubsonicTransport { _, _, _ in .init(status: 302, body: Data()) })
+        await #expect(throws: MusicServerError.redirected("nas.local")) { try await moved.ping() }
+        let refusing = SubsonicClient(account: SubsonicAccount(address: "http://nas.local", username: "ana", password: "x")!,
+                                      transport: SubsonicTransport { _, _, _ in FakeLibrary.failed(50, "User is not authorized\\nfor the given operation") })
+        await #expect(throws: MusicServerError.refused("nas.local", reason: "User is not authorized.")) { try await refusing.ping() }
+        // No sentence carries the password.
+        #expect(!MusicServerError.wrongCredentials("nas.local").description.contains("x"))
+        #expect(!"\(SubsonicAccount(address: "http://nas.local", username: "ana", password: "hunter2")!)".contains("hunter2"))
+    }
+
+    @Test func addressesThatAreNotAServersRoot() {
+        for bad in ["nas.local:4533", "ftp://nas.local", "http://", "http://user:pw@nas.local", "http://nas.local/?x=1", "javascript:alert(1)"] {
+            #expect(SubsonicAccount(address: bad, username: "ana", password: "x") == nil, "\(bad)")
+        }
+        #expect(SubsonicAccount(address: "https://music.example.org/navidrome/", username: "ana", password: "x")?.address.absoluteString
+            == "https://music.example.org/navidrome")
+        #expect(SubsonicAccount(address: "http://nas.local", username: "", password: "x") == nil)
+    }
+
+    @Test func theSearchIsTheAlbumsNameWithoutItsEdition() {
+        #expect(ServerPlaylist.searchQuery("Abbey Road (Remastered)") == "Abbey Road")
+        #expect(ServerPlaylist.searchQuery("Abbey Road - 2019 Mix") == "Abbey Road")
+        #expect(ServerPlaylist.searchQuery("White Crosses [Limited Edition]") == "White Crosses")
+        #expect(ServerPlaylist.searchQuery("Led Zeppelin II") == "Led Zeppelin II")
+        #expect(ServerPlaylist.searchQuery("(Deluxe Edition)") == "(Deluxe Edition)")
+        #expect(ServerPlaylist.searchQuery("Pt. 1 - The Beginning") == "Pt. 1 - The Beginning")
+    }
+}

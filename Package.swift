@@ -329,7 +329,7 @@ let package = Package(
         .target(name: "TestSupport", dependencies: ["VinylogueCore"], path: "Tests/TestSupport"),
         .testTarget(
             name: "MusicServersTests",
-            dependencies: ["MusicServers", "VinylogueCore"]
+            dependencies: ["MusicServers", "VinylogueCore", .product(name: "Crypto", package: "swift-crypto")]
         ),
         .testTarget(
             name: "VinylogueCoreTests",

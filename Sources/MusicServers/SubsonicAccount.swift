@@ -23,6 +23,9 @@ public struct SubsonicAccount: Sendable, CustomStringConvertible {
         self.password = password
     }
 
+    /// The server as sentences name it: its host, and its port when given.
+    public var server: String { (address.host ?? "") + (address.port.map { ":\($0)" } ?? "") }
+
     /// The server and the user, never the password.
     public var description: String { "\(username) at \(address.absoluteString)" }
 }

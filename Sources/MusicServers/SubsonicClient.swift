@@ -92,7 +92,7 @@ public final class SubsonicClient: Sendable {
     // MARK: - The wire
 
     func call(_ method: String, _ parameters: [(String, String)]) async throws(MusicServerError) -> Wire.Body {
-        let server = account.address.host ?? account.address.absoluteString
+        let server = account.server
         let url = account.address.appendingPathComponent("rest").appendingPathComponent("\(method).view")
         let usePassword = signsInWithPassword.withLock { $0 }
         let answer = try await transport.send(url, Self.form(signIn(password: usePassword) + parameters), server)

@@ -171,7 +171,7 @@ final class FakeLibrary: Sendable {
 
     @Test func wrongCredentialsAnAnswerThatIsNoSubsonicAndARedirectEachSaySo() async throws {
         let wrong = Self.client(FakeLibrary(albums: Self.library), password: "not it")
-        await #expect(throws: MusicServerError.wrongCredentials("nas.local")) { try await wrong.ping() }
+        await #expect(throws: MusicServerError.wrongCredentials("nas.local:4533")) { try await wrong.ping() }
         let html = SubsonicClient(account: SubsonicAccount(address: "http://nas.local", username: "ana", password: "x")!,
                                   transport: SubsonicTransport { _, _, _ in .init(status: 200, body: Data("<html>router login</html>".utf8)) })
         await #expect(throws: MusicServerError.notSubsonic("nas.local")) { try await html.ping() }
@@ -182,7 +182,7 @@ final class FakeLibrary: Sendable {
                                       transport: SubsonicTransport { _, _, _ in FakeLibrary.failed(50, "User is not authorized\\nfor the given operation") })
         await #expect(throws: MusicServerError.refused("nas.local", reason: "User is not authorized.")) { try await refusing.ping() }
         // No sentence carries the password.
-        #expect(!MusicServerError.wrongCredentials("nas.local").description.contains("x"))
+        #expect(!MusicServerError.wrongCredentials("nas.local:4533").description.contains("x"))
         #expect(!"\(SubsonicAccount(address: "http://nas.local", username: "ana", password: "hunter2")!)".contains("hunter2"))
     }
 

@@ -1,0 +1,188 @@
+"""`vinylogue playlist --to subsonic` against Supysonic (Debian's), a real
+Subsonic-API server, over a generated music folder: short FLAC files made
+with sox and tagged with mutagen, some albums under the names a person's
+listens do not use ("Tidewater" in the library, "Tidewater (Deluxe
+Edition)" in the listens). Vinylogue makes the playlist; the test reads it
+back through the Subsonic API with py-sonic, a Subsonic client: its name,
+its songs in chart order, and what the command says it did not find. Then:
+the same command again replaces the playlist instead of making a second;
+a wrong password, a port nobody listens on and an address that is no
+Subsonic server each get a sentence and change nothing.
+
+Supysonic answers only to a password (its API predates tokens): the client
+asks with a token first, is refused for the missing password, and asks
+again with it, as Subsonic clients do.
+"""
+
+from __future__ import annotations
+
+import calendar
+import http.server
+import os
+import threading
+import socket
+import subprocess
+import time
+import urllib.request
+from datetime import datetime, timezone
+from pathlib import Path
+
+import libsonic
+import pytest
+from mutagen.flac import FLAC
+
+from launcher import binary  # Tests/Python (conftest.py puts it on the path)
+
+PASSWORD = "correct horse"
+WEEK = 7 * 86400
+# A Sunday noon (UTC): Last.fm's weeks start at noon on Sundays.
+WEEK_ORIGIN = 1_605_441_600
+
+LIBRARY = {
+    ("Vetiver", "Tidewater"): ["Rolling Sea", "Wonder Why", "More of This"],
+    ("The Beatles", "Abbey Road"): ["Come Together", "Something", "Octopus's Garden"],
+    ("Bill Callahan", "Apocalypse"): ["Drover", "Baby's Breath"],
+}
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_for(what: str, check, patience: float = 10) -> None:
+    deadline = time.monotonic() + patience
+    while not check():
+        if time.monotonic() > deadline:
+            pytest.fail(f"{what} did not happen within {patience} s", pytrace=False)
+        time.sleep(0.1)
+
+
+@pytest.fixture
+def supysonic(tmp_path: Path):
+    """Supysonic on a free port, over the generated library, with the user `ana`."""
+    music = tmp_path / "music"
+    for (artist, album), titles in LIBRARY.items():
+        folder = music / artist / album
+        folder.mkdir(parents=True)
+        for number, title in enumerate(titles, start=1):
+            path = folder / f"{number:02d}.flac"
+            subprocess.run(["sox", "-n", "-r", "8000", "-c", "1", str(path), "synth", "0.5", "sine", str(300 + 40 * number)], check=True)
+            tags = FLAC(path)
+            tags["artist"], tags["album"], tags["title"], tags["tracknumber"] = artist, album, title, str(number)
+            tags.save()
+    (tmp_path / "supysonic.conf").write_text(f"""[base]
+database_uri = sqlite:///{tmp_path}/supysonic.db
+[webapp]
+cache_dir = {tmp_path}/cache
+mount_webui = no
+[daemon]
+socket = {tmp_path}/daemon.sock
+run_watcher = no
+""")
+    def cli(*arguments: str) -> None:
+        subprocess.run(["supysonic-cli", *arguments], cwd=tmp_path, check=True, capture_output=True, timeout=60)
+    cli("user", "add", "ana", "-p", PASSWORD)
+    cli("folder", "add", "music", str(music))
+    cli("folder", "scan", "--foreground", "music")
+    port = free_port()
+    log = open(tmp_path / "supysonic.log", "w")
+    process = subprocess.Popen(["supysonic-server", "-S", "waitress", "-h", "127.0.0.1", "-p", str(port)], cwd=tmp_path,
+                               stdout=log, stderr=subprocess.STDOUT)
+
+    def answers() -> bool:
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/rest/ping.view", timeout=1):
+                return True
+        except OSError:
+            return process.poll() is not None
+    try:
+        wait_for("Supysonic answering", answers)
+        assert process.poll() is None, (tmp_path / "supysonic.log").read_text()
+        yield port
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+        log.close()
+
+
+@pytest.fixture
+def archive(tmp_path: Path) -> Path:
+    """A data directory where ana played, this week two years ago, Tidewater
+    as its deluxe edition (most), Abbey Road (Remastered), and an album the
+    library does not hold."""
+    now = datetime.now(timezone.utc)
+    then = now.replace(year=now.year - 2, day=min(now.day, 28))
+    week = WEEK_ORIGIN + (calendar.timegm(then.timetuple()) - WEEK_ORIGIN) // WEEK * WEEK
+    lines = ["uts,utc_time,artist,artist_mbid,album,album_mbid,track,track_mbid"]
+    plays = [("Vetiver", "Tidewater (Deluxe Edition)", "Wonder Why")] * 3 + [("Vetiver", "Tidewater (Deluxe Edition)", "Rolling Sea")] * 2 \
+        + [("The Beatles", "Abbey Road (Remastered)", "Something")] * 2 + [("Lower Dens", "Nootropics", "Brains")]
+    for n, (artist, album, track) in enumerate(plays):
+        lines.append(f"{week + 3600 + n * 600},x,{artist},,{album},,{track},")
+    export = tmp_path / "export.csv"
+    export.write_text("\n".join(lines) + "\n")
+    data = tmp_path / "data"
+    subprocess.run([str(binary("vinylogue")), "import", str(export), "--user", "ana", "--data-dir", str(data)], check=True,
+                   capture_output=True, timeout=60)
+    return data
+
+
+def playlist(data: Path, server: str, password: str = PASSWORD) -> subprocess.CompletedProcess:
+    return subprocess.run([str(binary("vinylogue")), "playlist", "ana", "--years-ago", "2", "--to", "subsonic", "--server", server,
+                           "--server-user", "ana", "--time-zone", "UTC", "--data-dir", str(data)],
+                          capture_output=True, text=True, timeout=60,
+                          env={**os.environ, "VINYLOGUE_SUBSONIC_PASSWORD": password})
+
+
+def test_the_week_becomes_a_playlist_on_supysonic(supysonic, archive):
+    server = f"http://127.0.0.1:{supysonic}"
+    made = playlist(archive, server)
+    assert made.returncode == 0, made.stderr
+    assert f"Made “Vinylogue — this week, 2 years ago” on {server}: 3 songs of 2 albums." in made.stdout, made.stdout
+    assert "Not found there: Lower Dens — Nootropics." in made.stdout
+    assert PASSWORD not in made.stdout + made.stderr
+
+    client = libsonic.Connection("http://127.0.0.1", "ana", PASSWORD, port=supysonic, legacyAuth=True)
+    lists = client.getPlaylists()["playlists"]["playlist"]
+    assert [p["name"] for p in lists] == ["Vinylogue — this week, 2 years ago"]
+    songs = client.getPlaylist(lists[0]["id"])["playlist"]["entry"]
+    # Chart order: Tidewater (5 plays) first, its played songs in the
+    # library's order; then Abbey Road's one song played.
+    assert [(s["album"], s["title"]) for s in songs] == [("Tidewater", "Rolling Sea"), ("Tidewater", "Wonder Why"),
+                                                         ("Abbey Road", "Something")]
+
+    again = playlist(archive, server)
+    assert again.returncode == 0, again.stderr
+    assert "Replaced “Vinylogue — this week, 2 years ago”" in again.stdout
+    assert len(client.getPlaylists()["playlists"]["playlist"]) == 1
+
+
+def test_failures_say_why_and_change_nothing(supysonic, archive, tmp_path):
+    server = f"http://127.0.0.1:{supysonic}"
+    wrong = playlist(archive, server, password="not the one")
+    assert wrong.returncode == 3
+    assert f"127.0.0.1:{supysonic} does not accept that user and password. Check them, then try again." in wrong.stderr, wrong.stderr
+    assert "not the one" not in wrong.stderr + wrong.stdout
+    nobody = playlist(archive, f"http://127.0.0.1:{free_port()}")
+    assert nobody.returncode == 3 and "could not reach" in nobody.stderr, nobody.stderr
+    # A web server that is no music server (a router's login page, say).
+    class Page(http.server.BaseHTTPRequestHandler):
+        def do_POST(self):
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html")
+            self.end_headers()
+            self.wfile.write(b"<html><body>Router login</body></html>")
+
+        def log_message(self, *arguments):
+            pass
+    page = http.server.HTTPServer(("127.0.0.1", 0), Page)
+    threading.Thread(target=page.serve_forever, daemon=True).start()
+    try:
+        not_subsonic = playlist(archive, f"http://127.0.0.1:{page.server_port}")
+    finally:
+        page.shutdown()
+    assert not_subsonic.returncode == 3
+    assert "does not answer as a Subsonic-API music server does" in not_subsonic.stderr, not_subsonic.stderr
+    client = libsonic.Connection("http://127.0.0.1", "ana", PASSWORD, port=supysonic, legacyAuth=True)
+    assert client.getPlaylists()["playlists"].get("playlist", []) == []

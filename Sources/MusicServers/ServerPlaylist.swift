@@ -1,8 +1,56 @@
 import Foundation
 import VinylogueCore
 
-/// A week's playlist (`WeekPlaylist`) made on a person's Subsonic-API
-/// server: each album of the week looked for in the library (`search3`,
+/// A person's music library on a server of theirs (a Subsonic-API server,
+/// mpd): its albums found by name, their songs, and playlists saved.
+public protocol MusicLibrary: Sendable {
+    /// The server, as sentences name it.
+    var server: String { get }
+    /// Albums whose name holds `query`, as the server searches.
+    func albums(named query: String) async throws(MusicServerError) -> [LibraryAlbum]
+    /// An album's songs, in disc and track order.
+    func songs(of album: LibraryAlbum) async throws(MusicServerError) -> [LibrarySong]
+    /// Makes the playlist `name` hold `songs`, in order, replacing one of
+    /// that name; returns whether there was one.
+    func savePlaylist(name: String, songs: [LibrarySong]) async throws(MusicServerError) -> Bool
+}
+
+/// An album as a library lists it.
+public struct LibraryAlbum: Sendable, Hashable {
+    /// The library's own name for it (a Subsonic id, mpd's album and artist).
+    public let id: String
+    public let name: String
+    public let artist: String
+
+    public init(id: String, name: String, artist: String) {
+        self.id = id
+        self.name = name
+        self.artist = artist
+    }
+}
+
+/// A song as a library lists it.
+public struct LibrarySong: Sendable, Hashable {
+    /// The library's own name for it (a Subsonic id, a file's path in mpd).
+    public let id: String
+    public let title: String
+    public let artist: String
+    public let album: String
+    public let disc: Int
+    public let track: Int
+
+    public init(id: String, title: String, artist: String, album: String, disc: Int, track: Int) {
+        self.id = id
+        self.title = title
+        self.artist = artist
+        self.album = album
+        self.disc = disc
+        self.track = track
+    }
+}
+
+/// A week's playlist (`WeekPlaylist`) made in a person's music library
+/// (`MusicLibrary`): each album of the week looked for there (by name,
 /// editions matched as album identity folds them: "Abbey Road (Remastered)"
 /// played finds the library's "Abbey Road"), then its songs: those played
 /// that week, by title, or the whole album when the library names its
@@ -10,7 +58,7 @@ import VinylogueCore
 /// chart order, replacing the one of that name Vinylogue made before.
 public struct ServerPlaylist: Sendable {
     public let name: String
-    public let songs: [SubsonicClient.Song]
+    public let songs: [LibrarySong]
     /// The week's albums found in the library, and those not, in chart order.
     public let found: [WeekPlaylist.Album]
     public let missing: [WeekPlaylist.Album]
@@ -20,21 +68,21 @@ public struct ServerPlaylist: Sendable {
     /// Whether anything was saved (nothing is when no album was found).
     public var saved: Bool { !songs.isEmpty }
 
-    /// Matches `playlist` to the library `client` reaches and saves it.
-    public static func save(_ playlist: WeekPlaylist, on client: SubsonicClient) async throws(MusicServerError) -> ServerPlaylist {
+    /// Matches `playlist` to `library` and saves it there.
+    public static func save(_ playlist: WeekPlaylist, on library: some MusicLibrary) async throws(MusicServerError) -> ServerPlaylist {
         let folding = AlbumFolding.editions
-        var songs: [SubsonicClient.Song] = []
+        var songs: [LibrarySong] = []
         var found: [WeekPlaylist.Album] = [], missing: [WeekPlaylist.Album] = []
         for album in playlist.albums {
             let key = folding.folded(.album, artist: album.artist, name: album.name).key
-            let candidates = try await client.searchAlbums(searchQuery(album.name), count: 50).filter {
+            let candidates = try await library.albums(named: searchQuery(album.name)).filter {
                 folding.folded(.album, artist: $0.artist, name: $0.name).key == key
             }
             guard let chosen = candidates.first(where: { $0.name.caseInsensitiveCompare(album.name) == .orderedSame }) ?? candidates.first else {
                 missing.append(album)
                 continue
             }
-            let all = try await client.songs(ofAlbum: chosen.id)
+            let all = try await library.songs(of: chosen)
             guard !all.isEmpty else {
                 missing.append(album)
                 continue
@@ -46,9 +94,8 @@ public struct ServerPlaylist: Sendable {
         }
         let name = playlist.title
         guard !songs.isEmpty else { return ServerPlaylist(name: name, songs: [], found: [], missing: missing, replaced: false) }
-        let existing = try await client.playlists().first { $0.name == name }
-        try await client.savePlaylist(name: name, songs: songs.map(\.id), replacing: existing?.id)
-        return ServerPlaylist(name: name, songs: songs, found: found, missing: missing, replaced: existing != nil)
+        let replaced = try await library.savePlaylist(name: name, songs: songs)
+        return ServerPlaylist(name: name, songs: songs, found: found, missing: missing, replaced: replaced)
     }
 
     /// What to search a library for: the album's name up to its first

@@ -39,8 +39,12 @@ public enum MusicServerError: Error, Sendable, Equatable, CustomStringConvertibl
     case timedOut(String)
     /// The user or the password is wrong.
     case wrongCredentials(String)
+    /// The password is wrong, or one is needed (mpd has no users).
+    case wrongPassword(String)
     /// It answered, but not as a Subsonic-API server does.
     case notSubsonic(String)
+    /// It answered, but not as mpd does.
+    case notMPD(String)
     /// It refused, with its own reason.
     case refused(String, reason: String)
     /// Its answer was larger than Vinylogue reads.
@@ -54,6 +58,8 @@ public enum MusicServerError: Error, Sendable, Equatable, CustomStringConvertibl
         case .timedOut(let server): "\(server) did not answer in time. Try again, or check that the server is not overloaded."
         case .wrongCredentials(let server): "\(server) does not accept that user and password. Check them, then try again."
         case .notSubsonic(let server): "\(server) does not answer as a Subsonic-API music server does. Check the address (the one your music apps use)."
+        case .wrongPassword(let server): "\(server) does not accept that password, or wants one. Check it, then try again."
+        case .notMPD(let server): "\(server) does not answer as mpd does. Check the host and the port (6600 unless mpd.conf says otherwise)."
         case .refused(let server, let reason): "\(server) refused: \(reason)"
         case .tooLarge(let server): "\(server) sent a larger answer than Vinylogue reads."
         case .redirected(let server): "\(server) answered with a redirect, which Vinylogue does not follow. Give the address it redirects to."

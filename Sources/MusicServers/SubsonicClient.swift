@@ -9,22 +9,7 @@ import Synchronization
 /// salt (`t`, `s`: the password is never sent); a server that does not
 /// take tokens (error 41, or one that asks for `p`, as Supysonic does) is
 /// asked again with the password, as its own clients do.
-public final class SubsonicClient: Sendable {
-    public struct Album: Sendable, Hashable {
-        public let id: String
-        public let name: String
-        public let artist: String
-    }
-
-    public struct Song: Sendable, Hashable {
-        public let id: String
-        public let title: String
-        public let artist: String
-        public let album: String
-        public let disc: Int
-        public let track: Int
-    }
-
+public final class SubsonicClient: MusicLibrary {
     public struct Playlist: Sendable, Hashable {
         public let id: String
         public let name: String
@@ -52,20 +37,20 @@ public final class SubsonicClient: Sendable {
     }
 
     /// Albums whose name holds `query`, as the server searches.
-    public func searchAlbums(_ query: String, count: Int = 20) async throws(MusicServerError) -> [Album] {
+    public func searchAlbums(_ query: String, count: Int = 20) async throws(MusicServerError) -> [LibraryAlbum] {
         let body = try await call("search3", [("query", query), ("albumCount", String(count)), ("artistCount", "0"), ("songCount", "0")])
         return (body.searchResult3?.album?.items ?? []).compactMap { album in
             guard let id = album.id?.text else { return nil }
-            return Album(id: id, name: album.name ?? album.title ?? "", artist: album.artist ?? "")
+            return LibraryAlbum(id: id, name: album.name ?? album.title ?? "", artist: album.artist ?? "")
         }
     }
 
     /// An album's songs, in disc and track order.
-    public func songs(ofAlbum id: String) async throws(MusicServerError) -> [Song] {
+    public func songs(ofAlbum id: String) async throws(MusicServerError) -> [LibrarySong] {
         let body = try await call("getAlbum", [("id", id)])
-        let songs = (body.album?.song?.items ?? []).compactMap { song -> Song? in
+        let songs = (body.album?.song?.items ?? []).compactMap { song -> LibrarySong? in
             guard let id = song.id?.text else { return nil }
-            return Song(id: id, title: song.title ?? "", artist: song.artist ?? "", album: song.album ?? "",
+            return LibrarySong(id: id, title: song.title ?? "", artist: song.artist ?? "", album: song.album ?? "",
                         disc: song.discNumber?.number ?? 1, track: song.track?.number ?? 0)
         }
         return songs.enumerated().sorted { ($0.element.disc, $0.element.track, $0.offset) < ($1.element.disc, $1.element.track, $1.offset) }
@@ -87,6 +72,24 @@ public final class SubsonicClient: Sendable {
         var parameters: [(String, String)] = replacing.map { [("playlistId", $0), ("name", name)] } ?? [("name", name)]
         parameters += songs.map { ("songId", $0) }
         _ = try await call("createPlaylist", parameters)
+    }
+
+    // MARK: - As a library
+
+    public var server: String { account.server }
+
+    public func albums(named query: String) async throws(MusicServerError) -> [LibraryAlbum] {
+        try await searchAlbums(query, count: 50)
+    }
+
+    public func songs(of album: LibraryAlbum) async throws(MusicServerError) -> [LibrarySong] {
+        try await songs(ofAlbum: album.id)
+    }
+
+    public func savePlaylist(name: String, songs: [LibrarySong]) async throws(MusicServerError) -> Bool {
+        let existing = try await playlists().first { $0.name == name }
+        try await savePlaylist(name: name, songs: songs.map(\.id), replacing: existing?.id)
+        return existing != nil
     }
 
     // MARK: - The wire

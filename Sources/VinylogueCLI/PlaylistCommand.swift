@@ -7,7 +7,7 @@ import VinylogueCore
 
 /// Where a playlist goes: a file, or a music server.
 enum PlaylistTarget: String, ExpressibleByArgument, CaseIterable {
-    case xspf, jspf, subsonic
+    case xspf, jspf, subsonic, mpd
 }
 
 /// `vinylogue playlist USER --years-ago N --to xspf|jspf|subsonic`: this
@@ -18,7 +18,7 @@ struct PlaylistCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "playlist",
         abstract: "This week, N years ago, as a playlist: a file (XSPF or JSPF), or made on your Subsonic-API music server.",
-        discussion: "With --to subsonic, give the server's address with --server and the user with --server-user; the password is read from VINYLOGUE_SUBSONIC_PASSWORD (never from the command line, where other users could see it).")
+        discussion: "With --to subsonic, give the server's address with --server and the user with --server-user; the password is read from VINYLOGUE_SUBSONIC_PASSWORD (never from the command line, where other users could see it). With --to mpd, give mpd's host (and port, 6600 if not given) with --server; a password, if mpd wants one, is read from VINYLOGUE_MPD_PASSWORD.")
 
     @Argument(help: "A Last.fm username whose listening is archived.")
     var user: String
@@ -29,7 +29,7 @@ struct PlaylistCommand: AsyncParsableCommand {
     @Option(help: "Where it goes: \(PlaylistTarget.allCases.map(\.rawValue).joined(separator: ", ")).")
     var to: PlaylistTarget = .xspf
 
-    @Option(help: "For --to subsonic: the server's address, as your music apps have it (http://nas.local:4533).")
+    @Option(help: "For --to subsonic: the server's address, as your music apps have it (http://nas.local:4533); for --to mpd: host[:port].")
     var server: String?
 
     @Option(name: .customLong("server-user"), help: "For --to subsonic: your user on the server.")
@@ -46,11 +46,17 @@ struct PlaylistCommand: AsyncParsableCommand {
 
     func validate() throws {
         if yearsAgo < 1 { throw ValidationError("--years-ago must be 1 or more.") }
-        if to == .subsonic {
+        switch to {
+        case .subsonic:
             if server == nil || serverUser == nil { throw ValidationError("--to subsonic needs --server and --server-user.") }
-            if output != nil { throw ValidationError("--output is for a file; --to subsonic saves the playlist on the server.") }
-        } else if server != nil || serverUser != nil {
-            throw ValidationError("--server and --server-user go with --to subsonic.")
+        case .mpd:
+            if server == nil { throw ValidationError("--to mpd needs --server (mpd's host, and port if not 6600).") }
+            if serverUser != nil { throw ValidationError("--server-user is for --to subsonic; mpd has a password only (VINYLOGUE_MPD_PASSWORD).") }
+        case .xspf, .jspf:
+            if server != nil || serverUser != nil { throw ValidationError("--server and --server-user go with --to subsonic or --to mpd.") }
+        }
+        if output != nil, to == .subsonic || to == .mpd {
+            throw ValidationError("--output is for a file; --to \(to.rawValue) saves the playlist on the server.")
         }
     }
 
@@ -62,6 +68,23 @@ struct PlaylistCommand: AsyncParsableCommand {
         guard let account = SubsonicAccount(address: server ?? "", username: serverUser ?? "", password: password) else {
             throw CommandFailure("“\(server ?? "")” is not a server address: give it as http://host:port (the address your music apps use).",
                                  exitCode: .usage)
+        }
+        return account
+    }
+
+    /// mpd's host and port (6600 unless given), its password from the environment.
+    func mpdAccount(environment: [String: String]) throws -> MPDAccount {
+        let given = server ?? ""
+        var host = given, port = 6600
+        if let colon = given.lastIndex(of: ":"), !given.hasPrefix("[") {
+            host = String(given[..<colon])
+            guard let number = Int(given[given.index(after: colon)...]) else {
+                throw CommandFailure("“\(given)” is not host:port (as in localhost:6600).", exitCode: .usage)
+            }
+            port = number
+        }
+        guard let account = MPDAccount(host: host, port: port, password: environment["VINYLOGUE_MPD_PASSWORD"]) else {
+            throw CommandFailure("“\(given)” is not host:port (as in localhost:6600).", exitCode: .usage)
         }
         return account
     }
@@ -86,10 +109,19 @@ struct PlaylistCommand: AsyncParsableCommand {
             guard !playlist.albums.isEmpty else {
                 throw CommandFailure("\(username) played nothing in the week of \(labels.range(of: playlist.week)).", exitCode: .noData)
             }
-            guard let file = PlaylistFile(rawValue: to.rawValue) else {
-                try await Self.save(playlist, on: composition.subsonic(account(environment: ProcessInfo.processInfo.environment)))
+            let environment = ProcessInfo.processInfo.environment
+            switch to {
+            case .subsonic:
+                let client = composition.subsonic(try account(environment: environment))
+                try await Self.save(playlist, on: client, at: client.account.address.absoluteString)
                 return
+            case .mpd:
+                let client = MPDClient(account: try mpdAccount(environment: environment))
+                try await Self.save(playlist, on: client, at: "\(client.server) (mpd)")
+                return
+            case .xspf, .jspf: break
             }
+            guard let file = PlaylistFile(rawValue: to.rawValue) else { return }
             let data = file.data(playlist, labels: labels)
             if let output {
                 do {
@@ -105,14 +137,13 @@ struct PlaylistCommand: AsyncParsableCommand {
     }
 
     /// Makes the playlist on the server and says what it did.
-    static func save(_ playlist: WeekPlaylist, on client: SubsonicClient) async throws {
+    static func save(_ playlist: WeekPlaylist, on library: some MusicLibrary, at server: String) async throws {
         let made: ServerPlaylist
         do {
-            made = try await ServerPlaylist.save(playlist, on: client)
+            made = try await ServerPlaylist.save(playlist, on: library)
         } catch {
             throw CommandFailure(error.description, exitCode: .upstream)
         }
-        let server = client.account.address.absoluteString
         let missing = made.missing.isEmpty ? ""
             : "Not found there: " + made.missing.map { "\($0.artist) — \($0.name)" }.joined(separator: "; ") + "."
         guard made.saved else {

@@ -204,3 +204,20 @@ final class FakeLibrary: Sendable {
         #expect(ServerPlaylist.searchQuery("Pt. 1 - The Beginning") == "Pt. 1 - The Beginning")
     }
 }
+
+/// What the mpd client writes on a command line, and the accounts it takes.
+@Suite struct MPDClientTests {
+    @Test func argumentsAreQuotedAsMpdReadsThemAndCannotEndTheCommand() {
+        #expect(MPDClient.quoted("Abbey Road") == "\"Abbey Road\"")
+        #expect(MPDClient.quoted("Say \"Hi\" \\o/") == "\"Say \\\"Hi\\\" \\\\o/\"")
+        #expect(MPDClient.quoted("one\nclear") == "\"one clear\"")
+        #expect(MPDClient.number("3/12") == 3 && MPDClient.number("7") == 7 && MPDClient.number(nil) == nil)
+    }
+
+    @Test func accounts() {
+        #expect(MPDAccount(host: "localhost")?.server == "localhost:6600")
+        #expect(MPDAccount(host: "nas", port: 6601, password: "")?.password == nil)
+        #expect(MPDAccount(host: "") == nil && MPDAccount(host: "a b") == nil && MPDAccount(host: "nas", port: 0) == nil)
+        #expect(!"\(MPDAccount(host: "nas", password: "hunter2")!)".contains("hunter2"))
+    }
+}

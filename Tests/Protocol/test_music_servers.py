@@ -1,5 +1,6 @@
-"""`vinylogue playlist --to subsonic` against Supysonic (Debian's), a real
-Subsonic-API server, over a generated music folder: short FLAC files made
+"""`vinylogue playlist --to subsonic` and `--to mpd` against real servers:
+Supysonic (Debian's), a Subsonic-API server, and mpd (Debian's), each over
+the same generated music folder: short FLAC files made
 with sox and tagged with mutagen, some albums under the names a person's
 listens do not use ("Tidewater" in the library, "Tidewater (Deluxe
 Edition)" in the listens). Vinylogue makes the playlist; the test reads it
@@ -11,7 +12,9 @@ Subsonic server each get a sentence and change nothing.
 
 Supysonic answers only to a password (its API predates tokens): the client
 asks with a token first, is refused for the missing password, and asks
-again with it, as Subsonic clients do.
+again with it, as Subsonic clients do. mpd is read back with mpc (Debian's):
+`mpc lsplaylists` and `mpc playlist NAME`; its password, when mpd.conf
+asks for one, is sent first.
 """
 
 from __future__ import annotations
@@ -59,10 +62,8 @@ def wait_for(what: str, check, patience: float = 10) -> None:
         time.sleep(0.1)
 
 
-@pytest.fixture
-def supysonic(tmp_path: Path):
-    """Supysonic on a free port, over the generated library, with the user `ana`."""
-    music = tmp_path / "music"
+def make_library(music: Path) -> None:
+    """The generated music folder: half-second tones, tagged."""
     for (artist, album), titles in LIBRARY.items():
         folder = music / artist / album
         folder.mkdir(parents=True)
@@ -72,6 +73,13 @@ def supysonic(tmp_path: Path):
             tags = FLAC(path)
             tags["artist"], tags["album"], tags["title"], tags["tracknumber"] = artist, album, title, str(number)
             tags.save()
+
+
+@pytest.fixture
+def supysonic(tmp_path: Path):
+    """Supysonic on a free port, over the generated library, with the user `ana`."""
+    music = tmp_path / "music"
+    make_library(music)
     (tmp_path / "supysonic.conf").write_text(f"""[base]
 database_uri = sqlite:///{tmp_path}/supysonic.db
 [webapp]
@@ -128,11 +136,12 @@ def archive(tmp_path: Path) -> Path:
     return data
 
 
-def playlist(data: Path, server: str, password: str = PASSWORD) -> subprocess.CompletedProcess:
-    return subprocess.run([str(binary("vinylogue")), "playlist", "ana", "--years-ago", "2", "--to", "subsonic", "--server", server,
-                           "--server-user", "ana", "--time-zone", "UTC", "--data-dir", str(data)],
-                          capture_output=True, text=True, timeout=60,
-                          env={**os.environ, "VINYLOGUE_SUBSONIC_PASSWORD": password})
+def playlist(data: Path, server: str, password: str = PASSWORD, to: str = "subsonic") -> subprocess.CompletedProcess:
+    user = ["--server-user", "ana"] if to == "subsonic" else []
+    secret = {"VINYLOGUE_SUBSONIC_PASSWORD": password} if to == "subsonic" else ({"VINYLOGUE_MPD_PASSWORD": password} if password else {})
+    return subprocess.run([str(binary("vinylogue")), "playlist", "ana", "--years-ago", "2", "--to", to, "--server", server, *user,
+                           "--time-zone", "UTC", "--data-dir", str(data)],
+                          capture_output=True, text=True, timeout=60, env={**os.environ, **secret})
 
 
 def test_the_week_becomes_a_playlist_on_supysonic(supysonic, archive):
@@ -186,3 +195,73 @@ def test_failures_say_why_and_change_nothing(supysonic, archive, tmp_path):
     assert "does not answer as a Subsonic-API music server does" in not_subsonic.stderr, not_subsonic.stderr
     client = libsonic.Connection("http://127.0.0.1", "ana", PASSWORD, port=supysonic, legacyAuth=True)
     assert client.getPlaylists()["playlists"].get("playlist", []) == []
+
+
+MPD_PASSWORD = "tones only"
+
+
+@pytest.fixture
+def mpd(tmp_path: Path):
+    """mpd on a free port over the generated library, wanting a password for everything."""
+    music = tmp_path / "mpd-music"
+    make_library(music)
+    (tmp_path / "playlists").mkdir()
+    port = free_port()
+    (tmp_path / "mpd.conf").write_text(f"""
+music_directory "{music}"
+playlist_directory "{tmp_path / 'playlists'}"
+db_file "{tmp_path / 'mpd.db'}"
+state_file "{tmp_path / 'mpd.state'}"
+bind_to_address "127.0.0.1"
+port "{port}"
+password "{MPD_PASSWORD}@read,add,control,admin"
+default_permissions ""
+audio_output {{
+    type "null"
+    name "null"
+}}
+""")
+    process = subprocess.Popen(["mpd", "--no-daemon", "--stderr", str(tmp_path / "mpd.conf")],
+                               stdout=subprocess.DEVNULL, stderr=open(tmp_path / "mpd.log", "w"))
+    try:
+        def up() -> bool:
+            return subprocess.run(["mpc", "-h", f"{MPD_PASSWORD}@127.0.0.1", "-p", str(port), "status"], capture_output=True).returncode == 0
+        wait_for("mpd answering", up)
+        subprocess.run(["mpc", "-h", f"{MPD_PASSWORD}@127.0.0.1", "-p", str(port), "update", "--wait"], check=True, capture_output=True,
+                       timeout=30)
+        yield port
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+
+
+def mpc(port: int, *arguments: str) -> list[str]:
+    done = subprocess.run(["mpc", "-h", f"{MPD_PASSWORD}@127.0.0.1", "-p", str(port), "-f", "%album% / %title%", *arguments],
+                          capture_output=True, text=True, timeout=10, check=True)
+    return done.stdout.splitlines()
+
+
+def test_the_week_becomes_a_stored_playlist_in_mpd(mpd, archive):
+    server = f"127.0.0.1:{mpd}"
+    made = playlist(archive, server, password=MPD_PASSWORD, to="mpd")
+    assert made.returncode == 0, made.stderr
+    assert f"Made “Vinylogue — this week, 2 years ago” on {server} (mpd): 3 songs of 2 albums." in made.stdout, made.stdout
+    assert "Not found there: Lower Dens — Nootropics." in made.stdout
+    assert mpc(mpd, "lsplaylists") == ["Vinylogue — this week, 2 years ago"]
+    assert mpc(mpd, "playlist", "Vinylogue — this week, 2 years ago") == [
+        "Tidewater / Rolling Sea", "Tidewater / Wonder Why", "Abbey Road / Something"]
+
+    again = playlist(archive, server, password=MPD_PASSWORD, to="mpd")
+    assert again.returncode == 0, again.stderr
+    assert "Replaced “Vinylogue — this week, 2 years ago”" in again.stdout
+    assert len(mpc(mpd, "playlist", "Vinylogue — this week, 2 years ago")) == 3
+
+    wrong = playlist(archive, server, password="not it", to="mpd")
+    assert wrong.returncode == 3
+    assert f"{server} does not accept that password, or wants one." in wrong.stderr, wrong.stderr
+    assert "not it" not in wrong.stderr
+    none = playlist(archive, server, password="", to="mpd")
+    assert none.returncode == 3 and "does not accept that password, or wants one" in none.stderr, none.stderr
+    closed = playlist(archive, f"127.0.0.1:{free_port()}", password="", to="mpd")
+    assert closed.returncode == 3 and "could not reach" in closed.stderr, closed.stderr
+    assert mpc(mpd, "lsplaylists") == ["Vinylogue — this week, 2 years ago"]

@@ -25,5 +25,6 @@ public struct PostgresBackend: StoreBackend {
     public var receivedListens: any ReceivedListenStore { PostgresReceivedListenStore(database) }
     public var eraser: any AccountEraser { PostgresAccountEraser(database) }
     public var digests: any DigestStore { PostgresDigestStore(database) }
+    public var musicServers: any MusicServerSettings { PostgresMusicServers(database) }
     public var notices: (any FleetNotices)? { PostgresFleetNotices(database) }
 }

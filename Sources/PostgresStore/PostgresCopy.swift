@@ -158,6 +158,22 @@ public struct PostgresCopy: Sendable {
         }
     }
 
+    /// Copies people's music servers (the copy's replace the database's).
+    public func write(_ servers: [PersonalData.MusicServerRow]) async throws {
+        let logger = self.logger
+        try await database.client.withTransaction(logger: logger) { connection in
+            for row in servers {
+                let s = row.setting
+                try await connection.query("""
+                    INSERT INTO music_server(owner, kind, address, username, password, updated_at)
+                    VALUES (\(row.owner), \(s.kind.rawValue), \(s.address), \(s.username), \(s.password), \(row.updatedAt.timeIntervalSince1970))
+                    ON CONFLICT (owner) DO UPDATE SET kind = EXCLUDED.kind, address = EXCLUDED.address, username = EXCLUDED.username,
+                        password = EXCLUDED.password, updated_at = EXCLUDED.updated_at
+                    """, logger: logger)
+            }
+        }
+    }
+
     /// Copies forwarding choices (the copy's replace what the database held
     /// for the same owner).
     public func write(_ choices: [PersonalData.ForwardingRow]) async throws {
@@ -274,7 +290,7 @@ public struct PostgresCopy: Sendable {
         for (name, table) in [("accounts", "account"), ("list entries", "list_entry"), ("settings", "owner_setting"),
                               ("sessions", "web_session"), ("saved Last.fm answers", "lastfm_response"), ("scrobbles", "scrobble"),
                               ("remembered covers", "album_cover"), ("listen tokens", "listen_token"),
-                              ("forwarding choices", "forwarding"), ("listens to forward", "forward_outbox"),
+                              ("forwarding choices", "forwarding"), ("listens to forward", "forward_outbox"), ("music servers", "music_server"),
                               ("digest subscriptions", "digest_subscription"), ("album choices", "album_folding"),
                               ("albums kept apart or joined", "album_choice")] {
             for try await n in try await database.client.query(PostgresQuery(unsafeSQL: "SELECT count(*) FROM \(table)"), logger: logger).decode(Int64.self) {

@@ -153,6 +153,7 @@ public final class ArchiveDatabase: Sendable {
         SQLiteScrobbleStore.registerAlbumReleaseMigration(in: &migrator)
         SQLiteScrobbleStore.registerAlbumArtistMigration(in: &migrator)
         SQLiteScrobbleStore.registerReleaseKeyIndexMigration(in: &migrator)
+        SQLiteMusicServers.registerMigration(in: &migrator)
         return migrator
     }
 

@@ -91,6 +91,16 @@ public struct PersonalDataExport: Sendable {
         }
     }
 
+    public func musicServers() async throws -> [PersonalData.MusicServerRow] {
+        try await writer.read { db in
+            try Row.fetchAll(db, sql: "SELECT owner, kind, address, username, password, updated_at FROM music_server ORDER BY owner").compactMap {
+                guard let kind = MusicServerSetting.Kind(rawValue: $0[1]) else { return nil }
+                return PersonalData.MusicServerRow(owner: $0[0], setting: MusicServerSetting(kind: kind, address: $0[2], username: $0[3], password: $0[4]),
+                                                   updatedAt: Date(timeIntervalSince1970: $0[5]))
+            }
+        }
+    }
+
     public func forwardingChoices() async throws -> [PersonalData.ForwardingRow] {
         try await writer.read { db in
             try Row.fetchAll(db, sql: "SELECT owner, to_lastfm, listenbrainz_token, listenbrainz_user, updated_at FROM forwarding ORDER BY owner").map {
@@ -178,7 +188,7 @@ public struct PersonalDataExport: Sendable {
             for (name, table) in [("accounts", "account"), ("list entries", "list_entry"), ("settings", "owner_setting"),
                                   ("sessions", "web_session"), ("saved Last.fm answers", "response_cache"), ("scrobbles", "scrobble"),
                                   ("remembered covers", "album_cover"), ("listen tokens", "listen_token"),
-                                  ("forwarding choices", "forwarding"), ("listens to forward", "forward_outbox"),
+                                  ("forwarding choices", "forwarding"), ("listens to forward", "forward_outbox"), ("music servers", "music_server"),
                                   ("digest subscriptions", "digest_subscription"), ("album choices", "album_folding"),
                                   ("albums kept apart or joined", "album_choice")] {
                 counts[name] = try Int.fetchOne(db, sql: "SELECT count(*) FROM \(table)") ?? 0

@@ -42,5 +42,6 @@ public struct SQLiteBackend: StoreBackend {
     public var receivedListens: any ReceivedListenStore { SQLiteReceivedListenStore(database) }
     public var eraser: any AccountEraser { SQLiteAccountEraser(database) }
     public var digests: any DigestStore { SQLiteDigestStore(database) }
+    public var musicServers: any MusicServerSettings { SQLiteMusicServers(database) }
     public var notices: (any FleetNotices)? { nil }
 }

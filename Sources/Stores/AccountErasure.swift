@@ -65,6 +65,7 @@ public enum AccountErasure {
         Rows(table: "listen_token", column: "owner", key: .accountID),
         Rows(table: "owner_setting", column: "owner", key: .accountID),
         Rows(table: "forwarding", column: "owner", key: .accountID),
+        Rows(table: "music_server", column: "owner", key: .accountID),
         Rows(table: "forward_outbox", column: "owner", key: .accountID),
         Rows(table: "import_job", column: "owner", key: .accountID),
         Rows(table: "digest_send", column: "owner", key: .accountID),

@@ -95,6 +95,21 @@ public enum PersonalData {
 
     /// An owner's forwarding choices as stored (the ListenBrainz token included:
     /// forwarding must go on from the new database).
+    /// An owner's music server, its password with it (`db copy` moves the
+    /// server's secrets as it moves the rest; "Download everything" never
+    /// carries this row).
+    public struct MusicServerRow: Sendable {
+        public let owner: Int64
+        public let setting: MusicServerSetting
+        public let updatedAt: Date
+
+        public init(owner: Int64, setting: MusicServerSetting, updatedAt: Date) {
+            self.owner = owner
+            self.setting = setting
+            self.updatedAt = updatedAt
+        }
+    }
+
     public struct ForwardingRow: Sendable {
         public let owner: Int64
         public let toLastFM: Bool

@@ -40,6 +40,8 @@ public protocol StoreBackend: Sendable {
     var eraser: any AccountEraser { get }
     /// Weekly digest subscriptions and their send queue.
     var digests: any DigestStore { get }
+    /// People's own music servers (`MusicServerSettings`).
+    var musicServers: any MusicServerSettings { get }
     /// How instances tell each other what changed; nil with one process
     /// per data directory.
     var notices: (any FleetNotices)? { get }

@@ -38,6 +38,8 @@ import VinylogueCore
             _ = try await stores.lists.owned(by: other.owner).addAll([ybsc, zeb, try Username("RJ")])
             try await stores.outbox.setForwardsToLastFM(true, for: account.owner, at: Self.at)
             try await stores.outbox.setListenBrainz(token: "zeb-lb-token", user: "zeb-lb", for: account.owner, at: Self.at)
+            try await stores.musicServers.setMusicServer(MusicServerSetting(kind: .subsonic, address: "http://zeb-nas.local:4533", username: "zebulon42",
+                                                                            password: "zeb-music-password"), of: account.owner, at: Self.at)
             let listen = Scrobble(instant: 1_699_990_000, artist: "Low", album: "HEY WHAT", track: "White Horses")
             _ = try await stores.outbox.enqueue([ListenToForward(scrobble: listen, duration: 200)], of: account.owner, to: [.lastFM], at: Self.at)
             _ = try await stores.importJobs.queue(owner: account.owner, user: zeb, fileName: "zeb.csv", path: "/uploads/zeb-upload.csv",
@@ -54,7 +56,7 @@ import VinylogueCore
             #expect(try await stores.scrobbles.chooseAlbumFolding(.asSpelled, of: zeb, at: Self.at))
             let before = try await dump()
             let filled = Set(before.map(\.table))
-            for table in ["account", "web_session", "mobile_session", "listen_token", "list_entry", "owner_setting", "forwarding", "forward_outbox",
+            for table in ["account", "web_session", "mobile_session", "listen_token", "list_entry", "owner_setting", "forwarding", "forward_outbox", "music_server",
                           "import_job", "history_copy", "archive_user", "scrobble", "scrobble_echo", "weekly_chart", "sync_state", "album_folding"] {
                 #expect(filled.contains(table), "nothing in \(table) before the erasure")
             }

@@ -29,6 +29,7 @@ import Sync
         let importJobs: any ImportJobStore
         let jobs: any JobQueue
         let digests: any DigestStore
+        let musicServers: any MusicServerSettings
         /// Makes every insert into the outbox fail from now on.
         let breakOutbox: @Sendable () async throws -> Void
         /// The database behind them, for tests that look at its tables.
@@ -47,7 +48,8 @@ import Sync
                                   scrobbles: SQLiteScrobbleStore(database: database), listenTokens: SQLiteListenTokenStore(database),
                                   mobileSessions: SQLiteMobileSessionStore(database), received: SQLiteReceivedListenStore(database),
                                   outbox: SQLiteForwardingOutbox(database), historyCopies: SQLiteHistoryCopyStore(database),
-                                  importJobs: SQLiteImportJobStore(database), jobs: SQLiteJobQueue(database), digests: SQLiteDigestStore(database), breakOutbox: {
+                                  importJobs: SQLiteImportJobStore(database), jobs: SQLiteJobQueue(database), digests: SQLiteDigestStore(database),
+                                  musicServers: SQLiteMusicServers(database), breakOutbox: {
                                       try await database.writer.write { db in
                                           try db.execute(sql: "CREATE TRIGGER broken BEFORE INSERT ON forward_outbox BEGIN SELECT RAISE(FAIL, 'the outbox is broken'); END")
                                       }
@@ -60,7 +62,7 @@ import Sync
                                       mobileSessions: PostgresMobileSessionStore(database), received: PostgresReceivedListenStore(database),
                                       outbox: PostgresForwardingOutbox(database), historyCopies: PostgresHistoryCopyStore(database),
                                       importJobs: PostgresImportJobStore(database), jobs: PostgresJobQueue(database), digests: PostgresDigestStore(database),
-                                      breakOutbox: {
+                                      musicServers: PostgresMusicServers(database), breakOutbox: {
                                           try await database.client.query("ALTER TABLE forward_outbox ADD CONSTRAINT broken CHECK (false) NOT VALID")
                                       }, postgres: database))
                 }

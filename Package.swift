@@ -211,7 +211,7 @@ let package = Package(
             dependencies: [
                 // No SQLite module: the web app never names a store's backend.
                 "VinylogueCore", "LastFM", "ListenBrainz", "Stores", "Sync", "Imports", "Exports", "Artwork", "Mail", "Workers",
-                "HTTPServing", "ListenIngest",
+                "HTTPServing", "ListenIngest", "MusicServers",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "MultipartKit", package: "multipart-kit"),
@@ -327,10 +327,11 @@ let package = Package(
         ),
         .executableTarget(name: "vinylogue", dependencies: ["VinylogueCLI"]),
         // What several test targets share: the PostgreSQL cluster's address.
-        .target(name: "TestSupport", dependencies: ["VinylogueCore"], path: "Tests/TestSupport"),
+        .target(name: "TestSupport", dependencies: ["VinylogueCore", "MusicServers", .product(name: "Crypto", package: "swift-crypto")],
+                path: "Tests/TestSupport"),
         .testTarget(
             name: "MusicServersTests",
-            dependencies: ["MusicServers", "VinylogueCore", .product(name: "Crypto", package: "swift-crypto")]
+            dependencies: ["MusicServers", "VinylogueCore", "TestSupport"]
         ),
         .testTarget(
             name: "VinylogueCoreTests",

@@ -43,6 +43,11 @@ public final class MPDClient: MusicLibrary {
 
     public var server: String { account.server }
 
+    public func ping() async throws(MusicServerError) {
+        // A read: mpd with a password for reading refuses it without one.
+        _ = try await run(["listplaylists"])
+    }
+
     public func albums(named query: String) async throws(MusicServerError) -> [LibraryAlbum] {
         let records = try await run(["search album \(Self.quoted(query))"]).first ?? []
         var songs: [String: [LibrarySong]] = [:]

@@ -6,6 +6,8 @@ import VinylogueCore
 public protocol MusicLibrary: Sendable {
     /// The server, as sentences name it.
     var server: String { get }
+    /// Whether it answers, signed in.
+    func ping() async throws(MusicServerError)
     /// Albums whose name holds `query`, as the server searches.
     func albums(named query: String) async throws(MusicServerError) -> [LibraryAlbum]
     /// An album's songs, in disc and track order.

@@ -1,5 +1,6 @@
 import Artwork
 import Foundation
+import MusicServers
 import HTTPServing
 import Hummingbird
 import Imports
@@ -84,6 +85,8 @@ extension Composition {
                                 shareCards: ShareCardStore(dataDirectory: directory, artwork: artwork), background: background)
         parts.demo = demoOn ? demo : nil
         parts.listenBrainz = listenBrainz
+        parts.musicServers = MusicServerAccess(policy: MusicServerPolicy(environmentValue: configuration.musicServerHosts),
+                                               subsonic: { [self] in subsonic($0) })
         let lastFMPages = RecentTracksGateway { user, from, to, page, limit throws(SourceError) in
             try await lastFM.recentTracks(of: user, from: from, to: to, page: page, limit: limit)
         }

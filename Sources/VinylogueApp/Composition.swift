@@ -27,6 +27,7 @@ public final class Composition: Sendable {
     /// People's own music servers are asked over a client of their own:
     /// it follows no redirect (`SubsonicTransport`).
     let musicServerHTTP: HTTPClient
+    let subsonicTransport: SubsonicTransport
     /// How Last.fm's API and image host are reached (`Transports`).
     let lastFMTransport: LastFMTransport
     let imageUpstream: ArtworkUpstream
@@ -85,6 +86,7 @@ public final class Composition: Sendable {
         self.logger = logger
         httpClient = LastFMTransport.makeHTTPClient()
         musicServerHTTP = SubsonicTransport.makeHTTPClient()
+        subsonicTransport = transports.subsonic(musicServerHTTP)
         lastFMTransport = transports.lastFM(httpClient)
         imageUpstream = transports.images(httpClient)
         mailTransport = transports.mail
@@ -95,7 +97,7 @@ public final class Composition: Sendable {
 
     /// A client of the person's Subsonic-API server `account`.
     public func subsonic(_ account: SubsonicAccount) -> SubsonicClient {
-        SubsonicClient(account: account, transport: .live(musicServerHTTP))
+        SubsonicClient(account: account, transport: subsonicTransport)
     }
 
     /// Runs `body` with the graph for `configuration` and shuts its HTTP

@@ -4,6 +4,7 @@ import LastFM
 import ListenBrainz
 import Logging
 import Mail
+import MusicServers
 import Web
 import Workers
 
@@ -18,26 +19,34 @@ public struct Transports: Sendable {
     let listenBrainz: @Sendable (HTTPClient) -> ListenBrainzTransport
     /// How mail reaches the configured mail server.
     let mail: @Sendable (SMTPConfiguration) -> any MailDelivery
+    /// How people's Subsonic-API servers are reached (over the composition's
+    /// client for music servers, which follows no redirect).
+    let subsonic: @Sendable (HTTPClient) -> SubsonicTransport
 
     /// Over HTTP, with the composition's client; mail over SMTP.
     public static var live: Transports {
-        Transports(lastFM: { .live($0) }, images: { .live($0) }, listenBrainz: { .live($0) }, mail: { Self.smtp($0) })
+        Transports(lastFM: { .live($0) }, images: { .live($0) }, listenBrainz: { .live($0) }, mail: { Self.smtp($0) },
+                   subsonic: { .live($0) })
     }
 
     private init(lastFM: @escaping @Sendable (HTTPClient) -> LastFMTransport, images: @escaping @Sendable (HTTPClient) -> ArtworkUpstream,
                  listenBrainz: @escaping @Sendable (HTTPClient) -> ListenBrainzTransport,
-                 mail: @escaping @Sendable (SMTPConfiguration) -> any MailDelivery) {
+                 mail: @escaping @Sendable (SMTPConfiguration) -> any MailDelivery,
+                 subsonic: @escaping @Sendable (HTTPClient) -> SubsonicTransport) {
         self.lastFM = lastFM
         self.images = images
         self.listenBrainz = listenBrainz
         self.mail = mail
+        self.subsonic = subsonic
     }
 
     /// These transports as they are (the composition's HTTP client is then
-    /// not used for them); mail goes to `mail` when given, else over SMTP.
-    public init(lastFM: LastFMTransport, images: ArtworkUpstream, listenBrainz: ListenBrainzTransport, mail: (any MailDelivery)? = nil) {
+    /// not used for them); mail goes to `mail` when given, else over SMTP;
+    /// Subsonic servers are reached by `subsonic` when given, else over HTTP.
+    public init(lastFM: LastFMTransport, images: ArtworkUpstream, listenBrainz: ListenBrainzTransport, mail: (any MailDelivery)? = nil,
+                subsonic: SubsonicTransport? = nil) {
         self.init(lastFM: { _ in lastFM }, images: { _ in images }, listenBrainz: { _ in listenBrainz },
-                  mail: { configuration in mail ?? Transports.smtp(configuration) })
+                  mail: { configuration in mail ?? Transports.smtp(configuration) }, subsonic: { subsonic ?? .live($0) })
     }
 
     /// The SMTP client for `configuration`: every reply within 20 s (the

@@ -51,6 +51,11 @@ public struct VinylogueConfiguration: Sendable {
     /// `off`). `lb:` people are copied on view either way: nothing else
     /// charts them.
     public var copiesHistories: Bool
+    /// Hosts on private networks people's music servers may be at
+    /// (`VINYLOGUE_MUSIC_SERVERS`, comma-separated names, `*.suffix`
+    /// patterns, addresses and `a.b.c.*` prefixes); public addresses are
+    /// always allowed (`MusicServerPolicy`).
+    public var musicServerHosts: String?
     /// `NO_COLOR` is set (to anything but the empty string).
     public var noColour: Bool
     /// `TERM=dumb`: no colour, no progress bar.
@@ -81,6 +86,7 @@ public struct VinylogueConfiguration: Sendable {
             server.tls = ServerConfiguration.TLSFiles(certificatePath: certificate, keyPath: key)
         }
         server.sitePassword = environment["VINYLOGUE_SITE_PASSWORD"].flatMap { $0.isEmpty ? nil : $0 }
+        musicServerHosts = environment["VINYLOGUE_MUSIC_SERVERS"].flatMap { $0.isEmpty ? nil : $0 }
         if let limit = environment["VINYLOGUE_LISTEN_RATE_LIMIT"].flatMap({ Int($0) }), limit >= 0 { server.listenRateLimit = limit }
         if let megabytes = environment["VINYLOGUE_MAX_UPLOAD_MB"], !megabytes.isEmpty {
             if let value = Int(megabytes), (1...65_536).contains(value) {

@@ -1,5 +1,6 @@
 import Artwork
 import Foundation
+import MusicServers
 import HTTPServing
 import Imports
 import LastFM
@@ -49,6 +50,9 @@ public struct WebAppParts: Sendable {
     public var changes: ListeningChanges
     /// Sends received listens on; nil when no service is configured.
     public var forwarding: ListenForwarding?
+    /// How people's own music servers are reached (the operator's policy
+    /// and the clients); nil: Settings offers none.
+    public var musicServers: MusicServerAccess?
     /// The mail server and sender the weekly digest goes out through;
     /// nil when none is configured (the digest is then off, and Settings
     /// says why).

@@ -1,115 +1,18 @@
-import Crypto
 import Foundation
-import Synchronization
 import Testing
+import TestSupport
 @testable import MusicServers
 import VinylogueCore
 
-/// A Subsonic-API library in this process, answering the forms the client
-/// sends as the API documents them: token-and-salt sign-in (or, as
-/// Supysonic, the password only), `search3` by a name's substring,
-/// `getAlbum`, `getPlaylists`, `createPlaylist`.
-final class FakeLibrary: Sendable {
-    struct Song { let id, title, artist, album: String; let track: Int }
-    struct Album { let id, name, artist: String; let songs: [Song] }
-
-    let albums: [Album]
-    let password: String
-    let takesTokens: Bool
-    /// Every form received, and the playlists made (name → song ids).
-    let forms = Mutex<[String]>([])
-    let playlists = Mutex<[(id: String, name: String, songs: [String])]>([])
-
-    init(albums: [Album], password: String = "s3cret pass", takesTokens: Bool = true) {
-        self.albums = albums
-        self.password = password
-        self.takesTokens = takesTokens
-    }
-
-    static func ok(_ body: String = "") -> SubsonicTransport.Answer {
-        SubsonicTransport.Answer(status: 200, body: Data("{\"subsonic-response\":{\"status\":\"ok\",\"version\":\"1.16.1\"\(body)}}".utf8))
-    }
-
-    static func failed(_ code: Int, _ message: String) -> SubsonicTransport.Answer {
-        SubsonicTransport.Answer(status: 200, body: Data("""
-            {"subsonic-response":{"status":"failed","version":"1.16.1","error":{"code":\(code),"message":"\(message)"}}}
-            """.utf8))
-    }
-
-    static func json(_ value: Any) -> String {
-        String(decoding: try! JSONSerialization.data(withJSONObject: value), as: UTF8.self)
-    }
-
-    func answer(_ url: URL, _ form: String) -> SubsonicTransport.Answer {
-        forms.withLock { $0.append(form) }
-        var fields: [(String, String)] = []
-        for pair in form.split(separator: "&") {
-            let parts = pair.split(separator: "=", maxSplits: 1).map { String($0).removingPercentEncoding ?? "" }
-            fields.append((parts[0], parts.count > 1 ? parts[1] : ""))
-        }
-        func value(_ name: String) -> String? { fields.first { $0.0 == name }?.1 }
-        // Sign-in.
-        if let token = value("t"), let salt = value("s") {
-            guard takesTokens else { return Self.failed(41, "Token authentication not supported") }
-            let expected = Insecure.MD5.hash(data: Data((password + salt).utf8)).map { String(format: "%02x", $0) }.joined()
-            guard token == expected else { return Self.failed(40, "Wrong username or password.") }
-        } else if let p = value("p") {
-            let hex = p.hasPrefix("enc:") ? String(p.dropFirst(4)) : ""
-            var bytes: [UInt8] = []
-            var i = hex.startIndex
-            while i < hex.endIndex, let next = hex.index(i, offsetBy: 2, limitedBy: hex.endIndex) {
-                bytes.append(UInt8(hex[i..<next], radix: 16) ?? 0)
-                i = next
-            }
-            guard String(decoding: bytes, as: UTF8.self) == password else { return Self.failed(40, "Wrong username or password.") }
-        } else {
-            return Self.failed(10, "Missing parameter p")
-        }
-        switch url.lastPathComponent {
-        case "ping.view": return Self.ok()
-        case "search3.view":
-            let query = (value("query") ?? "").lowercased()
-            let found = albums.filter { $0.name.lowercased().contains(query) }.map { ["id": $0.id, "name": $0.name, "artist": $0.artist] }
-            return Self.ok(",\"searchResult3\":" + Self.json(["album": found]))
-        case "getAlbum.view":
-            guard let album = albums.first(where: { $0.id == value("id") }) else { return Self.failed(70, "Album not found") }
-            // Songs as a server may give them: out of order, one id a number.
-            let songs = album.songs.reversed().map { song -> [String: Any] in
-                ["id": Int(song.id) ?? song.id as Any, "title": song.title, "artist": song.artist, "album": song.album, "track": song.track]
-            }
-            return Self.ok(",\"album\":" + Self.json(["id": album.id, "name": album.name, "song": songs]))
-        case "getPlaylists.view":
-            let lists = playlists.withLock { $0.map { ["id": $0.id, "name": $0.name] } }
-            return Self.ok(",\"playlists\":" + Self.json(["playlist": lists]))
-        case "createPlaylist.view":
-            let songs = fields.filter { $0.0 == "songId" }.map(\.1)
-            playlists.withLock { lists in
-                if let id = value("playlistId"), let index = lists.firstIndex(where: { $0.id == id }) {
-                    lists[index].songs = songs
-                } else {
-                    lists.append(("pl\(lists.count + 1)", value("name") ?? "", songs))
-                }
-            }
-            return Self.ok()
-        default:
-            return Self.failed(0, "Unknown method")
-        }
-    }
-
-    var transport: SubsonicTransport {
-        SubsonicTransport { url, form, _ in self.answer(url, form) }
-    }
-}
-
 @Suite struct SubsonicClientTests {
     static let library = [
-        FakeLibrary.Album(id: "a1", name: "Abbey Road", artist: "The Beatles", songs: [
+        FakeSubsonicLibrary.Album(id: "a1", name: "Abbey Road", artist: "The Beatles", songs: [
             .init(id: "11", title: "Come Together", artist: "The Beatles", album: "Abbey Road", track: 1),
             .init(id: "12", title: "Something", artist: "The Beatles", album: "Abbey Road", track: 2),
             .init(id: "13", title: "Maxwell's Silver Hammer", artist: "The Beatles", album: "Abbey Road", track: 3)]),
-        FakeLibrary.Album(id: "a2", name: "Abbey Road Live", artist: "Tribute Band", songs: [
+        FakeSubsonicLibrary.Album(id: "a2", name: "Abbey Road Live", artist: "Tribute Band", songs: [
             .init(id: "21", title: "Come Together", artist: "Tribute Band", album: "Abbey Road Live", track: 1)]),
-        FakeLibrary.Album(id: "a3", name: "Tidewater", artist: "Vetiver", songs: [
+        FakeSubsonicLibrary.Album(id: "a3", name: "Tidewater", artist: "Vetiver", songs: [
             .init(id: "31", title: "Rolling Sea", artist: "Vetiver", album: "Tidewater", track: 1),
             .init(id: "32", title: "Wonder Why", artist: "Vetiver", album: "Tidewater", track: 2)]),
     ]
@@ -131,13 +34,13 @@ final class FakeLibrary: Sendable {
         ])
     }
 
-    static func client(_ library: FakeLibrary, password: String = "s3cret pass") -> SubsonicClient {
+    static func client(_ library: FakeSubsonicLibrary, password: String = "s3cret pass") -> SubsonicClient {
         SubsonicClient(account: SubsonicAccount(address: "http://nas.local:4533/music/", username: "ana", password: password)!,
                        transport: library.transport, salt: { "c19b2d" })
     }
 
     @Test func theWeeksAlbumsAreFoundAsEditionsFoldAndSavedInChartOrder() async throws {
-        let library = FakeLibrary(albums: Self.library)
+        let library = FakeSubsonicLibrary(albums: Self.library)
         let made = try await ServerPlaylist.save(try Self.week(), on: Self.client(library))
         // Tidewater: its played track is not in the library's edition, so the
         // whole album; Abbey Road: the tracks played, as the library names them
@@ -159,7 +62,7 @@ final class FakeLibrary: Sendable {
     }
 
     @Test func aServerThatTakesNoTokensIsAskedWithThePassword() async throws {
-        let library = FakeLibrary(albums: Self.library, takesTokens: false)
+        let library = FakeSubsonicLibrary(albums: Self.library, takesTokens: false)
         let client = Self.client(library)
         try await client.ping()
         try await client.ping()
@@ -170,7 +73,7 @@ final class FakeLibrary: Sendable {
     }
 
     @Test func wrongCredentialsAnAnswerThatIsNoSubsonicAndARedirectEachSaySo() async throws {
-        let wrong = Self.client(FakeLibrary(albums: Self.library), password: "not it")
+        let wrong = Self.client(FakeSubsonicLibrary(albums: Self.library), password: "not it")
         await #expect(throws: MusicServerError.wrongCredentials("nas.local:4533")) { try await wrong.ping() }
         let html = SubsonicClient(account: SubsonicAccount(address: "http://nas.local", username: "ana", password: "x")!,
                                   transport: SubsonicTransport { _, _, _ in .init(status: 200, body: Data("<html>router login</html>".utf8)) })
@@ -179,7 +82,7 @@ final class FakeLibrary: Sendable {
                                    transport: SubsonicTransport { _, _, _ in .init(status: 302, body: Data()) })
         await #expect(throws: MusicServerError.redirected("nas.local")) { try await moved.ping() }
         let refusing = SubsonicClient(account: SubsonicAccount(address: "http://nas.local", username: "ana", password: "x")!,
-                                      transport: SubsonicTransport { _, _, _ in FakeLibrary.failed(50, "User is not authorized\\nfor the given operation") })
+                                      transport: SubsonicTransport { _, _, _ in FakeSubsonicLibrary.failed(50, "User is not authorized\\nfor the given operation") })
         await #expect(throws: MusicServerError.refused("nas.local", reason: "User is not authorized.")) { try await refusing.ping() }
         // No sentence carries the password.
         #expect(!MusicServerError.wrongCredentials("nas.local:4533").description.contains("x"))

@@ -107,11 +107,12 @@ struct Harness: Sendable {
     static func run(demo: Bool = false, signIn: Bool = false, secret: String = "test-secret", postgres: Bool = false, copies: Bool = false,
                     server: ServerConfiguration = ServerConfiguration(), testing: TestingSetup = .router,
                     fakes: Fakes = .inProcess, directory: URL? = nil, mail: (any MailDelivery)? = nil,
+                    musicServer: FakeSubsonicLibrary? = nil,
                     patience: Patience = .init(nameLookup: .seconds(10), albumColours: .seconds(10), lastFM: .seconds(10),
                                                                   database: .seconds(10)),
                     _ body: @Sendable (Harness, any TestClientProtocol) async throws -> Void) async throws {
         let setup = Setup(demo: demo, signIn: signIn, secret: secret, copies: copies, server: server, testing: testing, fakes: fakes,
-                          directory: directory, patience: patience, mail: mail)
+                          directory: directory, patience: patience, mail: mail, musicServer: musicServer)
         guard postgres else {
             return try await run(setup, databaseURL: nil, body)
         }
@@ -121,11 +122,16 @@ struct Harness: Sendable {
         }
     }
 
+    /// The host the operator lists for people's music servers in every route test.
+    static let musicServerHost = "music.test"
+
     /// What a test asked `run` for.
     private struct Setup: Sendable {
         var demo: Bool, signIn: Bool, secret: String, copies: Bool
         var server: ServerConfiguration, testing: TestingSetup, fakes: Fakes, directory: URL?, patience: Patience
         var mail: (any MailDelivery)?
+        /// A Subsonic-API library people's servers at `Harness.musicServerHost` reach.
+        var musicServer: FakeSubsonicLibrary?
     }
 
     private static func run(_ setup: Setup, databaseURL: String?, _ body: @Sendable (Harness, any TestClientProtocol) async throws -> Void) async throws {
@@ -154,6 +160,8 @@ struct Harness: Sendable {
             // Copies of Last.fm histories make requests of their own in
             // the background: only the tests about them turn them on.
             configuration.copiesHistories = setup.copies
+            // The operator lets people's servers be at the test's host (no DNS asked).
+            configuration.musicServerHosts = Self.musicServerHost
             if setup.mail != nil {
                 configuration.mail = MailConfiguration(server: try SMTPConfiguration.parse(url: "smtp://mail.invalid:25", caFile: nil),
                                                        from: MailAddress("vinylogue@example.org")!)
@@ -175,7 +183,7 @@ struct Harness: Sendable {
             // around the transports would fail loudly.
             try await serve(lastFMAPI: "http://fake-lastfm.invalid/2.0/", listenBrainzRoot: "http://fake-listenbrainz.invalid",
                             transports: Transports(lastFM: .inProcess(fake), images: .inProcess(fake), listenBrainz: .inProcess(listenBrainz),
-                                                   mail: setup.mail))
+                                                   mail: setup.mail, subsonic: setup.musicServer?.transport))
             // What stopping the servers does: answers still held go.
             await fake.releaseHeld()
             await listenBrainz.releaseHeld()

@@ -28,6 +28,7 @@ import VinylogueCore
             let chart = try await client.get("/u/demo?years_ago=2")
             #expect(chart.body.contains("<a href=\"/u/demo/playlist/2.xspf\" download>XSPF playlist</a>"), "\(chart.body.prefix(3000))")
             #expect(chart.body.contains("<a href=\"/u/demo/playlist/2.jspf\" download>"))
+            #expect(chart.body.contains("<a href=\"/u/demo/playlist/2\">on your music server</a>"))
 
             let xspf = try await client.get("/u/demo/playlist/2.xspf")
             #expect(xspf.status == .ok)
@@ -56,7 +57,7 @@ import VinylogueCore
 
     @Test func addressesThatNameNoPlaylistAndPeopleWithoutAnArchive() async throws {
         try await Harness.run(demo: true) { _, client in
-            for bad in ["/u/demo/playlist/0.xspf", "/u/demo/playlist/2.m3u", "/u/demo/playlist/two.xspf", "/u/demo/playlist/2",
+            for bad in ["/u/demo/playlist/0.xspf", "/u/demo/playlist/2.m3u", "/u/demo/playlist/two.xspf", "/u/demo/playlist/2x",
                         "/u/demo/playlist/99999.xspf", "/u/demo/playlist/2.xspf.jspf"] {
                 let answer = try await client.get(bad)
                 #expect(answer.status == .badRequest, "\(bad)")

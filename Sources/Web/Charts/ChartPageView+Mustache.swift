@@ -20,6 +20,7 @@ extension ChartPageView: MustacheParent {
         case "yearURL": yearURL
         case "playXSPF": playXSPF
         case "playJSPF": playJSPF
+        case "playPage": playPage
         case "previous": previous
         case "next": next
         case "previousURL": previousURL

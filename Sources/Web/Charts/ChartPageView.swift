@@ -88,6 +88,8 @@ struct ChartPageView {
     /// The week as playlist files (archived people's album charts N years ago).
     var playXSPF: String?
     var playJSPF: String?
+    /// The week's page to play it again (a music server's playlist).
+    var playPage: String?
     let previous: YearLink?
     let next: YearLink?
     let previousURL: String

@@ -152,6 +152,7 @@ struct ChartRoutes: Sendable {
             if chosen.origin == .archive, !asked.byDate, !page.rows.isEmpty {
                 view.playXSPF = Paths.playlist(asked.request.user, yearsAgo: page.yearsAgo, .xspf)
                 view.playJSPF = Paths.playlist(asked.request.user, yearsAgo: page.yearsAgo, .jspf)
+                view.playPage = Paths.playlistPage(asked.request.user, yearsAgo: page.yearsAgo)
             }
             if chosen.origin == .archive, let week = page.week, let archive = sources.archive {
                 view.moments = await Self.moments(of: asked.request.user, week: week, now: clock.now, labels: labels, archive: archive)

@@ -19,6 +19,8 @@ enum Paths {
     static let forwarding = "/settings/forwarding"
     /// Starting and stopping the copy of one's own history.
     static let historyCopy = "/settings/history"
+    /// Where a person's music server is saved or forgotten (`MusicServerSection`).
+    static let musicServer = "/settings/music-server"
     /// GET: the albums one's archive holds under several spellings; POST:
     /// whether editions of an album count as one (`editions=on|off`).
     static let albumFolding = "/settings/albums"
@@ -80,6 +82,9 @@ enum Paths {
 
     /// A person's year in review.
     static func year(_ user: Username, _ year: Int) -> String { "/u/\(user.value)/year/\(year)" }
+
+    /// This week, `yearsAgo` years ago, to play again: its page (`PlaylistRoutes`).
+    static func playlistPage(_ user: Username, yearsAgo: Int) -> String { "/u/\(user.value)/playlist/\(yearsAgo)" }
 
     /// This week, `yearsAgo` years ago, as a playlist file (`PlaylistRoutes`).
     static func playlist(_ user: Username, yearsAgo: Int, _ format: PlaylistFile) -> String {

@@ -3,6 +3,7 @@ import HTTPServing
 import HTTPTypes
 import Hummingbird
 import Imports
+import MusicServers
 import ListenIngest
 import Stores
 import Sync
@@ -40,6 +41,8 @@ struct SettingsRoutes: Sendable {
     let audiences: Audiences?
     /// The weekly digest by email; nil when no mail server is configured.
     let digests: WeeklyDigests?
+    /// People's own music servers; nil when the web app reaches none.
+    var musicServers: OwnMusicServers? = nil
 
     struct Option {
         let value: Int
@@ -64,6 +67,7 @@ struct SettingsRoutes: Sendable {
         var deletion: DeleteAccountView?
         var visibility: VisibilityView?
         var digest: DigestView?
+        var music: MusicServerView?
     }
 
     /// The listen-submission section: where to point a player, and the
@@ -91,6 +95,9 @@ struct SettingsRoutes: Sendable {
         }
         if copies != nil {
             router.post(RouterPath(Paths.historyCopy)) { request, context in try await self.changeHistoryCopy(request, context) }
+        }
+        if musicServers != nil {
+            router.post(RouterPath(Paths.musicServer)) { request, context in try await self.changeMusicServer(request, context) }
         }
         if albumFolding != nil {
             router.get(RouterPath(Paths.albumFolding)) { request, context in try await self.showAlbumSpellings(request, context) }
@@ -144,6 +151,7 @@ struct SettingsRoutes: Sendable {
         view.deletion = await deletion(for: request, context)
         view.visibility = await visibility(for: request, context)
         view.digest = await digest(of: owner, settings: settings, request: request)
+        view.music = await musicServerSection(of: owner)
     }
 
     func show(_ request: Request, _ context: Context) async throws -> Response {
@@ -156,6 +164,7 @@ struct SettingsRoutes: Sendable {
         if let changed = request.uri.queryParameters.get("forwarding") { view.forwarding?.changed = ForwardingView.notice(changed) }
         if let changed = request.uri.queryParameters.get("history") { view.history?.changed = Self.historyNotice(changed) }
         if let changed = request.uri.queryParameters.get("albums") { view.albums?.changed = Self.albumFoldingNotice(changed) }
+        if let changed = request.uri.queryParameters.get("music") { view.music?.changed = Self.musicServerNotice(changed) }
         if request.uri.queryParameters.get("import") == "queued" {
             view.imports?.uploadNotice = "Your export is stored and will be imported in a moment; this page shows what came of it."
         }

@@ -135,9 +135,10 @@ struct PlaylistRoutes: Sendable {
                         + (made.songs.count == 1 ? "1 song" : "\(made.songs.count) songs") + " of "
                         + (made.found.count == 1 ? "1 album." : "\(made.found.count) albums.")
                 } else {
-                    view.problemText = "None of the week’s albums is in your library there: nothing was saved."
+                    view.problemText = "None of the week’s \(made.missing.count == 1 ? "album" : "\(made.missing.count) albums") is in your library "
+                        + "on \(view.server?.name ?? library.server): nothing was saved."
                 }
-                if !made.missing.isEmpty {
+                if made.saved, !made.missing.isEmpty {
                     view.missingText = "Not in your library: " + made.missing.map { "\($0.name) (\($0.artist))" }.joined(separator: "; ") + "."
                 }
             } catch {

@@ -118,7 +118,7 @@ def test_every_page_anyone_sees_has_no_serious_violations(pages, demo_app):
     for width, options in WIDTHS.items():
         page = pages.new_page(**options)
         for path in ["/", "/u/demo", "/u/theo?years_ago=3", "/u/june?kind=artist", "/u/mara/history",
-                     "/everyone", "/u/felix/rediscover", "/u/demo/year/2024", "/settings"]:
+                     "/everyone", "/u/felix/rediscover", "/u/demo/year/2024", "/u/demo/playlist/2", "/settings"]:
             page.goto(app(path))
             covers_loaded(page)
             scans.run(page, f"{path} ({width})")

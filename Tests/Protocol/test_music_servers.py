@@ -90,7 +90,7 @@ socket = {tmp_path}/daemon.sock
 run_watcher = no
 """)
     def cli(*arguments: str) -> None:
-        subprocess.run(["supysonic-cli", *arguments], cwd=tmp_path, check=True, capture_output=True, timeout=60)
+        subprocess.run(["supysonic-cli", *arguments], cwd=tmp_path, check=True, capture_output=True, timeout=10)
     cli("user", "add", "ana", "-p", PASSWORD)
     cli("folder", "add", "music", str(music))
     cli("folder", "scan", "--foreground", "music")
@@ -132,7 +132,7 @@ def archive(tmp_path: Path) -> Path:
     export.write_text("\n".join(lines) + "\n")
     data = tmp_path / "data"
     subprocess.run([str(binary("vinylogue")), "import", str(export), "--user", "ana", "--data-dir", str(data)], check=True,
-                   capture_output=True, timeout=60)
+                   capture_output=True, timeout=10)
     return data
 
 
@@ -141,7 +141,7 @@ def playlist(data: Path, server: str, password: str = PASSWORD, to: str = "subso
     secret = {"VINYLOGUE_SUBSONIC_PASSWORD": password} if to == "subsonic" else ({"VINYLOGUE_MPD_PASSWORD": password} if password else {})
     return subprocess.run([str(binary("vinylogue")), "playlist", "ana", "--years-ago", "2", "--to", to, "--server", server, *user,
                            "--time-zone", "UTC", "--data-dir", str(data)],
-                          capture_output=True, text=True, timeout=60, env={**os.environ, **secret})
+                          capture_output=True, text=True, timeout=10, env={**os.environ, **secret})
 
 
 def test_the_week_becomes_a_playlist_on_supysonic(supysonic, archive):
@@ -228,7 +228,7 @@ audio_output {{
             return subprocess.run(["mpc", "-h", f"{MPD_PASSWORD}@127.0.0.1", "-p", str(port), "status"], capture_output=True).returncode == 0
         wait_for("mpd answering", up)
         subprocess.run(["mpc", "-h", f"{MPD_PASSWORD}@127.0.0.1", "-p", str(port), "update", "--wait"], check=True, capture_output=True,
-                       timeout=30)
+                       timeout=10)
         yield port
     finally:
         process.terminate()

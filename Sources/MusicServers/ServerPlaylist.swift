@@ -72,6 +72,14 @@ public struct ServerPlaylist: Sendable {
 
     /// Matches `playlist` to `library` and saves it there.
     public static func save(_ playlist: WeekPlaylist, on library: some MusicLibrary) async throws(MusicServerError) -> ServerPlaylist {
+        let matched = try await match(playlist, in: library)
+        guard matched.saved else { return matched }
+        let replaced = try await library.savePlaylist(name: matched.name, songs: matched.songs)
+        return ServerPlaylist(name: matched.name, songs: matched.songs, found: matched.found, missing: matched.missing, replaced: replaced)
+    }
+
+    /// Matches `playlist` to `library`, saving nothing (`replaced` false).
+    public static func match(_ playlist: WeekPlaylist, in library: some MusicLibrary) async throws(MusicServerError) -> ServerPlaylist {
         let folding = AlbumFolding.editions
         var songs: [LibrarySong] = []
         var found: [WeekPlaylist.Album] = [], missing: [WeekPlaylist.Album] = []
@@ -94,10 +102,23 @@ public struct ServerPlaylist: Sendable {
             songs += chosenSongs.isEmpty ? all : chosenSongs
             found.append(album)
         }
-        let name = playlist.title
-        guard !songs.isEmpty else { return ServerPlaylist(name: name, songs: [], found: [], missing: missing, replaced: false) }
-        let replaced = try await library.savePlaylist(name: name, songs: songs)
-        return ServerPlaylist(name: name, songs: songs, found: found, missing: missing, replaced: replaced)
+        return ServerPlaylist(name: playlist.title, songs: songs, found: found, missing: missing, replaced: false)
+    }
+
+    /// The songs as an M3U8 file (UTF-8, extended), each song's library
+    /// name (an mpd path, relative to its music directory) as its
+    /// location: what mpd loads as a stored playlist.
+    public var m3u8: String {
+        var text = "#EXTM3U\n#PLAYLIST:\(Self.line(name))\n"
+        for song in songs {
+            text += "#EXTINF:-1,\(Self.line(song.artist)) - \(Self.line(song.title))\n\(Self.line(song.id))\n"
+        }
+        return text
+    }
+
+    /// `text` on one line (a line break would start another entry).
+    static func line(_ text: String) -> String {
+        String(text.map { $0.isNewline ? " " : $0 })
     }
 
     /// What to search a library for: the album's name up to its first

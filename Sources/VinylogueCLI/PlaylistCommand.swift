@@ -7,7 +7,7 @@ import VinylogueCore
 
 /// Where a playlist goes: a file, or a music server.
 enum PlaylistTarget: String, ExpressibleByArgument, CaseIterable {
-    case xspf, jspf, subsonic, mpd
+    case xspf, jspf, m3u, subsonic, mpd
 }
 
 /// `vinylogue playlist USER --years-ago N --to xspf|jspf|subsonic`: this
@@ -18,7 +18,7 @@ struct PlaylistCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "playlist",
         abstract: "This week, N years ago, as a playlist: a file (XSPF or JSPF), or made on your Subsonic-API music server.",
-        discussion: "With --to subsonic, give the server's address with --server and the user with --server-user; the password is read from VINYLOGUE_SUBSONIC_PASSWORD (never from the command line, where other users could see it). With --to mpd, give mpd's host (and port, 6600 if not given) with --server; a password, if mpd wants one, is read from VINYLOGUE_MPD_PASSWORD.")
+        discussion: "With --to subsonic, give the server's address with --server and the user with --server-user; the password is read from VINYLOGUE_SUBSONIC_PASSWORD (never from the command line, where other users could see it). With --to mpd, give mpd's host (and port, 6600 if not given) with --server; a password, if mpd wants one, is read from VINYLOGUE_MPD_PASSWORD. With --to m3u and --server (an mpd), the songs mpd has are written as an M3U8 file of its paths, which mpd loads from its playlist directory.")
 
     @Argument(help: "A Last.fm username whose listening is archived.")
     var user: String
@@ -49,8 +49,8 @@ struct PlaylistCommand: AsyncParsableCommand {
         switch to {
         case .subsonic:
             if server == nil || serverUser == nil { throw ValidationError("--to subsonic needs --server and --server-user.") }
-        case .mpd:
-            if server == nil { throw ValidationError("--to mpd needs --server (mpd's host, and port if not 6600).") }
+        case .mpd, .m3u:
+            if server == nil { throw ValidationError("--to \(to.rawValue) needs --server (mpd's host, and port if not 6600): \(to == .m3u ? "an M3U8 file names mpd's files" : "the playlist is saved there").") }
             if serverUser != nil { throw ValidationError("--server-user is for --to subsonic; mpd has a password only (VINYLOGUE_MPD_PASSWORD).") }
         case .xspf, .jspf:
             if server != nil || serverUser != nil { throw ValidationError("--server and --server-user go with --to subsonic or --to mpd.") }
@@ -119,21 +119,41 @@ struct PlaylistCommand: AsyncParsableCommand {
                 let client = MPDClient(account: try mpdAccount(environment: environment))
                 try await Self.save(playlist, on: client, at: "\(client.server) (mpd)")
                 return
+            case .m3u:
+                let client = MPDClient(account: try mpdAccount(environment: environment))
+                let matched: ServerPlaylist
+                do {
+                    matched = try await ServerPlaylist.match(playlist, in: client)
+                } catch {
+                    throw CommandFailure((error as? MusicServerError)?.description ?? "\(error)", exitCode: .upstream)
+                }
+                guard matched.saved else {
+                    throw CommandFailure("None of the week’s albums is in mpd’s library at \(client.server): there is nothing to write.", exitCode: .noData)
+                }
+                try write(Data(matched.m3u8.utf8), tracks: matched.songs.count, albums: matched.found.count)
+                if !matched.missing.isEmpty {
+                    Terminal.standardError.write("Not in the library: " + matched.missing.map { "\($0.artist) — \($0.name)" }.joined(separator: "; ") + ".\n")
+                }
+                return
             case .xspf, .jspf: break
             }
             guard let file = PlaylistFile(rawValue: to.rawValue) else { return }
-            let data = file.data(playlist, labels: labels)
-            if let output {
-                do {
-                    try data.write(to: URL(fileURLWithPath: output), options: .atomic)
-                } catch {
-                    throw CommandFailure("Could not write \(output): \(error.localizedDescription)", exitCode: .usage)
-                }
-                Terminal.standardError.write("Wrote \(playlist.tracks.count) tracks of \(playlist.albums.count) albums to \(output).\n")
-            } else {
-                Terminal.standardOutput.write(String(decoding: data, as: UTF8.self))
-            }
+            try write(file.data(playlist, labels: labels), tracks: playlist.tracks.count, albums: playlist.albums.count)
         }
+    }
+
+    /// The file to `--output`, or to standard output.
+    func write(_ data: Data, tracks: Int, albums: Int) throws {
+        guard let output else {
+            Terminal.standardOutput.write(String(decoding: data, as: UTF8.self))
+            return
+        }
+        do {
+            try data.write(to: URL(fileURLWithPath: output), options: .atomic)
+        } catch {
+            throw CommandFailure("Could not write \(output): \(error.localizedDescription)", exitCode: .usage)
+        }
+        Terminal.standardError.write("Wrote \(tracks) tracks of \(albums) albums to \(output).\n")
     }
 
     /// Makes the playlist on the server and says what it did.

@@ -136,11 +136,11 @@ def archive(tmp_path: Path) -> Path:
     return data
 
 
-def playlist(data: Path, server: str, password: str = PASSWORD, to: str = "subsonic") -> subprocess.CompletedProcess:
+def playlist(data: Path, server: str, password: str = PASSWORD, to: str = "subsonic", *extra: str) -> subprocess.CompletedProcess:
     user = ["--server-user", "ana"] if to == "subsonic" else []
     secret = {"VINYLOGUE_SUBSONIC_PASSWORD": password} if to == "subsonic" else ({"VINYLOGUE_MPD_PASSWORD": password} if password else {})
     return subprocess.run([str(binary("vinylogue")), "playlist", "ana", "--years-ago", "2", "--to", to, "--server", server, *user,
-                           "--time-zone", "UTC", "--data-dir", str(data)],
+                           "--time-zone", "UTC", "--data-dir", str(data), *extra],
                           capture_output=True, text=True, timeout=10, env={**os.environ, **secret})
 
 
@@ -202,7 +202,7 @@ MPD_PASSWORD = "tones only"
 
 @pytest.fixture
 def mpd(tmp_path: Path):
-    """mpd on a free port over the generated library, wanting a password for everything."""
+    """mpd on a free port over the generated library, wanting a password for everything: its port and playlist directory."""
     music = tmp_path / "mpd-music"
     make_library(music)
     (tmp_path / "playlists").mkdir()
@@ -229,7 +229,7 @@ audio_output {{
         wait_for("mpd answering", up)
         subprocess.run(["mpc", "-h", f"{MPD_PASSWORD}@127.0.0.1", "-p", str(port), "update", "--wait"], check=True, capture_output=True,
                        timeout=10)
-        yield port
+        yield port, tmp_path / "playlists"
     finally:
         process.terminate()
         process.wait(timeout=10)
@@ -242,6 +242,7 @@ def mpc(port: int, *arguments: str) -> list[str]:
 
 
 def test_the_week_becomes_a_stored_playlist_in_mpd(mpd, archive):
+    mpd, _ = mpd
     server = f"127.0.0.1:{mpd}"
     made = playlist(archive, server, password=MPD_PASSWORD, to="mpd")
     assert made.returncode == 0, made.stderr
@@ -265,3 +266,16 @@ def test_the_week_becomes_a_stored_playlist_in_mpd(mpd, archive):
     closed = playlist(archive, f"127.0.0.1:{free_port()}", password="", to="mpd")
     assert closed.returncode == 3 and "could not reach" in closed.stderr, closed.stderr
     assert mpc(mpd, "lsplaylists") == ["Vinylogue — this week, 2 years ago"]
+
+
+def test_an_m3u8_of_mpds_own_paths_loads_as_a_stored_playlist(mpd, archive):
+    """`--to m3u`: the songs mpd has, as an M3U8 file of its paths; put in
+    mpd's playlist directory, mpd reads it as a stored playlist."""
+    port, directory = mpd
+    target = directory / "Played again.m3u"
+    made = playlist(archive, f"127.0.0.1:{port}", MPD_PASSWORD, "m3u", "-o", str(target))
+    assert made.returncode == 0, made.stderr
+    assert "Wrote 3 tracks of 2 albums to" in made.stderr and "Not in the library: Lower Dens — Nootropics." in made.stderr, made.stderr
+    text = target.read_text(encoding="utf-8")
+    assert text.startswith("#EXTM3U\n#PLAYLIST:Vinylogue — this week, 2 years ago\n#EXTINF:-1,Vetiver - Rolling Sea\nVetiver/Tidewater/01.flac\n"), text
+    assert mpc(port, "playlist", "Played again") == ["Tidewater / Rolling Sea", "Tidewater / Wonder Why", "Abbey Road / Something"]

@@ -166,11 +166,13 @@ case "$1" in
 esac
 STUB
 mkdir -p "$work/build"
-for stub in "$work/bin/openssl" "$work/bin/strace" "$work/bin/mpd" "$work/bin/mpdscribble" "$work/bin/sox" "$work/chromium" \
+for stub in "$work/bin/openssl" "$work/bin/strace" "$work/bin/mpd" "$work/bin/mpdscribble" "$work/bin/sox" "$work/bin/mpc" \
+            "$work/bin/supysonic-server" "$work/chromium" \
             "$work/build/vinylogue" "$work/build/fake-lastfm"; do
   printf '#!/usr/bin/env bash\nexit 0\n' > "$stub"
 done
-chmod +x "$work/bin/python3" "$work/bin/openssl" "$work/bin/strace" "$work/bin/mpd" "$work/bin/mpdscribble" "$work/bin/sox" "$work/chromium" \
+chmod +x "$work/bin/python3" "$work/bin/openssl" "$work/bin/strace" "$work/bin/mpd" "$work/bin/mpdscribble" "$work/bin/sox" "$work/bin/mpc" \
+  "$work/bin/supysonic-server" "$work/chromium" \
   "$work/build/vinylogue" "$work/build/fake-lastfm"
 
 # A fresh tree holding copies of this tree's Python suites' scripts.
@@ -255,7 +257,7 @@ $out"
     # 7. An externally managed Python: pip again with --break-system-packages.
     case "$suite" in
       browser) packages="aiosmtpd axe-playwright-python==0.1.8 playwright pytest" ;;
-      protocol) packages="aiosmtpd liblistenbrainz pylast pytest schemathesis" ;;
+      protocol) packages="aiosmtpd liblistenbrainz mutagen py-sonic pylast pytest schemathesis" ;;
     esac
     STUB_IMPORTS=missing run_python "$dir" "$suite-tests"
     [ "$status" -eq 0 ] || fail "scripts/$suite-tests failed (exit $status) when pip needed --break-system-packages:

@@ -11,6 +11,14 @@ extension FakeListenBrainz {
         case submit(token: String?, body: Data)
         /// `GET /1/validate-token`.
         case validateToken(String?)
+        /// `POST /1/playlist/create` with the token and the JSPF body.
+        case createPlaylist(token: String?, body: Data)
+        /// `GET /1/user/{name}/playlists` with the asker's token, if any.
+        case userPlaylists(user: String, token: String?, query: [String: String])
+        /// `POST /1/playlist/{mbid}/delete`.
+        case deletePlaylist(token: String?, mbid: String)
+        /// `GET /1/playlist/{mbid}`.
+        case playlist(mbid: String)
     }
 
     /// What the fake answers a call, with its `X-RateLimit-*` values.
@@ -43,6 +51,22 @@ extension FakeListenBrainz {
                     return .json(["code": 200, "message": "Token invalid.", "valid": false])
                 }
                 return .json(["code": 200, "message": "Token valid.", "valid": true, "user_name": user])
+            }
+        case .createPlaylist(let token, let body):
+            return await answer(endpoint: "playlist-create", user: nil, query: [:]) { [self] in
+                await Self.createPlaylistReply(self, token: token, body: body)
+            }
+        case .userPlaylists(let user, let token, let query):
+            return await answer(endpoint: "user-playlists", user: user, query: query) { [self] in
+                await Self.userPlaylistsReply(self, user: user, token: token, query: query)
+            }
+        case .deletePlaylist(let token, let mbid):
+            return await answer(endpoint: "playlist-delete", user: nil, query: [:]) { [self] in
+                await Self.deletePlaylistReply(self, token: token, mbid: mbid)
+            }
+        case .playlist(let mbid):
+            return await answer(endpoint: "playlist", user: nil, query: [:]) { [self] in
+                await Self.playlistReply(self, mbid: mbid)
             }
         }
     }

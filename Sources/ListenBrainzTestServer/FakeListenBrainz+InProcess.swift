@@ -29,6 +29,14 @@ extension ListenBrainzTransport {
             return .submit(token: token, body: request.body ?? Data())
         case (.get, 2, "1") where path[1] == "validate-token":
             return .validateToken(token ?? query["token"])
+        case (.get, 4, "1") where path[1] == "user" && path[3] == "playlists":
+            return .userPlaylists(user: String(path[2]), token: token, query: query)
+        case (.post, 3, "1") where path[1] == "playlist" && path[2] == "create":
+            return .createPlaylist(token: token, body: request.body ?? Data())
+        case (.post, 4, "1") where path[1] == "playlist" && path[3] == "delete":
+            return .deletePlaylist(token: token, mbid: String(path[2]))
+        case (.get, 3, "1") where path[1] == "playlist":
+            return .playlist(mbid: String(path[2]))
         default:
             return nil
         }

@@ -154,6 +154,7 @@ public actor FakeListenBrainz {
     /// Each user's listens, newest first, through the end of a week (`listing(of:now:)`).
     private var listings: [String: (through: Int64, listens: [Listen])] = [:]
     private var tokens: [String: String]
+    private var storedPlaylists: [StoredPlaylist] = []
     private var rules: [FaultRule] = []
     private(set) var log: [LoggedRequest] = []
     private var submissions = 0
@@ -182,6 +183,15 @@ public actor FakeListenBrainz {
     }
 
     /// Adds a user (`history` nil: no listens until some are added or submitted).
+    /// The playlists people made, oldest first.
+    public func playlists() -> [StoredPlaylist] { storedPlaylists }
+
+    func keep(_ playlist: StoredPlaylist) { storedPlaylists.append(playlist) }
+
+    func removePlaylist(_ mbid: String) { storedPlaylists.removeAll { $0.mbid == mbid } }
+
+    func hasUser(_ name: String) -> Bool { users[name.lowercased()] != nil || tokens.values.contains { $0.lowercased() == name.lowercased() } }
+
     public func add(user: String, history: DemoHistory? = nil) {
         users[user.lowercased()] = (user, history, users[user.lowercased()]?.extra ?? [])
         unmade[user.lowercased()] = nil

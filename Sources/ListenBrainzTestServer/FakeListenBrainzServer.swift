@@ -47,6 +47,21 @@ public enum FakeListenBrainzServer {
             let token = token(of: request) ?? request.uri.queryParameters.get("token").map { String($0) }
             return response(await fake.answer(.validateToken(token)))
         }
+        router.get("1/user/:name/playlists") { request, context -> Response in
+            let call = FakeListenBrainz.Call.userPlaylists(user: context.parameters.get("name") ?? "", token: token(of: request),
+                                                           query: RequestFields.query(request.uri.query ?? ""))
+            return response(await fake.answer(call))
+        }
+        router.post("1/playlist/create") { request, _ -> Response in
+            let body = try await request.body.collect(upTo: 10_240_000 + 1)
+            return response(await fake.answer(.createPlaylist(token: token(of: request), body: Data(buffer: body))))
+        }
+        router.post("1/playlist/:mbid/delete") { request, context -> Response in
+            response(await fake.answer(.deletePlaylist(token: token(of: request), mbid: context.parameters.get("mbid") ?? "")))
+        }
+        router.get("1/playlist/:mbid") { _, context -> Response in
+            response(await fake.answer(.playlist(mbid: context.parameters.get("mbid") ?? "")))
+        }
         router.get("test/received") { _, _ -> Response in
             let data = try JSONEncoder().encode(await fake.received())
             return Response(status: .ok, headers: [.contentType: "application/json"], body: ResponseBody(byteBuffer: ByteBuffer(bytes: data)))

@@ -1,13 +1,14 @@
 import VinylogueApp
 import ArgumentParser
 import Foundation
+import ListenBrainz
 import MusicServers
 import Stores
 import VinylogueCore
 
 /// Where a playlist goes: a file, or a music server.
 enum PlaylistTarget: String, ExpressibleByArgument, CaseIterable {
-    case xspf, jspf, m3u, subsonic, mpd
+    case xspf, jspf, m3u, subsonic, mpd, listenbrainz
 }
 
 /// `vinylogue playlist USER --years-ago N --to xspf|jspf|subsonic`: this
@@ -18,7 +19,7 @@ struct PlaylistCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "playlist",
         abstract: "This week, N years ago, as a playlist: a file (XSPF or JSPF), or made on your Subsonic-API music server.",
-        discussion: "With --to subsonic, give the server's address with --server and the user with --server-user; the password is read from VINYLOGUE_SUBSONIC_PASSWORD (never from the command line, where other users could see it). With --to mpd, give mpd's host (and port, 6600 if not given) with --server; a password, if mpd wants one, is read from VINYLOGUE_MPD_PASSWORD. With --to m3u and --server (an mpd), the songs mpd has are written as an M3U8 file of its paths, which mpd loads from its playlist directory.")
+        discussion: "With --to subsonic, give the server's address with --server and the user with --server-user; the password is read from VINYLOGUE_SUBSONIC_PASSWORD (never from the command line, where other users could see it). With --to mpd, give mpd's host (and port, 6600 if not given) with --server; a password, if mpd wants one, is read from VINYLOGUE_MPD_PASSWORD. With --to m3u and --server (an mpd), the songs mpd has are written as an M3U8 file of its paths, which mpd loads from its playlist directory. With --to listenbrainz, the playlist is made (private) on the ListenBrainz account of the token in VINYLOGUE_LISTENBRAINZ_TOKEN, with the tracks that carry a MusicBrainz recording id.")
 
     @Argument(help: "A Last.fm username whose listening is archived.")
     var user: String
@@ -52,10 +53,10 @@ struct PlaylistCommand: AsyncParsableCommand {
         case .mpd, .m3u:
             if server == nil { throw ValidationError("--to \(to.rawValue) needs --server (mpd's host, and port if not 6600): \(to == .m3u ? "an M3U8 file names mpd's files" : "the playlist is saved there").") }
             if serverUser != nil { throw ValidationError("--server-user is for --to subsonic; mpd has a password only (VINYLOGUE_MPD_PASSWORD).") }
-        case .xspf, .jspf:
-            if server != nil || serverUser != nil { throw ValidationError("--server and --server-user go with --to subsonic or --to mpd.") }
+        case .xspf, .jspf, .listenbrainz:
+            if server != nil || serverUser != nil { throw ValidationError("--server and --server-user go with --to subsonic, mpd or m3u.") }
         }
-        if output != nil, to == .subsonic || to == .mpd {
+        if output != nil, to == .subsonic || to == .mpd || to == .listenbrainz {
             throw ValidationError("--output is for a file; --to \(to.rawValue) saves the playlist on the server.")
         }
     }
@@ -134,6 +135,28 @@ struct PlaylistCommand: AsyncParsableCommand {
                 if !matched.missing.isEmpty {
                     Terminal.standardError.write("Not in the library: " + matched.missing.map { "\($0.artist) — \($0.name)" }.joined(separator: "; ") + ".\n")
                 }
+                return
+            case .listenbrainz:
+                guard let token = environment["VINYLOGUE_LISTENBRAINZ_TOKEN"], !token.isEmpty else {
+                    throw CommandFailure("Set VINYLOGUE_LISTENBRAINZ_TOKEN to your ListenBrainz user token (listenbrainz.org/settings), then run this again.",
+                                         exitCode: .configuration)
+                }
+                let saved: ListenBrainzClient.SavedPlaylist?
+                do {
+                    saved = try await composition.listenBrainz.save(playlist, annotation: playlist.annotation(labels: labels), token: token)
+                } catch let error as SourceError {
+                    throw CommandFailure(error)
+                }
+                guard let saved else {
+                    throw CommandFailure("None of the week’s \(playlist.tracks.count) tracks carries a MusicBrainz recording id, which ListenBrainz’s "
+                        + "playlists need: nothing was saved. The XSPF or JSPF file (--to xspf, --to jspf) keeps them all.", exitCode: .noData)
+                }
+                var said = "\(saved.replaced ? "Replaced" : "Made") “\(playlist.title)” on ListenBrainz for \(saved.user) (private): "
+                    + (saved.tracks == 1 ? "1 track" : "\(saved.tracks) tracks") + ". \(saved.address)\n"
+                if saved.leftOut > 0 {
+                    said += "\(saved.leftOut == 1 ? "1 track" : "\(saved.leftOut) tracks") without a MusicBrainz recording id left out.\n"
+                }
+                Terminal.standardOutput.write(said)
                 return
             case .xspf, .jspf: break
             }

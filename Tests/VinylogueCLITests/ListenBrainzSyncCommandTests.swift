@@ -3,6 +3,7 @@ import ListenBrainzTestServer
 import SQLiteStore
 import Stores
 import Testing
+import TestSupport
 import VinylogueCore
 
 /// `vinylogue sync lb:NAME` end to end: the built binary against the local
@@ -119,5 +120,42 @@ import VinylogueCore
             out.append(c)
         }
         return out
+    }
+}
+
+/// `vinylogue playlist --to listenbrainz`: the built binary against the
+/// local ListenBrainz over HTTP, with the user's token from the environment.
+@Suite struct ListenBrainzPlaylistCommandTests {
+    @Test func theWeekTwoYearsAgoBecomesAPrivatePlaylistOnListenBrainz() async throws {
+        let dir = try TemporaryDirectory()
+        var utc = Calendar(identifier: .gregorian)
+        utc.timeZone = .gmt
+        let target = try #require(utc.date(byAdding: .year, value: -2, to: Date()))
+        let week = LastFMWeekCalendar.week(containing: Int64(target.timeIntervalSince1970))
+        let export = dir.url.appendingPathComponent("export.csv")
+        try ("uts,utc_time,artist,artist_mbid,album,album_mbid,track,track_mbid\n"
+            + "\(week.from + 3_600),x,Vetiver,,Tidewater,,Wonder Why,4a8b0e5c-1b3d-4c2e-9f10-2b3c4d5e6f70\n"
+            + "\(week.from + 4_200),x,Vetiver,,Tidewater,,Rolling Sea,\n").write(to: export, atomically: true, encoding: .utf8)
+        let data = dir.url.appendingPathComponent("data").path
+        #expect(try await vinylogue(["import", export.path, "--user", "ana", "--data-dir", data]).status == 0)
+        let fake = FakeListenBrainz(clock: .system, tokens: ["ana-lb-token": "ana_lb"])
+        try await FakeListenBrainzServer.withRunning(fake) { root in
+            let arguments = ["playlist", "ana", "--years-ago", "2", "--to", "listenbrainz", "--time-zone", "UTC", "--data-dir", data]
+            let none = try await vinylogue(arguments, environment: ["LISTENBRAINZ_API_URL": root])
+            #expect(none.status == 4 && none.stderr.contains("Set VINYLOGUE_LISTENBRAINZ_TOKEN"), "\(none.stderr)")
+            let env = ["LISTENBRAINZ_API_URL": root, "VINYLOGUE_LISTENBRAINZ_TOKEN": "ana-lb-token"]
+            let made = try await vinylogue(arguments, environment: env)
+            #expect(made.status == 0, "\(made.stderr)")
+            #expect(made.stdout.contains("Made “Vinylogue — this week, 2 years ago” on ListenBrainz for ana_lb (private): 1 track. https://listenbrainz.org/playlist/"),
+                    "\(made.stdout)")
+            #expect(made.stdout.contains("1 track without a MusicBrainz recording id left out."))
+            let again = try await vinylogue(arguments, environment: env)
+            #expect(again.stdout.contains("Replaced “Vinylogue — this week, 2 years ago”"), "\(again.stdout)")
+            let kept = await fake.playlists()
+            #expect(kept.count == 1 && kept.first?.recordings == ["4a8b0e5c-1b3d-4c2e-9f10-2b3c4d5e6f70"] && kept.first?.creator == "ana_lb")
+            let wrong = try await vinylogue(arguments, environment: ["LISTENBRAINZ_API_URL": root, "VINYLOGUE_LISTENBRAINZ_TOKEN": "not it"])
+            #expect(wrong.status != 0 && !wrong.stderr.contains("not it"), "\(wrong.stderr)")
+            #expect(await fake.playlists().count == 1)
+        }
     }
 }

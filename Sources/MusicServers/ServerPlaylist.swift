@@ -78,31 +78,66 @@ public struct ServerPlaylist: Sendable {
         return ServerPlaylist(name: matched.name, songs: matched.songs, found: matched.found, missing: matched.missing, replaced: replaced)
     }
 
+    /// How many albums are looked for at once (a server's threads, or mpd's connections).
+    static let lookups = 6
+
     /// Matches `playlist` to `library`, saving nothing (`replaced` false).
+    /// Albums are looked for a few at a time; the playlist keeps the
+    /// chart's order.
     public static func match(_ playlist: WeekPlaylist, in library: some MusicLibrary) async throws(MusicServerError) -> ServerPlaylist {
-        let folding = AlbumFolding.editions
+        let albums = playlist.albums
+        let outcome = await withTaskGroup(of: (Int, Result<[LibrarySong]?, MusicServerError>).self) { group -> Result<[[LibrarySong]?], MusicServerError> in
+            var found = [[LibrarySong]?](repeating: nil, count: albums.count)
+            var next = 0
+            func start() {
+                let index = next
+                next += 1
+                group.addTask {
+                    do throws(MusicServerError) { return (index, .success(try await Self.albumSongs(of: albums[index], in: library))) } catch { return (index, .failure(error)) }
+                }
+            }
+            for _ in 0..<min(lookups, albums.count) { start() }
+            while let (index, result) = await group.next() {
+                switch result {
+                case .success(let songs): found[index] = songs
+                case .failure(let error):
+                    group.cancelAll()
+                    return .failure(error)
+                }
+                if next < albums.count { start() }
+            }
+            return .success(found)
+        }
+        let each = try outcome.get()
         var songs: [LibrarySong] = []
         var found: [WeekPlaylist.Album] = [], missing: [WeekPlaylist.Album] = []
-        for album in playlist.albums {
-            let key = folding.folded(.album, artist: album.artist, name: album.name).key
-            let candidates = try await library.albums(named: searchQuery(album.name)).filter {
-                folding.folded(.album, artist: $0.artist, name: $0.name).key == key
-            }
-            guard let chosen = candidates.first(where: { $0.name.caseInsensitiveCompare(album.name) == .orderedSame }) ?? candidates.first else {
+        for (album, albumSongs) in zip(albums, each) {
+            if let albumSongs {
+                songs += albumSongs
+                found.append(album)
+            } else {
                 missing.append(album)
-                continue
             }
-            let all = try await library.songs(of: chosen)
-            guard !all.isEmpty else {
-                missing.append(album)
-                continue
-            }
-            let played = Set(album.tracks.map { AlbumIdentity.comparable($0.title) })
-            let chosenSongs = all.filter { played.contains(AlbumIdentity.comparable($0.title)) }
-            songs += chosenSongs.isEmpty ? all : chosenSongs
-            found.append(album)
         }
         return ServerPlaylist(name: playlist.title, songs: songs, found: found, missing: missing, replaced: false)
+    }
+
+    /// `album`'s songs in `library` (those played, by title, else all of
+    /// them), or nil when the library does not hold it.
+    static func albumSongs(of album: WeekPlaylist.Album, in library: some MusicLibrary) async throws(MusicServerError) -> [LibrarySong]? {
+        let folding = AlbumFolding.editions
+        let key = folding.folded(.album, artist: album.artist, name: album.name).key
+        let candidates = try await library.albums(named: searchQuery(album.name)).filter {
+            folding.folded(.album, artist: $0.artist, name: $0.name).key == key
+        }
+        guard let chosen = candidates.first(where: { $0.name.caseInsensitiveCompare(album.name) == .orderedSame }) ?? candidates.first else {
+            return nil
+        }
+        let all = try await library.songs(of: chosen)
+        guard !all.isEmpty else { return nil }
+        let played = Set(album.tracks.map { AlbumIdentity.comparable($0.title) })
+        let chosenSongs = all.filter { played.contains(AlbumIdentity.comparable($0.title)) }
+        return chosenSongs.isEmpty ? all : chosenSongs
     }
 
     /// The songs as an M3U8 file (UTF-8, extended), each song's library

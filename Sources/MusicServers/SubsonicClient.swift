@@ -79,7 +79,7 @@ public final class SubsonicClient: MusicLibrary {
     public var server: String { account.server }
 
     public func albums(named query: String) async throws(MusicServerError) -> [LibraryAlbum] {
-        try await searchAlbums(query, count: 50)
+        try await searchAlbums(query, count: 20)
     }
 
     public func songs(of album: LibraryAlbum) async throws(MusicServerError) -> [LibrarySong] {

@@ -331,7 +331,8 @@ let package = Package(
                 path: "Tests/TestSupport"),
         .testTarget(
             name: "MusicServersTests",
-            dependencies: ["MusicServers", "VinylogueCore", "TestSupport"]
+            dependencies: ["MusicServers", "VinylogueCore", "TestSupport", "LocalTestServer",
+                           .product(name: "Hummingbird", package: "hummingbird"), .product(name: "AsyncHTTPClient", package: "async-http-client")]
         ),
         .testTarget(
             name: "VinylogueCoreTests",

@@ -13,14 +13,37 @@ public struct MPDAccount: Sendable, CustomStringConvertible {
     /// Nil for an empty host or a port outside 1…65535.
     public init?(host: String, port: Int = 6600, password: String? = nil) {
         let host = host.trimmingCharacters(in: .whitespaces)
-        guard !host.isEmpty, !host.contains(where: { $0.isWhitespace || $0 == "/" }), (1...65535).contains(port) else { return nil }
+        guard !host.isEmpty, !host.contains(where: { $0.isWhitespace || $0 == "/" || $0 == "[" || $0 == "]" }), (1...65535).contains(port) else {
+            return nil
+        }
         self.host = host
         self.port = port
         self.password = password.flatMap { $0.isEmpty ? nil : $0 }
     }
 
-    /// "host:port", as sentences name it.
-    public var server: String { "\(host):\(port)" }
+    /// What a person types for mpd: `host`, `host:port`, `[v6]`,
+    /// `[v6]:port` or a bare IPv6 address (6600 unless a port is given).
+    public init?(address: String, password: String? = nil) {
+        var text = address.trimmingCharacters(in: .whitespaces)
+        var port = 6600
+        if text.hasPrefix("[") {
+            guard let close = text.firstIndex(of: "]") else { return nil }
+            let rest = text[text.index(after: close)...]
+            if !rest.isEmpty {
+                guard rest.hasPrefix(":"), let number = Int(rest.dropFirst()) else { return nil }
+                port = number
+            }
+            text = String(text[text.index(after: text.startIndex)..<close])
+        } else if text.filter({ $0 == ":" }).count == 1, let colon = text.firstIndex(of: ":") {
+            guard let number = Int(text[text.index(after: colon)...]) else { return nil }
+            port = number
+            text = String(text[..<colon])
+        }
+        self.init(host: text, port: port, password: password)
+    }
+
+    /// "host:port" ("[v6]:port"), as sentences name it.
+    public var server: String { (host.contains(":") ? "[\(host)]" : host) + ":\(port)" }
     public var description: String { "mpd at \(server)" }
 }
 
@@ -186,6 +209,8 @@ public final class MPDClient: MusicLibrary {
         let server: String
         var pending = ByteBuffer()
         var read = 0
+        /// How far `pending` is known to hold no line end.
+        var searched = 0
 
         init(iterator: NIOAsyncChannelInboundStream<ByteBuffer>.AsyncIterator, limit: Int, server: String) {
             self.iterator = iterator
@@ -195,12 +220,15 @@ public final class MPDClient: MusicLibrary {
 
         mutating func next() async throws -> String? {
             while true {
-                if let newline = pending.readableBytesView.firstIndex(of: UInt8(ascii: "\n")) {
+                let view = pending.readableBytesView
+                if let newline = view[(view.startIndex + searched)...].firstIndex(of: UInt8(ascii: "\n")) {
                     let length = newline - pending.readerIndex
                     let line = pending.readString(length: length) ?? ""
                     pending.moveReaderIndex(forwardBy: 1)
+                    searched = 0
                     return line.hasSuffix("\r") ? String(line.dropLast()) : line
                 }
+                searched = view.count
                 guard var chunk = try await iterator.next() else { return nil }
                 read += chunk.readableBytes
                 if read > limit { throw MusicServerError.tooLarge(server) }

@@ -31,12 +31,7 @@ public struct MusicServerAccess: Sendable {
                 }
                 return .success(.subsonic(account))
             case "mpd":
-                var host = address.trimmingCharacters(in: .whitespaces), port = 6600
-                if let colon = host.lastIndex(of: ":"), !host.hasPrefix("["), let number = Int(host[host.index(after: colon)...]) {
-                    port = number
-                    host = String(host[..<colon])
-                }
-                guard let account = MPDAccount(host: host, port: port, password: password) else {
+                guard let account = MPDAccount(address: address, password: password) else {
                     return .failure(.init("“\(address)” is not mpd’s address: give its host and port, as in nas.local:6600."))
                 }
                 return .success(.mpd(account))

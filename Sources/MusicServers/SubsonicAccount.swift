@@ -17,14 +17,18 @@ public struct SubsonicAccount: Sendable, CustomStringConvertible {
         while text.hasSuffix("/") { text.removeLast() }
         guard let url = URL(string: text), let scheme = url.scheme?.lowercased(), ["http", "https"].contains(scheme),
               let host = url.host, !host.isEmpty, url.user == nil, url.password == nil, url.query == nil, url.fragment == nil,
-              !username.isEmpty, !password.isEmpty else { return nil }
+              url.port.map({ (1...65535).contains($0) }) ?? true, !username.isEmpty, !password.isEmpty else { return nil }
         address = url
         self.username = username
         self.password = password
     }
 
-    /// The server as sentences name it: its host, and its port when given.
-    public var server: String { (address.host ?? "") + (address.port.map { ":\($0)" } ?? "") }
+    /// The server as sentences name it: its host (an IPv6 address in
+    /// brackets), and its port when given.
+    public var server: String {
+        let host = address.host ?? ""
+        return (host.contains(":") && !host.hasPrefix("[") ? "[\(host)]" : host) + (address.port.map { ":\($0)" } ?? "")
+    }
 
     /// The server and the user, never the password.
     public var description: String { "\(username) at \(address.absoluteString)" }

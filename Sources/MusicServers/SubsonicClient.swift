@@ -99,13 +99,10 @@ public final class SubsonicClient: MusicLibrary {
         let url = account.address.appendingPathComponent("rest").appendingPathComponent("\(method).view")
         let usePassword = signsInWithPassword.withLock { $0 }
         let answer = try await transport.send(url, Self.form(signIn(password: usePassword) + parameters), server)
-        let body: Wire.Body
-        do {
-            body = try Self.decode(answer, server: server)
-        } catch .notSubsonic where !usePassword && answer.status == 400 {
-            // A server that wants `p` and is not given it (Supysonic).
-            return try await callWithPassword(method, parameters, url: url, server: server)
-        }
+        // Only an answer in the API's own form may ask for the password
+        // (error 41, or Supysonic's 10 for the missing `p`): anything else
+        // is no Subsonic server, and is never sent it.
+        let body = try Self.decode(answer, server: server)
         if let error = body.error, body.status != "ok" {
             switch error.code?.number {
             case 40: throw .wrongCredentials(server)
@@ -155,9 +152,14 @@ public final class SubsonicClient: MusicLibrary {
         return envelope.response
     }
 
-    /// A server's own message, made safe to show: one line, not too long.
+    /// A server's own message, made safe to show: one line, not too long,
+    /// without control or format characters (a right-to-left override
+    /// would turn the sentence around it).
     static func sentence(_ message: String) -> String {
-        let line = message.split(whereSeparator: \.isNewline).first.map(String.init) ?? ""
+        let visible = String(String.UnicodeScalarView(message.unicodeScalars.filter {
+            $0 == "\n" || !($0.properties.generalCategory == .control || $0.properties.generalCategory == .format)
+        }))
+        let line = visible.split(whereSeparator: \.isNewline).first.map(String.init) ?? ""
         let cut = line.count > 200 ? String(line.prefix(199)) + "…" : line
         return cut.hasSuffix(".") || cut.hasSuffix("…") ? cut : cut + "."
     }

@@ -25,7 +25,6 @@ public struct SubsonicTransport: Sendable {
 
     /// The most an answer may hold (a search, an album's songs, a list of playlists).
     public static let maxBytes = 4 << 20
-    public static let timeout: TimeAmount = .seconds(15)
 
     /// An `HTTPClient` for music servers: no redirects followed, a short
     /// connect timeout. The caller shuts it down.
@@ -38,32 +37,54 @@ public struct SubsonicTransport: Sendable {
     }
 
     /// Over `http` (which must not follow redirects: `makeHTTPClient`).
-    public static func live(_ http: HTTPClient) -> SubsonicTransport {
+    /// The whole answer, headers and body, must come within `timeout`: a
+    /// server that sends its headers and then drips its body is cut off.
+    public static func live(_ http: HTTPClient, timeout: Duration = .seconds(15)) -> SubsonicTransport {
         SubsonicTransport { url, form, server throws(MusicServerError) in
-            var request = HTTPClientRequest(url: url.absoluteString)
-            request.method = .POST
-            request.headers.add(name: "Content-Type", value: "application/x-www-form-urlencoded")
-            request.headers.add(name: "Accept", value: "application/json")
-            request.headers.add(name: "User-Agent", value: "Vinylogue")
-            request.body = .bytes(ByteBuffer(string: form))
-            let response: HTTPClientResponse
-            do {
-                response = try await http.execute(request, timeout: timeout)
-            } catch let error as HTTPClientError where error == .deadlineExceeded || error == .readTimeout || error == .connectTimeout {
-                throw .timedOut(server)
-            } catch {
-                throw .unreachable(server)
+            let outcome = await withTaskGroup(of: Result<Answer, MusicServerError>?.self) { group -> Result<Answer, MusicServerError> in
+                group.addTask { await exchange(http, url: url, form: form, server: server, timeout: timeout) }
+                group.addTask {
+                    try? await Task.sleep(for: timeout)
+                    return Task.isCancelled ? nil : .failure(.timedOut(server))
+                }
+                var first: Result<Answer, MusicServerError>?
+                for await result in group {
+                    if let result {
+                        first = result
+                        break
+                    }
+                }
+                group.cancelAll()
+                return first ?? .failure(.timedOut(server))
             }
-            if (300..<400).contains(Int(response.status.code)) { throw .redirected(server) }
-            do {
-                let body = try await response.body.collect(upTo: maxBytes)
-                return Answer(status: Int(response.status.code), body: Data(body.readableBytesView))
-            } catch let error as NIOTooManyBytesError {
-                _ = error
-                throw .tooLarge(server)
-            } catch {
-                throw .unreachable(server)
-            }
+            return try outcome.get()
+        }
+    }
+
+    private static func exchange(_ http: HTTPClient, url: URL, form: String, server: String, timeout: Duration) async -> Result<Answer, MusicServerError> {
+        var request = HTTPClientRequest(url: url.absoluteString)
+        request.method = .POST
+        request.headers.add(name: "Content-Type", value: "application/x-www-form-urlencoded")
+        request.headers.add(name: "Accept", value: "application/json")
+        request.headers.add(name: "User-Agent", value: "Vinylogue")
+        request.body = .bytes(ByteBuffer(string: form))
+        let response: HTTPClientResponse
+        do {
+            response = try await http.execute(request, timeout: .nanoseconds(Int64(timeout.components.seconds) * 1_000_000_000
+                                                                             + timeout.components.attoseconds / 1_000_000_000))
+        } catch let error as HTTPClientError where error == .deadlineExceeded || error == .readTimeout || error == .connectTimeout {
+            return .failure(.timedOut(server))
+        } catch {
+            return .failure(Task.isCancelled ? .timedOut(server) : .unreachable(server))
+        }
+        if (300..<400).contains(Int(response.status.code)) { return .failure(.redirected(server)) }
+        do {
+            let body = try await response.body.collect(upTo: maxBytes)
+            return .success(Answer(status: Int(response.status.code), body: Data(body.readableBytesView)))
+        } catch is NIOTooManyBytesError {
+            return .failure(.tooLarge(server))
+        } catch {
+            return .failure(Task.isCancelled ? .timedOut(server) : .unreachable(server))
         }
     }
 }

@@ -27,7 +27,11 @@ public final class ArchiveDatabase: Sendable {
     /// on one of `requestThreads` run there.
     public init(directory: URL, progress: MigrationProgress? = nil, requestThreads: RequestThreads? = nil) throws(SourceError) {
         do {
-            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            // Its files hold people's sessions and servers' passwords: only
+            // the user running Vinylogue may enter a directory it makes.
+            if !FileManager.default.fileExists(atPath: directory.path) {
+                try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            }
         } catch {
             if StorageFailure.posixCode(of: error) == ENOSPC { throw .diskFull(detail: "\(directory.path) could not be created") }
             throw .storage(detail: "\(directory.path) could not be created: \(StorageFailure.obstacle(to: directory) ?? StorageFailure.reason(error))")

@@ -75,17 +75,8 @@ struct PlaylistCommand: AsyncParsableCommand {
 
     /// mpd's host and port (6600 unless given), its password from the environment.
     func mpdAccount(environment: [String: String]) throws -> MPDAccount {
-        let given = server ?? ""
-        var host = given, port = 6600
-        if let colon = given.lastIndex(of: ":"), !given.hasPrefix("[") {
-            host = String(given[..<colon])
-            guard let number = Int(given[given.index(after: colon)...]) else {
-                throw CommandFailure("“\(given)” is not host:port (as in localhost:6600).", exitCode: .usage)
-            }
-            port = number
-        }
-        guard let account = MPDAccount(host: host, port: port, password: environment["VINYLOGUE_MPD_PASSWORD"]) else {
-            throw CommandFailure("“\(given)” is not host:port (as in localhost:6600).", exitCode: .usage)
+        guard let account = MPDAccount(address: server ?? "", password: environment["VINYLOGUE_MPD_PASSWORD"]) else {
+            throw CommandFailure("“\(server ?? "")” is not mpd’s address: give host:port, as in localhost:6600 ([::1]:6600 for IPv6).", exitCode: .usage)
         }
         return account
     }

@@ -57,7 +57,7 @@ struct PlaylistRoutes: Sendable {
 
     /// "5" of "5", "5.xspf" of neither.
     static func yearsAgo(_ file: String) -> Int? {
-        guard (1...3).contains(file.count), file.utf8.allSatisfy({ (0x30...0x39).contains($0) }), let years = Int(file), years >= 1 else { return nil }
+        guard (1...3).contains(file.count), file.first != "0", file.utf8.allSatisfy({ (0x30...0x39).contains($0) }), let years = Int(file) else { return nil }
         return years
     }
 
@@ -154,7 +154,7 @@ struct PlaylistRoutes: Sendable {
     /// "5.xspf": the years back and the format.
     static func parse(_ file: String) -> (yearsAgo: Int, format: PlaylistFile)? {
         let parts = file.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 2, parts[0].count <= 3, parts[0].utf8.allSatisfy({ (0x30...0x39).contains($0) }),
+        guard parts.count == 2, parts[0].count <= 3, parts[0].first != "0", parts[0].utf8.allSatisfy({ (0x30...0x39).contains($0) }),
               let years = Int(parts[0]), years >= 1, let format = PlaylistFile(rawValue: String(parts[1])) else { return nil }
         return (years, format)
     }

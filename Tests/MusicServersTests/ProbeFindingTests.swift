@@ -1,0 +1,82 @@
+import AsyncHTTPClient
+import Foundation
+import Hummingbird
+import LocalTestServer
+import NIOCore
+import Synchronization
+import Testing
+import TestSupport
+@testable import MusicServers
+
+/// What a hostile probe of the music servers found (session 27), each
+/// fixed: a port past 65535 crashed the process; a server that sent its
+/// headers and then dripped its body held a request for ever; mpd at an
+/// IPv6 address could not be given; control characters of a server's
+/// message reached the page; a web server answering 400 was sent the
+/// password; 6to4 and IPv4-translated addresses passed as public.
+@Suite struct ProbeFindingTests {
+    @Test func portsPastTheLastAreNoAddress() {
+        #expect(SubsonicAccount(address: "http://127.0.0.1:99999", username: "a", password: "b") == nil)
+        #expect(SubsonicAccount(address: "http://127.0.0.1:65536", username: "a", password: "b") == nil)
+        #expect(SubsonicAccount(address: "http://127.0.0.1:65535", username: "a", password: "b") != nil)
+        #expect(SubsonicAccount(address: "http://[::1]:4533", username: "a", password: "b")?.server == "[::1]:4533")
+    }
+
+    @Test func mpdAtIPv6AddressesAndPorts() {
+        #expect(MPDAccount(address: "[::1]:6620")?.host == "::1" && MPDAccount(address: "[::1]:6620")?.port == 6620)
+        #expect(MPDAccount(address: "[::1]")?.port == 6600 && MPDAccount(address: "[::1]")?.server == "[::1]:6600")
+        #expect(MPDAccount(address: "::1")?.host == "::1" && MPDAccount(address: "::1")?.port == 6600)
+        #expect(MPDAccount(address: "nas.lan:6601")?.port == 6601 && MPDAccount(address: "nas.lan")?.port == 6600)
+        for bad in ["[::1", "[::1]x", "[::1]:99999", "nas.lan:x", "", "nas lan"] { #expect(MPDAccount(address: bad) == nil, "\(bad)") }
+    }
+
+    @Test func aServersMessageLosesItsControlAndFormatCharacters() {
+        #expect(SubsonicClient.sentence("<b>x</b>\u{202E}\u{0}evil") == "<b>x</b>evil.")
+    }
+
+    @Test func embeddedPrivateAddressesAreNotPublic() async {
+        let policy = MusicServerPolicy(allowed: []) { _ in [] }
+        for host in ["2002:7f00:1::1", "::ffff:0:7f00:1", "2002:c0a8:101::"] { #expect(await policy.refusal(of: host) != nil, "\(host)") }
+        #expect(await policy.refusal(of: "2002:5db8:d822::1") == nil)
+    }
+
+    @Test func aWebServerAnswering400IsNeverSentThePassword() async {
+        let forms = Mutex<[String]>([])
+        let client = SubsonicClient(account: SubsonicAccount(address: "http://router.test", username: "ana", password: "secret pw")!,
+                                    transport: SubsonicTransport { _, form, _ in
+                                        forms.withLock { $0.append(form) }
+                                        return .init(status: 400, body: Data("<html>Bad Request</html>".utf8))
+                                    })
+        await #expect(throws: MusicServerError.notSubsonic("router.test")) { try await client.ping() }
+        #expect(forms.withLock { $0.count } == 1)
+        #expect(forms.withLock { $0.allSatisfy { !$0.contains("p=") } })
+    }
+
+    /// A server that answers its headers at once, then a space every 0.1 s.
+    static func dripping() -> Router<BasicRequestContext> {
+        let router = Router()
+        router.post("rest/ping.view") { _, _ -> Response in
+            Response(status: .ok, headers: [.contentType: "application/json", .contentLength: "100000"], body: ResponseBody { writer in
+                while !Task.isCancelled {
+                    try await writer.write(ByteBuffer(string: " "))
+                    try await Task.sleep(for: .milliseconds(100))
+                }
+            })
+        }
+        return router
+    }
+
+    @Test func aServerThatDripsItsBodyIsCutOffAtTheDeadline() async throws {
+        let http = HTTPClient(eventLoopGroupProvider: .singleton)
+        try await LocalServer.withRunning({ onRunning in
+            try await LocalServer.run(Self.dripping(), name: "drip", host: "127.0.0.1", port: 0) { await onRunning("http://127.0.0.1:\($0)") }
+        }) { root in
+            let client = SubsonicClient(account: SubsonicAccount(address: root, username: "ana", password: "x")!,
+                                        transport: .live(http, timeout: .seconds(1)))
+            let started = ContinuousClock.now
+            await #expect(throws: MusicServerError.self) { try await client.ping() }
+            #expect(ContinuousClock.now - started < .seconds(5), "cut off at its deadline, not when the body ends")
+        }
+        try await http.shutdown()
+    }
+}

@@ -332,7 +332,8 @@ let package = Package(
         .testTarget(
             name: "MusicServersTests",
             dependencies: ["MusicServers", "VinylogueCore", "TestSupport", "LocalTestServer",
-                           .product(name: "Hummingbird", package: "hummingbird"), .product(name: "AsyncHTTPClient", package: "async-http-client")]
+                           .product(name: "Hummingbird", package: "hummingbird"), .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                           .product(name: "NIOCore", package: "swift-nio")]
         ),
         .testTarget(
             name: "VinylogueCoreTests",

@@ -29,6 +29,10 @@ import VinylogueCore
             #expect(chart.body.contains("<a href=\"/u/demo/playlist/2.xspf\" download>XSPF playlist</a>"), "\(chart.body.prefix(3000))")
             #expect(chart.body.contains("<a href=\"/u/demo/playlist/2.jspf\" download>"))
             #expect(chart.body.contains("<a href=\"/u/demo/playlist/2\">on your music server</a>"))
+            // Every year's week, too.
+            let history = try await client.get("/u/demo/history")
+            #expect(history.body.contains("<a href=\"/u/demo/playlist/2\">play it again</a>"), "\(history.body.prefix(3000))")
+            #expect(!(try await client.get("/u/demo/history?kind=artist").body.contains("play it again")))
 
             let xspf = try await client.get("/u/demo/playlist/2.xspf")
             #expect(xspf.status == .ok)
@@ -68,6 +72,7 @@ import VinylogueCore
             #expect(lastFM.status == .conflict)
             #expect(lastFM.body.contains("made from Vinylogue’s own copy of ybsc’s history"))
             #expect(!(try await client.get("/u/ybsc").body.contains("/playlist/")))
+            #expect(!(try await client.get("/u/ybsc/history").body.contains("/playlist/")))
             // Long ago, before the demo's history: nothing to play.
             let early = try await client.get("/u/demo/playlist/40.xspf")
             #expect(early.status == .notFound)

@@ -28,6 +28,8 @@ struct HistoryRoutes: Sendable {
         /// The week's year, and its year in review.
         let year: Int
         var yearURL: String?
+        /// The week to play again (`PlaylistRoutes`), for an archived person's albums.
+        var playURL: String?
         /// Albums first or last played exactly that many years ago this week.
         var moments: [Moment] = []
         var hasMoments = false
@@ -58,7 +60,7 @@ struct HistoryRoutes: Sendable {
 
         /// Drops the links to each year's review (a person not archived here).
         mutating func withoutYearLinks() {
-            for index in years.indices { years[index].yearURL = nil }
+            for index in years.indices { (years[index].yearURL, years[index].playURL) = (nil, nil) }
         }
 
         /// Adds `found`'s rituals and each year's anniversaries (album charts only).
@@ -93,6 +95,7 @@ struct HistoryRoutes: Sendable {
                 let calendarYear = labels.year(of: year.week)
                 return YearView(yearsAgo: year.yearsAgo, yearsAgoLabel: year.yearsAgoLabel, weekLabel: year.weekLabel, url: Paths.week(user, day: day, options),
                                 year: calendarYear, yearURL: Paths.year(user, calendarYear),
+                                playURL: kind == .album && !year.rows.isEmpty ? Paths.playlistPage(user, yearsAgo: year.yearsAgo) : nil,
                                 rows: year.rows.map { ChartPageView.Row($0, kind: kind, of: user, day: day) }, more: year.moreText)
             }
             emptyText = page.emptyText

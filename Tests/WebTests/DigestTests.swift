@@ -136,6 +136,9 @@ extension MailMessage {
             // The demo's anniversaries and rituals of this week, before the years.
             #expect(digest.text.containsInOrder(["This week in the history:", "demo’s early-July album: ", "A year ago · Week"]), "\(digest.text)")
             #expect(html.contains("This week in the history"))
+            // Each week of an archived person's, to play again.
+            #expect(digest.text.contains("  Play it again: http://127.0.0.1:8080/u/demo/playlist/1\n"), "\(digest.text)")
+            #expect(html.contains("<a href=\"http://127.0.0.1:8080/u/demo/playlist/2\" style=\"color:#6b665c;\">Play it again</a>"))
             #expect(!digest.inlineImages.isEmpty && digest.inlineImages.allSatisfy { $0.contentType.hasPrefix("image/") })
             let headers = digest.extraHeaders.reduce(into: [String: String]()) { $0[$1.name] = $1.value }
             #expect(headers["List-Unsubscribe-Post"] == "List-Unsubscribe=One-Click")

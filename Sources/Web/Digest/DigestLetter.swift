@@ -20,6 +20,8 @@ struct DigestWriter: DigestLetters {
         let yearsAgoLabel: String
         let weekLabel: String
         let url: String
+        /// The week's page to play it again (an archived person's).
+        let playURL: String?
         let rows: [RowView]
         let moreText: String?
     }
@@ -51,8 +53,8 @@ struct DigestWriter: DigestLetters {
     /// The digest of `user`'s `years` (the every-year page's, cut to the
     /// years asked for), or nil when there is none. `covers` has the cover
     /// of each album that has one, by artist and name.
-    package func digest(of user: Username, years shown: [EveryYearPage.Year], moments: [String], subscription: DigestSubscription, timeZone: TimeZone,
-                covers: [AlbumKey: (contentType: String, bytes: Data)]) -> DigestLetter? {
+    package func digest(of user: Username, years shown: [EveryYearPage.Year], moments: [String], playable: Bool, subscription: DigestSubscription,
+                        timeZone: TimeZone, covers: [AlbumKey: (contentType: String, bytes: Data)]) -> DigestLetter? {
         guard let first = shown.first, let top = first.rows.first else { return nil }
         let labels = WeekLabels(timeZone: timeZone)
         var carried: [DigestLetter.Cover] = []
@@ -75,7 +77,8 @@ struct DigestWriter: DigestLetters {
                                alt: "\(row.name) by \(row.artist)")
             }
             return YearView(yearsAgoLabel: Self.capitalised(Self.ago(year.yearsAgo)), weekLabel: year.weekLabel,
-                            url: base + Paths.week(user, day: day), rows: rows, moreText: year.moreText)
+                            url: base + Paths.week(user, day: day),
+                            playURL: playable ? base + Paths.playlistPage(user, yearsAgo: year.yearsAgo) : nil, rows: rows, moreText: year.moreText)
         }
         let subject = "This week \(Self.ago(first.yearsAgo)): \(top.name) by \(top.artist)"
         let view = View(subject: subject, heading: "This week, years ago",
@@ -125,6 +128,7 @@ struct DigestWriter: DigestLetters {
             for row in year.rows { lines.append("  \(row.rank). \(Self.oneLine(row.artist)) – \(Self.oneLine(row.name)) (\(row.playsLabel))") }
             if let more = year.moreText { lines.append("  … \(more)") }
             lines.append("  " + year.url)
+            if let play = year.playURL { lines.append("  Play it again: " + play) }
             lines.append("")
         }
         lines.append(view.scheduleSentence)

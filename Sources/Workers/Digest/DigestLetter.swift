@@ -41,9 +41,11 @@ package protocol DigestLetters: Sendable {
     /// The digest of `user`'s `years` (the every-year page's, cut to the
     /// years asked for), or nil when there is none. `covers` has the cover
     /// of each album that has one, by artist and name; `moments` are this
-    /// week's anniversaries and rituals, a sentence each.
-    func digest(of user: Username, years: [EveryYearPage.Year], moments: [String], subscription: DigestSubscription, timeZone: TimeZone,
-                covers: [AlbumKey: (contentType: String, bytes: Data)]) -> DigestLetter?
+    /// week's anniversaries and rituals, a sentence each; `playable`: the
+    /// person's listening is archived, so each week has its page to play
+    /// it again.
+    func digest(of user: Username, years: [EveryYearPage.Year], moments: [String], playable: Bool, subscription: DigestSubscription,
+                timeZone: TimeZone, covers: [AlbumKey: (contentType: String, bytes: Data)]) -> DigestLetter?
     /// The email that confirms an address: one link.
     func confirmation(of subscription: DigestSubscription, person: Username) -> DigestLetter
     /// The address that ends `token`'s subscription in one click.

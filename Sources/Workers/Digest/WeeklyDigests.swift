@@ -345,8 +345,8 @@ public final class WeeklyDigests: JobHandler, Sendable {
         let moments = (await found).map { found in
             found.milestones.map(Anniversaries.sentence) + found.rituals.map { found.sentence($0, whose: "\(person.value)’s") }
         } ?? []
-        guard let letter = letters.digest(of: person, years: years, moments: moments, subscription: subscription, timeZone: chosen.timeZone,
-                                          covers: covers) else {
+        guard let letter = letters.digest(of: person, years: years, moments: moments, playable: archive != nil, subscription: subscription,
+                                          timeZone: chosen.timeZone, covers: covers) else {
             return .skip("Nothing to show this week.")
         }
         return .letter(letter, address, unsubscribe: letters.unsubscribeAddress(token: subscription.token))

@@ -28,15 +28,40 @@ package struct CSRFProtection: Sendable {
 
     /// Throws 403 unless the form's token matches the cookie's.
     package static func verify(_ request: Request, form: FormFields) throws {
-        if let origin = request.headers[.origin], origin != "null",
-           let host = request.head.authority,
-           URL(string: origin)?.host.map({ host == $0 || host.hasPrefix($0 + ":") }) != true {
+        if let origin = request.headers[.origin], origin != "null", let authority = request.head.authority,
+           !isSameOrigin(origin, authority: authority) {
             throw HTTPError(.forbidden, message: "This form came from another site.")
         }
         guard let cookie = request.cookies[cookieName]?.value, isWellFormed(cookie),
               let submitted = form["csrf"], constantTimeEqual(cookie, submitted) else {
             throw HTTPError(.forbidden, message: "This form has expired. Go back, reload the page and try again.")
         }
+    }
+
+    /// Whether a form from `origin` (the browser's `Origin`) was served by
+    /// the host the request names (`authority`, the Host header): the same
+    /// host, and, when the Host names a port, the same port (an origin
+    /// without one has its scheme's: 80, 443). Another app on the same host
+    /// at another port is another site. A Host without a port (a proxy that
+    /// passes `$host`) is matched by host alone.
+    package static func isSameOrigin(_ origin: String, authority: String) -> Bool {
+        guard let url = URL(string: origin), let originHost = url.host?.lowercased().trimmingCharacters(in: CharacterSet(charactersIn: "[]")) else {
+            return false
+        }
+        var host = authority.lowercased(), port: Int?
+        if host.hasPrefix("[") {
+            guard let close = host.firstIndex(of: "]") else { return false }
+            let rest = host[host.index(after: close)...]
+            if rest.hasPrefix(":") { port = Int(rest.dropFirst()) }
+            host = String(host[host.index(after: host.startIndex)..<close])
+        } else if let colon = host.lastIndex(of: ":") {
+            port = Int(host[host.index(after: colon)...])
+            host = String(host[..<colon])
+        }
+        guard host == originHost else { return false }
+        guard let port else { return true }
+        let originPort = url.port ?? (url.scheme?.lowercased() == "https" ? 443 : 80)
+        return originPort == port
     }
 
     package static func constantTimeEqual(_ a: String, _ b: String) -> Bool {

@@ -129,22 +129,7 @@ public final class MPDClient: MusicLibrary {
     func run(_ commands: [String]) async throws(MusicServerError) -> [[[String: String]]] {
         let server = account.server
         let account = self.account
-        let outcome: Result<[[[String: String]]], MusicServerError> = await withTaskGroup(of: Result<[[[String: String]]], MusicServerError>?.self) { group in
-            group.addTask { await Self.converse(account, commands) }
-            group.addTask {
-                try? await Task.sleep(for: Self.timeout)
-                return Task.isCancelled ? nil : .failure(.timedOut(server))
-            }
-            var first: Result<[[[String: String]]], MusicServerError>?
-            for await result in group {
-                if let result {
-                    first = result
-                    break
-                }
-            }
-            group.cancelAll()
-            return first ?? .failure(.timedOut(server))
-        }
+        let outcome = await Deadline.within(Self.timeout, server: server) { await Self.converse(account, commands) }
         return try outcome.get()
     }
 

@@ -41,22 +41,7 @@ public struct SubsonicTransport: Sendable {
     /// server that sends its headers and then drips its body is cut off.
     public static func live(_ http: HTTPClient, timeout: Duration = .seconds(15)) -> SubsonicTransport {
         SubsonicTransport { url, form, server throws(MusicServerError) in
-            let outcome = await withTaskGroup(of: Result<Answer, MusicServerError>?.self) { group -> Result<Answer, MusicServerError> in
-                group.addTask { await exchange(http, url: url, form: form, server: server, timeout: timeout) }
-                group.addTask {
-                    try? await Task.sleep(for: timeout)
-                    return Task.isCancelled ? nil : .failure(.timedOut(server))
-                }
-                var first: Result<Answer, MusicServerError>?
-                for await result in group {
-                    if let result {
-                        first = result
-                        break
-                    }
-                }
-                group.cancelAll()
-                return first ?? .failure(.timedOut(server))
-            }
+            let outcome = await Deadline.within(timeout, server: server) { await exchange(http, url: url, form: form, server: server, timeout: timeout) }
             return try outcome.get()
         }
     }

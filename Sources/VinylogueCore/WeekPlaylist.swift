@@ -107,42 +107,20 @@ public enum PlaylistFile: String, Sendable, CaseIterable {
 
     static func xspf(_ playlist: WeekPlaylist, labels: WeekLabels) -> String {
         var xml = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<playlist version=\"1\" xmlns=\"http://xspf.org/ns/0/\">\n"
-        xml += "  <title>\(escaped(playlist.title))</title>\n"
-        xml += "  <creator>\(escaped(playlist.user.value))</creator>\n"
-        xml += "  <annotation>\(escaped(playlist.annotation(labels: labels)))</annotation>\n"
+        xml += "  <title>\(XMLText.escaped(playlist.title))</title>\n"
+        xml += "  <creator>\(XMLText.escaped(playlist.user.value))</creator>\n"
+        xml += "  <annotation>\(XMLText.escaped(playlist.annotation(labels: labels)))</annotation>\n"
         xml += "  <trackList>\n"
         for track in playlist.tracks {
             xml += "    <track>\n"
             if let id = track.recordingMBID { xml += "      <identifier>\(recordingBase)\(id)</identifier>\n" }
-            xml += "      <title>\(escaped(track.title))</title>\n"
-            xml += "      <creator>\(escaped(track.artist))</creator>\n"
-            xml += "      <album>\(escaped(track.album))</album>\n"
+            xml += "      <title>\(XMLText.escaped(track.title))</title>\n"
+            xml += "      <creator>\(XMLText.escaped(track.artist))</creator>\n"
+            xml += "      <album>\(XMLText.escaped(track.album))</album>\n"
             xml += "    </track>\n"
         }
         xml += "  </trackList>\n</playlist>\n"
         return xml
-    }
-
-    /// `text` as XML character data: markup escaped, and the characters
-    /// XML 1.0 cannot hold at all left out.
-    static func escaped(_ text: String) -> String {
-        var out = ""
-        out.reserveCapacity(text.utf8.count)
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "&": out += "&amp;"
-            case "<": out += "&lt;"
-            case ">": out += "&gt;"
-            case "\"": out += "&quot;"
-            case "'": out += "&apos;"
-            case "\t", "\n", "\r": out.unicodeScalars.append(scalar)
-            default:
-                let v = scalar.value
-                if v < 0x20 || (0xFFFE...0xFFFF).contains(v) { continue }
-                out.unicodeScalars.append(scalar)
-            }
-        }
-        return out
     }
 
     private struct JSPF: Encodable {

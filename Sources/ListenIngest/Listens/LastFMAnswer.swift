@@ -1,4 +1,5 @@
 import Foundation
+import VinylogueCore
 import HTTPServing
 import Hummingbird
 import NIOCore

@@ -1,5 +1,6 @@
 import Artwork
 import Foundation
+import VinylogueCore
 import HTTPServing
 
 /// The SVG form of a person's widget (`/u/{user}/widget.svg`): the PNG's

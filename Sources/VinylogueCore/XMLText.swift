@@ -1,9 +1,9 @@
 /// Text made safe for XML (the Last.fm-compatible API's answers, the SVG
-/// widget).
-package enum XMLText {
+/// widget, playlist files).
+public enum XMLText {
     /// `text` safe inside an element or an attribute; characters XML 1.0
     /// cannot carry at all (control characters) become U+FFFD.
-    package static func escaped(_ text: String) -> String {
+    public static func escaped(_ text: String) -> String {
         var out = ""
         out.reserveCapacity(text.utf8.count)
         for scalar in text.unicodeScalars {

@@ -128,8 +128,8 @@ let package = Package(
             name: "Workers",
             dependencies: [
                 // Mail, LastFM and ListenBrainz: the digest's sender and the
-                // forwarder's two upstreams.
-                "VinylogueCore", "Stores", "Imports", "Sync", "Mail", "LastFM", "ListenBrainz",
+                // forwarder's two upstreams; MusicServers: the weekly playlist's.
+                "VinylogueCore", "Stores", "Imports", "Sync", "Mail", "LastFM", "ListenBrainz", "MusicServers",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]

@@ -72,10 +72,15 @@ public struct ServerPlaylist: Sendable {
 
     /// Matches `playlist` to `library` and saves it there.
     public static func save(_ playlist: WeekPlaylist, on library: some MusicLibrary) async throws(MusicServerError) -> ServerPlaylist {
-        let matched = try await match(playlist, in: library)
-        guard matched.saved else { return matched }
-        let replaced = try await library.savePlaylist(name: matched.name, songs: matched.songs)
-        return ServerPlaylist(name: matched.name, songs: matched.songs, found: matched.found, missing: matched.missing, replaced: replaced)
+        try await match(playlist, in: library).save(on: library)
+    }
+
+    /// Saves what `match` found on `library`, where it was matched; nothing
+    /// when no album was found.
+    public func save(on library: some MusicLibrary) async throws(MusicServerError) -> ServerPlaylist {
+        guard saved else { return self }
+        let replaced = try await library.savePlaylist(name: name, songs: songs)
+        return ServerPlaylist(name: name, songs: songs, found: found, missing: missing, replaced: replaced)
     }
 
     /// How many albums are looked for at once (a server's threads, or mpd's connections).

@@ -165,10 +165,11 @@ public struct PostgresCopy: Sendable {
             for row in servers {
                 let s = row.setting
                 try await connection.query("""
-                    INSERT INTO music_server(owner, kind, address, username, password, updated_at)
-                    VALUES (\(row.owner), \(s.kind.rawValue), \(s.address), \(s.username), \(s.password), \(row.updatedAt.timeIntervalSince1970))
+                    INSERT INTO music_server(owner, kind, address, username, password, updated_at, keep_years)
+                    VALUES (\(row.owner), \(s.kind.rawValue), \(s.address), \(s.username), \(s.password), \(row.updatedAt.timeIntervalSince1970),
+                            \(row.keepsYearsAgo.map(Int32.init)))
                     ON CONFLICT (owner) DO UPDATE SET kind = EXCLUDED.kind, address = EXCLUDED.address, username = EXCLUDED.username,
-                        password = EXCLUDED.password, updated_at = EXCLUDED.updated_at
+                        password = EXCLUDED.password, updated_at = EXCLUDED.updated_at, keep_years = EXCLUDED.keep_years
                     """, logger: logger)
             }
         }

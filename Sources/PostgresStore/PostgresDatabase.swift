@@ -334,6 +334,7 @@ public final class PostgresDatabase: Sendable {
         // The key index a write's new ties are followed by (`PostgresAlbumReleases.swift`).
         Migration(name: "album-releases-by-key", statements: ["CREATE INDEX album_release_key ON album_release(user_id, key)"]),
         Migration(name: "music-servers", statements: [PostgresMusicServers.table]),
+        Migration(name: "kept-playlists", statements: [PostgresMusicServers.keptColumnsAdded]),
     ]
 
     /// Applies the migrations this database has not had, holding an

@@ -93,10 +93,12 @@ public struct PersonalDataExport: Sendable {
 
     public func musicServers() async throws -> [PersonalData.MusicServerRow] {
         try await writer.read { db in
-            try Row.fetchAll(db, sql: "SELECT owner, kind, address, username, password, updated_at FROM music_server ORDER BY owner").compactMap {
+            try Row.fetchAll(db, sql: """
+                SELECT owner, kind, address, username, password, updated_at, keep_years FROM music_server ORDER BY owner
+                """).compactMap {
                 guard let kind = MusicServerSetting.Kind(rawValue: $0[1]) else { return nil }
                 return PersonalData.MusicServerRow(owner: $0[0], setting: MusicServerSetting(kind: kind, address: $0[2], username: $0[3], password: $0[4]),
-                                                   updatedAt: Date(timeIntervalSince1970: $0[5]))
+                                                   keepsYearsAgo: $0[6], updatedAt: Date(timeIntervalSince1970: $0[5]))
             }
         }
     }

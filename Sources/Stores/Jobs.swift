@@ -21,6 +21,9 @@ public struct JobKind: RawRepresentable, Sendable, Hashable, Comparable, CustomS
     /// A person's kept charts counted again after they changed how their
     /// albums group (`AlbumChoices`), keyed by their name key.
     public static let albumFolding = JobKind(rawValue: "album-folding")
+    /// A week's playlist made again on an owner's music server when the
+    /// week changes (`KeptPlaylists`), keyed by the owner's id.
+    public static let weeklyPlaylist = JobKind(rawValue: "weekly-playlist")
 
     public var description: String { rawValue }
 

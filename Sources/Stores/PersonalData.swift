@@ -101,11 +101,14 @@ public enum PersonalData {
     public struct MusicServerRow: Sendable {
         public let owner: Int64
         public let setting: MusicServerSetting
+        /// The years back of the weekly playlist kept there; nil for none.
+        public let keepsYearsAgo: Int?
         public let updatedAt: Date
 
-        public init(owner: Int64, setting: MusicServerSetting, updatedAt: Date) {
+        public init(owner: Int64, setting: MusicServerSetting, keepsYearsAgo: Int? = nil, updatedAt: Date) {
             self.owner = owner
             self.setting = setting
+            self.keepsYearsAgo = keepsYearsAgo
             self.updatedAt = updatedAt
         }
     }

@@ -46,3 +46,12 @@ public protocol StoreBackend: Sendable {
     /// per data directory.
     var notices: (any FleetNotices)? { get }
 }
+
+extension StoreBackend {
+    /// Whose listening `owner` speaks for: the account's name, or the
+    /// household's "me"; nil when there is none (or it cannot be read).
+    public func person(of owner: ListOwner) async -> Username? {
+        if owner == .household { return try? await lists.owned(by: .household).users().first(where: \.isMe)?.username }
+        return try? await accounts.account(id: owner.id)?.name
+    }
+}

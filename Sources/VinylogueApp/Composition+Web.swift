@@ -128,7 +128,13 @@ extension Composition {
         parts.albumFolding = refolding
         var jobsLogger = Logger(label: "vinylogue.jobs")
         jobsLogger.logLevel = logLevel(default: .info)
-        let runner = JobRunner(queue: stores.jobs, handlers: [uploads, copies, forwarder, refolding], clock: clock, wakeup: queued, logger: jobsLogger)
+        var handlers: [any JobHandler] = [uploads, copies, forwarder, refolding]
+        if let access = parts.musicServers {
+            var playlistLogger = Logger(label: "vinylogue.playlists")
+            playlistLogger.logLevel = logLevel(default: .info)
+            handlers.append(weeklyPlaylists(stores: stores, access: access, settings: parts.settings, logger: playlistLogger))
+        }
+        let runner = JobRunner(queue: stores.jobs, handlers: handlers, clock: clock, wakeup: queued, logger: jobsLogger)
         parts.jobs = runner
         jobRunner.withLock { $0 = runner }
         parts.forwarding = forwarding
@@ -147,6 +153,20 @@ extension Composition {
 }
 
 extension Composition {
+    /// The weekly playlists kept on people's music servers, made from the
+    /// archive as the week's playlist page makes them.
+    func weeklyPlaylists(stores: any StoreBackend, access: MusicServerAccess, settings: CurrentSettings, logger: Logger) -> WeeklyPlaylists {
+        let archive = stores.archive
+        return WeeklyPlaylists(
+            store: stores.musicServers, access: access, person: { await stores.person(of: $0) },
+            timeZone: { await settings.current(for: $0).timeZone },
+            playlist: { user, yearsAgo, now, zone throws(SourceError) in
+                let folding = (try? await archive.albumFolding(of: user)) ?? .editions
+                return try await archive.weekPlaylist(of: user, yearsAgo: yearsAgo, now: now, timeZone: zone, folding: folding)
+            },
+            clock: clock, logger: logger)
+    }
+
     /// Sends `user`'s weekly digest of this week now, through the web
     /// app's queue and mail server (`vinylogue digest send`).
     public func sendDigestNow(to user: Username) async throws -> DigestSendReport {

@@ -30,7 +30,10 @@ public struct WeekPlaylist: Sendable, Hashable {
     public var tracks: [Track] { albums.flatMap(\.tracks) }
 
     /// "Vinylogue — this week, 5 years ago".
-    public var title: String {
+    public var title: String { Self.title(yearsAgo: yearsAgo) }
+
+    /// The title of a week's playlist `yearsAgo` years back.
+    public static func title(yearsAgo: Int) -> String {
         "Vinylogue — this week, " + (yearsAgo == 1 ? "1 year ago" : "\(yearsAgo) years ago")
     }
 

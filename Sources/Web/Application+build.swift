@@ -161,7 +161,7 @@ func buildRouter(configuration: ServerConfiguration, parts: WebAppParts, shared:
     let years = YearRoutes(sources: sources, viewers: viewers, own: OwnListening(lists: lists), pages: pages, rendered: rendered, clock: clock, address: address)
     years.register(people: people, api: peopleAPI)
     PlaylistRoutes(sources: sources, viewers: viewers, clock: clock, pages: pages, own: OwnListening(lists: lists),
-                   musicServers: parts.musicServers.map { OwnMusicServers(store: stores.musicServers, access: $0) }).register(people: people)
+                   musicServers: parts.musicServers.map { OwnMusicServers(store: stores.musicServers, access: $0, queued: parts.jobs?.wakeup) }).register(people: people)
     ShareCardRoutes(sources: sources, viewers: viewers, chartPages: charts, yearPages: years, covers: covers, shareCards: parts.shareCards,
                     kept: shared.renderedCards, clock: clock, address: address).register(people: people)
     WidgetRoutes(viewers: viewers, chartPages: charts, covers: covers, shareCards: parts.shareCards, rendered: rendered,
@@ -173,7 +173,7 @@ func buildRouter(configuration: ServerConfiguration, parts: WebAppParts, shared:
                    archive: stores.archive, changes: parts.changes, pages: pages, clock: clock,
                    apiKeyConfigured: apiKeyConfigured, configuration: configuration, address: address,
                    audiences: viewers.signIn != nil ? parts.audiences : nil, digests: digests,
-                   musicServers: parts.musicServers.map { OwnMusicServers(store: stores.musicServers, access: $0) }).register(on: router)
+                   musicServers: parts.musicServers.map { OwnMusicServers(store: stores.musicServers, access: $0, queued: parts.jobs?.wakeup) }).register(on: router)
     if let digests {
         DigestSettings(viewers: viewers, digests: digests, pages: pages, configuration: configuration).register(on: router)
     }

@@ -45,6 +45,9 @@ struct DigestWriter: DigestLetters {
         /// This week's anniversaries and rituals.
         let moments: [String]
         let hasMoments: Bool
+        /// The weekly playlist the person's music server keeps, and its page.
+        let keptText: String?
+        let keptURL: String?
         let scheduleSentence: String
         let settingsURL: String
         let unsubscribeURL: String
@@ -53,7 +56,7 @@ struct DigestWriter: DigestLetters {
     /// The digest of `user`'s `years` (the every-year page's, cut to the
     /// years asked for), or nil when there is none. `covers` has the cover
     /// of each album that has one, by artist and name.
-    package func digest(of user: Username, years shown: [EveryYearPage.Year], moments: [String], playable: Bool, subscription: DigestSubscription,
+    package func digest(of user: Username, years shown: [EveryYearPage.Year], moments: [String], playable: Bool, kept: Int?, subscription: DigestSubscription,
                         timeZone: TimeZone, covers: [AlbumKey: (contentType: String, bytes: Data)]) -> DigestLetter? {
         guard let first = shown.first, let top = first.rows.first else { return nil }
         let labels = WeekLabels(timeZone: timeZone)
@@ -83,7 +86,9 @@ struct DigestWriter: DigestLetters {
         let subject = "This week \(Self.ago(first.yearsAgo)): \(top.name) by \(top.artist)"
         let view = View(subject: subject, heading: "This week, years ago",
                         intro: "What \(user.value) was listening to in this same week of earlier years.",
-                        years: years, moments: moments.map(Self.oneLine), hasMoments: !moments.isEmpty, scheduleSentence: Self.scheduleSentence(subscription, timeZone: timeZone),
+                        years: years, moments: moments.map(Self.oneLine), hasMoments: !moments.isEmpty,
+                        keptText: kept.map { "Your music server keeps “\(WeekPlaylist.title(yearsAgo: $0))”, made again for this week." },
+                        keptURL: kept.map { base + Paths.playlistPage(user, yearsAgo: $0) }, scheduleSentence: Self.scheduleSentence(subscription, timeZone: timeZone),
                         settingsURL: base + Paths.settings + "#digest",
                         unsubscribeURL: base + Paths.digestUnsubscribe(token: subscription.token))
         return DigestLetter(subject: subject, text: text(view), html: pages.html("digest-email", view), covers: carried)
@@ -116,6 +121,11 @@ struct DigestWriter: DigestLetters {
 
     func text(_ view: View) -> String {
         var lines = [view.heading, view.intro, ""]
+        if let kept = view.keptText, let url = view.keptURL {
+            lines.append(kept)
+            lines.append("  " + url)
+            lines.append("")
+        }
         if view.hasMoments {
             lines.append("This week in the history:")
             for moment in view.moments { lines.append("  " + moment) }

@@ -12,16 +12,14 @@ extension WeeklyDigests {
     /// `address`, its covers found as the album pages find them.
     package convenience init(parts: WebAppParts, mail: MailSetup, sources: ListeningSources, address: PublicAddress,
                              logger: Logger = Logger(label: "vinylogue.digests")) {
-        let stores = parts.stores, lists = stores.lists, accounts = stores.accounts, settings = parts.settings
+        let stores = parts.stores, settings = parts.settings
         let covers = CoverRoutes(sources: sources, demoCovers: parts.demoCovers, artwork: parts.artwork,
                                  albumCovers: AlbumCovers(store: stores.albumCovers, albums: parts.lastFM, clock: parts.clock))
         let artwork = parts.artwork
         self.init(store: stores.digests, mail: mail.delivery, from: mail.from, letters: DigestWriter(address: address, pages: parts.pages),
                   preferences: { owner in await settings.current(for: owner) }, sources: sources,
-                  person: { owner in
-                      if owner == .household { return try? await lists.owned(by: .household).users().first(where: \.isMe)?.username }
-                      return try? await accounts.account(id: owner.id)?.name
-                  },
+                  person: { owner in await stores.person(of: owner) },
+                  keptPlaylist: { owner in try? await stores.musicServers.keptPlaylist(of: owner) },
                   cover: { user, entry in
                       // A person's own digest: nothing of theirs is concealed from them.
                       guard let found = await covers.address(user: user, artist: entry.artist, name: entry.name, mbid: entry.mbid,

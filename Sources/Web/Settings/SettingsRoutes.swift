@@ -151,7 +151,7 @@ struct SettingsRoutes: Sendable {
         view.deletion = await deletion(for: request, context)
         view.visibility = await visibility(for: request, context)
         view.digest = await digest(of: owner, settings: settings, request: request)
-        view.music = await musicServerSection(of: owner)
+        view.music = await musicServerSection(of: owner, settings: settings)
     }
 
     func show(_ request: Request, _ context: Context) async throws -> Response {

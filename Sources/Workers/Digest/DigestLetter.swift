@@ -43,8 +43,9 @@ package protocol DigestLetters: Sendable {
     /// of each album that has one, by artist and name; `moments` are this
     /// week's anniversaries and rituals, a sentence each; `playable`: the
     /// person's listening is archived, so each week has its page to play
-    /// it again.
-    func digest(of user: Username, years: [EveryYearPage.Year], moments: [String], playable: Bool, subscription: DigestSubscription,
+    /// it again; `kept`: the years back of the weekly playlist their music
+    /// server keeps, linked at the top.
+    func digest(of user: Username, years: [EveryYearPage.Year], moments: [String], playable: Bool, kept: Int?, subscription: DigestSubscription,
                 timeZone: TimeZone, covers: [AlbumKey: (contentType: String, bytes: Data)]) -> DigestLetter?
     /// The email that confirms an address: one link.
     func confirmation(of subscription: DigestSubscription, person: Username) -> DigestLetter

@@ -46,6 +46,8 @@ public final class WeeklyDigests: JobHandler, Sendable {
     /// Whose listening an owner's digest shows: the account's name, or the
     /// household's "me"; nil when there is none.
     package let person: @Sendable (ListOwner) async -> Username?
+    /// The weekly playlist an owner's music server keeps, if any.
+    package let keptPlaylist: @Sendable (ListOwner) async -> KeptPlaylist?
     /// An album's cover, when it has one (`nil` otherwise or on failure).
     package let cover: @Sendable (Username, ChartEntry) async -> (contentType: String, bytes: Data)?
     package let clock: WallClock
@@ -72,6 +74,7 @@ public final class WeeklyDigests: JobHandler, Sendable {
     package init(store: any DigestStore, mail: any MailDelivery, from: MailAddress, letters: any DigestLetters,
                 preferences: @escaping @Sendable (ListOwner) async -> Settings,
          sources: ListeningSources, person: @escaping @Sendable (ListOwner) async -> Username?,
+         keptPlaylist: @escaping @Sendable (ListOwner) async -> KeptPlaylist? = { _ in nil },
          cover: @escaping @Sendable (Username, ChartEntry) async -> (contentType: String, bytes: Data)?,
          clock: WallClock, queued: Wakeup, logger: Logger = Logger(label: "vinylogue.digests")) {
         self.store = store
@@ -81,6 +84,7 @@ public final class WeeklyDigests: JobHandler, Sendable {
         self.preferences = preferences
         self.sources = sources
         self.person = person
+        self.keptPlaylist = keptPlaylist
         self.cover = cover
         self.clock = clock
         self.queued = queued
@@ -345,7 +349,8 @@ public final class WeeklyDigests: JobHandler, Sendable {
         let moments = (await found).map { found in
             found.milestones.map(Anniversaries.sentence) + found.rituals.map { found.sentence($0, whose: "\(person.value)’s") }
         } ?? []
-        guard let letter = letters.digest(of: person, years: years, moments: moments, playable: archive != nil, subscription: subscription,
+        let keptYears = archive == nil ? nil : await keptPlaylist(send.owner)?.yearsAgo
+        guard let letter = letters.digest(of: person, years: years, moments: moments, playable: archive != nil, kept: keptYears, subscription: subscription,
                                           timeZone: chosen.timeZone, covers: covers) else {
             return .skip("Nothing to show this week.")
         }

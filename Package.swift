@@ -390,6 +390,7 @@ let package = Package(
             dependencies: [
                 "TestSupport",
                 "Stores", "SQLiteStore", "Sync", "Imports", "Artwork", "PostgresStore", "LastFM", "VinylogueCore", "ListenBrainz", "ListenBrainzTestServer", "Workers",
+                "MusicServers",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),

@@ -31,7 +31,7 @@ import Testing
             "digests",
             "import job stored batches", "one job queue", "history copies in the job queue",
             "forwarding in the job queue", "digests in the job queue", "album folding choices", "weekly charts v4: editions folded", "album choices of single albums", "albums tied by MusicBrainz release",
-            "listens keep their album artist and release group", "album releases found by key", "music servers",
+            "listens keep their album artist and release group", "album releases found by key", "music servers", "kept playlists",
         ])
     }
 
@@ -56,7 +56,7 @@ import Testing
             "digests",
             "import-job-stored-batches", "one-job-queue", "history-copies-in-the-job-queue",
             "forwarding-in-the-job-queue", "digests-in-the-job-queue", "album-folding-choices", "weekly-charts-editions-folded", "album-choices", "album-releases",
-            "album-artists-and-release-groups", "album-releases-by-key", "music-servers",
+            "album-artists-and-release-groups", "album-releases-by-key", "music-servers", "kept-playlists",
         ])
     }
 }

@@ -112,4 +112,62 @@ import VinylogueCore
             #expect(try await client.get("/u/demo/playlist/2", session: session).body.contains("Add your music server"))
         }
     }
+
+    /// "Every week, by itself": kept from Settings (only with a server, for
+    /// 1 to 30 years back), made by the job runner on the server, its last
+    /// run told on Settings, linked from the digest, and stopped.
+    @Test func theWeeklyPlaylistIsKeptFromSettingsMadeByTheRunnerAndLinkedFromTheDigest() async throws {
+        let library = Self.library(), mail = MailRecorder()
+        let albums = Self.weekAlbums()
+        try await Harness.run(demo: true, mail: mail, musicServer: library) { harness, client in
+            let session = try await client.session()
+            let early = try await client.post("/settings/music-server", ["music": "keep", "years": "2"], session: session)
+            #expect(early.status == .conflict && early.body.contains("Add your music server first"))
+            #expect(!(try await client.get("/settings", session: session).body.contains("Every week, by itself")))
+            let saved = try await client.post("/settings/music-server", ["music": "save", "kind": "subsonic", "address": "http://music.test:4533",
+                                                                         "username": "demo", "password": "right one"], session: session)
+            #expect(saved.status == .seeOther)
+            let offered = try await client.get("/settings", session: session).body
+            #expect(offered.contains("Every week, by itself") && offered.contains("Keep it every week"))
+            #expect(offered.contains("Keep this week, years ago, as a playlist on music.test:4533"))
+            for years in ["0", "31", "two", ""] {
+                let wrong = try await client.post("/settings/music-server", ["music": "keep", "years": years], session: session)
+                #expect(wrong.status == .badRequest, "years \(years)")
+            }
+            #expect(try await client.post("/settings/music-server", ["music": "keep", "years": "2"], session: session, token: "forged").status
+                == .forbidden)
+            #expect(library.playlists.withLock { $0.isEmpty })
+
+            let kept = try await client.post("/settings/music-server", ["music": "keep", "years": "2"], session: session)
+            #expect(kept.status == .seeOther && kept.headers[.location] == "/settings?music=kept#music")
+            await harness.idle()
+            let expectedSongs = albums.enumerated().filter { $0.offset != Self.missing }.reduce(0) { $0 + $1.element.tracks.count }
+            let made = library.playlists.withLock { $0 }
+            #expect(made.map(\.name) == ["Vinylogue — this week, 2 years ago"])
+            #expect(made.first?.songs.count == expectedSongs)
+            let settings = try await client.get("/settings?music=kept", session: session).body
+            #expect(settings.contains("Your weekly playlist is being made now"))
+            #expect(settings.contains("music.test:4533 keeps “Vinylogue — this week, 2 years ago”: Vinylogue makes it again each time the week changes."))
+            #expect(settings.contains("Last made ") && settings.contains(
+                ": Made “Vinylogue — this week, 2 years ago”: \(expectedSongs) songs of \(albums.count - 1) albums. Not in your library: "),
+                "\(settings)")
+            #expect(settings.contains("<option value=\"2\" selected>2 years ago</option>"))
+            #expect(settings.contains("Stop making it"))
+
+            // The digest links it.
+            _ = try await DigestTests.subscribe(client, mail)
+            let digest = try #require(try await mail.waitFor(2).last)
+            #expect(digest.text.contains("Your music server keeps “Vinylogue — this week, 2 years ago”, made again for this week.\n"
+                + "  http://127.0.0.1:8080/u/demo/playlist/2\n"), "\(digest.text)")
+            #expect(try #require(digest.html).contains("href=\"http://127.0.0.1:8080/u/demo/playlist/2\" style=\"color:#8a6d3b;\">Your music server keeps"))
+
+            let stopped = try await client.post("/settings/music-server", ["music": "stop"], session: session)
+            #expect(stopped.status == .seeOther)
+            let after = try await client.get("/settings?music=stopped", session: session).body
+            #expect(after.contains("No playlist is kept on your server any more") && after.contains("Keep it every week"))
+            #expect(!after.contains("Stop making it"))
+            // Made once: stopping deletes nothing on the server.
+            #expect(library.playlists.withLock { $0.count } == 1)
+        }
+    }
 }

@@ -4,6 +4,7 @@ import Hummingbird
 import MusicServers
 import Stores
 import VinylogueCore
+import Workers
 
 /// People's own music servers, for the web app: where each owner's is kept
 /// (`MusicServerSettings`) and how it is reached (`MusicServerAccess`:
@@ -149,7 +150,10 @@ extension SettingsRoutes {
             guard try await musicServers.store.keepPlaylist(yearsAgo: years, of: owner, at: clock.now) else {
                 throw HTTPError(.conflict, message: "Add your music server first: the weekly playlist is kept there.")
             }
-            // The runner's next look queues it.
+            // Queued now (the runner's looks would, within its poll), and the runner woken.
+            let zone = await viewers.settings.current(for: owner).timeZone
+            _ = try await musicServers.store.queueKeptPlaylist(of: owner, week: WeeklyPlaylists.week(yearsAgo: years, from: clock.now, timeZone: zone),
+                                                               at: clock.now)
             musicServers.queued?.signal()
             return .redirect(to: Paths.settings + "?music=kept#music", type: .normal)
         case "stop":

@@ -25,13 +25,13 @@ extension ListenBrainzClient {
     /// carry a MusicBrainz recording id, in order (ListenBrainz's
     /// playlists hold recordings). Nil when no track has one (nothing is
     /// saved then).
-    public func save(_ playlist: WeekPlaylist, annotation: String, token: String) async throws(SourceError) -> SavedPlaylist? {
+    public func save(_ playlist: AlbumPlaylist, token: String) async throws(SourceError) -> SavedPlaylist? {
         guard let user = try await validate(token: token) else { throw .listenBrainz(.invalidToken) }
         let recordings = playlist.tracks.compactMap(\.recordingMBID)
         guard !recordings.isEmpty else { return nil }
         let earlier = try await playlists(of: user, token: token).filter { $0.title == playlist.title }
         for old in earlier { try await deletePlaylist(old.mbid, token: token) }
-        let mbid = try await createPlaylist(title: playlist.title, annotation: annotation, recordings: recordings, isPublic: false, token: token)
+        let mbid = try await createPlaylist(title: playlist.title, annotation: playlist.annotation, recordings: recordings, isPublic: false, token: token)
         return SavedPlaylist(mbid: mbid, user: user, tracks: recordings.count, leftOut: playlist.tracks.count - recordings.count,
                              replaced: !earlier.isEmpty)
     }

@@ -51,7 +51,7 @@ public struct LibrarySong: Sendable, Hashable {
     }
 }
 
-/// A week's playlist (`WeekPlaylist`) made in a person's music library
+/// Albums to play again (`AlbumPlaylist`: a week's, a year's, an album's) made in a person's music library
 /// (`MusicLibrary`): each album of the week looked for there (by name,
 /// editions matched as album identity folds them: "Abbey Road (Remastered)"
 /// played finds the library's "Abbey Road"), then its songs: those played
@@ -62,8 +62,8 @@ public struct ServerPlaylist: Sendable {
     public let name: String
     public let songs: [LibrarySong]
     /// The week's albums found in the library, and those not, in chart order.
-    public let found: [WeekPlaylist.Album]
-    public let missing: [WeekPlaylist.Album]
+    public let found: [AlbumPlaylist.Album]
+    public let missing: [AlbumPlaylist.Album]
     /// Whether a playlist of that name was there before (its songs replaced).
     public let replaced: Bool
 
@@ -71,7 +71,7 @@ public struct ServerPlaylist: Sendable {
     public var saved: Bool { !songs.isEmpty }
 
     /// Matches `playlist` to `library` and saves it there.
-    public static func save(_ playlist: WeekPlaylist, on library: some MusicLibrary) async throws(MusicServerError) -> ServerPlaylist {
+    public static func save(_ playlist: AlbumPlaylist, on library: some MusicLibrary) async throws(MusicServerError) -> ServerPlaylist {
         try await match(playlist, in: library).save(on: library)
     }
 
@@ -89,7 +89,7 @@ public struct ServerPlaylist: Sendable {
     /// Matches `playlist` to `library`, saving nothing (`replaced` false).
     /// Albums are looked for a few at a time; the playlist keeps the
     /// chart's order.
-    public static func match(_ playlist: WeekPlaylist, in library: some MusicLibrary) async throws(MusicServerError) -> ServerPlaylist {
+    public static func match(_ playlist: AlbumPlaylist, in library: some MusicLibrary) async throws(MusicServerError) -> ServerPlaylist {
         let albums = playlist.albums
         let outcome = await withTaskGroup(of: (Int, Result<[LibrarySong]?, MusicServerError>).self) { group -> Result<[[LibrarySong]?], MusicServerError> in
             var found = [[LibrarySong]?](repeating: nil, count: albums.count)
@@ -115,7 +115,7 @@ public struct ServerPlaylist: Sendable {
         }
         let each = try outcome.get()
         var songs: [LibrarySong] = []
-        var found: [WeekPlaylist.Album] = [], missing: [WeekPlaylist.Album] = []
+        var found: [AlbumPlaylist.Album] = [], missing: [AlbumPlaylist.Album] = []
         for (album, albumSongs) in zip(albums, each) {
             if let albumSongs {
                 songs += albumSongs
@@ -129,7 +129,7 @@ public struct ServerPlaylist: Sendable {
 
     /// `album`'s songs in `library` (those played, by title, else all of
     /// them), or nil when the library does not hold it.
-    static func albumSongs(of album: WeekPlaylist.Album, in library: some MusicLibrary) async throws(MusicServerError) -> [LibrarySong]? {
+    static func albumSongs(of album: AlbumPlaylist.Album, in library: some MusicLibrary) async throws(MusicServerError) -> [LibrarySong]? {
         let folding = AlbumFolding.editions
         let key = folding.folded(.album, artist: album.artist, name: album.name).key
         let candidates = try await library.albums(named: searchQuery(album.name)).filter {

@@ -96,11 +96,12 @@ struct PlaylistCommand: AsyncParsableCommand {
             } catch let error as SourceError {
                 throw CommandFailure(error)
             }
-            guard let playlist = found else { throw CommandFailure(SourceError.notArchived(user: username.value)) }
+            guard let week = found else { throw CommandFailure(SourceError.notArchived(user: username.value)) }
             let labels = WeekLabels(timeZone: zone)
-            guard !playlist.albums.isEmpty else {
-                throw CommandFailure("\(username) played nothing in the week of \(labels.range(of: playlist.week)).", exitCode: .noData)
+            guard !week.albums.isEmpty else {
+                throw CommandFailure("\(username) played nothing in the week of \(labels.range(of: week.week)).", exitCode: .noData)
             }
+            let playlist = week.playlist(labels: labels)
             let environment = ProcessInfo.processInfo.environment
             switch to {
             case .subsonic:
@@ -134,7 +135,7 @@ struct PlaylistCommand: AsyncParsableCommand {
                 }
                 let saved: ListenBrainzClient.SavedPlaylist?
                 do {
-                    saved = try await composition.listenBrainz.save(playlist, annotation: playlist.annotation(labels: labels), token: token)
+                    saved = try await composition.listenBrainz.save(playlist, token: token)
                 } catch let error as SourceError {
                     throw CommandFailure(error)
                 }
@@ -152,7 +153,7 @@ struct PlaylistCommand: AsyncParsableCommand {
             case .xspf, .jspf: break
             }
             guard let file = PlaylistFile(rawValue: to.rawValue) else { return }
-            try write(file.data(playlist, labels: labels), tracks: playlist.tracks.count, albums: playlist.albums.count)
+            try write(file.data(playlist), tracks: playlist.tracks.count, albums: playlist.albums.count)
         }
     }
 
@@ -171,7 +172,7 @@ struct PlaylistCommand: AsyncParsableCommand {
     }
 
     /// Makes the playlist on the server and says what it did.
-    static func save(_ playlist: WeekPlaylist, on library: some MusicLibrary, at server: String) async throws {
+    static func save(_ playlist: AlbumPlaylist, on library: some MusicLibrary, at server: String) async throws {
         let made: ServerPlaylist
         do {
             made = try await ServerPlaylist.save(playlist, on: library)

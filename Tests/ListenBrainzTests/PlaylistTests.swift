@@ -11,21 +11,22 @@ import VinylogueCore
 @Suite struct PlaylistTests {
     static let recordings = ["4a8b0e5c-1b3d-4c2e-9f10-2b3c4d5e6f70", "0f1e2d3c-4b5a-4968-8776-a5b4c3d2e1f0"]
 
-    static func week() throws -> WeekPlaylist {
+    static func week(annotation: String = "rob’s albums") throws -> AlbumPlaylist {
         let week = ChartWeek(from: 1_605_441_600, to: 1_605_441_600 + LastFMWeekCalendar.weekLength)
-        return WeekPlaylist.build(user: try Username("rob"), week: week, yearsAgo: 5, entries: [
+        let built = WeekPlaylist.build(user: try Username("rob"), week: week, yearsAgo: 5, entries: [
             ChartEntry(rank: 1, artist: "Low", name: "Things We Lost in the Fire", plays: 3),
         ], scrobbles: [
             Scrobble(instant: week.from + 60, artist: "Low", album: "Things We Lost in the Fire", track: "Sunflower", trackMBID: recordings[0]),
             Scrobble(instant: week.from + 120, artist: "Low", album: "Things We Lost in the Fire", track: "Dinosaur Act"),
             Scrobble(instant: week.from + 180, artist: "Low", album: "Things We Lost in the Fire", track: "Closer", trackMBID: recordings[1]),
         ])
+        return AlbumPlaylist(user: built.user, title: built.title, annotation: annotation, fileStem: "2020-11-16", albums: built.albums)
     }
 
     @Test func theWeekIsSavedPrivateWithItsRecordingsAndReplacedWhenSavedAgain() async throws {
         try await InProcessTransportTests.withBoth { fake, overHTTP, here in
             for client in [overHTTP, here] {
-                let saved = try #require(try await client.save(try Self.week(), annotation: "rob’s albums", token: "test-token"))
+                let saved = try #require(try await client.save(try Self.week(), token: "test-token"))
                 #expect(saved.user == "rob" && saved.tracks == 2 && saved.leftOut == 1)
                 let kept = await fake.playlists()
                 #expect(kept.count == 1, "saved again, replaced: \(kept)")
@@ -46,13 +47,13 @@ import VinylogueCore
     @Test func aBadTokenAndAWeekWithoutRecordingIdsSaveNothing() async throws {
         try await InProcessTransportTests.withBoth { fake, _, here in
             await #expect(throws: SourceError.listenBrainz(.invalidToken)) {
-                _ = try await here.save(try Self.week(), annotation: "", token: "not a token")
+                _ = try await here.save(try Self.week(annotation: ""), token: "not a token")
             }
             let week = ChartWeek(from: 1_605_441_600, to: 1_605_441_600 + LastFMWeekCalendar.weekLength)
             let bare = WeekPlaylist.build(user: try Username("rob"), week: week, yearsAgo: 1,
                                           entries: [ChartEntry(rank: 1, artist: "Low", name: "C'mon", plays: 1)],
                                           scrobbles: [Scrobble(instant: week.from + 60, artist: "Low", album: "C'mon", track: "Try to Sleep")])
-            #expect(try await here.save(bare, annotation: "", token: "test-token") == nil)
+            #expect(try await here.save(bare.playlist(labels: WeekLabels(timeZone: .gmt)), token: "test-token") == nil)
             #expect(await fake.playlists().isEmpty)
         }
     }

@@ -17,7 +17,7 @@ import VinylogueCore
             .init(id: "32", title: "Wonder Why", artist: "Vetiver", album: "Tidewater", track: 2)]),
     ]
 
-    static func week(yearsAgo: Int = 5) throws -> WeekPlaylist {
+    static func week(yearsAgo: Int = 5) throws -> AlbumPlaylist {
         let week = ChartWeek(from: 1_605_441_600, to: 1_605_441_600 + LastFMWeekCalendar.weekLength)
         func play(_ minute: Int64, _ artist: String, _ album: String, _ track: String) -> Scrobble {
             Scrobble(instant: week.from + minute * 60, artist: artist, album: album, track: track)
@@ -31,7 +31,7 @@ import VinylogueCore
             play(2, "The Beatles", "Abbey Road (Remastered)", "Something (Remastered 2009)"),
             play(3, "The Beatles", "Abbey Road (Remastered)", "Come Together"),
             play(4, "Lower Dens", "Nootropics", "Brains"),
-        ])
+        ]).playlist(labels: WeekLabels(timeZone: .gmt))
     }
 
     static func client(_ library: FakeSubsonicLibrary, password: String = "s3cret pass") -> SubsonicClient {

@@ -50,7 +50,7 @@ import Testing
 
     @Test func theXSPFParsesBackWithEveryTrackInOrder() throws {
         let playlist = try Self.playlist()
-        let data = PlaylistFile.xspf.data(playlist, labels: WeekLabels(timeZone: .gmt))
+        let data = PlaylistFile.xspf.data(playlist.playlist(labels: WeekLabels(timeZone: .gmt)))
         let read = XSPFReading()
         let parser = XMLParser(data: data)
         parser.delegate = read
@@ -61,12 +61,12 @@ import Testing
         #expect(read.albums.last == "Tom's \"Mix\"\u{FFFD}")
         #expect(read.identifiers == ["https://musicbrainz.org/recording/" + Self.recording.lowercased()])
         #expect(read.root == "playlist" && read.tracks == 4)
-        #expect(PlaylistFile.xspf.fileName(playlist, labels: WeekLabels(timeZone: .gmt)) == "vinylogue-ana-2020-11-16.xspf")
+        #expect(PlaylistFile.xspf.fileName(playlist.playlist(labels: WeekLabels(timeZone: .gmt))) == "vinylogue-ana-2020-11-16.xspf")
     }
 
     @Test func theJSPFHasTheShapeListenBrainzImports() throws {
         let playlist = try Self.playlist()
-        let data = PlaylistFile.jspf.data(playlist, labels: WeekLabels(timeZone: .gmt))
+        let data = PlaylistFile.jspf.data(playlist.playlist(labels: WeekLabels(timeZone: .gmt)))
         let object = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
         let body = try #require(object["playlist"] as? [String: Any])
         #expect(body["title"] as? String == "Vinylogue — this week, 5 years ago")

@@ -6,13 +6,66 @@ import Stores
 import Sync
 import VinylogueCore
 
-/// `/u/{user}/playlist/{N}.xspf` and `.jspf`: this week, N years ago, as a
-/// playlist file to download (`WeekPlaylist`, `PlaylistFile`): the week's
-/// albums in chart order, each with the tracks played from it that week.
-/// `/u/{user}/playlist/{N}`: a page with both, and for the person
-/// themself, a button that makes the playlist on their own music server
-/// (Settings). Counted from the archive, as a year's page is; visibility
-/// applies as on every page. The page is never kept: it may carry a form.
+/// What a playlist page plays: this week N years ago, a year's most
+/// played albums, the albums to rediscover, or one album's whole life.
+enum PlaylistSubject: Hashable, Sendable {
+    case week(yearsAgo: Int)
+    case year(Int)
+    case rediscover
+    case album(artist: String, name: String)
+
+    /// The address's last segment before any ".xspf": "5", "year-2019",
+    /// "rediscover", "album" (an album's names are in the query).
+    var segment: String {
+        switch self {
+        case .week(let yearsAgo): String(yearsAgo)
+        case .year(let year): "year-\(year)"
+        case .rediscover: "rediscover"
+        case .album: "album"
+        }
+    }
+
+    var queryItems: [(name: String, value: String?)] {
+        guard case .album(let artist, let name) = self else { return [] }
+        return [("artist", artist), ("name", name)]
+    }
+
+    /// The longest name an album's address may carry.
+    static let longestName = 1000
+
+    /// What `file` ("5", "year-2019.xspf", "album") and, for an album, the
+    /// query's `artist` and `name` ask for, and the file's format when it
+    /// names one; nil when they name no playlist.
+    static func parse(_ file: String, artist: String?, name: String?) -> (subject: PlaylistSubject, format: PlaylistFile?)? {
+        var stem = Substring(file), format: PlaylistFile?
+        if let dot = file.lastIndex(of: ".") {
+            guard let named = PlaylistFile(rawValue: String(file[file.index(after: dot)...])) else { return nil }
+            format = named
+            stem = file[..<dot]
+        }
+        func number(_ digits: Substring, count: ClosedRange<Int>) -> Int? {
+            guard count.contains(digits.count), digits.first != "0", digits.utf8.allSatisfy({ (0x30...0x39).contains($0) }) else { return nil }
+            return Int(digits)
+        }
+        if let years = number(stem, count: 1...3) { return (.week(yearsAgo: years), format) }
+        if stem.hasPrefix("year-"), let year = number(stem.dropFirst(5), count: 4...4) { return (.year(year), format) }
+        if stem == "rediscover" { return (.rediscover, format) }
+        if stem == "album", let artist, let name, !artist.isEmpty, !name.isEmpty, artist.count <= longestName, name.count <= longestName {
+            return (.album(artist: artist, name: name), format)
+        }
+        return nil
+    }
+}
+
+/// `/u/{user}/playlist/{what}`: something to play again, as a page with
+/// its files and, for the person themself, a button that makes it on their
+/// own music server (Settings); `/u/{user}/playlist/{what}.xspf` and
+/// `.jspf`: the files (`PlaylistFile`). What it plays (`PlaylistSubject`):
+/// this week N years ago (the week's albums in chart order, each with the
+/// tracks played from it that week), a year's most played albums, the
+/// albums to rediscover, or an album's whole life. Counted from the
+/// archive, as a year's page is; visibility applies as on every page. The
+/// page is never kept: it may carry a form.
 struct PlaylistRoutes: Sendable {
     typealias Context = WebRequestContext
     let sources: ListeningSources
@@ -43,8 +96,9 @@ struct PlaylistRoutes: Sendable {
         var layout: LayoutFields
         let user: String
         let heading: String
-        let weekLabel: String
-        let chartURL: String
+        let label: String
+        let backURL: String
+        let albumsHeading: String
         let xspfURL: String
         let jspfURL: String
         let albums: [Album]
@@ -55,14 +109,18 @@ struct PlaylistRoutes: Sendable {
         var problemText: String?
     }
 
-    /// "5" of "5", "5.xspf" of neither.
-    static func yearsAgo(_ file: String) -> Int? {
-        guard (1...3).contains(file.count), file.first != "0", file.utf8.allSatisfy({ (0x30...0x39).contains($0) }), let years = Int(file) else { return nil }
-        return years
+    /// A playlist found, with how its page names it.
+    struct Found {
+        let subject: PlaylistSubject
+        let playlist: AlbumPlaylist
+        let heading: String
+        let label: String
+        let backURL: String
+        let albumsHeading: String
     }
 
-    /// The week's playlist for `user`, `yearsAgo` years back, or the error to answer with.
-    func playlist(_ user: Username, yearsAgo: Int, settings: Settings, context: Context) async throws -> WeekPlaylist {
+    /// What `subject` plays for `user`, or the error to answer with.
+    func found(_ subject: PlaylistSubject, of user: Username, settings: Settings, context: Context) async throws -> Found {
         let sources = self.sources.concealing(context.concealment)
         let chosen = await sources.chosenCharts(for: user)
         if context.concealment.conceals(user) { throw Self.failure(.unknownUser(user)) }
@@ -72,26 +130,68 @@ struct PlaylistRoutes: Sendable {
             throw HTTPError(.conflict, message: "A playlist is made from Vinylogue’s own copy of \(user.value)’s history, and it holds none yet.")
         }
         let folding = (try? await (archive as? any AlbumChoices)?.albumFolding(of: user)) ?? .editions
-        let found: WeekPlaylist?
-        do {
-            found = try await archive.weekPlaylist(of: user, yearsAgo: yearsAgo, now: clock.now, timeZone: settings.timeZone, folding: folding)
-        } catch {
-            throw Self.failure(error)
+        let zone = settings.timeZone, now = clock.now
+        switch subject {
+        case .week(let yearsAgo):
+            let ago = yearsAgo == 1 ? "a year" : "\(yearsAgo) years"
+            let read = try await reading { () async throws(SourceError) in
+                try await archive.weekPlaylist(of: user, yearsAgo: yearsAgo, now: now, timeZone: zone, folding: folding)
+            }
+            guard let week = read, !week.albums.isEmpty else {
+                throw HTTPError(.notFound, message: "\(user.value) played nothing this week \(ago) ago: there is no playlist to make.")
+            }
+            let labels = WeekLabels(timeZone: zone)
+            return Found(subject: subject, playlist: week.playlist(labels: labels),
+                         heading: yearsAgo == 1 ? "1 year ago, to play again" : "\(yearsAgo) years ago, to play again",
+                         label: labels.label(for: week.week), backURL: Paths.chart(user, yearsAgo: yearsAgo), albumsHeading: "The week’s albums")
+        case .year(let year):
+            let read = try await reading { () async throws(SourceError) -> AlbumPlaylist? in
+                guard let calendarYear = ListeningYear(year, timeZone: zone, now: now) else { return nil }
+                return try await archive.yearPlaylist(of: user, year: calendarYear)
+            }
+            guard let playlist = read, !playlist.albums.isEmpty else {
+                throw HTTPError(.notFound, message: "\(user.value) played no album in \(year): there is no playlist to make.")
+            }
+            return Found(subject: subject, playlist: playlist, heading: "\(year), to play again",
+                         label: playlist.albums.count == 1 ? "The year’s most played album" : "The year’s \(playlist.albums.count) most played albums",
+                         backURL: Paths.year(user, year), albumsHeading: "The year’s albums")
+        case .rediscover:
+            let finds = try await reading { () async throws(SourceError) in
+                try await Rediscoveries.load(user: user, now: now, timeZone: zone, charts: chosen.source).finds
+            }
+            guard !finds.isEmpty else {
+                throw HTTPError(.notFound, message: "\(user.value) has nothing to rediscover this week: there is no playlist to make.")
+            }
+            let playlist = try await reading { () async throws(SourceError) in
+                try await archive.rediscoverPlaylist(of: user, finds: finds, folding: folding)
+            }
+            return Found(subject: subject, playlist: playlist, heading: "To rediscover, to play again",
+                         label: "Albums played around this time of year, and not in the last twelve months",
+                         backURL: Paths.rediscover(user), albumsHeading: "The albums")
+        case .album(let artist, let name):
+            let read = try await reading { () async throws(SourceError) in
+                try await archive.albumPlaylist(of: user, artist: artist, album: name, folding: folding)
+            }
+            guard let playlist = read, let album = playlist.albums.first else {
+                throw HTTPError(.notFound, message: "\(user.value) never played \(name) by \(artist): there is no playlist to make.")
+            }
+            return Found(subject: subject, playlist: playlist, heading: "\(album.name), to play again", label: "by \(album.artist)",
+                         backURL: Paths.album(user, artist: album.artist, name: album.name, day: nil), albumsHeading: "The album")
         }
-        guard let playlist = found, !playlist.albums.isEmpty else {
-            throw HTTPError(.notFound, message: "\(user.value) played nothing this week \(yearsAgo == 1 ? "a year" : "\(yearsAgo) years") ago: there is no playlist to make.")
-        }
-        return playlist
     }
 
-    /// The page for `playlist`, with the viewer's server when it is theirs.
-    func page(_ playlist: WeekPlaylist, settings: Settings, request: Request, context: Context) async -> (PageView, (value: String, isNew: Bool)?) {
-        let user = playlist.user, labels = WeekLabels(timeZone: settings.timeZone)
+    /// What `work` reads, its failure the answer's.
+    func reading<Value>(_ work: () async throws(SourceError) -> Value) async throws -> Value {
+        do throws(SourceError) { return try await work() } catch { throw Self.failure(error) }
+    }
+
+    /// The page for `found`, with the viewer's server when it is theirs.
+    func page(_ found: Found, request: Request, context: Context) async -> (PageView, (value: String, isNew: Bool)?) {
+        let playlist = found.playlist, user = playlist.user
         var view = PageView(
-            layout: LayoutFields(title: "\(user.value) · \(playlist.title)", csrf: ""), user: user.value,
-            heading: playlist.yearsAgo == 1 ? "1 year ago, to play again" : "\(playlist.yearsAgo) years ago, to play again",
-            weekLabel: labels.label(for: playlist.week), chartURL: Paths.chart(user, yearsAgo: playlist.yearsAgo),
-            xspfURL: Paths.playlist(user, yearsAgo: playlist.yearsAgo, .xspf), jspfURL: Paths.playlist(user, yearsAgo: playlist.yearsAgo, .jspf),
+            layout: LayoutFields(title: "\(user.value) · \(playlist.title)", csrf: ""), user: user.value, heading: found.heading,
+            label: found.label, backURL: found.backURL, albumsHeading: found.albumsHeading,
+            xspfURL: Paths.playlist(user, found.subject, .xspf), jspfURL: Paths.playlist(user, found.subject, .jspf),
             albums: playlist.albums.map {
                 PageView.Album(artist: $0.artist, name: $0.name, tracksLabel: $0.tracks.count == 1 ? "1 track played" : "\($0.tracks.count) tracks played")
             })
@@ -102,23 +202,29 @@ struct PlaylistRoutes: Sendable {
         }
         let csrf = CSRFProtection.token(for: request)
         view.layout.csrf = csrf.value
-        view.server = PageView.Server(action: Paths.playlistPage(user, yearsAgo: playlist.yearsAgo), name: OwnMusicServers.name(setting))
+        view.server = PageView.Server(action: Paths.playlistPage(user, found.subject), name: OwnMusicServers.name(setting))
         return (view, csrf)
     }
 
-    /// `POST /u/{user}/playlist/{N}`: makes the week's playlist on the
+    /// The subject and format the address asks for.
+    static func asked(_ request: Request, _ context: Context) -> (subject: PlaylistSubject, format: PlaylistFile?)? {
+        let query = request.uri.queryParameters
+        return PlaylistSubject.parse(context.parameters.get("file") ?? "", artist: query.get("artist"), name: query.get("name"))
+    }
+
+    /// `POST /u/{user}/playlist/{what}`: makes the playlist on the
     /// viewer's own server, and says what it did.
     func makeOnServer(_ request: Request, _ context: Context) async throws -> Response {
         let user = try context.requiredPerson().name
-        guard let yearsAgo = Self.yearsAgo(context.parameters.get("file") ?? "") else { throw HTTPError(.methodNotAllowed) }
+        guard let (subject, format) = Self.asked(request, context), format == nil else { throw HTTPError(.methodNotAllowed) }
         let form = try await FormFields.read(request, limit: 4096)
         try CSRFProtection.verify(request, form: form)
         guard let musicServers, await own.person(of: context) == user, let owner = await context.viewer.owner else {
             throw HTTPError(.forbidden, message: "Only \(user.value) can make \(user.value)’s playlists, on their own music server.")
         }
         let settings = await viewers.settings(for: context)
-        let playlist = try await playlist(user, yearsAgo: yearsAgo, settings: settings, context: context)
-        var (view, csrf) = await page(playlist, settings: settings, request: request, context: context)
+        let found = try await found(subject, of: user, settings: settings, context: context)
+        var (view, csrf) = await page(found, request: request, context: context)
         var status = HTTPResponse.Status.ok
         switch await musicServers.library(of: owner) {
         case nil:
@@ -129,14 +235,14 @@ struct PlaylistRoutes: Sendable {
             status = .badGateway
         case .success(let library)?:
             do {
-                let made = try await ServerPlaylist.save(playlist, on: library)
+                let made = try await ServerPlaylist.save(found.playlist, on: library)
                 if made.saved {
                     view.resultText = "\(made.replaced ? "Replaced" : "Made") “\(made.name)” on \(view.server?.name ?? library.server): "
                         + (made.songs.count == 1 ? "1 song" : "\(made.songs.count) songs") + " of "
                         + (made.found.count == 1 ? "1 album." : "\(made.found.count) albums.")
                 } else {
-                    view.problemText = "None of the week’s \(made.missing.count == 1 ? "album" : "\(made.missing.count) albums") is in your library "
-                        + "on \(view.server?.name ?? library.server): nothing was saved."
+                    view.problemText = (made.missing.count == 1 ? "The album is not " : "None of the \(made.missing.count) albums is ")
+                        + "in your library on \(view.server?.name ?? library.server): nothing was saved."
                 }
                 if made.saved, !made.missing.isEmpty {
                     view.missingText = "Not in your library: " + made.missing.map { "\($0.name) (\($0.artist))" }.joined(separator: "; ") + "."
@@ -151,35 +257,24 @@ struct PlaylistRoutes: Sendable {
         return response
     }
 
-    /// "5.xspf": the years back and the format.
-    static func parse(_ file: String) -> (yearsAgo: Int, format: PlaylistFile)? {
-        let parts = file.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 2, parts[0].count <= 3, parts[0].first != "0", parts[0].utf8.allSatisfy({ (0x30...0x39).contains($0) }),
-              let years = Int(parts[0]), years >= 1, let format = PlaylistFile(rawValue: String(parts[1])) else { return nil }
-        return (years, format)
-    }
-
     func file(_ request: Request, _ context: Context) async throws -> Response {
         let user = try context.requiredPerson().name
-        if let yearsAgo = Self.yearsAgo(context.parameters.get("file") ?? "") {
-            let settings = await viewers.settings(for: context)
-            let playlist = try await playlist(user, yearsAgo: yearsAgo, settings: settings, context: context)
-            let (view, csrf) = await page(playlist, settings: settings, request: request, context: context)
+        guard let (subject, format) = Self.asked(request, context) else {
+            throw HTTPError(.badRequest, message: "This address names no playlist: it ends in the years back and .xspf or .jspf, as in /playlist/5.xspf.")
+        }
+        let settings = await viewers.settings(for: context)
+        let found = try await found(subject, of: user, settings: settings, context: context)
+        guard let format else {
+            let (view, csrf) = await page(found, request: request, context: context)
             var response = pages.response("playlist", view)
             if let csrf { response.attach(csrf: csrf) }
             return response
         }
-        guard let (yearsAgo, format) = Self.parse(context.parameters.get("file") ?? "") else {
-            throw HTTPError(.badRequest, message: "This address names no playlist: it ends in the years back and .xspf or .jspf, as in /playlist/5.xspf.")
-        }
-        let settings = await viewers.settings(for: context)
-        let playlist = try await playlist(user, yearsAgo: yearsAgo, settings: settings, context: context)
-        let labels = WeekLabels(timeZone: settings.timeZone)
         var headers = HTTPFields()
         headers[.contentType] = format.mediaType + "; charset=utf-8"
-        headers[.contentDisposition] = "attachment; filename=\"\(format.fileName(playlist, labels: labels))\""
+        headers[.contentDisposition] = "attachment; filename=\"\(format.fileName(found.playlist))\""
         headers[.cacheControl] = "private, no-cache"
-        return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(data: format.data(playlist, labels: labels))))
+        return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(data: format.data(found.playlist))))
     }
 
     static func failure(_ error: SourceError) -> HTTPError {

@@ -84,12 +84,25 @@ enum Paths {
     static func year(_ user: Username, _ year: Int) -> String { "/u/\(user.value)/year/\(year)" }
 
     /// This week, `yearsAgo` years ago, to play again: its page (`PlaylistRoutes`).
-    static func playlistPage(_ user: Username, yearsAgo: Int) -> String { "/u/\(user.value)/playlist/\(yearsAgo)" }
+    static func playlistPage(_ user: Username, yearsAgo: Int) -> String { playlistPage(user, .week(yearsAgo: yearsAgo)) }
 
     /// This week, `yearsAgo` years ago, as a playlist file (`PlaylistRoutes`).
     static func playlist(_ user: Username, yearsAgo: Int, _ format: PlaylistFile) -> String {
-        "/u/\(user.value)/playlist/\(yearsAgo).\(format.fileExtension)"
+        playlist(user, .week(yearsAgo: yearsAgo), format)
     }
+
+    /// What `subject` plays, to play again: its page (`PlaylistRoutes`).
+    static func playlistPage(_ user: Username, _ subject: PlaylistSubject) -> String {
+        "/u/\(user.value)/playlist/\(subject.segment)" + query(subject.queryItems)
+    }
+
+    /// What `subject` plays, as a playlist file (`PlaylistRoutes`).
+    static func playlist(_ user: Username, _ subject: PlaylistSubject, _ format: PlaylistFile) -> String {
+        "/u/\(user.value)/playlist/\(subject.segment).\(format.fileExtension)" + query(subject.queryItems)
+    }
+
+    /// Albums played around this time of year and forgotten since.
+    static func rediscover(_ user: Username) -> String { "/u/\(user.value)/rediscover" }
 
     /// A person's widget for other sites: its page (`format` nil), or its
     /// picture (`"png"`, `"svg"`).

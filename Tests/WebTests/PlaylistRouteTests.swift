@@ -79,4 +79,95 @@ import VinylogueCore
             #expect(early.body.contains("played nothing this week 40 years ago"))
         }
     }
+
+    /// The `href` of the link whose text is `text` in `html`, unescaped.
+    static func link(_ text: String, in html: String) -> String? {
+        guard let end = html.range(of: "\">\(text)</a>") else { return nil }
+        let head = html[..<end.lowerBound]
+        guard let start = head.range(of: "href=\"", options: .backwards) else { return nil }
+        return String(head[start.upperBound...]).replacingOccurrences(of: "&amp;", with: "&")
+    }
+
+    /// The albums of an XSPF, each once, in order.
+    static func albums(in xspf: String) -> [String] {
+        var albums: [String] = []
+        for album in texts("album", in: xspf) where albums.last != album { albums.append(album) }
+        return albums
+    }
+
+    @Test func aYearAnAlbumsLifeAndRediscoverAsPlaylistsFromTheirPages() async throws {
+        // Independently: the demo's album listens of 2022 in the harness's zone, ranked as charts rank them.
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = .current
+        let start = Int64(calendar.date(from: DateComponents(year: 2022, month: 1, day: 1))!.timeIntervalSince1970)
+        let end = Int64(calendar.date(from: DateComponents(year: 2023, month: 1, day: 1))!.timeIntervalSince1970)
+        let all = AlbumLifeRouteTests.weeks.flatMap(\.1).filter { !$0.album.isEmpty }
+        let year = all.filter { $0.instant >= start && $0.instant < end }
+            .sorted { ($0.artistOfAlbum, $0.album, $0.artist, $0.track) < ($1.artistOfAlbum, $1.album, $1.artist, $1.track) }
+        var tally = ScrobbleTally.Tally(kind: .album)
+        for scrobble in year { tally.add(scrobble) }
+        let ranked = tally.ranked()
+        let top = try #require(ranked.first)
+        let topKey = ScrobbleTally.key(.album, artist: top.artist, album: top.name, track: "")
+        func ofTop(_ s: Scrobble) -> Bool { ScrobbleTally.key(.album, artist: s.artistOfAlbum, album: s.album, track: "") == topKey }
+        var counted: [String: Int] = [:]
+        for s in year where ofTop(s) { counted[s.track.lowercased(), default: 0] += 1 }
+        let topTrackPlays = counted
+        let everTopTracks = Set(all.filter(ofTop).map { $0.track.lowercased() })
+        let topWeeks = Set(all.filter(ofTop).map { LastFMWeekCalendar.week(containing: $0.instant) }).count
+
+        try await Harness.run(demo: true) { _, client in
+            // The year.
+            let yearPage = try await client.get("/u/demo/year/2022")
+            let yearLink = try #require(Self.link("Play the year again", in: yearPage.body), "\(yearPage.body.suffix(4000))")
+            #expect(yearLink == "/u/demo/playlist/year-2022")
+            let page = try await client.get(yearLink)
+            #expect(page.status == .ok)
+            #expect(page.body.contains("2022, to play again") && page.body.contains("The year’s \(min(20, ranked.count)) most played albums"))
+            #expect(page.body.contains("<a href=\"/u/demo/playlist/year-2022.xspf\" download>XSPF playlist</a>"))
+            let xspf = try await client.get("/u/demo/playlist/year-2022.xspf")
+            #expect(xspf.status == .ok)
+            #expect(xspf.headers[.contentDisposition] == "attachment; filename=\"vinylogue-demo-2022.xspf\"")
+            #expect(Self.texts("title", in: xspf.body).first == "Vinylogue — 2022")
+            #expect(Self.albums(in: xspf.body) == ranked.prefix(20).map(\.name))
+            // The year's #1 album: each track played from it that year, most played first.
+            let topTracks = zip(Self.texts("album", in: xspf.body), Self.texts("title", in: xspf.body).dropFirst()).filter { $0.0 == top.name }
+                .map { $0.1.lowercased() }
+            #expect(Set(topTracks) == Set(topTrackPlays.keys))
+            #expect(topTracks.map { topTrackPlays[$0] ?? 0 } == topTracks.map { topTrackPlays[$0] ?? 0 }.sorted(by: >))
+
+            // That album's whole life, from its page.
+            let albumPage = try await client.get(Paths.album(DemoHistory.username, artist: top.artist, name: top.name, day: nil))
+            let albumLink = try #require(Self.link("Play it again", in: albumPage.body), "\(albumPage.body.suffix(4000))")
+            #expect(albumLink.hasPrefix("/u/demo/playlist/album?artist="))
+            let albumPlaylist = try await client.get(albumLink)
+            #expect(albumPlaylist.body.contains("\(top.name.escapedForHTML), to play again"))
+            let albumXSPF = try await client.get(albumLink.replacingOccurrences(of: "/playlist/album?", with: "/playlist/album.xspf?"))
+            #expect(albumXSPF.status == .ok)
+            #expect(Self.albums(in: albumXSPF.body) == [top.name])
+            let lifeTracks = Set(Self.texts("title", in: albumXSPF.body).dropFirst().map { $0.lowercased() })
+            if topWeeks <= 52 { #expect(lifeTracks == everTopTracks) } else { #expect(lifeTracks.isSubset(of: everTopTracks) && !lifeTracks.isEmpty) }
+
+            // Rediscover's finds, in its order.
+            let rediscover = try await client.get("/u/demo/rediscover")
+            let rediscoverLink = try #require(Self.link("Play them again", in: rediscover.body))
+            #expect(rediscoverLink == "/u/demo/playlist/rediscover")
+            let finds = rediscover.body.components(separatedBy: "<span class=\"album\">").dropFirst().map { String($0.prefix { $0 != "<" }) }
+            let rediscoverXSPF = try await client.get("/u/demo/playlist/rediscover.xspf")
+            #expect(Self.albums(in: rediscoverXSPF.body).map(\.escapedForHTML) == finds)
+            #expect(Self.texts("title", in: rediscoverXSPF.body).first == "Vinylogue — to rediscover")
+
+            // What names nothing, or nothing played.
+            for bad in ["year-99", "year-20221", "year-02022", "album", "album?artist=Low", "album?name=HEY%20WHAT", "rediscover.mp3", "years-2022"] {
+                #expect(try await client.get("/u/demo/playlist/\(bad)").status == .badRequest, "\(bad)")
+            }
+            let never = try await client.get("/u/demo/playlist/album.xspf?artist=Nobody&name=Nothing%20at%20All")
+            #expect(never.status == .notFound && never.body.contains("demo never played Nothing at All by Nobody"))
+            let before = try await client.get("/u/demo/playlist/year-1990")
+            #expect(before.status == .notFound && before.body.contains("demo played no album in 1990"))
+            // Someone charted from Last.fm: no links, and the playlists say why.
+            #expect(!(try await client.get("/u/ybsc/rediscover").body.contains("Play them again")))
+            #expect(try await client.get("/u/ybsc/playlist/year-2022").status == .conflict)
+        }
+    }
 }

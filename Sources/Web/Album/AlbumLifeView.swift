@@ -32,6 +32,8 @@ struct AlbumLifeView {
     let bestURL: String
     let thenText: String?
     let nowText: String
+    /// Its tracks as played, to play again (`PlaylistRoutes`).
+    let playURL: String
 
     static let chartWidth = 600
     /// The widest a year's bar is drawn: an album of one or two years is
@@ -61,6 +63,7 @@ struct AlbumLifeView {
         bestURL = url(life.bestWeek)
         thenText = if let week = life.thenWeek, let plays = life.thenPlays { "\(WeekLabels.plays(plays)) in \(labels.label(for: week))" } else { nil }
         nowText = "\(WeekLabels.plays(life.lastTwelveMonthsPlays)) in the last 12 months"
+        playURL = Paths.playlistPage(user, .album(artist: life.artist, name: life.name))
         years = life.years
         let most = max(1, life.years.map(\.plays).max() ?? 1)
         let (chartWidth, baseline) = (Self.chartWidth, Self.baseline)

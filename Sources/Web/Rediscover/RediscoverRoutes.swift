@@ -39,6 +39,8 @@ struct RediscoverRoutes: Sendable {
         /// Instead of the finds while a copy of the history runs: when
         /// they will be ready.
         var copyNote: String?
+        /// The finds to play again, from the archive (`PlaylistRoutes`).
+        var playURL: String?
 
         init(user: Username, found: Rediscoveries?, failure: SourceError?, labels: WeekLabels) {
             layout = LayoutFields(title: "\(user.value) · rediscover", csrf: "")
@@ -89,7 +91,8 @@ struct RediscoverRoutes: Sendable {
         } catch {
             failure = error
         }
-        let view = View(user: user, found: found, failure: failure, labels: WeekLabels(timeZone: settings.timeZone))
+        var view = View(user: user, found: found, failure: failure, labels: WeekLabels(timeZone: settings.timeZone))
+        if chosen.origin == .archive, found?.finds.isEmpty == false { view.playURL = Paths.playlistPage(user, .rediscover) }
         return pages.response("rediscover", view, status: HTTPResponse.Status(failure: failure))
     }
 }

@@ -85,6 +85,8 @@ struct YearPageView {
 
     var copyOffer: CopyOffer?
     var hiddenText: String?
+    /// The year's most played albums, to play again (`PlaylistRoutes`).
+    var playURL: String?
     let settingsURL = Paths.settings
     /// Which lists have rows (the template shows a heading only then).
     var hasAlbums = false, hasFound = false, hasArtists = false, hasTracks = false
@@ -137,6 +139,7 @@ struct YearPageView {
         // The play-count filter hides albums played no more than it says, as on every chart.
         let shownAlbums = review.topAlbums.filter { $0.plays > filter.threshold }
         albums = shownAlbums.enumerated().map { albumRow($0.element, rank: $0.offset + 1) }
+        playURL = review.topAlbums.isEmpty ? nil : Paths.playlistPage(user, .year(review.year))
         let hidden = review.topAlbums.count - shownAlbums.count
         hiddenText = hidden == 0 ? nil : "\(hidden == 1 ? "One album" : "\(hidden) albums") of the top \(review.topAlbums.count) hidden by your filter."
         artists = review.topArtists.enumerated().map { n, entry in

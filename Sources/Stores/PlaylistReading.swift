@@ -22,10 +22,11 @@ extension ArchiveReading {
     /// most played (an album played in 500 weeks is not read 500 times).
     static var albumPlaylistWeeks: Int { 52 }
 
-    /// The album `artist` / `album` (as `folding` groups it) to play again:
-    /// every track played from it in its most played weeks, in the order
-    /// first played. Nil when the archive does not hold `user` or they
-    /// never played it.
+    /// The album `artist` / `album` to play again: every track played from
+    /// it in its most played weeks, in the order first played. The album
+    /// is as the person's kept charts group it (`albumWeeks`); `folding`
+    /// must be that grouping, their choice. Nil when the archive does not
+    /// hold `user` or they never played it.
     public func albumPlaylist(of user: Username, artist: String, album: String,
                               folding: AlbumFolding = .editions) async throws(SourceError) -> AlbumPlaylist? {
         guard let weeks = try await albumWeeks(of: user, artist: artist, album: album), let first = weeks.first else { return nil }

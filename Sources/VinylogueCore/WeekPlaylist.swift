@@ -77,14 +77,17 @@ public struct AlbumPlaylist: Sendable, Hashable {
         return uuid.uuidString.lowercased()
     }
 
-    /// `text` with every character but ASCII letters, digits and "-" made
-    /// "-", runs of them one, at most 60 long: "Abbey Road (Remastered)"
-    /// → "Abbey-Road-Remastered".
+    /// `text` with every run of characters other than ASCII letters and
+    /// digits made one "-", none at either end, at most 60 long: "Abbey
+    /// Road (Remastered)" → "Abbey-Road-Remastered".
     public static func fileSafe(_ text: String) -> String {
         var safe = ""
         for scalar in text.unicodeScalars {
-            let keep = scalar.isASCII && (CharacterSet.alphanumerics.contains(scalar) || scalar == "-")
-            if keep { safe.unicodeScalars.append(scalar) } else if !safe.hasSuffix("-") { safe += "-" }
+            if scalar.isASCII, CharacterSet.alphanumerics.contains(scalar) {
+                safe.unicodeScalars.append(scalar)
+            } else if !safe.hasSuffix("-") {
+                safe += "-"
+            }
         }
         let trimmed = safe.trimmingCharacters(in: CharacterSet(charactersIn: "-"))
         return String(trimmed.prefix(60))

@@ -82,6 +82,47 @@ import Testing
         let empty = WeekPlaylist.build(user: try Username("ana"), week: Self.week, yearsAgo: 1, entries: [], scrobbles: Self.scrobbles)
         #expect(empty.albums.isEmpty && empty.title == "Vinylogue — this week, 1 year ago")
     }
+
+    /// A year's playlist from what the year's page reads: its albums
+    /// ranked (editions one album, as the person groups them), each with
+    /// its tracks summed over the months, most played first; an album's
+    /// rows without an album name left out; at most `limit` albums.
+    @Test func aYearsMostPlayedAlbumsWithTheirTracksMostPlayedFirst() throws {
+        typealias Row = YearListening.Row
+        let rows = [
+            Row(month: 0, artist: "Low", albumArtist: nil, album: "HEY WHAT", track: "White Horses", plays: 3, albumMBID: nil),
+            Row(month: 5, artist: "Low", albumArtist: nil, album: "HEY WHAT (Deluxe Edition)", track: "Days Like These", plays: 4, albumMBID: nil),
+            Row(month: 6, artist: "Low", albumArtist: nil, album: "HEY WHAT", track: "White Horses", plays: 2, albumMBID: nil),
+            Row(month: 1, artist: "Vetiver", albumArtist: nil, album: "Tidewater", track: "Rolling Sea", plays: 6, albumMBID: nil),
+            Row(month: 2, artist: "Guest", albumArtist: "Bonobo", album: "Fragments", track: "Rosewood", plays: 2, albumMBID: nil),
+            Row(month: 3, artist: "Nobody", albumArtist: nil, album: "", track: "No album", plays: 50, albumMBID: nil),
+        ]
+        let listening = YearListening(rows: rows.shuffled(), quarterHours: [:], albumSpans: [:], playedJustBefore: [], previousPlays: 0,
+                                      folding: .editions)
+        let ana = try Username("ana")
+        let year = AlbumPlaylist.year(user: ana, year: 2024, listening: listening)
+        #expect(year.title == "Vinylogue — 2024" && year.fileStem == "2024")
+        #expect(year.annotation == "ana’s 3 most played albums of 2024, each with the tracks played from it that year, most played first.")
+        #expect(year.albums.map(\.name) == ["HEY WHAT", "Tidewater", "Fragments"])
+        #expect(year.albums.map(\.plays) == [9, 6, 2])
+        // White Horses 3 + 2 = 5 plays, after Days Like These's 4? No: 5 > 4, first.
+        #expect(year.albums[0].tracks.map(\.title) == ["White Horses", "Days Like These"])
+        #expect(year.albums[2].artist == "Bonobo", "the album artist, not the track's")
+        #expect(AlbumPlaylist.year(user: ana, year: 2024, listening: listening, limit: 1).albums.map(\.name) == ["HEY WHAT"])
+        // Kept apart, the deluxe edition is an album of its own.
+        let apart = YearListening(rows: rows, quarterHours: [:], albumSpans: [:], playedJustBefore: [], previousPlays: 0, folding: .asSpelled)
+        #expect(AlbumPlaylist.year(user: ana, year: 2024, listening: apart).albums.map(\.name)
+            == ["Tidewater", "HEY WHAT", "HEY WHAT (Deluxe Edition)", "Fragments"])
+    }
+
+    @Test func fileNamesAreSafeASCII() throws {
+        #expect(AlbumPlaylist.fileSafe("album-The Beatles-Abbey Road (Remastered)") == "album-The-Beatles-Abbey-Road-Remastered")
+        #expect(AlbumPlaylist.fileSafe("album-Sigur Rós-()") == "album-Sigur-R-s")
+        #expect(AlbumPlaylist.fileSafe("../\"\r\nx") == "x")
+        #expect(AlbumPlaylist.fileSafe(String(repeating: "a", count: 200)).count == 60)
+        let playlist = AlbumPlaylist(user: try Username("ana"), title: "t", annotation: "a", fileStem: "album-\"; rm -rf", albums: [])
+        #expect(PlaylistFile.xspf.fileName(playlist) == "vinylogue-ana-album-rm-rf.xspf")
+    }
 }
 
 /// Collects what an XSPF file holds, element by element.

@@ -71,8 +71,28 @@ public struct ServerPlaylist: Sendable {
     public var saved: Bool { !songs.isEmpty }
 
     /// Matches `playlist` to `library` and saves it there.
-    public static func save(_ playlist: AlbumPlaylist, on library: some MusicLibrary) async throws(MusicServerError) -> ServerPlaylist {
-        try await match(playlist, in: library).save(on: library)
+    public static func save(_ playlist: AlbumPlaylist, on library: some MusicLibrary,
+                            within budget: Duration = matchBudget) async throws(MusicServerError) -> ServerPlaylist {
+        try await match(playlist, in: library, within: budget).save(on: library)
+    }
+
+    /// How long looking for all of a playlist's albums may take, however
+    /// many lookups it makes: a server that answers each just in time
+    /// does not hold a person's request (or a job) for minutes.
+    public static let matchBudget: Duration = .seconds(60)
+
+    /// `match` within `budget` for all of it (`MusicServerError.tooSlow` past it).
+    public static func match(_ playlist: AlbumPlaylist, in library: some MusicLibrary,
+                             within budget: Duration) async throws(MusicServerError) -> ServerPlaylist {
+        let seconds = Int(budget.components.seconds)
+        // The match's own outcome inside; the deadline's failure outside.
+        let result = await Deadline.within(budget, server: library.server) { () async -> Result<Result<ServerPlaylist, MusicServerError>, MusicServerError> in
+            do throws(MusicServerError) { return .success(.success(try await match(playlist, in: library))) } catch { return .success(.failure(error)) }
+        }
+        switch result {
+        case .success(let matched): return try matched.get()
+        case .failure: throw .tooSlow(library.server, albums: playlist.albums.count, seconds: seconds)
+        }
     }
 
     /// Saves what `match` found on `library`, where it was matched; nothing

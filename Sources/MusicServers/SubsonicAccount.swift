@@ -55,6 +55,9 @@ public enum MusicServerError: Error, Sendable, Equatable, CustomStringConvertibl
     case tooLarge(String)
     /// It answered with a redirect, which Vinylogue does not follow.
     case redirected(String)
+    /// Looking for a playlist's albums there took longer than the whole
+    /// playlist may (each answer came in time, but they were many and slow).
+    case tooSlow(String, albums: Int, seconds: Int)
 
     public var description: String {
         switch self {
@@ -67,6 +70,8 @@ public enum MusicServerError: Error, Sendable, Equatable, CustomStringConvertibl
         case .refused(let server, let reason): "\(server) refused: \(reason)"
         case .tooLarge(let server): "\(server) sent a larger answer than Vinylogue reads."
         case .redirected(let server): "\(server) answered with a redirect, which Vinylogue does not follow. Give the address it redirects to."
+        case .tooSlow(let server, let albums, let seconds):
+            "\(server) took longer than \(seconds) seconds to find \(albums == 1 ? "the album" : "the \(albums) albums"). Try again when it is less busy."
         }
     }
 }

@@ -154,7 +154,8 @@ public struct WeeklyPlaylists: JobHandler {
         case .success(let found): library = found
         }
         do {
-            let matched = try await ServerPlaylist.match(week.playlist(labels: WeekLabels(timeZone: zone)), in: library)
+            let matched = try await ServerPlaylist.match(week.playlist(labels: WeekLabels(timeZone: zone)), in: library,
+                                                        within: ServerPlaylist.matchBudget)
             guard matched.saved else {
                 return .noted("None of the week’s \(matched.missing.count == 1 ? "album" : "\(matched.missing.count) albums") is in your library, "
                     + "so the playlist on your server was left as it was.")

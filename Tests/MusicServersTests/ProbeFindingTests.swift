@@ -79,4 +79,35 @@ import TestSupport
         }
         try await http.shutdown()
     }
+
+    /// A library whose searches each wait until they are cancelled (a
+    /// server answering every lookup just under its limit, for ever): the
+    /// whole playlist's budget ends the match, every lookup cancelled.
+    final class StalledLibrary: MusicLibrary {
+        let server = "slow.example:4533"
+        let cancelled = Mutex(0)
+        func ping() async throws(MusicServerError) {}
+        func albums(named query: String) async throws(MusicServerError) -> [LibraryAlbum] {
+            let (stream, _) = AsyncStream.makeStream(of: Void.self)
+            await withTaskCancellationHandler {
+                for await _ in stream {}
+            } onCancel: {
+                cancelled.withLock { $0 += 1 }
+            }
+            return []
+        }
+        func songs(of album: LibraryAlbum) async throws(MusicServerError) -> [LibrarySong] { [] }
+        func savePlaylist(name: String, songs: [LibrarySong]) async throws(MusicServerError) -> Bool { Issue.record("saved"); return false }
+    }
+
+    @Test func aServerSlowOverAWholeWeekIsStoppedAtThePlaylistsBudget() async throws {
+        let library = StalledLibrary()
+        let playlist = try SubsonicClientTests.week()
+        await #expect(throws: MusicServerError.tooSlow("slow.example:4533", albums: 3, seconds: 0)) {
+            _ = try await ServerPlaylist.save(playlist, on: library, within: .milliseconds(50))
+        }
+        #expect(library.cancelled.withLock { $0 } == 3, "every lookup under way was cancelled")
+        #expect(MusicServerError.tooSlow("nas:4533", albums: 100, seconds: 60).description
+            == "nas:4533 took longer than 60 seconds to find the 100 albums. Try again when it is less busy.")
+    }
 }

@@ -209,6 +209,8 @@ public actor FakeListenBrainz {
 
     /// Accepts `token` as `user`'s from now on.
     public func accept(token: String, for user: String) { tokens[token] = user }
+    /// Stops accepting `token`, as ListenBrainz does once its user resets it.
+    public func revoke(token: String) { tokens[token] = nil }
 
     public func inject(_ rule: FaultRule) { rules.append(rule) }
     public func clearFaults() { rules.removeAll() }

@@ -5,6 +5,7 @@ import HTTPServing
 import Hummingbird
 import Imports
 import LastFM
+import ListenBrainz
 import ListenIngest
 import Logging
 import Stores
@@ -85,6 +86,7 @@ extension Composition {
                                 shareCards: ShareCardStore(dataDirectory: directory, artwork: artwork), background: background)
         parts.demo = demoOn ? demo : nil
         parts.listenBrainz = listenBrainz
+        parts.listenBrainzPlaylists = { [listenBrainz] playlist, token throws(SourceError) in try await listenBrainz.save(playlist, token: token) }
         parts.musicServers = MusicServerAccess(policy: MusicServerPolicy(environmentValue: configuration.musicServerHosts),
                                                subsonic: { [self] in subsonic($0) })
         let lastFMPages = RecentTracksGateway { user, from, to, page, limit throws(SourceError) in

@@ -161,7 +161,9 @@ func buildRouter(configuration: ServerConfiguration, parts: WebAppParts, shared:
     let years = YearRoutes(sources: sources, viewers: viewers, own: OwnListening(lists: lists), pages: pages, rendered: rendered, clock: clock, address: address)
     years.register(people: people, api: peopleAPI)
     PlaylistRoutes(sources: sources, viewers: viewers, clock: clock, pages: pages, own: OwnListening(lists: lists),
-                   musicServers: parts.musicServers.map { OwnMusicServers(store: stores.musicServers, access: $0, queued: parts.jobs?.wakeup) }).register(people: people)
+                   musicServers: parts.musicServers.map { OwnMusicServers(store: stores.musicServers, access: $0, queued: parts.jobs?.wakeup) },
+                   listenBrainz: parts.listenBrainzPlaylists.map { save in OwnListenBrainz(outbox: stores.outbox, save: save) })
+        .register(people: people)
     ShareCardRoutes(sources: sources, viewers: viewers, chartPages: charts, yearPages: years, covers: covers, shareCards: parts.shareCards,
                     kept: shared.renderedCards, clock: clock, address: address).register(people: people)
     WidgetRoutes(viewers: viewers, chartPages: charts, covers: covers, shareCards: parts.shareCards, rendered: rendered,

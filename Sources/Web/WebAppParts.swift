@@ -1,5 +1,6 @@
 import Artwork
 import Foundation
+import ListenBrainz
 import MusicServers
 import HTTPServing
 import Imports
@@ -24,6 +25,9 @@ public struct WebAppParts: Sendable {
     public var demo: DemoChartSource?
     /// Profiles of `lb:` users, when ListenBrainz is configured.
     public var listenBrainz: (any UserSource)?
+    /// Saves a playlist on a person's ListenBrainz account with their
+    /// token (the one they forward listens with): "Make it on ListenBrainz".
+    public var listenBrainzPlaylists: (@Sendable (AlbumPlaylist, _ token: String) async throws(SourceError) -> ListenBrainzClient.SavedPlaylist?)?
     /// History copies into the archive: at sign-in, on first view, and
     /// those queued by other instances.
     public var copies: HistoryCopyWorker?

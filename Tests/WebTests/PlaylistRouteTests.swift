@@ -1,6 +1,7 @@
 import Foundation
 @testable import HTTPServing
 import HummingbirdTesting
+import SQLiteStore
 import Testing
 import VinylogueCore
 @testable import Web
@@ -168,6 +169,63 @@ import VinylogueCore
             // Someone charted from Last.fm: no links, and the playlists say why.
             #expect(!(try await client.get("/u/ybsc/rediscover").body.contains("Play them again")))
             #expect(try await client.get("/u/ybsc/playlist/year-2022").status == .conflict)
+        }
+    }
+
+    /// "Make it on ListenBrainz", for the household's "me" who forwards
+    /// their listens there: private, the tracks with recording ids, made
+    /// again in place; a week without ids and a token ListenBrainz no
+    /// longer accepts each a sentence, and nothing saved.
+    @Test func aPlaylistOnThePersonsListenBrainzAccountWithTheTokenTheyForwardWith() async throws {
+        let week = LastFMWeekCalendar.week(containing: Int64(ChartWeekFinder(timeZone: .current).target(yearsAgo: 2, from: july2023)
+            .timeIntervalSince1970.rounded(.down)))
+        let ids = ["4a8b0e5c-1b3d-4c2e-9f10-2b3c4d5e6f70", "0f1e2d3c-4b5a-4968-8776-a5b4c3d2e1f0"]
+        @Sendable func play(_ minute: Int64, _ artist: String, _ album: String, _ track: String, _ mbid: String? = nil) -> Scrobble {
+            Scrobble(instant: week.from + minute * 60, artist: artist, album: album, track: track, trackMBID: mbid)
+        }
+        try await Harness.run { harness, client in
+            let rob = try Username("rob")
+            try await SQLiteScrobbleStore(database: harness.database).store([
+                play(1, "Low", "Things We Lost in the Fire", "Sunflower", ids[0]), play(2, "Low", "Things We Lost in the Fire", "Dinosaur Act"),
+                play(3, "Low", "Things We Lost in the Fire", "Sunflower", ids[0]), play(4, "Vetiver", "Tidewater", "Rolling Sea", ids[1]),
+                play(5, "Low", "C'mon", "Try to Sleep"),
+            ], of: rob, origin: .lastFMExport)
+            try await harness.lists.add(rob)
+            try await harness.lists.setMe(rob)
+            await harness.listenBrainz.accept(token: "rob-token", for: "rob")
+            let session = try await client.session()
+            #expect(!(try await client.get("/u/rob/playlist/2", session: session).body.contains("Make it on ListenBrainz")))
+            let none = try await client.post("/u/rob/playlist/2", ["to": "listenbrainz"], session: session)
+            #expect(none.status == .conflict && none.body.contains("Give your ListenBrainz token in Settings"))
+
+            let forwarding = try await client.post("/settings/forwarding", ["listenbrainz-token": "rob-token"], session: session)
+            #expect(forwarding.status == .seeOther)
+            let page = try await client.get("/u/rob/playlist/2", session: session)
+            #expect(page.body.contains("Make it on ListenBrainz (rob)"))
+            #expect(!page.body.contains("rob-token"), "the token is never shown")
+            // Someone else's page offers nothing.
+            #expect(!(try await client.get("/u/ybsc/week/2020-07-08").body.contains("Make it on ListenBrainz")))
+
+            let made = try await client.post("/u/rob/playlist/2", ["to": "listenbrainz"], session: session)
+            #expect(made.status == .ok, "\(made.body.suffix(2000))")
+            #expect(made.body.contains("Made “Vinylogue — this week, 2 years ago” on ListenBrainz for rob (private): 2 tracks. "
+                + "2 tracks without a MusicBrainz recording id left out."), "\(made.body.suffix(3000))")
+            let kept = await harness.listenBrainz.playlists()
+            #expect(kept.count == 1 && kept.first?.recordings == ids && kept.first?.isPublic == false)
+            let again = try await client.post("/u/rob/playlist/2", ["to": "listenbrainz"], session: session)
+            #expect(again.body.contains("Replaced “Vinylogue — this week, 2 years ago” on ListenBrainz"))
+            #expect(await harness.listenBrainz.playlists().count == 1)
+            #expect(try await client.post("/u/rob/playlist/2", ["to": "listenbrainz"], session: session, token: "forged").status == .forbidden)
+
+            let bare = try await client.post("/u/rob/playlist/album?artist=Low&name=C%27mon", ["to": "listenbrainz"], session: session)
+            #expect(bare.status == .unprocessableContent)
+            #expect(bare.body.contains("Its track carries no MusicBrainz recording id, which ListenBrainz’s playlists need: nothing was saved."))
+
+            await harness.listenBrainz.revoke(token: "rob-token")
+            let revoked = try await client.post("/u/rob/playlist/2", ["to": "listenbrainz"], session: session)
+            #expect(revoked.status == .badGateway)
+            #expect(revoked.body.contains("ListenBrainz no longer accepts your token: give it again in Settings. Nothing was saved."))
+            #expect(await harness.listenBrainz.playlists().count == 1)
         }
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import HTTPServing
 import Hummingbird
+import ListenBrainz
 import MusicServers
 import Stores
 import Sync
@@ -75,6 +76,7 @@ struct PlaylistRoutes: Sendable {
     /// Whose listening the viewer speaks for (their server makes their playlists).
     let own: OwnListening
     let musicServers: OwnMusicServers?
+    var listenBrainz: OwnListenBrainz? = nil
 
     func register(people: RouterGroup<Context>) {
         people.get("playlist/:file") { request, context in try await self.file(request, context) }
@@ -93,6 +95,11 @@ struct PlaylistRoutes: Sendable {
             let name: String
         }
 
+        struct ListenBrainzAccount {
+            let action: String
+            let user: String
+        }
+
         var layout: LayoutFields
         let user: String
         let heading: String
@@ -104,6 +111,7 @@ struct PlaylistRoutes: Sendable {
         let albums: [Album]
         var server: Server?
         var settingsURL: String?
+        var listenBrainz: ListenBrainzAccount?
         var resultText: String?
         var missingText: String?
         var problemText: String?
@@ -195,14 +203,21 @@ struct PlaylistRoutes: Sendable {
             albums: playlist.albums.map {
                 PageView.Album(artist: $0.artist, name: $0.name, tracksLabel: $0.tracks.count == 1 ? "1 track played" : "\($0.tracks.count) tracks played")
             })
-        guard let musicServers, await own.person(of: context) == user, let owner = await context.viewer.owner else { return (view, nil) }
-        guard let setting = try? await musicServers.store.musicServer(of: owner) else {
-            view.settingsURL = Paths.settings + "#music"
-            return (view, nil)
+        guard await own.person(of: context) == user, let owner = await context.viewer.owner else { return (view, nil) }
+        let action = Paths.playlistPage(user, found.subject)
+        if let musicServers {
+            if let setting = try? await musicServers.store.musicServer(of: owner) {
+                view.server = PageView.Server(action: action, name: OwnMusicServers.name(setting))
+            } else {
+                view.settingsURL = Paths.settings + "#music"
+            }
         }
+        if let account = await listenBrainz?.account(of: owner) {
+            view.listenBrainz = PageView.ListenBrainzAccount(action: action, user: account.user)
+        }
+        guard view.server != nil || view.listenBrainz != nil else { return (view, nil) }
         let csrf = CSRFProtection.token(for: request)
         view.layout.csrf = csrf.value
-        view.server = PageView.Server(action: Paths.playlistPage(user, found.subject), name: OwnMusicServers.name(setting))
         return (view, csrf)
     }
 
@@ -219,12 +234,54 @@ struct PlaylistRoutes: Sendable {
         guard let (subject, format) = Self.asked(request, context), format == nil else { throw HTTPError(.methodNotAllowed) }
         let form = try await FormFields.read(request, limit: 4096)
         try CSRFProtection.verify(request, form: form)
-        guard let musicServers, await own.person(of: context) == user, let owner = await context.viewer.owner else {
+        guard await own.person(of: context) == user, let owner = await context.viewer.owner else {
             throw HTTPError(.forbidden, message: "Only \(user.value) can make \(user.value)’s playlists, on their own music server.")
         }
         let settings = await viewers.settings(for: context)
         let found = try await found(subject, of: user, settings: settings, context: context)
         var (view, csrf) = await page(found, request: request, context: context)
+        var status = HTTPResponse.Status.ok
+        if form["to"] == "listenbrainz" {
+            status = await makeOnListenBrainz(found.playlist, of: owner, into: &view)
+        } else if let musicServers {
+            status = await makeOnServer(found.playlist, of: owner, with: musicServers, into: &view)
+        } else {
+            throw HTTPError(.notFound, message: "This Vinylogue makes no playlists on music servers.")
+        }
+        var response = pages.response("playlist", view, status: status)
+        if let csrf { response.attach(csrf: csrf) }
+        return response
+    }
+
+    /// Makes `playlist` on `owner`'s ListenBrainz account (private, its
+    /// tracks with recording ids) and says what it did on `view`.
+    func makeOnListenBrainz(_ playlist: AlbumPlaylist, of owner: ListOwner, into view: inout PageView) async -> HTTPResponse.Status {
+        guard let listenBrainz, let account = await listenBrainz.account(of: owner) else {
+            view.problemText = "Give your ListenBrainz token in Settings (forwarding your listens there), and this page makes it on your account."
+            return .conflict
+        }
+        do throws(SourceError) {
+            guard let saved = try await listenBrainz.save(playlist, account.token) else {
+                view.problemText = (playlist.tracks.count == 1 ? "Its track carries no" : "None of its \(playlist.tracks.count) tracks carries a")
+                    + " MusicBrainz recording id, which ListenBrainz’s playlists need: nothing was saved. The XSPF or JSPF file keeps them all."
+                return .unprocessableContent
+            }
+            view.resultText = "\(saved.replaced ? "Replaced" : "Made") “\(playlist.title)” on ListenBrainz for \(saved.user) (private): "
+                + (saved.tracks == 1 ? "1 track." : "\(saved.tracks) tracks.")
+                + (saved.leftOut == 0 ? "" : " \(saved.leftOut == 1 ? "1 track" : "\(saved.leftOut) tracks") without a MusicBrainz recording id left out.")
+            return .ok
+        } catch .listenBrainz(.invalidToken) {
+            view.problemText = "ListenBrainz no longer accepts your token: give it again in Settings. Nothing was saved."
+            return .badGateway
+        } catch {
+            view.problemText = error.forVisitors + " Nothing was saved."
+            return HTTPResponse.Status(for: error)
+        }
+    }
+
+    /// Makes `playlist` on `owner`'s music server and says what it did on `view`.
+    func makeOnServer(_ playlist: AlbumPlaylist, of owner: ListOwner, with musicServers: OwnMusicServers,
+                      into view: inout PageView) async -> HTTPResponse.Status {
         var status = HTTPResponse.Status.ok
         switch await musicServers.library(of: owner) {
         case nil:
@@ -235,7 +292,7 @@ struct PlaylistRoutes: Sendable {
             status = .badGateway
         case .success(let library)?:
             do {
-                let made = try await ServerPlaylist.save(found.playlist, on: library)
+                let made = try await ServerPlaylist.save(playlist, on: library)
                 if made.saved {
                     view.resultText = "\(made.replaced ? "Replaced" : "Made") “\(made.name)” on \(view.server?.name ?? library.server): "
                         + (made.songs.count == 1 ? "1 song" : "\(made.songs.count) songs") + " of "
@@ -252,9 +309,7 @@ struct PlaylistRoutes: Sendable {
                 status = .badGateway
             }
         }
-        var response = pages.response("playlist", view, status: status)
-        if let csrf { response.attach(csrf: csrf) }
-        return response
+        return status
     }
 
     func file(_ request: Request, _ context: Context) async throws -> Response {
@@ -279,5 +334,18 @@ struct PlaylistRoutes: Sendable {
 
     static func failure(_ error: SourceError) -> HTTPError {
         HTTPError(HTTPResponse.Status(for: error), message: error.forVisitors)
+    }
+}
+
+/// A person's ListenBrainz account, for playlists: the token they forward
+/// their listens with (Settings), and what saves a playlist there.
+struct OwnListenBrainz: Sendable {
+    let outbox: any ForwardingOutbox
+    let save: @Sendable (AlbumPlaylist, _ token: String) async throws(SourceError) -> ListenBrainzClient.SavedPlaylist?
+
+    /// `owner`'s token and ListenBrainz name; nil when they gave none.
+    func account(of owner: ListOwner) async -> (token: String, user: String)? {
+        guard let choice = try? await outbox.choice(of: owner), let token = choice.listenBrainzToken, !token.isEmpty else { return nil }
+        return (token, choice.listenBrainzUser ?? "")
     }
 }

@@ -4,6 +4,7 @@ import Foundation
 import ListenBrainz
 import MusicServers
 import Stores
+import Sync
 import VinylogueCore
 
 /// Where a playlist goes: a file, or a music server.
@@ -11,21 +12,35 @@ enum PlaylistTarget: String, ExpressibleByArgument, CaseIterable {
     case xspf, jspf, m3u, subsonic, mpd, listenbrainz
 }
 
-/// `vinylogue playlist USER --years-ago N --to xspf|jspf|subsonic`: this
-/// week, N years ago, as a playlist — a file (the week's albums in chart
-/// order, each with the tracks played from it that week, from the archive),
-/// or made on the person's Subsonic-API server (`ServerPlaylist`).
+/// `vinylogue playlist USER --years-ago N --to xspf|jspf|m3u|subsonic|mpd|listenbrainz`:
+/// this week, N years ago, as a playlist — a file (the week's albums in
+/// chart order, each with the tracks played from it that week, from the
+/// archive), or made on the person's music server (`ServerPlaylist`) or
+/// ListenBrainz account. `--year`, `--rediscover` or `--artist --album`
+/// play a year's most played albums, rediscover's, or an album's life instead.
 struct PlaylistCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "playlist",
-        abstract: "This week, N years ago, as a playlist: a file (XSPF or JSPF), or made on your Subsonic-API music server.",
-        discussion: "With --to subsonic, give the server's address with --server and the user with --server-user; the password is read from VINYLOGUE_SUBSONIC_PASSWORD (never from the command line, where other users could see it). With --to mpd, give mpd's host (and port, 6600 if not given) with --server; a password, if mpd wants one, is read from VINYLOGUE_MPD_PASSWORD. With --to m3u and --server (an mpd), the songs mpd has are written as an M3U8 file of its paths, which mpd loads from its playlist directory. With --to listenbrainz, the playlist is made (private) on the ListenBrainz account of the token in VINYLOGUE_LISTENBRAINZ_TOKEN, with the tracks that carry a MusicBrainz recording id.")
+        abstract: "This week, N years ago, as a playlist: a file (XSPF or JSPF), or made on your music server or ListenBrainz.",
+        discussion: "Instead of a week: --year YYYY plays that year's most played albums, --rediscover the albums to rediscover, and --artist A --album N an album's tracks as played over its whole life. With --to subsonic, give the server's address with --server and the user with --server-user; the password is read from VINYLOGUE_SUBSONIC_PASSWORD (never from the command line, where other users could see it). With --to mpd, give mpd's host (and port, 6600 if not given) with --server; a password, if mpd wants one, is read from VINYLOGUE_MPD_PASSWORD. With --to m3u and --server (an mpd), the songs mpd has are written as an M3U8 file of its paths, which mpd loads from its playlist directory. With --to listenbrainz, the playlist is made (private) on the ListenBrainz account of the token in VINYLOGUE_LISTENBRAINZ_TOKEN, with the tracks that carry a MusicBrainz recording id.")
 
     @Argument(help: "A Last.fm username whose listening is archived.")
     var user: String
 
-    @Option(name: .customLong("years-ago"), help: "How many years back (1 or more). Default: 1.")
-    var yearsAgo: Int = 1
+    @Option(name: .customLong("years-ago"), help: "This week, how many years back (1 or more). Default: 1.")
+    var yearsAgo: Int?
+
+    @Option(help: "Instead of a week: this year's most played albums (as the year's page ranks them).")
+    var year: Int?
+
+    @Flag(help: "Instead of a week: the albums to rediscover (played around this time of year, not in the last twelve months).")
+    var rediscover = false
+
+    @Option(help: "Instead of a week: this album's tracks as played over its whole life (with --artist).")
+    var album: String?
+
+    @Option(help: "The album's artist, with --album.")
+    var artist: String?
 
     @Option(help: "Where it goes: \(PlaylistTarget.allCases.map(\.rawValue).joined(separator: ", ")).")
     var to: PlaylistTarget = .xspf
@@ -46,7 +61,12 @@ struct PlaylistCommand: AsyncParsableCommand {
     var dataDir: String?
 
     func validate() throws {
-        if yearsAgo < 1 { throw ValidationError("--years-ago must be 1 or more.") }
+        if let yearsAgo, yearsAgo < 1 { throw ValidationError("--years-ago must be 1 or more.") }
+        if let year, !(1...9999).contains(year) { throw ValidationError("--year must be a year, as in 2019.") }
+        if (album == nil) != (artist == nil) { throw ValidationError("--album and --artist go together: the album's name and its artist.") }
+        if [yearsAgo != nil, year != nil, rediscover, album != nil].filter({ $0 }).count > 1 {
+            throw ValidationError("Choose one of --years-ago, --year, --rediscover and --album.")
+        }
         switch to {
         case .subsonic:
             if server == nil || serverUser == nil { throw ValidationError("--to subsonic needs --server and --server-user.") }
@@ -88,20 +108,12 @@ struct PlaylistCommand: AsyncParsableCommand {
         try await Composition.with { composition in
             let zone = try composition.timeZone(named: timeZone)
             let archive = try await composition.openArchiveForCommand(dataDir: dataDir)
-            let found: WeekPlaylist?
+            let playlist: AlbumPlaylist
             do {
-                let folding = try await (archive as? any AlbumChoices)?.albumFolding(of: username) ?? .editions
-                found = try await archive.weekPlaylist(of: username, yearsAgo: yearsAgo, now: composition.clock.now, timeZone: zone,
-                                                       folding: folding)
+                playlist = try await read(from: archive, of: username, now: composition.clock.now, timeZone: zone)
             } catch let error as SourceError {
                 throw CommandFailure(error)
             }
-            guard let week = found else { throw CommandFailure(SourceError.notArchived(user: username.value)) }
-            let labels = WeekLabels(timeZone: zone)
-            guard !week.albums.isEmpty else {
-                throw CommandFailure("\(username) played nothing in the week of \(labels.range(of: week.week)).", exitCode: .noData)
-            }
-            let playlist = week.playlist(labels: labels)
             let environment = ProcessInfo.processInfo.environment
             switch to {
             case .subsonic:
@@ -121,7 +133,7 @@ struct PlaylistCommand: AsyncParsableCommand {
                     throw CommandFailure((error as? MusicServerError)?.description ?? "\(error)", exitCode: .upstream)
                 }
                 guard matched.saved else {
-                    throw CommandFailure("None of the week’s albums is in mpd’s library at \(client.server): there is nothing to write.", exitCode: .noData)
+                    throw CommandFailure("None of its albums is in mpd’s library at \(client.server): there is nothing to write.", exitCode: .noData)
                 }
                 try write(Data(matched.m3u8.utf8), tracks: matched.songs.count, albums: matched.found.count)
                 if !matched.missing.isEmpty {
@@ -140,7 +152,7 @@ struct PlaylistCommand: AsyncParsableCommand {
                     throw CommandFailure(error)
                 }
                 guard let saved else {
-                    throw CommandFailure("None of the week’s \(playlist.tracks.count) tracks carries a MusicBrainz recording id, which ListenBrainz’s "
+                    throw CommandFailure("None of its \(playlist.tracks.count) tracks carries a MusicBrainz recording id, which ListenBrainz’s "
                         + "playlists need: nothing was saved. The XSPF or JSPF file (--to xspf, --to jspf) keeps them all.", exitCode: .noData)
                 }
                 var said = "\(saved.replaced ? "Replaced" : "Made") “\(playlist.title)” on ListenBrainz for \(saved.user) (private): "
@@ -155,6 +167,38 @@ struct PlaylistCommand: AsyncParsableCommand {
             guard let file = PlaylistFile(rawValue: to.rawValue) else { return }
             try write(file.data(playlist), tracks: playlist.tracks.count, albums: playlist.albums.count)
         }
+    }
+
+    /// What to play, read from `archive`: this week N years ago, a year,
+    /// rediscover's albums or an album's life.
+    func read(from archive: any ScrobbleArchive, of user: Username, now: Date, timeZone zone: TimeZone) async throws -> AlbumPlaylist {
+        let folding = try await archive.albumFolding(of: user)
+        let notArchived = CommandFailure(SourceError.notArchived(user: user.value))
+        if let year {
+            guard let calendarYear = ListeningYear(year, timeZone: zone, now: now) else { throw ValidationError("--year must be a year, as in 2019.") }
+            guard let playlist = try await archive.yearPlaylist(of: user, year: calendarYear) else { throw notArchived }
+            guard !playlist.albums.isEmpty else { throw CommandFailure("\(user) played no album in \(year).", exitCode: .noData) }
+            return playlist
+        }
+        if rediscover {
+            let finds = try await Rediscoveries.load(user: user, now: now, timeZone: zone, charts: ArchiveChartSource(store: archive)).finds
+            guard !finds.isEmpty else { throw CommandFailure("\(user) has nothing to rediscover this week.", exitCode: .noData) }
+            return try await archive.rediscoverPlaylist(of: user, finds: finds, folding: folding)
+        }
+        if let album, let artist {
+            guard let playlist = try await archive.albumPlaylist(of: user, artist: artist, album: album, folding: folding) else {
+                throw CommandFailure("\(user) never played \(album) by \(artist) (or their history is not archived).", exitCode: .noData)
+            }
+            return playlist
+        }
+        guard let week = try await archive.weekPlaylist(of: user, yearsAgo: yearsAgo ?? 1, now: now, timeZone: zone, folding: folding) else {
+            throw notArchived
+        }
+        let labels = WeekLabels(timeZone: zone)
+        guard !week.albums.isEmpty else {
+            throw CommandFailure("\(user) played nothing in the week of \(labels.range(of: week.week)).", exitCode: .noData)
+        }
+        return week.playlist(labels: labels)
     }
 
     /// The file to `--output`, or to standard output.
@@ -182,7 +226,7 @@ struct PlaylistCommand: AsyncParsableCommand {
         let missing = made.missing.isEmpty ? ""
             : "Not found there: " + made.missing.map { "\($0.artist) — \($0.name)" }.joined(separator: "; ") + "."
         guard made.saved else {
-            throw CommandFailure("None of the week’s albums is in the library at \(server): nothing was saved. " + missing, exitCode: .noData)
+            throw CommandFailure("None of its albums is in the library at \(server): nothing was saved. " + missing, exitCode: .noData)
         }
         var said = "\(made.replaced ? "Replaced" : "Made") “\(made.name)” on \(server): \(made.songs.count == 1 ? "1 song" : "\(made.songs.count) songs")"
             + " of \(made.found.count == 1 ? "1 album" : "\(made.found.count) albums").\n"

@@ -525,8 +525,8 @@ struct JSONAny: Decodable {
                                              "<title>Tide 2</title>", "<title>Something</title>",
                                              "<identifier>https://musicbrainz.org/recording/4a8b0e5c-1b3d-4c2e-9f10-2b3c4d5e6f70</identifier>",
                                              "<title>Come Together</title>", "<album>Abbey Road (Remastered)</album>"]
-        let places = order.map { xspf.stdout.range(of: $0)?.lowerBound }
-        #expect(places.allSatisfy { $0 != nil } && places.compactMap { $0 } == places.compactMap { $0 }.sorted(), "\(xspf.stdout)")
+        let weekPlaces = order.map { xspf.stdout.range(of: $0)?.lowerBound }
+        #expect(weekPlaces.allSatisfy { $0 != nil } && weekPlaces.compactMap { $0 } == weekPlaces.compactMap { $0 }.sorted(), "\(xspf.stdout)")
         #expect(xspf.stdout.components(separatedBy: "<track>").count == 6)
 
         let file = dir.url.appendingPathComponent("week.jspf").path
@@ -540,5 +540,29 @@ struct JSONAny: Decodable {
         #expect(none.status == 2 && none.stderr.contains("ana played nothing in the week of"), "\(none.stderr)")
         let stranger = try await vinylogue(["playlist", "nobody", "--data-dir", data])
         #expect(stranger.status == 2, "\(stranger.stderr)")
+
+        // The year: its albums most played first, Abbey Road's spellings one album.
+        let year = utc.component(.year, from: Date(timeIntervalSince1970: TimeInterval(week.from + 3_600)))
+        let wholeYear = try await vinylogue(["playlist", "ana", "--year", String(year), "--time-zone", "UTC", "--data-dir", data])
+        #expect(wholeYear.status == 0, "\(wholeYear.stderr)")
+        let places = ["<title>Vinylogue — \(year)</title>", "<album>Tidewater</album>", "<album>Abbey Road</album>"]
+            .map { wholeYear.stdout.range(of: $0)?.lowerBound }
+        #expect(places.allSatisfy { $0 != nil } && places.compactMap { $0 } == places.compactMap { $0 }.sorted(), "\(wholeYear.stdout)")
+        #expect(wholeYear.stdout.components(separatedBy: "<track>").count == 6)
+        let emptyYear = try await vinylogue(["playlist", "ana", "--year", "1999", "--time-zone", "UTC", "--data-dir", data])
+        #expect(emptyYear.status == 2 && emptyYear.stderr.contains("ana played no album in 1999."), "\(emptyYear.stderr)")
+        // An album's life, asked by another spelling.
+        let life = try await vinylogue(["playlist", "ana", "--artist", "the beatles", "--album", "ABBEY ROAD (REMASTERED)", "--to", "jspf",
+                                        "--data-dir", data])
+        #expect(life.status == 0, "\(life.stderr)")
+        let lifeObject = try JSONSerialization.jsonObject(with: Data(life.stdout.utf8)) as? [String: Any]
+        let lifeTracks = ((lifeObject?["playlist"] as? [String: Any])?["track"] as? [[String: Any]])?.compactMap { $0["title"] as? String }
+        #expect(lifeTracks == ["Something", "Come Together"])
+        let never = try await vinylogue(["playlist", "ana", "--artist", "Low", "--album", "HEY WHAT", "--data-dir", data])
+        #expect(never.status == 2 && never.stderr.contains("ana never played HEY WHAT by Low"), "\(never.stderr)")
+        for wrong in [["--year", "2020", "--years-ago", "2"], ["--album", "Tidewater"], ["--rediscover", "--year", "2020"], ["--year", "0"]] {
+            let refused = try await vinylogue(["playlist", "ana", "--data-dir", data] + wrong)
+            #expect(refused.status == 1 && refused.stderr.contains("--"), "\(wrong): \(refused.status) \(refused.stderr)")
+        }
     }
 }

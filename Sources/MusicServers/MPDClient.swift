@@ -9,6 +9,9 @@ public struct MPDAccount: Sendable, CustomStringConvertible {
     public let host: String
     public let port: Int
     let password: String?
+    /// The address connections go to, when it was checked for `host`
+    /// (`MusicServerPolicy.Decision`); nil: `host` itself.
+    public private(set) var pinnedAddress: String?
 
     /// Nil for an empty host or a port outside 1…65535.
     public init?(host: String, port: Int = 6600, password: String? = nil) {
@@ -40,6 +43,13 @@ public struct MPDAccount: Sendable, CustomStringConvertible {
             text = String(text[..<colon])
         }
         self.init(host: text, port: port, password: password)
+    }
+
+    /// The same account, connecting to `address` whatever `host` resolves to.
+    public func pinned(to address: String) -> MPDAccount {
+        var pinned = self
+        pinned.pinnedAddress = address
+        return pinned
     }
 
     /// "host:port" ("[v6]:port"), as sentences name it.
@@ -138,7 +148,7 @@ public final class MPDClient: MusicLibrary {
         let channel: NIOAsyncChannel<ByteBuffer, ByteBuffer>
         do {
             channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton).connectTimeout(.seconds(5))
-                .connect(host: account.host, port: account.port) { channel in
+                .connect(host: account.pinnedAddress ?? account.host, port: account.port) { channel in
                     channel.eventLoop.makeCompletedFuture { try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel) }
                 }
         } catch {

@@ -27,16 +27,34 @@ public struct MusicServerPolicy: Sendable {
         self.init(allowed: (environmentValue ?? "").split(separator: ",").map(String.init))
     }
 
+    /// Whether a host may be reached, and where.
+    public enum Decision: Sendable, Equatable {
+        /// Why not, for the person.
+        case refused(String)
+        /// It may; `pin` is the address that was checked, which every
+        /// connection must go to (nil when the host is an address itself,
+        /// or one the operator listed): the name is not looked up again,
+        /// so it cannot answer differently by then (DNS rebinding).
+        case allowed(pin: String?)
+    }
+
+    /// Whether `host` may be reached, and the address checked.
+    public func decide(_ host: String) async -> Decision {
+        let host = host.lowercased().trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
+        if allowed.contains(where: { Self.matches(host, $0) }) { return .allowed(pin: nil) }
+        let isAddress = Self.isAddress(host)
+        let addresses = isAddress ? [host] : await resolve(host)
+        guard let first = addresses.first else { return .refused("Vinylogue could not find \(host). Check the address.") }
+        if let inside = addresses.first(where: { !Self.isPublic($0) }) {
+            return .refused("\(host) is on a private network (\(inside)), which this Vinylogue does not reach unless its operator lists it "
+                + "(VINYLOGUE_MUSIC_SERVERS).")
+        }
+        return .allowed(pin: isAddress ? nil : first)
+    }
+
     /// Nil when `host` may be reached, else why not, for the person.
     public func refusal(of host: String) async -> String? {
-        let host = host.lowercased().trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
-        if allowed.contains(where: { Self.matches(host, $0) }) { return nil }
-        let addresses = Self.isAddress(host) ? [host] : await resolve(host)
-        guard !addresses.isEmpty else { return "Vinylogue could not find \(host). Check the address." }
-        if let inside = addresses.first(where: { !Self.isPublic($0) }) {
-            return "\(host) is on a private network (\(inside)), which this Vinylogue does not reach unless its operator lists it "
-                + "(VINYLOGUE_MUSIC_SERVERS)."
-        }
+        if case .refused(let why) = await decide(host) { return why }
         return nil
     }
 

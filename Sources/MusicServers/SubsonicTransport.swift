@@ -27,9 +27,13 @@ public struct SubsonicTransport: Sendable {
     public static let maxBytes = 4 << 20
 
     /// An `HTTPClient` for music servers: no redirects followed, a short
-    /// connect timeout. The caller shuts it down.
-    public static func makeHTTPClient() -> HTTPClient {
+    /// connect timeout, and each name of `pins` connected to its address
+    /// rather than looked up. The caller shuts it down.
+    public static func makeHTTPClient(resolving pins: [String: String] = [:]) -> HTTPClient {
         var configuration = HTTPClient.Configuration()
+        // A name mapped to the address checked for it: connections go there
+        // (TLS still names and verifies the name).
+        configuration.dnsOverride = pins
         configuration.redirectConfiguration = .disallow
         configuration.timeout.connect = .seconds(5)
         configuration.connectionPool.retryConnectionEstablishment = false

@@ -148,14 +148,18 @@ public struct WeeklyPlaylists: JobHandler {
         case .failure(let problem): return .noted(problem.sentence + " Change it in Settings.")
         case .success(let parsed): server = parsed
         }
-        let library: any MusicLibrary
-        switch await access.library(server) {
+        let playlist = week.playlist(labels: WeekLabels(timeZone: zone))
+        let made = await access.withLibrary(server) { library in await make(playlist, on: library, claim: claim) }
+        switch made {
         case .failure(let problem): return .noted(problem.sentence)
-        case .success(let found): library = found
+        case .success(let outcome): return outcome
         }
-        do {
-            let matched = try await ServerPlaylist.match(week.playlist(labels: WeekLabels(timeZone: zone)), in: library,
-                                                        within: ServerPlaylist.matchBudget)
+    }
+
+    /// Matches `playlist` in `library` and, while the claim still holds, saves it there.
+    func make(_ playlist: AlbumPlaylist, on library: any MusicLibrary, claim: JobClaim) async -> Outcome {
+        do throws(MusicServerError) {
+            let matched = try await ServerPlaylist.match(playlist, in: library, within: ServerPlaylist.matchBudget)
             guard matched.saved else {
                 return .noted("None of the week’s \(matched.missing.count == 1 ? "album" : "\(matched.missing.count) albums") is in your library, "
                     + "so the playlist on your server was left as it was.")

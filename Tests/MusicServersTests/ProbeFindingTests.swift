@@ -110,4 +110,70 @@ import TestSupport
         #expect(MusicServerError.tooSlow("nas:4533", albums: 100, seconds: 60).description
             == "nas:4533 took longer than 60 seconds to find the 100 albums. Try again when it is less busy.")
     }
+
+    /// A ping answered as Subsonic answers it, and the Host it was asked for.
+    final class Hosts: Sendable {
+        let seen = Mutex<[String]>([])
+    }
+
+    static func answering(_ hosts: Hosts) -> Router<BasicRequestContext> {
+        let router = Router()
+        router.post("rest/ping.view") { request, _ -> Response in
+            hosts.seen.withLock { $0.append(request.head.authority ?? "") }
+            return Response(status: .ok, headers: [.contentType: "application/json"],
+                            body: .init(byteBuffer: ByteBuffer(string: #"{"subsonic-response":{"status":"ok","version":"1.16.1"}}"#)))
+        }
+        return router
+    }
+
+    /// DNS rebinding: the name is looked up once, by the policy, and every
+    /// connection goes to the address it checked. Here the name cannot be
+    /// looked up at all (`.invalid`), so only a connection to the checked
+    /// address reaches the server; the request still names the host.
+    @Test func connectionsGoToTheAddressThePolicyCheckedNotToANewLookUp() async throws {
+        let hosts = Hosts()
+        try await LocalServer.withRunning({ onRunning in
+            try await LocalServer.run(Self.answering(hosts), name: "pinned", host: "127.0.0.1", port: 0) { await onRunning("\($0)") }
+        }) { port in
+            let account = SubsonicAccount(address: "http://music.rebind.invalid:\(port)", username: "ana", password: "x")!
+            let pinned = MusicServerAccess.livePinned(account, "127.0.0.1")
+            try await pinned.client.ping()
+            await pinned.close()
+            #expect(hosts.seen.withLock { $0 } == ["music.rebind.invalid:\(port)"])
+            // Unpinned, the same name reaches nothing.
+            let http = SubsonicTransport.makeHTTPClient()
+            await #expect(throws: MusicServerError.unreachable("music.rebind.invalid:\(port)")) {
+                try await SubsonicClient(account: account, transport: .live(http)).ping()
+            }
+            try await http.shutdown()
+        }
+    }
+
+    /// The access hands each library the address the policy checked: a
+    /// pinned Subsonic client (closed after) and an mpd account pinned to
+    /// it; an address or a name the operator listed is reached as given.
+    @Test func theAccessPinsEachLibraryToTheCheckedAddress() async throws {
+        let policy = MusicServerPolicy(allowed: ["nas.lan"], resolve: { host in host == "music.example" ? ["93.184.216.34", "2606:2800:220:1::"] : [] })
+        let pins = Mutex<[String]>([]), closed = Mutex(0)
+        let nowhere = SubsonicTransport { _, _, server throws(MusicServerError) in throw .unreachable(server) }
+        let access = MusicServerAccess(policy: policy, subsonic: { SubsonicClient(account: $0, transport: nowhere) }, pinnedSubsonic: { account, address in
+            pins.withLock { $0.append(address) }
+            return (SubsonicClient(account: account, transport: nowhere), { closed.withLock { $0 += 1 } })
+        })
+        let subsonic = try MusicServerAccess.Server.parse(kind: "subsonic", address: "https://music.example", username: "ana", password: "x").get()
+        let seen = await access.withLibrary(subsonic) { $0.server }
+        #expect(try seen.get() == "music.example")
+        #expect(pins.withLock { $0 } == ["93.184.216.34"] && closed.withLock { $0 } == 1)
+        let mpd = try MusicServerAccess.Server.parse(kind: "mpd", address: "music.example:6601", username: nil, password: nil).get()
+        let pinnedMPD = await access.withLibrary(mpd) { ($0 as? MPDClient)?.account.pinnedAddress }
+        #expect(try pinnedMPD.get() == "93.184.216.34")
+        for (kind, address) in [("mpd", "nas.lan:6600"), ("subsonic", "http://8.8.8.8:4533")] {
+            let server = try MusicServerAccess.Server.parse(kind: kind, address: address, username: "ana", password: "x").get()
+            let pin = await access.withLibrary(server) { ($0 as? MPDClient)?.account.pinnedAddress ?? "none" }
+            #expect(try pin.get() == "none", "\(address)")
+        }
+        #expect(pins.withLock { $0.count } == 1, "an address or a listed name is not pinned")
+        let inside = try MusicServerAccess.Server.parse(kind: "subsonic", address: "http://10.0.0.5", username: "ana", password: "x").get()
+        #expect(await access.check(inside)?.sentence.contains("is on a private network (10.0.0.5)") == true)
+    }
 }

@@ -282,34 +282,38 @@ struct PlaylistRoutes: Sendable {
     /// Makes `playlist` on `owner`'s music server and says what it did on `view`.
     func makeOnServer(_ playlist: AlbumPlaylist, of owner: ListOwner, with musicServers: OwnMusicServers,
                       into view: inout PageView) async -> HTTPResponse.Status {
-        var status = HTTPResponse.Status.ok
-        switch await musicServers.library(of: owner) {
-        case nil:
-            view.problemText = "You have no music server yet: add it in Settings."
-            status = .conflict
-        case .failure(let problem)?:
-            view.problemText = problem.sentence + " Nothing was saved."
-            status = .badGateway
-        case .success(let library)?:
-            do {
-                let made = try await ServerPlaylist.save(playlist, on: library)
-                if made.saved {
-                    view.resultText = "\(made.replaced ? "Replaced" : "Made") “\(made.name)” on \(view.server?.name ?? library.server): "
-                        + (made.songs.count == 1 ? "1 song" : "\(made.songs.count) songs") + " of "
-                        + (made.found.count == 1 ? "1 album." : "\(made.found.count) albums.")
-                } else {
-                    view.problemText = (made.missing.count == 1 ? "The album is not " : "None of the \(made.missing.count) albums is ")
-                        + "in your library on \(view.server?.name ?? library.server): nothing was saved."
-                }
-                if made.saved, !made.missing.isEmpty {
-                    view.missingText = "Not in your library: " + made.missing.map { "\($0.name) (\($0.artist))" }.joined(separator: "; ") + "."
-                }
+        let made = await musicServers.withLibrary(of: owner) { library -> (Result<ServerPlaylist, MusicServerError>, String) in
+            do throws(MusicServerError) {
+                return (.success(try await ServerPlaylist.save(playlist, on: library)), library.server)
             } catch {
-                view.problemText = error.description + " Nothing was saved."
-                status = .badGateway
+                return (.failure(error), library.server)
             }
         }
-        return status
+        switch made {
+        case nil:
+            view.problemText = "You have no music server yet: add it in Settings."
+            return .conflict
+        case .failure(let problem)?:
+            view.problemText = problem.sentence + " Nothing was saved."
+            return .badGateway
+        case .success((.failure(let error), _))?:
+            view.problemText = error.description + " Nothing was saved."
+            return .badGateway
+        case .success((.success(let made), let server))?:
+            let name = view.server?.name ?? server
+            if made.saved {
+                view.resultText = "\(made.replaced ? "Replaced" : "Made") “\(made.name)” on \(name): "
+                    + (made.songs.count == 1 ? "1 song" : "\(made.songs.count) songs") + " of "
+                    + (made.found.count == 1 ? "1 album." : "\(made.found.count) albums.")
+            } else {
+                view.problemText = (made.missing.count == 1 ? "The album is not " : "None of the \(made.missing.count) albums is ")
+                    + "in your library on \(name): nothing was saved."
+            }
+            if made.saved, !made.missing.isEmpty {
+                view.missingText = "Not in your library: " + made.missing.map { "\($0.name) (\($0.artist))" }.joined(separator: "; ") + "."
+            }
+            return .ok
+        }
     }
 
     func file(_ request: Request, _ context: Context) async throws -> Response {

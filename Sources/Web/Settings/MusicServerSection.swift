@@ -21,12 +21,15 @@ struct OwnMusicServers: Sendable {
                                        password: setting.password)
     }
 
-    /// `owner`'s server as a library; nil when they have none.
-    func library(of owner: ListOwner) async -> Result<any MusicLibrary, MusicServerAccessProblem>? {
+    /// What `body` does with `owner`'s server as a library (reached as
+    /// `MusicServerAccess.withLibrary` reaches it), or why it cannot be;
+    /// nil when they have none.
+    func withLibrary<Value: Sendable>(of owner: ListOwner,
+                                      _ body: (any MusicLibrary) async -> Value) async -> Result<Value, MusicServerAccessProblem>? {
         guard let setting = try? await store.musicServer(of: owner) else { return nil }
         switch Self.server(setting) {
         case .failure(let problem): return .failure(problem)
-        case .success(let server): return await access.library(server)
+        case .success(let server): return await access.withLibrary(server, body)
         }
     }
 

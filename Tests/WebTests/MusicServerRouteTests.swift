@@ -106,6 +106,11 @@ import VinylogueCore
             // Without the CSRF token nothing is made.
             #expect(try await client.post("/u/demo/playlist/2", [:], session: session, token: "forged").status == .forbidden)
 
+            // An M3U8 names an mpd's own files, not a Subsonic server's.
+            #expect(!page.body.contains("M3U8"))
+            let m3u8 = try await client.get("/u/demo/playlist/2.m3u8", session: session)
+            #expect(m3u8.status == .conflict && m3u8.body.contains("you have no mpd in Settings"), "\(m3u8.body.suffix(1500))")
+
             let forgotten = try await client.post("/settings/music-server", ["music": "forget"], session: session)
             #expect(forgotten.status == .seeOther)
             #expect(try await client.get("/settings?music=forgotten", session: session).body.contains("Your music server is forgotten"))

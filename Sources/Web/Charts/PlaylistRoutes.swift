@@ -37,10 +37,10 @@ enum PlaylistSubject: Hashable, Sendable {
     /// What `file` ("5", "year-2019.xspf", "album") and, for an album, the
     /// query's `artist` and `name` ask for, and the file's format when it
     /// names one; nil when they name no playlist.
-    static func parse(_ file: String, artist: String?, name: String?) -> (subject: PlaylistSubject, format: PlaylistFile?)? {
-        var stem = Substring(file), format: PlaylistFile?
+    static func parse(_ file: String, artist: String?, name: String?) -> (subject: PlaylistSubject, format: PlaylistDownload?)? {
+        var stem = Substring(file), format: PlaylistDownload?
         if let dot = file.lastIndex(of: ".") {
-            guard let named = PlaylistFile(rawValue: String(file[file.index(after: dot)...])) else { return nil }
+            guard let named = PlaylistDownload(fileExtension: String(file[file.index(after: dot)...])) else { return nil }
             format = named
             stem = file[..<dot]
         }
@@ -55,6 +55,30 @@ enum PlaylistSubject: Hashable, Sendable {
             return (.album(artist: artist, name: name), format)
         }
         return nil
+    }
+}
+
+/// A playlist's download: a file anyone may have (`PlaylistFile`), or an
+/// M3U8 of the paths of the person's own mpd, for them only.
+enum PlaylistDownload: Hashable, Sendable {
+    case file(PlaylistFile)
+    case m3u8
+
+    init?(fileExtension: String) {
+        if fileExtension == "m3u8" {
+            self = .m3u8
+        } else if let file = PlaylistFile(rawValue: fileExtension) {
+            self = .file(file)
+        } else {
+            return nil
+        }
+    }
+
+    var fileExtension: String {
+        switch self {
+        case .file(let file): file.fileExtension
+        case .m3u8: "m3u8"
+        }
     }
 }
 
@@ -108,6 +132,8 @@ struct PlaylistRoutes: Sendable {
         let albumsHeading: String
         let xspfURL: String
         let jspfURL: String
+        /// For the person whose server is mpd: the M3U8 of its paths.
+        var m3u8URL: String?
         let albums: [Album]
         var server: Server?
         var settingsURL: String?
@@ -208,6 +234,7 @@ struct PlaylistRoutes: Sendable {
         if let musicServers {
             if let setting = try? await musicServers.store.musicServer(of: owner) {
                 view.server = PageView.Server(action: action, name: OwnMusicServers.name(setting))
+                if setting.kind == .mpd { view.m3u8URL = Paths.playlistM3U8(user, found.subject) }
             } else {
                 view.settingsURL = Paths.settings + "#music"
             }
@@ -222,7 +249,7 @@ struct PlaylistRoutes: Sendable {
     }
 
     /// The subject and format the address asks for.
-    static func asked(_ request: Request, _ context: Context) -> (subject: PlaylistSubject, format: PlaylistFile?)? {
+    static func asked(_ request: Request, _ context: Context) -> (subject: PlaylistSubject, format: PlaylistDownload?)? {
         let query = request.uri.queryParameters
         return PlaylistSubject.parse(context.parameters.get("file") ?? "", artist: query.get("artist"), name: query.get("name"))
     }
@@ -329,11 +356,51 @@ struct PlaylistRoutes: Sendable {
             if let csrf { response.attach(csrf: csrf) }
             return response
         }
+        switch format {
+        case .file(let file):
+            return Self.download(file.data(found.playlist), mediaType: file.mediaType, name: file.fileName(found.playlist))
+        case .m3u8:
+            return try await m3u8(found.playlist, request: request, context: context)
+        }
+    }
+
+    static func download(_ data: Data, mediaType: String, name: String) -> Response {
         var headers = HTTPFields()
-        headers[.contentType] = format.mediaType + "; charset=utf-8"
-        headers[.contentDisposition] = "attachment; filename=\"\(format.fileName(found.playlist))\""
+        headers[.contentType] = mediaType + "; charset=utf-8"
+        headers[.contentDisposition] = "attachment; filename=\"\(name)\""
         headers[.cacheControl] = "private, no-cache"
-        return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(data: format.data(found.playlist))))
+        return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(data: data)))
+    }
+
+    /// `playlist` as an M3U8 of the paths of the person's own mpd (matched
+    /// in its library as "Make it on …" matches): what mpd loads from its
+    /// playlist directory. Only for the person, and only with mpd: a
+    /// Subsonic server's songs have no paths a file could name.
+    func m3u8(_ playlist: AlbumPlaylist, request: Request, context: Context) async throws -> Response {
+        let user = playlist.user
+        guard let musicServers, await own.person(of: context) == user, let owner = await context.viewer.owner else {
+            throw HTTPError(.forbidden, message: "An M3U8 names the files on \(user.value)’s own mpd: only \(user.value) can have it. "
+                + "The XSPF and JSPF files are for everyone.")
+        }
+        guard let setting = try await musicServers.store.musicServer(of: owner), setting.kind == .mpd else {
+            throw HTTPError(.conflict, message: "An M3U8 names the files on your mpd, and you have no mpd in Settings: add it there, "
+                + "or take the XSPF file, which players find by its names.")
+        }
+        let matched = await musicServers.withLibrary(of: owner) { library -> Result<ServerPlaylist, MusicServerError> in
+            do throws(MusicServerError) { return .success(try await ServerPlaylist.match(playlist, in: library, within: ServerPlaylist.matchBudget)) }
+            catch { return .failure(error) }
+        }
+        switch matched {
+        case nil: throw HTTPError(.conflict, message: "You have no music server yet: add it in Settings.")
+        case .failure(let problem)?: throw HTTPError(.badGateway, message: problem.sentence)
+        case .success(.failure(let error))?: throw HTTPError(.badGateway, message: error.description)
+        case .success(.success(let made))?:
+            guard made.saved else {
+                throw HTTPError(.notFound, message: "None of its albums is in your mpd’s library: there is nothing to put in the file.")
+            }
+            return Self.download(Data(made.m3u8.utf8), mediaType: "audio/x-mpegurl",
+                                 name: "vinylogue-\(AlbumPlaylist.fileSafe(user.value))-\(playlist.fileStem).m3u8")
+        }
     }
 
     static func failure(_ error: SourceError) -> HTTPError {

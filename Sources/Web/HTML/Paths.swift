@@ -101,6 +101,11 @@ enum Paths {
         "/u/\(user.value)/playlist/\(subject.segment).\(format.fileExtension)" + query(subject.queryItems)
     }
 
+    /// What `subject` plays, as an M3U8 of the paths of the person's own mpd (`PlaylistRoutes`).
+    static func playlistM3U8(_ user: Username, _ subject: PlaylistSubject) -> String {
+        "/u/\(user.value)/playlist/\(subject.segment).m3u8" + query(subject.queryItems)
+    }
+
     /// Albums played around this time of year and forgotten since.
     static func rediscover(_ user: Username) -> String { "/u/\(user.value)/rediscover" }
 

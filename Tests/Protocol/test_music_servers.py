@@ -15,6 +15,11 @@ asks with a token first, is refused for the missing password, and asks
 again with it, as Subsonic clients do. mpd is read back with mpc (Debian's):
 `mpc lsplaylists` and `mpc playlist NAME`; its password, when mpd.conf
 asks for one, is sent first.
+
+Then through the web app (`vinylogue serve` on the same archive): the
+server saved in Settings as a person saves it, "Make it on …", the M3U8
+of mpd's paths, and the weekly playlist made by the server's own job
+runner, read back from Supysonic and mpd.
 """
 
 from __future__ import annotations
@@ -26,6 +31,8 @@ import threading
 import socket
 import subprocess
 import time
+import urllib.error
+import urllib.parse
 import urllib.request
 from datetime import datetime, timezone
 from pathlib import Path
@@ -34,7 +41,7 @@ import libsonic
 import pytest
 from mutagen.flac import FLAC
 
-from launcher import binary  # Tests/Python (conftest.py puts it on the path)
+from launcher import ServerProcess, binary  # Tests/Python (conftest.py puts it on the path)
 
 PASSWORD = "correct horse"
 WEEK = 7 * 86400
@@ -279,3 +286,121 @@ def test_an_m3u8_of_mpds_own_paths_loads_as_a_stored_playlist(mpd, archive):
     text = target.read_text(encoding="utf-8")
     assert text.startswith("#EXTM3U\n#PLAYLIST:Vinylogue — this week, 2 years ago\n#EXTINF:-1,Vetiver - Rolling Sea\nVetiver/Tidewater/01.flac\n"), text
     assert mpc(port, "playlist", "Played again") == ["Tidewater / Rolling Sea", "Tidewater / Wonder Why", "Abbey Road / Something"]
+
+
+# --------------------------------------------------------------------------
+# Through the web app
+
+
+class NoRedirects(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, *arguments):
+        return None
+
+
+class WebSession:
+    """A browser's session with `vinylogue serve`: its CSRF cookie and token, forms posted from its own origin."""
+
+    def __init__(self, url: str):
+        self.url = url
+        self.opener = urllib.request.build_opener(NoRedirects)
+        with self.opener.open(url + "/settings", timeout=10) as page:
+            self.cookie = page.headers["Set-Cookie"].split(";", 1)[0]
+        self.token = self.cookie.split("=", 1)[1]
+
+    def _send(self, request: urllib.request.Request) -> tuple[int, str, str]:
+        try:
+            with self.opener.open(request, timeout=30) as answer:
+                return answer.status, answer.read().decode(), answer.headers.get("Location", "")
+        except urllib.error.HTTPError as error:
+            return error.code, error.read().decode(), error.headers.get("Location", "")
+
+    def get(self, path: str) -> tuple[int, str]:
+        status, body, _ = self._send(urllib.request.Request(self.url + path, headers={"Cookie": self.cookie}))
+        return status, body
+
+    def post(self, path: str, fields: dict[str, str]) -> tuple[int, str, str]:
+        form = urllib.parse.urlencode({**fields, "csrf": self.token}).encode()
+        return self._send(urllib.request.Request(self.url + path, data=form, method="POST", headers={
+            "Cookie": self.cookie, "Content-Type": "application/x-www-form-urlencoded", "Origin": self.url}))
+
+
+@pytest.fixture
+def web(tmp_path: Path, archive: Path):
+    """`vinylogue serve` on the archive, with 127.0.0.1 listed for music servers and `ana` as the household's "me"."""
+    env = dict(os.environ)
+    for name in ("LASTFM_API_KEY", "LASTFM_API_SECRET", "DATABASE_URL", "VINYLOGUE_TEST_NOW", "VINYLOGUE_PUBLIC_URL"):
+        env.pop(name, None)
+    env.update({"VINYLOGUE_MUSIC_SERVERS": "127.0.0.1", "TZ": "UTC", "NO_PROXY": "127.0.0.1", "no_proxy": "127.0.0.1"})
+    app = ServerProcess([binary("vinylogue"), "serve", "--host", "127.0.0.1", "--port", "0", "--data-dir", archive],
+                        "Vinylogue is serving at ", tmp_path, env=env)
+    try:
+        session = WebSession(app.url)
+        status, body, _ = session.post("/users", {"username": "ana"})
+        assert status == 303, body[-2000:]
+        yield session
+    finally:
+        app.stop()
+
+
+NAME = "Vinylogue — this week, 2 years ago"
+
+
+def test_through_the_web_app_supysonic_gets_the_week_and_the_weekly_playlist(supysonic, web):
+    client = libsonic.Connection("http://127.0.0.1", "ana", PASSWORD, port=supysonic, legacyAuth=True)
+    address = f"http://127.0.0.1:{supysonic}"
+    status, body, _ = web.post("/settings/music-server", {"music": "save", "kind": "subsonic", "address": address, "username": "ana",
+                                                          "password": "not the one"})
+    assert status == 422 and "does not accept that user and password" in body and "not the one" not in body, body[-2000:]
+    status, body, location = web.post("/settings/music-server", {"music": "save", "kind": "subsonic", "address": address,
+                                                                 "username": "ana", "password": PASSWORD})
+    assert status == 303 and location.endswith("?music=saved#music"), body[-2000:]
+
+    status, body, _ = web.post("/u/ana/playlist/2", {})
+    assert status == 200, body[-2000:]
+    assert f"Made “{NAME}” on 127.0.0.1:{supysonic}: 3 songs of 2 albums." in body, body[-3000:]
+    assert "Not in your library: Nootropics (Lower Dens)." in body
+    lists = client.getPlaylists()["playlists"]["playlist"]
+    assert [p["name"] for p in lists] == [NAME]
+    client.deletePlaylist(lists[0]["id"])
+
+    # Every week, by itself: the job runner makes it at once, then on each new week.
+    status, body, _ = web.post("/settings/music-server", {"music": "keep", "years": "2"})
+    assert status == 303, body[-2000:]
+
+    def made() -> bool:
+        return [p["name"] for p in client.getPlaylists()["playlists"].get("playlist", [])] == [NAME]
+    wait_for("the weekly playlist on Supysonic", made)
+    songs = client.getPlaylist(client.getPlaylists()["playlists"]["playlist"][0]["id"])["playlist"]["entry"]
+    assert [(s["album"], s["title"]) for s in songs] == [("Tidewater", "Rolling Sea"), ("Tidewater", "Wonder Why"), ("Abbey Road", "Something")]
+    wait_for("Settings telling the run", lambda: "Last made " in web.get("/settings")[1])
+    settings = web.get("/settings")[1]
+    assert f"Made “{NAME}”: 3 songs of 2 albums. Not in your library: Nootropics (Lower Dens)." in settings, settings[-3000:]
+    assert PASSWORD not in settings
+
+
+def test_through_the_web_app_mpd_gets_the_weekly_playlist_and_the_m3u8(mpd, web):
+    port, _ = mpd
+    status, body, location = web.post("/settings/music-server", {"music": "save", "kind": "mpd", "address": f"127.0.0.1:{port}",
+                                                                 "username": "", "password": MPD_PASSWORD})
+    assert status == 303 and location.endswith("?music=saved#music"), body[-2000:]
+    status, page = web.get("/u/ana/playlist/2")
+    assert status == 200 and "/u/ana/playlist/2.m3u8" in page, page[-3000:]
+    status, m3u8 = web.get("/u/ana/playlist/2.m3u8")
+    assert status == 200, m3u8[-2000:]
+    assert m3u8 == (f"#EXTM3U\n#PLAYLIST:{NAME}\n#EXTINF:-1,Vetiver - Rolling Sea\nVetiver/Tidewater/01.flac\n"
+                    "#EXTINF:-1,Vetiver - Wonder Why\nVetiver/Tidewater/02.flac\n"
+                    "#EXTINF:-1,The Beatles - Something\nThe Beatles/Abbey Road/02.flac\n"), m3u8
+
+    status, body, _ = web.post("/settings/music-server", {"music": "keep", "years": "2"})
+    assert status == 303, body[-2000:]
+    wait_for("the weekly playlist in mpd", lambda: NAME in mpc(port, "lsplaylists"))
+    assert mpc(port, "playlist", NAME) == ["Tidewater / Rolling Sea", "Tidewater / Wonder Why", "Abbey Road / Something"]
+    wait_for("Settings telling the run", lambda: "Last made " in web.get("/settings")[1])
+
+    # Stopped: the playlist stays, and forgetting the server forgets its password.
+    status, _, _ = web.post("/settings/music-server", {"music": "stop"})
+    assert status == 303
+    status, _, _ = web.post("/settings/music-server", {"music": "forget"})
+    assert status == 303
+    assert "Every week, by itself" not in web.get("/settings")[1]
+    assert mpc(port, "lsplaylists") == [NAME]

@@ -31,6 +31,20 @@ import VinylogueCore
         }
     }
 
+    /// Someone whose history is only in the archive (an import; Last.fm
+    /// does not know the name, or no API key is set) is added to the list
+    /// under the name it was stored with, without asking Last.fm.
+    @Test func anArchivedUserIsAddedToTheListWithoutLastFM() async throws {
+        try await Harness.run { harness, client in
+            try await fill(harness, user: try Username("Offliner"))
+            let session = try await client.session()
+            let added = try await client.post("/users", ["username": "offliner"], session: session)
+            #expect(added.status == .seeOther, "\(added.body.suffix(1500))")
+            #expect(try await harness.lists.users().map(\.name) == ["Offliner"])
+            #expect(await harness.fake.requests().isEmpty, "Last.fm was asked")
+        }
+    }
+
     /// A user row without scrobbles (a sync that failed before storing its
     /// first page) must not hide the user's Last.fm charts.
     @Test func anEmptyArchiveEntryDoesNotShadowLastFM() async throws {

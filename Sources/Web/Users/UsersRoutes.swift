@@ -72,6 +72,10 @@ struct UsersRoutes: Sendable {
     func confirm(_ raw: String) async -> Result<Username, FormProblem> {
         let name: Username
         do { name = try Username(raw) } catch { return .failure(FormProblem(error.description)) }
+        // Someone whose history is in the archive (an import, a copy) is
+        // known by the name it was stored under: no Last.fm asked, so a
+        // server without an API key lists them too.
+        if let stored = try? await sources.archive?.storedName(of: name) { return .success(stored) }
         do {
             return .success(try await sources.profiles(for: name).user(name).name)
         } catch {

@@ -21,7 +21,8 @@ extension ListenBrainzClient {
     }
 
     /// Saves `playlist` on the token's user's ListenBrainz account,
-    /// private, replacing their own of the same title: its tracks that
+    /// private, replacing their own of the same title (made first, the old
+    /// ones deleted after): its tracks that
     /// carry a MusicBrainz recording id, in order (ListenBrainz's
     /// playlists hold recordings). Nil when no track has one (nothing is
     /// saved then).
@@ -30,8 +31,9 @@ extension ListenBrainzClient {
         let recordings = playlist.tracks.compactMap(\.recordingMBID)
         guard !recordings.isEmpty else { return nil }
         let earlier = try await playlists(of: user, token: token).filter { $0.title == playlist.title }
-        for old in earlier { try await deletePlaylist(old.mbid, token: token) }
+        // The new one first: a refused save leaves the one from before.
         let mbid = try await createPlaylist(title: playlist.title, annotation: playlist.annotation, recordings: recordings, isPublic: false, token: token)
+        for old in earlier where old.mbid != mbid { try await deletePlaylist(old.mbid, token: token) }
         return SavedPlaylist(mbid: mbid, user: user, tracks: recordings.count, leftOut: playlist.tracks.count - recordings.count,
                              replaced: !earlier.isEmpty)
     }

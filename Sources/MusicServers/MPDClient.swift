@@ -103,13 +103,30 @@ public final class MPDClient: MusicLibrary {
             .map(\.element)
     }
 
+    /// Made under a name of its own first, then put in the old one's
+    /// place: a song mpd refuses midway leaves the playlist from before
+    /// as it was. Saved under `storedName(name)` (mpd's names are files).
     public func savePlaylist(name: String, songs: [LibrarySong]) async throws(MusicServerError) -> Bool {
+        let name = Self.storedName(name), making = name + " (being made)"
         let lists = try await run(["listplaylists"]).first ?? []
         let existed = lists.contains { $0["playlist"] == name }
-        var commands = existed ? ["rm \(Self.quoted(name))"] : []
-        commands += songs.map { "playlistadd \(Self.quoted(name)) \(Self.quoted($0.id))" }
-        _ = try await run(commands)
+        // One an earlier attempt left half made goes first.
+        var commands = lists.contains { $0["playlist"] == making } ? ["rm \(Self.quoted(making))"] : []
+        commands += songs.map { "playlistadd \(Self.quoted(making)) \(Self.quoted($0.id))" }
+        do {
+            _ = try await run(commands)
+        } catch {
+            _ = try? await run(["rm \(Self.quoted(making))"])
+            throw error
+        }
+        _ = try await run((existed ? ["rm \(Self.quoted(name))"] : []) + ["rename \(Self.quoted(making)) \(Self.quoted(name))"])
         return existed
+    }
+
+    /// `name` as mpd can keep it: a stored playlist is a file, so a "/" (in
+    /// an album's name: "Either/Or") becomes "∕", and a line break a space.
+    static func storedName(_ name: String) -> String {
+        String(name.map { $0 == "/" ? "∕" : ($0.isNewline ? " " : $0) })
     }
 
     /// "1/12" → 1.

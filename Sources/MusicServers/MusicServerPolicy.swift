@@ -91,6 +91,7 @@ public struct MusicServerPolicy: Sendable {
         if b[0] == 0x00 && b[1] == 0x64 && b[2] == 0xff && b[3] == 0x9b { return isPublicV4(Array(b[12..<16])) }  // 64:ff9b::/96
         if b[0..<8].allSatisfy({ $0 == 0 }) && b[8] == 0xff && b[9] == 0xff { return false }  // ::ffff:0:a.b.c.d, IPv4-translated
         if b[0] == 0x20 && b[1] == 0x02 { return isPublicV4(Array(b[2..<6])) }  // 6to4: 2002:a.b.c.d::/48
+        if b[0] == 0x20 && b[1] == 0x01 && b[2] == 0x00 && b[3] == 0x00 { return false }  // Teredo, 2001::/32: it hides an IPv4 address
         return true
     }
 

@@ -13,6 +13,8 @@ public final class SubsonicClient: MusicLibrary {
     public struct Playlist: Sendable, Hashable {
         public let id: String
         public let name: String
+        /// Whose it is, when the server says (others' public ones are listed too).
+        public var owner: String? = nil
     }
 
     public let account: SubsonicAccount
@@ -62,7 +64,7 @@ public final class SubsonicClient: MusicLibrary {
         let body = try await call("getPlaylists", [])
         return (body.playlists?.playlist?.items ?? []).compactMap { playlist in
             guard let id = playlist.id?.text else { return nil }
-            return Playlist(id: id, name: playlist.name ?? "")
+            return Playlist(id: id, name: playlist.name ?? "", owner: playlist.owner)
         }
     }
 
@@ -87,7 +89,8 @@ public final class SubsonicClient: MusicLibrary {
     }
 
     public func savePlaylist(name: String, songs: [LibrarySong]) async throws(MusicServerError) -> Bool {
-        let existing = try await playlists().first { $0.name == name }
+        // Only the user's own is replaced: another's public playlist of the same name is listed too.
+        let existing = try await playlists().first { $0.name == name && ($0.owner == nil || $0.owner == account.username) }
         try await savePlaylist(name: name, songs: songs.map(\.id), replacing: existing?.id)
         return existing != nil
     }
@@ -198,6 +201,7 @@ enum Wire {
         let album: String?
         let track: Scalar?
         let discNumber: Scalar?
+        let owner: String?
     }
 
     /// A string or a number.

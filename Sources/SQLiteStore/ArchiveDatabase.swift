@@ -38,6 +38,12 @@ public final class ArchiveDatabase: Sendable {
         }
         let path = directory.appendingPathComponent(Self.fileName).path
         do {
+            // Made by Vinylogue, the database is its user's alone (0600), in
+            // a directory made by someone else too; SQLite gives its
+            // journal files (-wal, -shm) the database file's mode.
+            // (O_EXCL: one another process has just made is never replaced.)
+            let made = open(path, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0o600)
+            if made >= 0 { close(made) }
             var configuration = Configuration()
             configuration.busyMode = .timeout(10)
             configuration.prepareDatabase { db in

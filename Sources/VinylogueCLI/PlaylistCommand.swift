@@ -61,7 +61,7 @@ struct PlaylistCommand: AsyncParsableCommand {
     var dataDir: String?
 
     func validate() throws {
-        if let yearsAgo, yearsAgo < 1 { throw ValidationError("--years-ago must be 1 or more.") }
+        if let yearsAgo, !(1...999).contains(yearsAgo) { throw ValidationError("--years-ago must be from 1 to 999.") }
         if let year, !(1...9999).contains(year) { throw ValidationError("--year must be a year, as in 2019.") }
         if (album == nil) != (artist == nil) { throw ValidationError("--album and --artist go together: the album's name and its artist.") }
         if [yearsAgo != nil, year != nil, rediscover, album != nil].filter({ $0 }).count > 1 {
@@ -137,7 +137,8 @@ struct PlaylistCommand: AsyncParsableCommand {
                 }
                 try write(Data(matched.m3u8.utf8), tracks: matched.songs.count, albums: matched.found.count)
                 if !matched.missing.isEmpty {
-                    Terminal.standardError.write("Not in the library: " + matched.missing.map { "\($0.artist) — \($0.name)" }.joined(separator: "; ") + ".\n")
+                    Terminal.standardError.write(Terminal.printable("Not in the library: " + matched.missing.map { "\($0.artist) — \($0.name)" }
+                        .joined(separator: "; ") + ".") + "\n")
                 }
                 return
             case .listenbrainz:
@@ -160,7 +161,7 @@ struct PlaylistCommand: AsyncParsableCommand {
                 if saved.leftOut > 0 {
                     said += "\(saved.leftOut == 1 ? "1 track" : "\(saved.leftOut) tracks") without a MusicBrainz recording id left out.\n"
                 }
-                Terminal.standardOutput.write(said)
+                Terminal.standardOutput.write(Terminal.printable(said))
                 return
             case .xspf, .jspf: break
             }
@@ -207,12 +208,17 @@ struct PlaylistCommand: AsyncParsableCommand {
             Terminal.standardOutput.write(String(decoding: data, as: UTF8.self))
             return
         }
+        var isDirectory: ObjCBool = false
+        if FileManager.default.fileExists(atPath: output, isDirectory: &isDirectory), isDirectory.boolValue {
+            throw CommandFailure("\(output) is a directory: give -o the path of a file, as in \(output)/week.xspf.", exitCode: .usage)
+        }
         do {
             try data.write(to: URL(fileURLWithPath: output), options: .atomic)
         } catch {
-            throw CommandFailure("Could not write \(output): \(error.localizedDescription)", exitCode: .usage)
+            throw CommandFailure("Could not write \(output): check that its directory exists and can be written to.", exitCode: .usage)
         }
-        Terminal.standardError.write("Wrote \(tracks) tracks of \(albums) albums to \(output).\n")
+        Terminal.standardError.write(Terminal.printable("Wrote \(tracks == 1 ? "1 track" : "\(tracks) tracks") of "
+            + "\(albums == 1 ? "1 album" : "\(albums) albums") to \(output).") + "\n")
     }
 
     /// Makes the playlist on the server and says what it did.
@@ -231,6 +237,6 @@ struct PlaylistCommand: AsyncParsableCommand {
         var said = "\(made.replaced ? "Replaced" : "Made") “\(made.name)” on \(server): \(made.songs.count == 1 ? "1 song" : "\(made.songs.count) songs")"
             + " of \(made.found.count == 1 ? "1 album" : "\(made.found.count) albums").\n"
         if !missing.isEmpty { said += missing + "\n" }
-        Terminal.standardOutput.write(said)
+        Terminal.standardOutput.write(Terminal.printable(said))
     }
 }

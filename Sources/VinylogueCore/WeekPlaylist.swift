@@ -243,15 +243,17 @@ extension AlbumPlaylist {
         var place: [String: Int] = [:]
         for (index, album) in top.enumerated() { place[names.folded(.album, artist: album.artist, name: album.name).key] = index }
         // Each album's tracks: plays summed over the months, the first spelling kept.
-        var tracks = [[(key: String, track: Track, plays: Int)]](repeating: [], count: top.count)
+        var tracks = [[(track: Track, plays: Int)]](repeating: [], count: top.count)
+        var trackPlace: [String: Int] = [:]
         for row in rows where !row.album.isEmpty {
             guard let index = place[names.folded(.album, artist: row.artistOfAlbum, name: row.album).key] else { continue }
-            let key = names.folded(.track, artist: row.artist, name: row.track).key
-            if let at = tracks[index].firstIndex(where: { $0.key == key }) {
+            let key = "\(index)\u{1F}" + names.folded(.track, artist: row.artist, name: row.track).key
+            if let at = trackPlace[key] {
                 tracks[index][at].plays += row.plays
             } else {
-                tracks[index].append((key, Track(title: row.track, artist: row.artist, album: row.album, recordingMBID: nil,
-                                                 releaseMBID: mbid(row.albumMBID)), row.plays))
+                trackPlace[key] = tracks[index].count
+                tracks[index].append((Track(title: row.track, artist: row.artist, album: row.album, recordingMBID: nil,
+                                            releaseMBID: mbid(row.albumMBID)), row.plays))
             }
         }
         let built = top.indices.map { index in

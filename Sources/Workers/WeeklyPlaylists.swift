@@ -104,6 +104,11 @@ public struct WeeklyPlaylists: JobHandler {
             return .done
         case .noted(let sentence):
             _ = await note(sentence, of: claim)
+            // The years changed while it was made (the week queued meanwhile
+            // found this run under way): made again, with the new years.
+            if let now = try? await store.keptPlaylist(of: kept.owner), now.yearsAgo != kept.yearsAgo {
+                return .retry(at: clock.now, reason: "The years changed while it was being made; it is made again.")
+            }
             return .done
         case .refused(let sentence):
             let now = clock.now

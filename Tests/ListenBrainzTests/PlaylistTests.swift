@@ -44,6 +44,20 @@ import VinylogueCore
         }
     }
 
+    /// Replaced by making the new one first: a create ListenBrainz refuses
+    /// leaves the one from before (the probe found it deleted first).
+    @Test func aRefusedSaveLeavesThePlaylistFromBefore() async throws {
+        try await InProcessTransportTests.withBoth { fake, _, here in
+            let first = try #require(try await here.save(try Self.week(), token: "test-token"))
+            await fake.inject(.init(.httpStatus(400), endpoint: "playlist-create", times: 1))
+            await #expect(throws: SourceError.self) { _ = try await here.save(try Self.week(), token: "test-token") }
+            #expect(await fake.playlists().map(\.mbid) == [first.mbid])
+            let again = try #require(try await here.save(try Self.week(), token: "test-token"))
+            #expect(again.replaced)
+            #expect(await fake.playlists().map(\.mbid) == [again.mbid])
+        }
+    }
+
     @Test func aBadTokenAndAWeekWithoutRecordingIdsSaveNothing() async throws {
         try await InProcessTransportTests.withBoth { fake, _, here in
             await #expect(throws: SourceError.listenBrainz(.invalidToken)) {

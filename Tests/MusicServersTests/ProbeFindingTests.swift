@@ -176,4 +176,30 @@ import TestSupport
         let inside = try MusicServerAccess.Server.parse(kind: "subsonic", address: "http://10.0.0.5", username: "ana", password: "x").get()
         #expect(await access.check(inside)?.sentence.contains("is on a private network (10.0.0.5)") == true)
     }
+
+    /// What the second probe found (session 28): mpd keeps a playlist as a
+    /// file, so a "/" in its name ("Either/Or") is refused; a Teredo
+    /// address hides an IPv4 one.
+    @Test func mpdNamesAndTeredoAddresses() {
+        #expect(MPDClient.storedName("Vinylogue — Either/Or\nagain") == "Vinylogue — Either∕Or again")
+        #expect(MPDClient.storedName("Vinylogue — 2019") == "Vinylogue — 2019")
+        #expect(!MusicServerPolicy.isPublic("2001:0:4136:e378:8000:63bf:80ff:fffe"))
+        #expect(MusicServerPolicy.isPublic("2001:4860:4860::8888"))
+    }
+
+    /// Another user's public playlist of the same name is listed too: it
+    /// is not the one replaced.
+    @Test func onlyTheUsersOwnPlaylistIsReplaced() async throws {
+        let forms = Mutex<[String]>([])
+        let client = SubsonicClient(account: SubsonicAccount(address: "http://nas.test", username: "ana", password: "pw")!,
+                                    transport: SubsonicTransport { url, form, _ in
+            forms.withLock { $0.append(url.lastPathComponent + "?" + form) }
+            let lists = #"{"playlist":[{"id":"p0","name":"Vinylogue — this week, 5 years ago","owner":"someoneelse"}]}"#
+            return .init(status: 200, body: Data(#"{"subsonic-response":{"status":"ok","version":"1.16.1","playlists":\#(lists)}}"#.utf8))
+        })
+        let song = LibrarySong(id: "s1", title: "T", artist: "A", album: "B", disc: 1, track: 1)
+        #expect(try await client.savePlaylist(name: "Vinylogue — this week, 5 years ago", songs: [song]) == false)
+        let create = try #require(forms.withLock { $0 }.first { $0.hasPrefix("createPlaylist.view") })
+        #expect(!create.contains("playlistId="), "\(create)")
+    }
 }

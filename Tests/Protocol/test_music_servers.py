@@ -31,6 +31,8 @@ import threading
 import socket
 import subprocess
 import time
+import shlex
+import socketserver
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -372,7 +374,7 @@ def test_through_the_web_app_supysonic_gets_the_week_and_the_weekly_playlist(sup
     wait_for("the weekly playlist on Supysonic", made)
     songs = client.getPlaylist(client.getPlaylists()["playlists"]["playlist"][0]["id"])["playlist"]["entry"]
     assert [(s["album"], s["title"]) for s in songs] == [("Tidewater", "Rolling Sea"), ("Tidewater", "Wonder Why"), ("Abbey Road", "Something")]
-    wait_for("Settings telling the run", lambda: "Last made " in web.get("/settings")[1])
+    wait_for("Settings telling the run", lambda: "Last run, " in web.get("/settings")[1])
     settings = web.get("/settings")[1]
     assert f"Made “{NAME}”: 3 songs of 2 albums. Not in your library: Nootropics (Lower Dens)." in settings, settings[-3000:]
     assert PASSWORD not in settings
@@ -395,7 +397,7 @@ def test_through_the_web_app_mpd_gets_the_weekly_playlist_and_the_m3u8(mpd, web)
     assert status == 303, body[-2000:]
     wait_for("the weekly playlist in mpd", lambda: NAME in mpc(port, "lsplaylists"))
     assert mpc(port, "playlist", NAME) == ["Tidewater / Rolling Sea", "Tidewater / Wonder Why", "Abbey Road / Something"]
-    wait_for("Settings telling the run", lambda: "Last made " in web.get("/settings")[1])
+    wait_for("Settings telling the run", lambda: "Last run, " in web.get("/settings")[1])
 
     # Stopped: the playlist stays, and forgetting the server forgets its password.
     status, _, _ = web.post("/settings/music-server", {"music": "stop"})
@@ -404,3 +406,67 @@ def test_through_the_web_app_mpd_gets_the_weekly_playlist_and_the_m3u8(mpd, web)
     assert status == 303
     assert "Every week, by itself" not in web.get("/settings")[1]
     assert mpc(port, "lsplaylists") == [NAME]
+
+
+class RefusingMPD:
+    """An mpd that holds the playlist NAME already, finds every album, and
+    refuses the second song added: what is left on it after a refused save."""
+
+    def __init__(self):
+        self.commands: list[str] = []
+        self.playlists = {NAME: ["old/01.flac"]}
+        outer = self
+
+        class Handler(socketserver.StreamRequestHandler):
+            def handle(self):
+                self.wfile.write(b"OK MPD 0.23.5\n")
+                adds = 0
+                for raw in self.rfile:
+                    line = raw.decode().rstrip("\n")
+                    outer.commands.append(line)
+                    verb, _, rest = line.partition(" ")
+                    args = shlex.split(rest)
+                    if verb == "listplaylists":
+                        reply = "".join(f"playlist: {n}\n" for n in outer.playlists)
+                    elif verb == "search":
+                        album = args[1] if len(args) > 1 else ""
+                        reply = "".join(f"file: {a}/{album}/0{n}.flac\nTitle: {t}\nArtist: {a}\nAlbum: {album}\nTrack: {n}\n"
+                                        for (a, b), titles in LIBRARY.items() if b == album for n, t in enumerate(titles, 1))
+                    elif verb == "playlistadd":
+                        adds += 1
+                        if adds == 2:
+                            self.wfile.write(b"ACK [50@0] {playlistadd} No such song\n")
+                            continue
+                        outer.playlists.setdefault(args[0], []).append(args[1])
+                        reply = ""
+                    elif verb == "rm":
+                        outer.playlists.pop(args[0], None)
+                        reply = ""
+                    elif verb == "rename":
+                        outer.playlists[args[1]] = outer.playlists.pop(args[0])
+                        reply = ""
+                    else:
+                        reply = ""
+                    self.wfile.write((reply + "OK\n").encode())
+
+        self.server = socketserver.ThreadingTCPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    @property
+    def port(self) -> int:
+        return self.server.server_address[1]
+
+
+def test_a_song_mpd_refuses_midway_leaves_the_playlist_from_before(archive):
+    """The new playlist is made under a name of its own, then put in the
+    old one's place: refused midway, the one from before is untouched and
+    the half-made one removed (the probe found the old one deleted first)."""
+    mpd = RefusingMPD()
+    try:
+        refused = playlist(archive, f"127.0.0.1:{mpd.port}", "", "mpd")
+    finally:
+        mpd.server.shutdown()
+    assert refused.returncode == 3 and "No such song" in refused.stderr, refused.stderr
+    assert mpd.playlists == {NAME: ["old/01.flac"]}, mpd.playlists
+    assert f'rm "{NAME}"' not in mpd.commands, mpd.commands

@@ -216,4 +216,43 @@ import VinylogueCore
             #expect(await handler.queueDue(at: Self.now.addingTimeInterval(8 * 86_400)) == 0)
         }
     }
+
+    /// Years changed while a run matches (the probe's finding): the week
+    /// queued for them finds this run under way, so the run, once done,
+    /// is queued again at once to make the new years' playlist.
+    @Test(.timeLimit(.minutes(1)), arguments: Backend.allCases)
+    func yearsChangedDuringARunAreMadeAtOnceAfterIt(_ backend: Backend) async throws {
+        try await StoreContractTests.withStores(backend) { stores in
+            let library = Self.library()
+            let (reached, reachedOnce) = AsyncStream.makeStream(of: Void.self)
+            let (gate, release) = AsyncStream.makeStream(of: Void.self)
+            let held = Mutex(false)
+            let transport = SubsonicTransport { url, form, _ in
+                if url.lastPathComponent == "getAlbum.view", held.withLock({ was in defer { was = true }; return !was }) {
+                    reachedOnce.yield()
+                    for await _ in gate { break }
+                }
+                return library.answer(url, form)
+            }
+            let handler = Self.handler(stores, transport: transport, clock: .fixed(Self.now))
+            let ana = try await Self.keeping("ana", stores)
+            #expect(await handler.queueDue(at: Self.now) == 1)
+            let claim = try #require(try await Self.claim(stores))
+            let run = Task { await handler.run(claim) }
+            for await _ in reached { break }
+            #expect(try await stores.musicServers.keepPlaylist(yearsAgo: 3, of: ana.owner, at: Self.now))
+            #expect(try await stores.musicServers.queueKeptPlaylist(of: ana.owner, week: WeeklyPlaylists.week(yearsAgo: 3, from: Self.now, timeZone: .gmt),
+                                                                    at: Self.now))
+            release.yield()
+            let ending = await run.value
+            #expect(ending == .retry(at: Self.now, reason: "The years changed while it was being made; it is made again."))
+            #expect(try await stores.jobs.end(claim, as: ending, at: Self.now))
+            // Run again, it is for three years back (when nothing was played).
+            let again = try #require(try await Self.claim(stores))
+            #expect(again.job.id == claim.job.id)
+            #expect(await handler.run(again) == .done)
+            #expect(try await stores.musicServers.keptPlaylist(of: ana.owner)?.note
+                == "Nothing was played this week 3 years ago, so the playlist on your server was left as it was.")
+        }
+    }
 }

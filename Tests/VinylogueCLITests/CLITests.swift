@@ -560,7 +560,14 @@ struct JSONAny: Decodable {
         #expect(lifeTracks == ["Something", "Come Together"])
         let never = try await vinylogue(["playlist", "ana", "--artist", "Low", "--album", "HEY WHAT", "--data-dir", data])
         #expect(never.status == 2 && never.stderr.contains("ana never played HEY WHAT by Low"), "\(never.stderr)")
-        for wrong in [["--year", "2020", "--years-ago", "2"], ["--album", "Tidewater"], ["--rediscover", "--year", "2020"], ["--year", "0"]] {
+        // -o a directory: a sentence; one track and one album in the singular.
+        let intoDirectory = try await vinylogue(["playlist", "ana", "--years-ago", "2", "--time-zone", "UTC", "-o", dir.url.path, "--data-dir", data])
+        #expect(intoDirectory.status != 0 && intoDirectory.stderr.contains("is a directory: give -o the path of a file"), "\(intoDirectory.stderr)")
+        let one = dir.url.appendingPathComponent("one.xspf").path
+        let single = try await vinylogue(["playlist", "ana", "--artist", "Vetiver", "--album", "Tidewater", "-o", one, "--data-dir", data])
+        #expect(single.stderr.contains("Wrote 3 tracks of 1 album to"), "\(single.stderr)")
+        for wrong in [["--year", "2020", "--years-ago", "2"], ["--album", "Tidewater"], ["--rediscover", "--year", "2020"], ["--year", "0"],
+                      ["--years-ago", "1000"], ["--years-ago", "9223372036854775807"]] {
             let refused = try await vinylogue(["playlist", "ana", "--data-dir", data] + wrong)
             #expect(refused.status == 1 && refused.stderr.contains("--"), "\(wrong): \(refused.status) \(refused.stderr)")
         }

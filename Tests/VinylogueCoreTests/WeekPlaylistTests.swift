@@ -115,6 +115,24 @@ import Testing
             == ["Tidewater", "HEY WHAT", "HEY WHAT (Deluxe Edition)", "Fragments"])
     }
 
+    /// One album of 40,000 different tracks in a year (the probe found the
+    /// year's playlist quadratic: 60,000 took minutes): each track once,
+    /// its plays summed, in one pass.
+    @Test(.timeLimit(.minutes(1))) func aYearOfManyTracksIsCountedInOnePass() throws {
+        let rows = (0..<40_000).flatMap { n in
+            [YearListening.Row(month: 0, artist: "Mega", albumArtist: nil, album: "Mega Album", track: "Track \(n)", plays: 1, albumMBID: nil),
+             YearListening.Row(month: 1, artist: "Mega", albumArtist: nil, album: "Mega Album", track: "Track \(n)", plays: n % 3, albumMBID: nil)]
+        }
+        let listening = YearListening(rows: rows, quarterHours: [:], albumSpans: [:], playedJustBefore: [], previousPlays: 0, folding: .editions)
+        let year = AlbumPlaylist.year(user: try Username("mega"), year: 2025, listening: listening)
+        let tracks = try #require(year.albums.first?.tracks)
+        #expect(tracks.count == 40_000)
+        // Most played first: plays are 1 + n % 3.
+        let plays = tracks.map { 1 + (Int($0.title.dropFirst(6)) ?? 0) % 3 }
+        #expect(plays == plays.sorted(by: >) && plays.first == 3 && plays.last == 1)
+        #expect(Set(tracks.map(\.title)).count == 40_000)
+    }
+
     @Test func fileNamesAreSafeASCII() throws {
         #expect(AlbumPlaylist.fileSafe("album-The Beatles-Abbey Road (Remastered)") == "album-The-Beatles-Abbey-Road-Remastered")
         #expect(AlbumPlaylist.fileSafe("album-Sigur Rós-()") == "album-Sigur-R-s")

@@ -45,6 +45,25 @@ import VinylogueCore
         }
     }
 
+    /// Names are kept as scrobbled, control characters too; a page shows
+    /// them made visible (U+FFFD), never as a NUL or an escape sequence
+    /// handed to the browser (the probe found them raw).
+    @Test func controlCharactersInNamesReachNoPage() async throws {
+        try await Harness.run { harness, client in
+            let week = ChartWeek(from: 1_593_950_400, to: 1_594_555_200)
+            try await SQLiteScrobbleStore(database: harness.database).store(
+                (0..<3).map { Scrobble(instant: week.from + Int64($0) * 600, artist: "Ctrl\u{1}\u{1B}[31mRed\u{7}", album: "Alb\u{0}Null\u{85}",
+                                       track: "T\u{C}\($0)") }, of: try Username("glitch"), origin: .lastFMExport)
+            let page = try await client.get("/u/glitch/week/2020-07-08")
+            #expect(page.status == .ok)
+            #expect(page.body.contains("Ctrl\u{FFFD}\u{FFFD}[31mRed\u{FFFD}") && page.body.contains("Alb\u{FFFD}Null\u{FFFD}"), "\(page.body.suffix(3000))")
+            #expect(!page.body.unicodeScalars.contains { ($0.value < 0x20 && ![9, 10, 13].contains($0.value)) || (0x7F...0x9F).contains($0.value) })
+            // Kept as scrobbled.
+            let api = try await client.get("/api/u/glitch/chart?week=2020-07-08")
+            #expect(api.body.contains("Ctrl\\u0001\\u001b[31mRed\\u0007"), "\(api.body.prefix(1500))")
+        }
+    }
+
     /// A user row without scrobbles (a sync that failed before storing its
     /// first page) must not hide the user's Last.fm charts.
     @Test func anEmptyArchiveEntryDoesNotShadowLastFM() async throws {

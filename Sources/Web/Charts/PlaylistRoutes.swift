@@ -32,7 +32,7 @@ enum PlaylistSubject: Hashable, Sendable {
     }
 
     /// The longest name an album's address may carry.
-    static let longestName = 1000
+    static let longestName = 8000
 
     /// What `file` ("5", "year-2019.xspf", "album") and, for an album, the
     /// query's `artist` and `name` ask for, and the file's format when it
@@ -258,7 +258,8 @@ struct PlaylistRoutes: Sendable {
     /// viewer's own server, and says what it did.
     func makeOnServer(_ request: Request, _ context: Context) async throws -> Response {
         let user = try context.requiredPerson().name
-        guard let (subject, format) = Self.asked(request, context), format == nil else { throw HTTPError(.methodNotAllowed) }
+        guard let (subject, format) = Self.asked(request, context) else { throw Self.namesNoPlaylist }
+        guard format == nil else { throw HTTPError(.methodNotAllowed) }
         let form = try await FormFields.read(request, limit: 4096)
         try CSRFProtection.verify(request, form: form)
         guard await own.person(of: context) == user, let owner = await context.viewer.owner else {
@@ -268,6 +269,11 @@ struct PlaylistRoutes: Sendable {
         let found = try await found(subject, of: user, settings: settings, context: context)
         var (view, csrf) = await page(found, request: request, context: context)
         var status = HTTPResponse.Status.ok
+        switch form["to"] {
+        case nil, "server": break
+        case "listenbrainz": break
+        default: throw HTTPError(.badRequest, message: "Choose where to make it: on your music server, or on ListenBrainz.")
+        }
         if form["to"] == "listenbrainz" {
             status = await makeOnListenBrainz(found.playlist, of: owner, into: &view)
         } else if let musicServers {
@@ -345,9 +351,7 @@ struct PlaylistRoutes: Sendable {
 
     func file(_ request: Request, _ context: Context) async throws -> Response {
         let user = try context.requiredPerson().name
-        guard let (subject, format) = Self.asked(request, context) else {
-            throw HTTPError(.badRequest, message: "This address names no playlist: it ends in the years back and .xspf or .jspf, as in /playlist/5.xspf.")
-        }
+        guard let (subject, format) = Self.asked(request, context) else { throw Self.namesNoPlaylist }
         let settings = await viewers.settings(for: context)
         let found = try await found(subject, of: user, settings: settings, context: context)
         guard let format else {
@@ -402,6 +406,10 @@ struct PlaylistRoutes: Sendable {
                                  name: "vinylogue-\(AlbumPlaylist.fileSafe(user.value))-\(playlist.fileStem).m3u8")
         }
     }
+
+    /// What an address that names no playlist is told.
+    static let namesNoPlaylist = HTTPError(.badRequest, message: "This address names no playlist: it ends in the years back (/playlist/5), "
+        + "year-YYYY, rediscover, or album with the album’s artist and name (/playlist/album?artist=…&name=…), and .xspf or .jspf for a file.")
 
     static func failure(_ error: SourceError) -> HTTPError {
         HTTPError(HTTPResponse.Status(for: error), message: error.forVisitors)

@@ -2,6 +2,7 @@ import Foundation
 import Stores
 import Hummingbird
 import Mustache
+import VinylogueCore
 
 /// Renders the Mustache templates (HTML-escaped by default) inside the
 /// shared layout.
@@ -23,7 +24,9 @@ public struct PageRenderer: Sendable {
     /// The HTML of `template` for `context`; `context` must carry the
     /// layout's fields (see `LayoutFields`).
     func html(_ template: String, _ context: Any) -> String {
-        library.render(context, withTemplate: template) ?? "<!doctype html><title>Vinylogue</title><p>Template \(template) is missing.</p>"
+        // Names are shown as they were scrobbled, control characters but made visible (U+FFFD).
+        XMLText.withoutControls(library.render(context, withTemplate: template)
+            ?? "<!doctype html><title>Vinylogue</title><p>Template \(template) is missing.</p>")
     }
 
     func response(_ template: String, _ context: Any, status: HTTPResponse.Status = .ok, headers: HTTPFields = [:]) -> Response {

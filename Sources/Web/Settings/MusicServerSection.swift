@@ -115,7 +115,7 @@ extension SettingsRoutes {
             formatter.locale = Locale(identifier: "en_GB")
             formatter.timeZone = timeZone
             formatter.dateFormat = "d MMMM yyyy, HH:mm"
-            lastRun = "Last made \(formatter.string(from: notedAt)): \(note)"
+            lastRun = "Last run, \(formatter.string(from: notedAt)): \(note)"
         } else {
             lastRun = "It is being made now; this page says how it went once it is done."
         }

@@ -311,7 +311,7 @@ class WebSession:
 
     def _send(self, request: urllib.request.Request) -> tuple[int, str, str]:
         try:
-            with self.opener.open(request, timeout=30) as answer:
+            with self.opener.open(request, timeout=10) as answer:
                 return answer.status, answer.read().decode(), answer.headers.get("Location", "")
         except urllib.error.HTTPError as error:
             return error.code, error.read().decode(), error.headers.get("Location", "")

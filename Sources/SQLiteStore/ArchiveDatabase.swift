@@ -41,9 +41,7 @@ public final class ArchiveDatabase: Sendable {
             // Made by Vinylogue, the database is its user's alone (0600), in
             // a directory made by someone else too; SQLite gives its
             // journal files (-wal, -shm) the database file's mode.
-            // (O_EXCL: one another process has just made is never replaced.)
-            let made = open(path, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0o600)
-            if made >= 0 { close(made) }
+            Self.makeOwnersOnly(path)
             var configuration = Configuration()
             configuration.busyMode = .timeout(10)
             configuration.prepareDatabase { db in
@@ -113,6 +111,14 @@ public final class ArchiveDatabase: Sendable {
 
     /// The database's file in its data directory.
     static let fileName = "vinylogue.sqlite"
+
+    /// Makes an empty database file at `path`, readable by its owner only
+    /// (0600), unless there is one (O_EXCL: one another process has just
+    /// made is never replaced). SQLite gives the journals the file's mode.
+    static func makeOwnersOnly(_ path: String) {
+        let made = open(path, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0o600)
+        if made >= 0 { close(made) }
+    }
 
     /// Whether the database answers a trivial read now.
     public func isReadable() async -> Bool {

@@ -99,6 +99,8 @@ public enum DataDirectoryBackup {
             configuration.readonly = true
             configuration.busyMode = .timeout(10)
             let live = try DatabasePool(path: source.appendingPathComponent(ArchiveDatabase.fileName).path, configuration: configuration)
+            // The copy holds what the database does (sessions, servers' passwords): its owner's alone.
+            ArchiveDatabase.makeOwnersOnly(partial.path)
             let copy = try DatabaseQueue(path: partial.path)
             try live.backup(to: copy)
             let (scrobbles, people, check) = try copy.read { db in

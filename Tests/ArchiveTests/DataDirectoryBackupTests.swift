@@ -148,6 +148,9 @@ import Sync
         #expect(chart.entries.map(\.plays) == [2, 2, 1])
 
         _ = try DataDirectoryBackup.backUp(data, to: copy)
+        // It holds people's sessions and servers' passwords: its owner's alone.
+        let mode = try FileManager.default.attributesOfItem(atPath: copy.appendingPathComponent("vinylogue.sqlite").path)[.posixPermissions] as? Int
+        #expect(mode == 0o600, "\(String(mode ?? 0, radix: 8))")
         let restored = SQLiteScrobbleStore(database: try ArchiveDatabase(directory: copy))
         #expect(try await restored.albumFolding(of: Self.alice) == folding)
         #expect(try await restored.albumChoices(of: Self.alice) == (try await store.albumChoices(of: Self.alice)))

@@ -210,7 +210,8 @@ struct PlaylistCommand: AsyncParsableCommand {
         }
         var isDirectory: ObjCBool = false
         if FileManager.default.fileExists(atPath: output, isDirectory: &isDirectory), isDirectory.boolValue {
-            throw CommandFailure("\(output) is a directory: give -o the path of a file, as in \(output)/week.xspf.", exitCode: .usage)
+            let example = (output.hasSuffix("/") ? String(output.dropLast()) : output) + "/playlist." + (to == .m3u ? "m3u8" : to.rawValue)
+            throw CommandFailure("\(output) is a directory: give -o the path of a file, as in \(example).", exitCode: .usage)
         }
         do {
             try data.write(to: URL(fileURLWithPath: output), options: .atomic)

@@ -358,7 +358,7 @@ let package = Package(
         .testTarget(
             name: "MailTests",
             dependencies: [
-                "Mail",
+                "Mail", "TestSupport",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 // The fake server's STARTTLS.

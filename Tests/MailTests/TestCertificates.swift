@@ -1,5 +1,6 @@
 import Foundation
 import NIOSSL
+import TestSupport
 
 /// A throwaway CA and two server certificates it signed, made by the
 /// `openssl` command in a temporary folder: one for 127.0.0.1 (an IP SAN),
@@ -65,7 +66,8 @@ struct TestCertificates {
     }
 
     private func openssl(_ arguments: String...) throws {
-        let process = Process()
+        // `ChildProcess` (posix_spawn): Foundation's `Process` crashed the test process in libdispatch.
+        let process = ChildProcess()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
         process.arguments = arguments
         process.currentDirectoryURL = folder

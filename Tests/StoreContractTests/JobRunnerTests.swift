@@ -2,6 +2,7 @@ import Foundation
 import Stores
 import Synchronization
 import Testing
+import TestSupport
 import VinylogueCore
 import Workers
 
@@ -104,7 +105,9 @@ import Workers
     @Test(.timeLimit(.minutes(1)), arguments: Backend.allCases)
     func aJobOfAKilledProcessOfThisMachineIsTakenOverSoon(_ backend: Backend) async throws {
         try await StoreContractTests.withStores(backend) { stores in
-            let sibling = Process()
+            // A `ChildProcess` (posix_spawn, reaped on a thread of its own):
+            // Foundation's `Process` crashed the test process in libdispatch.
+            let sibling = ChildProcess()
             sibling.executableURL = URL(fileURLWithPath: "/bin/sleep")
             sibling.arguments = ["30"]
             try sibling.run()
@@ -119,7 +122,7 @@ import Workers
             // The runner has looked, found the job held, and waits.
             await runner.idle()
             kill(sibling.processIdentifier, SIGKILL)
-            // Reaped by Foundation's watch over its children, within moments.
+            // Reaped by its own waiting thread, within moments.
             let reaped = ContinuousClock.now + .seconds(5)
             while !JobHolder.isGone(holder), ContinuousClock.now < reaped { try await Task.sleep(for: .milliseconds(10)) }
             #expect(JobHolder.isGone(holder), "the killed sibling still looks alive")

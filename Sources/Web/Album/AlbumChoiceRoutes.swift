@@ -154,7 +154,7 @@ struct AlbumChoiceRoutes: Sendable {
             done = "joined"
             if back != settingsBack { back = Paths.album(user, artist: toArtist, name: toAlbum, day: nil) + "#spellings" }
         case "undo":
-            guard let kind = form["kind"].flatMap(AlbumChoice.Kind.init(rawValue:)), let key = form["key"] else {
+            guard let kind = form["kind"].flatMap(AlbumChoice.Kind.init(rawValue:)), let key = form["key"].flatMap({ $0.removingPercentEncoding }) else {
                 throw HTTPError(.badRequest, message: "Choose the choice to undo.")
             }
             change = .undo(kind, key: key)
@@ -278,7 +278,17 @@ struct AlbumChoicesView {
     struct Undo {
         let sentence: String
         let kind: String
+        /// The choice's key, percent-encoded: a key is folded names, which
+        /// may hold any character (a separator, a scrobbled control
+        /// character the page would show as U+FFFD), and must come back
+        /// exactly as it is stored.
         let key: String
+
+        init(sentence: String, kind: String, key: String) {
+            self.sentence = sentence
+            self.kind = kind
+            self.key = key.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? key
+        }
     }
 
     let action: String

@@ -80,6 +80,24 @@ import VinylogueCore
         return account
     }
 
+    /// `library` behind a server that holds its answer to the first
+    /// album's songs until the test lets it go: `reached` returns once a
+    /// run is held there, `release` lets it go on.
+    static func holdingFirstAlbum(of library: FakeSubsonicLibrary)
+        -> (transport: SubsonicTransport, reached: @Sendable () async -> Void, release: @Sendable () -> Void) {
+        let (arrivals, arrived) = AsyncStream.makeStream(of: Void.self)
+        let (gate, opened) = AsyncStream.makeStream(of: Void.self)
+        let held = Mutex(false)
+        let transport = SubsonicTransport { url, form, _ in
+            if url.lastPathComponent == "getAlbum.view", held.withLock({ was in defer { was = true }; return !was }) {
+                arrived.yield()
+                for await _ in gate { break }
+            }
+            return library.answer(url, form)
+        }
+        return (transport, { for await _ in arrivals { break } }, { opened.yield() })
+    }
+
     static func claim(_ stores: StoreContractTests.Stores, as holder: String = "m/1/runner", at: Date = now,
                       takingOverFrom isGone: @escaping @Sendable (String) -> Bool = { _ in false }) async throws -> JobClaim? {
         try await stores.jobs.claimNext(of: [.weeklyPlaylist], on: "m", as: holder, at: at, lease: 600, takingOverFrom: isGone)
@@ -179,29 +197,19 @@ import VinylogueCore
     func endingItWhileARunMatchesStopsTheRunBeforeItsWriteToTheServer(_ backend: Backend, _ ending: Ending) async throws {
         try await AccountErasureContractTests.withStores(backend) { stores, eraser, _, dump in
             let library = Self.library()
-            // The server holds its answer to the first album's songs until the test lets it go.
-            let (reached, reachedOnce) = AsyncStream.makeStream(of: Void.self)
-            let (gate, release) = AsyncStream.makeStream(of: Void.self)
-            let held = Mutex(false)
-            let transport = SubsonicTransport { url, form, _ in
-                if url.lastPathComponent == "getAlbum.view", held.withLock({ was in defer { was = true }; return !was }) {
-                    reachedOnce.yield()
-                    for await _ in gate { break }
-                }
-                return library.answer(url, form)
-            }
+            let (transport, reached, release) = Self.holdingFirstAlbum(of: library)
             let handler = Self.handler(stores, transport: transport, clock: .fixed(Self.now))
             let zeb = try await Self.keeping("Zebulon42", stores)
             #expect(await handler.queueDue(at: Self.now) == 1)
             let claim = try #require(try await Self.claim(stores))
             let run = Task { await handler.run(claim) }
-            for await _ in reached { break }
+            await reached()
             switch ending {
             case .accountDeleted: _ = try await eraser.erase(zeb)
             case .playlistStopped: #expect(try await stores.musicServers.keepPlaylist(yearsAgo: nil, of: zeb.owner, at: Self.now))
             case .serverForgotten: try await stores.musicServers.forgetMusicServer(of: zeb.owner)
             }
-            release.yield()
+            release()
             #expect(await run.value == .done)
             #expect(library.playlists.withLock { $0.isEmpty }, "nothing was written to the server")
             #expect(try await stores.jobs.job(claim.job.id) == nil, "the job went with it")
@@ -224,26 +232,17 @@ import VinylogueCore
     func yearsChangedDuringARunAreMadeAtOnceAfterIt(_ backend: Backend) async throws {
         try await StoreContractTests.withStores(backend) { stores in
             let library = Self.library()
-            let (reached, reachedOnce) = AsyncStream.makeStream(of: Void.self)
-            let (gate, release) = AsyncStream.makeStream(of: Void.self)
-            let held = Mutex(false)
-            let transport = SubsonicTransport { url, form, _ in
-                if url.lastPathComponent == "getAlbum.view", held.withLock({ was in defer { was = true }; return !was }) {
-                    reachedOnce.yield()
-                    for await _ in gate { break }
-                }
-                return library.answer(url, form)
-            }
+            let (transport, reached, release) = Self.holdingFirstAlbum(of: library)
             let handler = Self.handler(stores, transport: transport, clock: .fixed(Self.now))
             let ana = try await Self.keeping("ana", stores)
             #expect(await handler.queueDue(at: Self.now) == 1)
             let claim = try #require(try await Self.claim(stores))
             let run = Task { await handler.run(claim) }
-            for await _ in reached { break }
+            await reached()
             #expect(try await stores.musicServers.keepPlaylist(yearsAgo: 3, of: ana.owner, at: Self.now))
             #expect(try await stores.musicServers.queueKeptPlaylist(of: ana.owner, week: WeeklyPlaylists.week(yearsAgo: 3, from: Self.now, timeZone: .gmt),
                                                                     at: Self.now))
-            release.yield()
+            release()
             let ending = await run.value
             #expect(ending == .retry(at: Self.now, reason: "The years changed while it was being made; it is made again."))
             #expect(try await stores.jobs.end(claim, as: ending, at: Self.now))
